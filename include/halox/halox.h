@@ -1,0 +1,12 @@
+/* halox: umbrella header. */
+#ifndef HALOX_HALOX_H
+#define HALOX_HALOX_H
+
+#include "halox/version.h"
+#include "halox/status.h"
+#include "halox/log.h"
+#include "halox/system.h"
+#include "halox/dd.h"
+#include "halox/halo.h"
+
+#endif

@@ -1,0 +1,51 @@
+/* Small helpers shared by the test programs: checks that print what failed, a seeded RNG. */
+#ifndef HX_TESTUTIL_H
+#define HX_TESTUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "halox/status.h"
+
+extern int hx_test_failures;
+
+/* Fail the current test (counted) and print the message with file:line. */
+#define T_FAIL(...)                                                                                \
+    do {                                                                                           \
+        hx_test_failures++;                                                                        \
+        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                       \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+    } while (0)
+
+#define T_CHECK(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            T_FAIL(__VA_ARGS__);                                                                   \
+    } while (0)
+
+/* A halox call that must succeed; prints the library's message on failure. */
+#define T_OK(call)                                                                                 \
+    do {                                                                                           \
+        hx_status t_st_ = (call);                                                                  \
+        if (t_st_ != HX_OK)                                                                        \
+            T_FAIL("%s returned %s:\n%s", #call, hx_status_name(t_st_), hx_last_error());          \
+    } while (0)
+
+/* Relative difference |a-b| / max(|a|,|b|,floor). */
+double t_reldiff(double a, double b, double floor_);
+
+/* splitmix64-seeded xoshiro256** */
+typedef struct t_rng {
+    uint64_t s[4];
+} t_rng;
+void t_rng_seed(t_rng *r, uint64_t seed);
+uint64_t t_rng_next(t_rng *r);
+double t_rng_uniform(t_rng *r);              /* [0,1) */
+int t_rng_int(t_rng *r, int n);              /* [0,n) */
+double t_rng_normal(t_rng *r);
+
+/* Print "N passed, N failed" style summary for the program and return its exit code. */
+int t_finish(const char *name, int ncases);
+
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Install what halox needs to build, test and benchmark on Debian 12 (bookworm).
+#
+#   scripts/setup.sh              minimal set + GROMACS (reference energies, benchmarks) + gnuplot
+#   scripts/setup.sh --minimal    compiler, CMake, MPI, python3: what the CI test suite needs
+#   scripts/setup.sh --fuzz       also clang + libclang-rt-14-dev (libFuzzer harnesses)
+#   scripts/setup.sh --dry-run    only say what is missing
+#
+# Idempotent: every package is checked with dpkg-query first, so a second run installs nothing,
+# needs no network and takes well under a second. apt-get update runs at most once, and only
+# when something is missing. Nothing is fetched from anywhere but the configured apt sources.
+# Runs as root, or through sudo when not root.
+set -euo pipefail
+
+usage() {
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+minimal=0
+fuzz=0
+dry_run=0
+for arg in "$@"; do
+    case "$arg" in
+    --minimal) minimal=1 ;;
+    --fuzz) fuzz=1 ;;
+    --dry-run) dry_run=1 ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        echo "setup.sh: unknown option '$arg' (use --minimal, --fuzz, --dry-run or --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+if [[ ! -r /etc/debian_version ]] || ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "setup.sh: this script installs Debian packages with apt; this machine is not" \
+        "Debian-based. Install by hand: a C11 compiler, CMake >= 3.25, Open MPI (headers +" \
+        "mpirun), python3, and optionally GROMACS and gnuplot." >&2
+    exit 1
+fi
+
+# python3 is in the minimal set because the provenance script and the test drivers use it.
+packages=(build-essential cmake libopenmpi-dev openmpi-bin python3)
+if [[ $minimal -eq 0 ]]; then
+    packages+=(ninja-build gromacs gnuplot-nox)
+fi
+if [[ $fuzz -eq 1 ]]; then
+    packages+=(clang libclang-rt-14-dev)
+fi
+
+is_installed() {
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+}
+
+missing=()
+for p in "${packages[@]}"; do
+    is_installed "$p" || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "setup.sh: all ${#packages[@]} packages already installed (${packages[*]})"
+    exit 0
+fi
+
+echo "setup.sh: missing: ${missing[*]}"
+if [[ $dry_run -eq 1 ]]; then
+    exit 0
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+else
+    echo "setup.sh: not root and sudo is not installed; run as root or install sudo" >&2
+    exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# Packages cannot be located on a fresh image until the lists have been fetched once.
+"${as_root[@]}" apt-get update -q
+# --no-install-recommends keeps the image small; every package listed works without its
+# recommends (GROMACS's only recommends are cpp and mpi-default-bin, which build-essential and
+# openmpi-bin already bring).
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+failed=()
+for p in "${missing[@]}"; do
+    is_installed "$p" || failed+=("$p")
+done
+if [[ ${#failed[@]} -gt 0 ]]; then
+    echo "setup.sh: apt-get finished but these are still not installed: ${failed[*]}" >&2
+    exit 1
+fi
+echo "setup.sh: installed: ${missing[*]}"

@@ -1,0 +1,87 @@
+# Shared by the GROMACS drivers (source it; bash). Builds a GROMACS run input (.tpr) for a water
+# configuration with exactly halox's physics: topology from bench/gromacs/<model>.itp, run
+# parameters from bench/gromacs/nve.mdp.in.
+#
+#   hxg_prepare CONF.gro WORKDIR [KEY=VALUE ...]     -> WORKDIR/topol.tpr
+#
+# Keys (defaults in brackets): GMX [gmx], MODEL [spce], RC [1.0], RLIST [RC + 0.1], EPS_RF [0],
+# DT [0.002], NSTEPS [0], NSTLIST [10], NSTCALCENERGY [1], NSTENERGY [1], NSTLOG [1000],
+# GEN_VEL [no], GEN_TEMP [300], SEED [1].
+
+HXG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+hxg_die() {
+    echo "gromacs: $*" >&2
+    exit 1
+}
+
+# Number of water molecules in a .gro file; fails unless it is made of 3-atom residues in
+# O, H, H order (the topology lists [ molecules ] SOL N, so any other layout would be
+# silently mismatched by grompp, or caught only as a name warning).
+hxg_count_waters() {
+    awk -v f="$1" '
+        NR == 2 { n = $1 + 0; next }
+        NR > 2 && NR <= n + 2 {
+            k = (NR - 3) % 3
+            name = substr($0, 11, 5); gsub(/ /, "", name)
+            el = substr(name, 1, 1)
+            if ((k == 0 && el != "O") || (k > 0 && el != "H")) {
+                printf "%s:%d: atom %d is \"%s\"; expected water atoms in O H H order\n", \
+                    f, NR, NR - 2, name > "/dev/stderr"
+                bad = 1; exit
+            }
+        }
+        END {
+            if (bad) exit 1
+            if (n <= 0 || n % 3 != 0) {
+                printf "%s: %d atoms is not a whole number of 3-site waters\n", f, n > "/dev/stderr"
+                exit 1
+            }
+            print n / 3
+        }' "$1"
+}
+
+hxg_prepare() {
+    local conf=$1 work=$2
+    shift 2
+    local GMX=gmx MODEL=spce RC=1.0 RLIST="" EPS_RF=0 DT=0.002 NSTEPS=0 NSTLIST=10
+    local NSTCALCENERGY=1 NSTENERGY=1 NSTLOG=1000 GEN_VEL=no GEN_TEMP=300 SEED=1
+    local kv
+    for kv in "$@"; do
+        case "${kv%%=*}" in
+        GMX | MODEL | RC | RLIST | EPS_RF | DT | NSTEPS | NSTLIST | NSTCALCENERGY | NSTENERGY | \
+            NSTLOG | GEN_VEL | GEN_TEMP | SEED) local "$kv" ;;
+        *) hxg_die "hxg_prepare: unknown setting '$kv'" ;;
+        esac
+    done
+    [[ -n $RLIST ]] || RLIST=$(awk -v r="$RC" 'BEGIN { printf "%.4g", r + 0.1 }')
+    [[ -r $conf ]] || hxg_die "cannot read configuration '$conf'"
+    [[ -r $HXG_DIR/$MODEL.itp ]] ||
+        hxg_die "no topology for model '$MODEL' ($HXG_DIR/$MODEL.itp); known: spce spc tip3p"
+    local nwat
+    nwat=$(hxg_count_waters "$conf") || exit 1
+    mkdir -p "$work"
+    {
+        echo "#include \"$HXG_DIR/$MODEL.itp\""
+        echo
+        echo "[ system ]"
+        echo "$MODEL water, $nwat molecules, compared with halox"
+        echo
+        echo "[ molecules ]"
+        echo "SOL $nwat"
+    } >"$work/topol.top"
+    sed -e "s/@DT@/$DT/" -e "s/@NSTEPS@/$NSTEPS/" -e "s/@GEN_VEL@/$GEN_VEL/" \
+        -e "s/@GEN_TEMP@/$GEN_TEMP/" -e "s/@SEED@/$SEED/" -e "s/@NSTLIST@/$NSTLIST/" \
+        -e "s/@RLIST@/$RLIST/" -e "s/@RC@/$RC/g" -e "s/@EPS_RF@/$EPS_RF/" \
+        -e "s/@NSTCALCENERGY@/$NSTCALCENERGY/" -e "s/@NSTENERGY@/$NSTENERGY/" \
+        -e "s/@NSTLOG@/$NSTLOG/" "$HXG_DIR/nve.mdp.in" >"$work/grompp.mdp"
+    if grep -q '@[A-Z_]*@' "$work/grompp.mdp"; then
+        hxg_die "unfilled placeholder in $work/grompp.mdp: $(grep -o '@[A-Z_]*@' "$work/grompp.mdp" | head -1)"
+    fi
+    # -maxwarn 0: any warning is a mismatch with halox's setup that must be looked at.
+    if ! "$GMX" grompp -f "$work/grompp.mdp" -c "$conf" -p "$work/topol.top" \
+        -o "$work/topol.tpr" -po "$work/mdout.mdp" -maxwarn 0 >"$work/grompp.log" 2>&1; then
+        tail -n 30 "$work/grompp.log" >&2
+        hxg_die "$GMX grompp failed on $conf (full log: $work/grompp.log)"
+    fi
+}

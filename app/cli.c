@@ -12,23 +12,32 @@ static const char *type_metavar(const hx_opt *o)
     if (o->metavar)
         return o->metavar;
     switch (o->type) {
-    case HX_OPT_INT: return "N";
-    case HX_OPT_DOUBLE: return "X";
-    case HX_OPT_STRING: return "S";
-    default: return "";
+    case HX_OPT_INT:
+        return "N";
+    case HX_OPT_DOUBLE:
+        return "X";
+    case HX_OPT_STRING:
+        return "S";
+    default:
+        return "";
     }
 }
 
 static void print_default(const hx_opt *o)
 {
     switch (o->type) {
-    case HX_OPT_INT: printf(" (default %d)", *(int *)o->dest); break;
-    case HX_OPT_DOUBLE: printf(" (default %g)", *(double *)o->dest); break;
+    case HX_OPT_INT:
+        printf(" (default %d)", *(int *)o->dest);
+        break;
+    case HX_OPT_DOUBLE:
+        printf(" (default %g)", *(double *)o->dest);
+        break;
     case HX_OPT_STRING:
         if (*(const char **)o->dest)
             printf(" (default %s)", *(const char **)o->dest);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -83,8 +92,8 @@ int hx_cli_parse(const hx_cmd *cmd, hx_opt *opts, int nopts, int argc, char **ar
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         hx_opt *o = find_opt(opts, nopts, name, len);
         if (!o) {
-            fprintf(stderr, "halox %s: unknown option '%s' (see 'halox %s --help')\n", cmd->name,
-                    a, cmd->name);
+            fprintf(stderr, "halox %s: unknown option '%s' (see 'halox %s --help')\n", cmd->name, a,
+                    cmd->name);
             return -1;
         }
         if (o->type == HX_OPT_FLAG) {
@@ -110,8 +119,8 @@ int hx_cli_parse(const hx_cmd *cmd, hx_opt *opts, int nopts, int argc, char **ar
         case HX_OPT_INT: {
             long v = strtol(val, &end, 10);
             if (errno || end == val || *end != '\0' || v < -2147483647L || v > 2147483647L) {
-                fprintf(stderr, "halox %s: option '--%s' expects an integer, got '%s'\n",
-                        cmd->name, o->name, val);
+                fprintf(stderr, "halox %s: option '--%s' expects an integer, got '%s'\n", cmd->name,
+                        o->name, val);
                 return -1;
             }
             *(int *)o->dest = (int)v;
@@ -120,15 +129,18 @@ int hx_cli_parse(const hx_cmd *cmd, hx_opt *opts, int nopts, int argc, char **ar
         case HX_OPT_DOUBLE: {
             double v = strtod(val, &end);
             if (errno || end == val || *end != '\0') {
-                fprintf(stderr, "halox %s: option '--%s' expects a number, got '%s'\n",
-                        cmd->name, o->name, val);
+                fprintf(stderr, "halox %s: option '--%s' expects a number, got '%s'\n", cmd->name,
+                        o->name, val);
                 return -1;
             }
             *(double *)o->dest = v;
             break;
         }
-        case HX_OPT_STRING: *(const char **)o->dest = val; break;
-        default: break;
+        case HX_OPT_STRING:
+            *(const char **)o->dest = val;
+            break;
+        default:
+            break;
         }
     }
     return 0;

@@ -41,8 +41,8 @@ typedef struct t_rng {
 } t_rng;
 void t_rng_seed(t_rng *r, uint64_t seed);
 uint64_t t_rng_next(t_rng *r);
-double t_rng_uniform(t_rng *r);              /* [0,1) */
-int t_rng_int(t_rng *r, int n);              /* [0,n) */
+double t_rng_uniform(t_rng *r); /* [0,1) */
+int t_rng_int(t_rng *r, int n); /* [0,n) */
 double t_rng_normal(t_rng *r);
 
 /* Print "N passed, N failed" style summary for the program and return its exit code. */

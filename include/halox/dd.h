@@ -29,10 +29,10 @@ extern "C" {
 typedef struct hx_dd hx_dd; /* immutable, identical on every rank */
 
 typedef struct hx_dd_params {
-    double box[3];      /* orthorhombic box edges, nm */
-    int grid[3];        /* cells per dimension, >= 1 */
-    double r_comm;      /* communication distance: rlist + largest molecule radius, nm */
-    double cutoff;      /* interaction cut-off, nm (checked against half the box) */
+    double box[3]; /* orthorhombic box edges, nm */
+    int grid[3];   /* cells per dimension, >= 1 */
+    double r_comm; /* communication distance: rlist + largest molecule radius, nm */
+    double cutoff; /* interaction cut-off, nm (checked against half the box) */
 } hx_dd_params;
 
 /* Build the geometry. Fails with HX_ERR_GEOMETRY and a message naming the dimension, the sizes
@@ -85,15 +85,15 @@ void hx_izone_jrange(int ndim, int izone, int *j0, int *j1);
 /* ---- the plan of one domain: plain data, copyable to a device as is ----------------------- */
 
 typedef struct hx_pulse {
-    int dim;         /* cartesian dimension 0..2 */
-    int dim_index;   /* k of d_k */
+    int dim;       /* cartesian dimension 0..2 */
+    int dim_index; /* k of d_k */
     int pulse_in_dim;
-    int send_rank;   /* lower neighbour: receives our coordinates, sends forces back */
-    int recv_rank;   /* upper neighbour: sends us coordinates, receives our forces */
-    int map_offset;  /* this pulse's entries are index_map[map_offset .. map_offset+send_count) */
+    int send_rank;  /* lower neighbour: receives our coordinates, sends forces back */
+    int recv_rank;  /* upper neighbour: sends us coordinates, receives our forces */
+    int map_offset; /* this pulse's entries are index_map[map_offset .. map_offset+send_count) */
     int send_count;
-    int dep_offset;  /* entries [0, dep_offset) are home atoms: packable at once */
-    uint64_t deps;   /* bit k: the dependent entries reference atoms received in pulse k */
+    int dep_offset; /* entries [0, dep_offset) are home atoms: packable at once */
+    uint64_t deps;  /* bit k: the dependent entries reference atoms received in pulse k */
     int recv_count;
     int atom_offset; /* received atoms are local atoms [atom_offset, atom_offset+recv_count) */
     double shift[3]; /* added to sent coordinates (box vector when we are at grid coord 0) */
@@ -116,8 +116,8 @@ typedef struct hx_domain_plan {
     int n_home;
     int n_local; /* home + all halo atoms */
     int npulses;
-    hx_pulse *pulses;      /* [npulses] */
-    int *index_map;        /* concatenated send maps, local atom indices */
+    hx_pulse *pulses; /* [npulses] */
+    int *index_map;   /* concatenated send maps, local atom indices */
     int index_map_len;
     int nranges;           /* zone ranges covering [0, n_local) in order */
     hx_zone_range *ranges; /* home is ranges[0] with zone 0 */

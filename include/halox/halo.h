@@ -37,7 +37,7 @@ const char *hx_comm_name(const hx_comm *c); /* "serial" or "mpi" */
 int hx_comm_ndomains(const hx_comm *c);     /* domains in the whole job */
 int hx_comm_nlocal(const hx_comm *c);       /* domains held by this process */
 int hx_comm_local_domain(const hx_comm *c, int local);
-int hx_comm_rank(const hx_comm *c);  /* process rank (0 for serial) */
+int hx_comm_rank(const hx_comm *c);   /* process rank (0 for serial) */
 int hx_comm_nranks(const hx_comm *c); /* processes (1 for serial) */
 
 /* Collective reductions. in: [nlocal][n] values of the local domains, out: [n] reduced over

@@ -35,6 +35,14 @@ hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t 
 /* Lennard-Jones argon fluid (natoms or box_nm, default density of hx_argon_model()). */
 hx_status hx_build_argon(int natoms, double box_nm, uint64_t seed, hx_system **out);
 
+/* Smallest periodic distance (nm) between two atoms named atom_name ("OW", "AR"; NULL: all
+ * atoms), including an atom and its own periodic image. Uses a cell list, O(N). Pairs at or
+ * beyond cutoff (nm, > 0) are not looked at: *out_min is the smallest distance below cutoff, or
+ * cutoff itself when no pair is closer. The builders use it to verify their output; `halox
+ * build` reports it. */
+hx_status hx_build_min_distance(const hx_system *sys, const char *atom_name, double cutoff,
+                                double *out_min);
+
 #ifdef __cplusplus
 }
 #endif

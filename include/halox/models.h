@@ -13,20 +13,20 @@ extern "C" {
 #endif
 
 typedef struct hx_water_model {
-    const char *name;   /* "spce", "spc", "tip3p" */
-    double sigma_o;     /* nm */
-    double epsilon_o;   /* kJ/mol */
-    double q_o, q_h;    /* e */
-    double r_oh, r_hh;  /* nm, constrained distances */
-    double m_o, m_h;    /* amu */
-    double density;     /* g/cm^3 of the liquid at 300 K and 1 bar, the builder's target */
+    const char *name;  /* "spce", "spc", "tip3p" */
+    double sigma_o;    /* nm */
+    double epsilon_o;  /* kJ/mol */
+    double q_o, q_h;   /* e */
+    double r_oh, r_hh; /* nm, constrained distances */
+    double m_o, m_h;   /* amu */
+    double density;    /* g/cm^3 of the liquid at 300 K and 1 bar, the builder's target */
 } hx_water_model;
 
 typedef struct hx_lj_model {
-    const char *name;   /* "argon" */
-    double sigma;       /* nm */
-    double epsilon;     /* kJ/mol */
-    double mass;        /* amu */
+    const char *name;      /* "argon" */
+    double sigma;          /* nm */
+    double epsilon;        /* kJ/mol */
+    double mass;           /* amu */
     double number_density; /* atoms/nm^3 of the builder's default liquid state */
 } hx_lj_model;
 

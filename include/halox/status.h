@@ -13,19 +13,19 @@ extern "C" {
 
 typedef enum hx_status {
     HX_OK = 0,
-    HX_ERR_INVALID_ARG = 1,   /* a parameter value is not usable (NULL, negative, ...) */
-    HX_ERR_INPUT = 2,         /* an input file is malformed */
-    HX_ERR_GEOMETRY = 3,      /* the decomposition cannot be built for this box/cut-off */
-    HX_ERR_NOMEM = 4,         /* an allocation failed */
-    HX_ERR_IO = 5,            /* reading or writing a file failed */
-    HX_ERR_UNSUPPORTED = 6,   /* a feature this build or version does not do */
-    HX_ERR_NOT_COMPILED = 7,  /* a backend that was not compiled in (MPI, CUDA, NVSHMEM) */
-    HX_ERR_MPI = 8,           /* an MPI call failed */
-    HX_ERR_CUDA = 9,          /* a CUDA call failed */
-    HX_ERR_NVSHMEM = 10,      /* an NVSHMEM call failed */
-    HX_ERR_PHYSICS = 11,      /* the simulation went wrong: non-finite values, atoms too fast */
-    HX_ERR_REMOTE = 12,       /* another rank failed; its message was forwarded */
-    HX_ERR_INTERNAL = 13      /* a broken invariant inside halox: a bug, please report */
+    HX_ERR_INVALID_ARG = 1,  /* a parameter value is not usable (NULL, negative, ...) */
+    HX_ERR_INPUT = 2,        /* an input file is malformed */
+    HX_ERR_GEOMETRY = 3,     /* the decomposition cannot be built for this box/cut-off */
+    HX_ERR_NOMEM = 4,        /* an allocation failed */
+    HX_ERR_IO = 5,           /* reading or writing a file failed */
+    HX_ERR_UNSUPPORTED = 6,  /* a feature this build or version does not do */
+    HX_ERR_NOT_COMPILED = 7, /* a backend that was not compiled in (MPI, CUDA, NVSHMEM) */
+    HX_ERR_MPI = 8,          /* an MPI call failed */
+    HX_ERR_CUDA = 9,         /* a CUDA call failed */
+    HX_ERR_NVSHMEM = 10,     /* an NVSHMEM call failed */
+    HX_ERR_PHYSICS = 11,     /* the simulation went wrong: non-finite values, atoms too fast */
+    HX_ERR_REMOTE = 12,      /* another rank failed; its message was forwarded */
+    HX_ERR_INTERNAL = 13     /* a broken invariant inside halox: a bug, please report */
 } hx_status;
 
 /* Short constant name of a status ("HX_ERR_INPUT"). */

@@ -27,9 +27,9 @@ typedef struct hx_system {
     char (*res_name)[HX_NAME_LEN];  /* [natoms] */
     char (*atom_name)[HX_NAME_LEN]; /* [natoms] */
     /* Filled by the force field once a model is applied (hx_forcefield_apply); NULL before. */
-    int *type;  /* [natoms] LJ type index */
-    double *q;  /* [natoms] charge, e */
-    double *m;  /* [natoms] mass, amu */
+    int *type; /* [natoms] LJ type index */
+    double *q; /* [natoms] charge, e */
+    double *m; /* [natoms] mass, amu */
 } hx_system;
 
 /* Allocate a system for natoms atoms and nmol molecules, all arrays zeroed. */

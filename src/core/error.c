@@ -82,20 +82,34 @@ void hx_clear_error(void)
 const char *hx_status_name(hx_status st)
 {
     switch (st) {
-    case HX_OK: return "HX_OK";
-    case HX_ERR_INVALID_ARG: return "HX_ERR_INVALID_ARG";
-    case HX_ERR_INPUT: return "HX_ERR_INPUT";
-    case HX_ERR_GEOMETRY: return "HX_ERR_GEOMETRY";
-    case HX_ERR_NOMEM: return "HX_ERR_NOMEM";
-    case HX_ERR_IO: return "HX_ERR_IO";
-    case HX_ERR_UNSUPPORTED: return "HX_ERR_UNSUPPORTED";
-    case HX_ERR_NOT_COMPILED: return "HX_ERR_NOT_COMPILED";
-    case HX_ERR_MPI: return "HX_ERR_MPI";
-    case HX_ERR_CUDA: return "HX_ERR_CUDA";
-    case HX_ERR_NVSHMEM: return "HX_ERR_NVSHMEM";
-    case HX_ERR_PHYSICS: return "HX_ERR_PHYSICS";
-    case HX_ERR_REMOTE: return "HX_ERR_REMOTE";
-    case HX_ERR_INTERNAL: return "HX_ERR_INTERNAL";
+    case HX_OK:
+        return "HX_OK";
+    case HX_ERR_INVALID_ARG:
+        return "HX_ERR_INVALID_ARG";
+    case HX_ERR_INPUT:
+        return "HX_ERR_INPUT";
+    case HX_ERR_GEOMETRY:
+        return "HX_ERR_GEOMETRY";
+    case HX_ERR_NOMEM:
+        return "HX_ERR_NOMEM";
+    case HX_ERR_IO:
+        return "HX_ERR_IO";
+    case HX_ERR_UNSUPPORTED:
+        return "HX_ERR_UNSUPPORTED";
+    case HX_ERR_NOT_COMPILED:
+        return "HX_ERR_NOT_COMPILED";
+    case HX_ERR_MPI:
+        return "HX_ERR_MPI";
+    case HX_ERR_CUDA:
+        return "HX_ERR_CUDA";
+    case HX_ERR_NVSHMEM:
+        return "HX_ERR_NVSHMEM";
+    case HX_ERR_PHYSICS:
+        return "HX_ERR_PHYSICS";
+    case HX_ERR_REMOTE:
+        return "HX_ERR_REMOTE";
+    case HX_ERR_INTERNAL:
+        return "HX_ERR_INTERNAL";
     }
     return "HX_ERR_UNKNOWN";
 }

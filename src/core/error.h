@@ -13,8 +13,8 @@
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
-hx_status hx_error_set(hx_status st, const char *file, int line, const char *func, const char *fmt,
-                       ...);
+hx_status
+hx_error_set(hx_status st, const char *file, int line, const char *func, const char *fmt, ...);
 /* Append "via file:line: call" to the current error's trace; returns st. */
 hx_status hx_error_trace(hx_status st, const char *file, int line, const char *call);
 

@@ -1,0 +1,235 @@
+/* halox: the CPU molecular-dynamics engine (single domain) and its building blocks.
+ *
+ * Layers, each usable on its own:
+ *  - hx_forcefield: a model ("spce", "spc", "tip3p", "argon") applied to an hx_system (types,
+ *    charges, masses; atom names checked) plus the Lennard-Jones c6/c12 tables.
+ *  - hx_nb: non-bonded interactions (LJ with potential shift + reaction field, GROMACS
+ *    Verlet-scheme conventions) on a *local atom set*: n local atoms split into zone ranges, the
+ *    eighth-shell i-zone x j-zone table of include/halox/dd.h, periodic or open dimensions. The
+ *    single-domain engine is the case ndim = 0 with one range [0, n) of zone 0 and all three
+ *    dimensions periodic; a domain-decomposition engine passes its home + halo atoms.
+ *  - hx_settle: analytical SETTLE (Miyamoto & Kollman 1992) for rigid three-site water.
+ *  - hx_md: leap-frog engine (NVE or v-rescale), pair-list refresh every nstlist steps.
+ *
+ * Units: nm, ps, kJ/mol, e, amu, K. Host arithmetic and energy sums in double. */
+#ifndef HALOX_MD_H
+#define HALOX_MD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "halox/dd.h"
+#include "halox/models.h"
+#include "halox/status.h"
+#include "halox/system.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HX_ONE_4PI_EPS0 138.935458 /* kJ mol^-1 nm e^-2 */
+#define HX_BOLTZ 0.0083144626      /* kJ mol^-1 K^-1 */
+
+/* ---- force field ------------------------------------------------------------------------ */
+
+typedef struct hx_forcefield hx_forcefield;
+
+/* model: a water model name of hx_water_model_find or "argon". HX_ERR_INVALID_ARG when unknown. */
+hx_status hx_forcefield_create(const char *model, hx_forcefield **out);
+void hx_forcefield_destroy(hx_forcefield **ff);
+const char *hx_forcefield_model(const hx_forcefield *ff);
+int hx_forcefield_is_water(const hx_forcefield *ff); /* 1: rigid 3-site water, SETTLE applies */
+int hx_forcefield_ntypes(const hx_forcefield *ff);
+/* [ntypes*ntypes] tables, c6 = 4 eps sigma^6, c12 = 4 eps sigma^12 (kJ/mol nm^6, nm^12). */
+const double *hx_forcefield_c6(const hx_forcefield *ff);
+const double *hx_forcefield_c12(const hx_forcefield *ff);
+/* The water model (NULL for argon). */
+const hx_water_model *hx_forcefield_water(const hx_forcefield *ff);
+/* Fill sys->type, q, m (allocated here if NULL). Water: every molecule must be 3 atoms with a
+ * water residue name (SOL, HOH, WAT, H2O, SPC, TIP3) and one oxygen (OW, O, OH2, OW1) and two
+ * hydrogens (HW1, HW2, H1, H2, HW). Argon: single atoms named AR/Ar. Anything else is
+ * HX_ERR_INPUT naming the atom (1-based, as in the .gro), residue and name. */
+hx_status hx_forcefield_apply(const hx_forcefield *ff, hx_system *sys);
+/* Degrees of freedom of a system under this model: 6 per rigid water (3 per argon) minus 3 for
+ * the removed centre-of-mass motion. */
+double hx_forcefield_ndf(const hx_forcefield *ff, const hx_system *sys);
+
+/* ---- non-bonded interactions on a local atom set ------------------------------------------ */
+
+typedef struct hx_nb_params {
+    double rc;     /* cut-off, nm */
+    double eps_rf; /* reaction-field dielectric; 0 means infinity */
+    double eps_r;  /* relative dielectric of the medium (1 when 0 is given) */
+} hx_nb_params;
+
+/* Derived constants, exposed so that tests and other kernels use the same numbers. */
+typedef struct hx_rf_consts {
+    double epsfac; /* HX_ONE_4PI_EPS0 / eps_r */
+    double k_rf;   /* (eps_rf - eps_r) / ((2 eps_rf + eps_r) rc^3); 1/(2 rc^3) for eps_rf = 0 */
+    double c_rf;   /* 1/rc + k_rf rc^2 */
+} hx_rf_consts;
+hx_rf_consts hx_rf_constants(const hx_nb_params *p);
+
+/* The atoms one force computation sees. Pointers are borrowed for the duration of a call.
+ * Molecules must be contiguous in local storage and never split between zones (the halo plan
+ * guarantees this); atoms of the same molecule (equal mol[] value) are excluded pairs. */
+typedef struct hx_local_set {
+    int n;           /* local atoms (home + halo) */
+    const double *x; /* [3n] positions; halo atoms already shifted */
+    const int *type; /* [n] LJ type (forcefield table index) */
+    const double *q; /* [n] charges */
+    const int *mol;  /* [n] global molecule id */
+    int nranges;     /* zone ranges covering [0, n) in order; ranges[0] home */
+    const hx_zone_range *ranges;
+    int ndim;        /* decomposed dimensions: selects the i-zone x j-zone table */
+    int periodic[3]; /* 1: periodic with box[d]; 0: open (decomposed) */
+    double box[3];
+} hx_local_set;
+
+/* Fill a local set for a whole periodic system (ndim 0, one range [0,n) zone 0). range_store
+ * must outlive the set; mol_store is [natoms] filled with molecule indices. */
+void hx_local_set_from_system(hx_local_set *set, const hx_system *sys, int *mol_store,
+                              hx_zone_range *range_store);
+
+typedef struct hx_nb_energies {
+    double lj;      /* kJ/mol */
+    double coulomb; /* pairs + excluded-pair RF correction + self term, kJ/mol */
+} hx_nb_energies;
+
+typedef struct hx_nb hx_nb;
+
+/* nthreads: number of force buffers and work chunks (results are bit-identical for the same
+ * nthreads, whatever the OpenMP runtime actually gives); 0 means omp_get_max_threads(). */
+hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthreads, hx_nb **out);
+void hx_nb_destroy(hx_nb **nb);
+int hx_nb_nthreads(const hx_nb *nb);
+
+/* Pair search: rebuild the Verlet list of radius rlist (>= rc) from cell lists, O(n). Lists
+ * (i, j) with i in i-zone iz, j in a j-zone of iz's range, |x_i - x_j - shift| < rlist and
+ * different molecules; for iz == jz == 0 only once per pair. Fails with HX_ERR_GEOMETRY when
+ * rlist is not below half a periodic box edge. If the previous list was built on the same atom
+ * set (same n, same atom order) and check_missed is set, *missed receives the number of pairs
+ * that are now inside rc but were beyond rlist at the previous build (they were missing from the
+ * list that was just in use); pass NULL to skip. */
+hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int check_missed,
+                       long long *missed);
+long long hx_nb_npairs(const hx_nb *nb); /* pairs in the current list */
+
+/* Forces and energies on the set the last search was done on (positions may have moved; they
+ * are read again from set->x). f: [3n], overwritten, forces on every local atom (halo atoms
+ * included: the caller sends them home). Energies: listed pairs within rc, plus for home atoms
+ * (zone 0) the self term and the excluded-pair terms, so that a sum over domains counts every
+ * contribution once. A non-finite force or energy is HX_ERR_PHYSICS naming step and atom
+ * (step is only used in messages). */
+hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
+                        long long step);
+
+/* Buffer estimate: the smallest rlist >= rc whose estimated energy drift from pairs that enter
+ * the cut-off unseen during a list lifetime of (nstlist-1)*dt stays below tolerance
+ * (kJ/mol/ps per atom) at temperature T. See src/md/buffer.c for the model. */
+hx_status hx_nb_rlist_from_tolerance(const hx_forcefield *ff, const hx_system *sys,
+                                     const hx_nb_params *p, double dt, int nstlist,
+                                     double temperature, double tolerance, double *rlist);
+
+/* ---- SETTLE ----------------------------------------------------------------------------- */
+
+typedef struct hx_settle hx_settle;
+
+/* Waters of sys (the forcefield applied): one triplet per molecule. HX_ERR_INVALID_ARG for a
+ * model without constraints. */
+hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_settle **out);
+void hx_settle_destroy(hx_settle **s);
+/* x_old: constrained positions at the start of the step; x_new: unconstrained positions, reset
+ * in place to satisfy the constraints. If v is not NULL it is set to (x_new - x_old)/dt for the
+ * constrained atoms. An impossible configuration or a non-finite value is HX_ERR_PHYSICS naming
+ * step and molecule (1-based). */
+hx_status hx_settle_apply(const hx_settle *s, const double *x_old, double *x_new, double *v,
+                          double dt, long long step);
+/* Largest |d - d0| / d0 over the O-H and H-H distances of all waters in x. */
+double hx_settle_deviation(const hx_settle *s, const double *x);
+
+/* ---- the engine ----------------------------------------------------------------------------- */
+
+typedef enum hx_thermostat { HX_THERMOSTAT_NONE = 0, HX_THERMOSTAT_VRESCALE = 1 } hx_thermostat;
+
+typedef struct hx_md_params {
+    double dt;                      /* ps */
+    long long steps;                /* used by hx_md_run */
+    double rc;                      /* nm */
+    double rlist;                   /* nm; 0: from verlet_buffer_tolerance */
+    double verlet_buffer_tolerance; /* kJ/mol/ps per atom, used when rlist == 0 */
+    int nstlist;
+    double eps_rf, eps_r;
+    const char *model; /* "spce", ..., "argon" */
+    int gen_vel;       /* 1: Maxwell-Boltzmann velocities at gen_temp from seed */
+    double gen_temp;   /* K */
+    uint64_t seed;
+    hx_thermostat thermostat;
+    double tau_t, ref_t; /* ps, K */
+    int nthreads;        /* 0: omp_get_max_threads() */
+} hx_md_params;
+
+/* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, eps_rf 0,
+ * eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, seed 1. */
+void hx_md_params_default(hx_md_params *p);
+/* Checks every parameter against the system (rc < half box, rlist >= rc, dt > 0, ...);
+ * HX_ERR_INVALID_ARG with what to change. */
+hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys);
+
+typedef struct hx_md_energies {
+    long long step;
+    double time;                                   /* ps */
+    double lj, coulomb, potential, kinetic, total; /* kJ/mol */
+    double temperature;                            /* K, from kinetic and the degrees of freedom */
+    double constraint_deviation;                   /* after this step's SETTLE (relative) */
+} hx_md_energies;
+
+typedef struct hx_md_timings {
+    double force, search, update, output, total; /* seconds */
+    long long steps, searches;
+    long long missed_pairs; /* summed over all rebuilds */
+} hx_md_timings;
+
+typedef struct hx_md hx_md;
+
+/* Copies sys (the forcefield of p->model is applied to the copy; molecules made whole), draws
+ * velocities if asked, builds the first pair list. */
+hx_status hx_md_create(const hx_system *sys, const hx_md_params *p, hx_md **out);
+void hx_md_destroy(hx_md **md);
+/* One leap-frog step from the current step t: forces at x(t), update to x(t+dt), v(t+dt/2).
+ * Afterwards hx_md_last_energies() holds step t (kinetic = average of the two half steps). */
+hx_status hx_md_step(hx_md *md);
+/* Energies of the current step t without advancing (the update is done into scratch space). */
+hx_status hx_md_evaluate(hx_md *md);
+
+typedef struct hx_md_output {
+    FILE *energy; /* JSON lines, NULL for none */
+    int nstenergy;
+    FILE *traj; /* multi-frame .gro, NULL for none */
+    int nstxout;
+    /* Called about every progress_interval seconds of wall time (never when NULL). */
+    void (*progress)(void *user, long long step, long long nsteps, double ns_per_day,
+                     double seconds_left);
+    void *user;
+    double progress_interval;
+} hx_md_output;
+
+/* Run p->steps steps: energies of steps 0..steps (the last one by hx_md_evaluate), frames of
+ * steps multiple of nstxout. Afterwards the state is x(steps), v(steps - dt/2). */
+hx_status hx_md_run(hx_md *md, const hx_md_output *out);
+
+const hx_md_energies *hx_md_last_energies(const hx_md *md);
+const hx_system *hx_md_system(const hx_md *md);        /* current state */
+const hx_md_params *hx_md_get_params(const hx_md *md); /* rlist resolved */
+double hx_md_ndf(const hx_md *md);
+long long hx_md_current_step(const hx_md *md);
+long long hx_md_last_missed(const hx_md *md); /* missed pairs at the most recent rebuild */
+long long hx_md_npairs(const hx_md *md);
+void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
+/* One JSON object (no newline) of e into buf. */
+void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,233 @@
+/* MPI transport: one domain per rank. This is the only file of halox that calls MPI.
+ *
+ * The library duplicates the caller's communicator (its messages can never match the caller's)
+ * and sets MPI_ERRORS_RETURN on the duplicate so that a failing call becomes an hx_status with
+ * MPI's own message instead of killing the job from inside the library. */
+#include "comm/comm_impl.h"
+#include "core/error.h"
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mpi_impl {
+    MPI_Comm comm;
+} mpi_impl;
+
+#define HX_MPI_MSG_LEN 1024
+
+static hx_status mpi_error(int rc, const char *file, int line, const char *call)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error code %d", rc);
+    return hx_error_set(HX_ERR_MPI, file, line, "mpi", "%s failed: %s", call, text);
+}
+
+#define HX_MPI(call)                                                                               \
+    do {                                                                                           \
+        int hx_mpi_rc_ = (call);                                                                   \
+        if (hx_mpi_rc_ != MPI_SUCCESS)                                                             \
+            return mpi_error(hx_mpi_rc_, __FILE__, __LINE__, #call);                               \
+    } while (0)
+
+static MPI_Comm comm_of(hx_comm *c)
+{
+    return ((mpi_impl *)c->impl)->comm;
+}
+
+static hx_status mpi_sendrecv(hx_comm *c, const int *dest, const void *const *send,
+                              const size_t *send_bytes, const int *src, void *const *recv,
+                              const size_t *recv_bytes)
+{
+    HX_CHECK(send_bytes[0] <= INT32_MAX && recv_bytes[0] <= INT32_MAX, HX_ERR_UNSUPPORTED,
+             "message of more than 2 GiB (%zu / %zu bytes): use more domains", send_bytes[0],
+             recv_bytes[0]);
+    int d = dest[0] < 0 ? MPI_PROC_NULL : dest[0];
+    int s = src[0] < 0 ? MPI_PROC_NULL : src[0];
+    MPI_Status status;
+    HX_MPI(MPI_Sendrecv(send[0], (int)send_bytes[0], MPI_BYTE, d, 17, recv[0], (int)recv_bytes[0],
+                        MPI_BYTE, s, 17, comm_of(c), &status));
+    if (s != MPI_PROC_NULL) {
+        int got = 0;
+        HX_MPI(MPI_Get_count(&status, MPI_BYTE, &got));
+        HX_CHECK((size_t)got == recv_bytes[0], HX_ERR_INTERNAL,
+                 "rank %d expected %zu bytes from rank %d and got %d", c->rank, recv_bytes[0], s,
+                 got);
+    }
+    return HX_OK;
+}
+
+/* Reductions go through rank 0 in rank order so that results are bit-reproducible regardless
+ * of the MPI library's reduction tree. They are used for a few energies per step, not bulk. */
+static hx_status mpi_sum_f64(hx_comm *c, const double *in, double *out, int n)
+{
+    MPI_Comm comm = comm_of(c);
+    double *all = NULL;
+    if (c->rank == 0) {
+        all = malloc((size_t)n * c->nranks * sizeof *all + 1);
+        HX_CHECK(all, HX_ERR_NOMEM, "out of memory");
+    }
+    int rc = MPI_Gather(in, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, comm);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return mpi_error(rc, __FILE__, __LINE__, "MPI_Gather");
+    }
+    if (c->rank == 0) {
+        for (int k = 0; k < n; k++) {
+            double s = 0.0;
+            for (int r = 0; r < c->nranks; r++)
+                s += all[(size_t)r * n + k];
+            out[k] = s;
+        }
+        free(all);
+    }
+    HX_MPI(MPI_Bcast(out, n, MPI_DOUBLE, 0, comm));
+    return HX_OK;
+}
+
+static hx_status mpi_max_i64(hx_comm *c, const long long *in, long long *out, int n)
+{
+    HX_MPI(MPI_Allreduce(in, out, n, MPI_LONG_LONG, MPI_MAX, comm_of(c)));
+    return HX_OK;
+}
+
+static hx_status mpi_agree(hx_comm *c, hx_status local_status)
+{
+    MPI_Comm comm = comm_of(c);
+    int mine = local_status == HX_OK ? c->nranks : c->rank, first = 0;
+    HX_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+    if (first == c->nranks)
+        return HX_OK;
+    char msg[HX_MPI_MSG_LEN] = "";
+    int code = (int)local_status;
+    if (c->rank == first)
+        snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+    HX_MPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm));
+    HX_MPI(MPI_Bcast(&code, 1, MPI_INT, first, comm));
+    if (c->rank == first)
+        return local_status; /* keep the full local message and trace */
+    if (local_status != HX_OK)
+        return local_status; /* this rank failed too: its own message is the more useful one */
+    HX_FAIL(HX_ERR_REMOTE, "rank %d failed (%s): %s", first, hx_status_name((hx_status)code), msg);
+}
+
+static hx_status mpi_gather_bytes(hx_comm *c, const void *const *in, const size_t *in_bytes,
+                                  void **out, size_t *counts)
+{
+    MPI_Comm comm = comm_of(c);
+    HX_CHECK(in_bytes[0] <= INT32_MAX, HX_ERR_UNSUPPORTED, "gather of more than 2 GiB per rank");
+    int mine = (int)in_bytes[0];
+    int *sizes = NULL, *displs = NULL;
+    char *buf = NULL;
+    hx_status st = HX_OK;
+    *out = NULL;
+    if (c->rank == 0) {
+        sizes = malloc((size_t)c->nranks * sizeof *sizes);
+        displs = malloc((size_t)c->nranks * sizeof *displs);
+        if (!sizes || !displs)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+    }
+    int rc = MPI_Gather(&mine, 1, MPI_INT, sizes, 1, MPI_INT, 0, comm);
+    if (rc != MPI_SUCCESS) {
+        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Gather");
+        goto done;
+    }
+    if (c->rank == 0) {
+        long long total = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            displs[r] = (int)total;
+            total += sizes[r];
+            if (counts)
+                counts[r] = (size_t)sizes[r];
+        }
+        if (total > INT32_MAX)
+            HX_FAIL_GOTO(st, HX_ERR_UNSUPPORTED, done, "gather of more than 2 GiB in total");
+        buf = malloc((size_t)total + 1);
+        if (!buf)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory gathering %lld bytes", total);
+    }
+    rc = MPI_Gatherv(in[0], mine, MPI_BYTE, buf, sizes, displs, MPI_BYTE, 0, comm);
+    if (rc != MPI_SUCCESS) {
+        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Gatherv");
+        goto done;
+    }
+    *out = buf;
+    buf = NULL;
+done:
+    free(buf);
+    free(sizes);
+    free(displs);
+    return st;
+}
+
+static hx_status mpi_bcast_bytes(hx_comm *c, void *buf, size_t bytes)
+{
+    HX_CHECK(bytes <= INT32_MAX, HX_ERR_UNSUPPORTED, "broadcast of more than 2 GiB");
+    HX_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, comm_of(c)));
+    return HX_OK;
+}
+
+static hx_status mpi_abort(hx_comm *c, int code)
+{
+    MPI_Abort(comm_of(c), code);
+    return HX_OK; /* not reached */
+}
+
+static void mpi_destroy(hx_comm *c)
+{
+    mpi_impl *m = c->impl;
+    if (!m)
+        return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+        MPI_Comm_free(&m->comm);
+    free(m);
+    c->impl = NULL;
+}
+
+static const hx_comm_ops mpi_ops = {
+    "mpi",           mpi_sendrecv, mpi_sum_f64, mpi_max_i64, mpi_agree, mpi_gather_bytes,
+    mpi_bcast_bytes, mpi_abort,    mpi_destroy,
+};
+
+hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
+{
+    HX_CHECK(mpi_comm && out, HX_ERR_INVALID_ARG, "hx_comm_create_mpi: NULL argument");
+    *out = NULL;
+    int inited = 0;
+    HX_MPI(MPI_Initialized(&inited));
+    HX_CHECK(inited, HX_ERR_INVALID_ARG,
+             "hx_comm_create_mpi: MPI is not initialised; call MPI_Init first");
+    hx_comm *c = calloc(1, sizeof *c);
+    mpi_impl *m = calloc(1, sizeof *m);
+    int *loc = malloc(sizeof *loc);
+    if (!c || !m || !loc) {
+        free(c);
+        free(m);
+        free(loc);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    }
+    int rc = MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &m->comm);
+    if (rc != MPI_SUCCESS) {
+        free(c);
+        free(m);
+        free(loc);
+        return mpi_error(rc, __FILE__, __LINE__, "MPI_Comm_dup");
+    }
+    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(m->comm, &c->rank);
+    MPI_Comm_size(m->comm, &c->nranks);
+    loc[0] = c->rank;
+    c->ops = &mpi_ops;
+    c->impl = m;
+    c->ndomains = c->nranks;
+    c->nlocal = 1;
+    c->local_domains = loc;
+    *out = c;
+    return HX_OK;
+}

@@ -1,0 +1,13 @@
+/* Built without MPI: the MPI communicator reports that it is not compiled in. */
+#include "halox/halo.h"
+#include "core/error.h"
+
+hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
+{
+    (void)mpi_comm;
+    if (out)
+        *out = NULL;
+    HX_FAIL(HX_ERR_NOT_COMPILED,
+            "halox was built without MPI: install an MPI library (scripts/setup.sh) and "
+            "reconfigure with -DHALOX_WITH_MPI=ON");
+}

@@ -1,0 +1,38 @@
+/* Pack and unpack of one pulse: the per-element operations shared by every backend.
+ *
+ * Host executors loop over them; CUDA kernels include this header and call the same element
+ * functions from their threads, so the arithmetic (shift on send, accumulate on receive) is
+ * written once. Layouts: x and f are [n][3] interleaved, buffers are [count][3]. */
+#ifndef HX_COMM_PACK_H
+#define HX_COMM_PACK_H
+
+#if defined(__CUDACC__)
+#define HX_HD __host__ __device__ __forceinline__
+#else
+#define HX_HD static inline
+#endif
+
+/* Coordinates: out[e] = x[map[e]] + shift. */
+#define HX_DEFINE_PACK(T, SUFFIX)                                                                  \
+    HX_HD void hx_pack_x_elem_##SUFFIX(int e, const int *map, const T *x, T sx, T sy, T sz,        \
+                                       T *out)                                                     \
+    {                                                                                              \
+        const T *src = x + 3 * (long)map[e];                                                       \
+        out[3 * (long)e + 0] = src[0] + sx;                                                        \
+        out[3 * (long)e + 1] = src[1] + sy;                                                        \
+        out[3 * (long)e + 2] = src[2] + sz;                                                        \
+    }                                                                                              \
+    /* Forces: f[map[e]] += buf[e]. Entries of one pulse's map are distinct atoms, so a pulse      \
+     * needs no atomics; concurrent pulses may target the same atom and need them. */              \
+    HX_HD void hx_unpack_f_elem_##SUFFIX(int e, const int *map, const T *buf, T *f)                \
+    {                                                                                              \
+        T *dst = f + 3 * (long)map[e];                                                             \
+        dst[0] += buf[3 * (long)e + 0];                                                            \
+        dst[1] += buf[3 * (long)e + 1];                                                            \
+        dst[2] += buf[3 * (long)e + 2];                                                            \
+    }
+
+HX_DEFINE_PACK(double, f64)
+HX_DEFINE_PACK(float, f32)
+
+#endif

@@ -6,8 +6,9 @@
 # Prints one JSON object (kJ/mol): {"lj": LJ (SR), "coulomb": Coulomb (SR), "potential": ...,
 # "gmx": ..., "precision": ..., "rc": ..., "eps_rf": ..., "model": ..., "atoms": ...}.
 # Environment: GMX (default gmx; gmx_d gives double precision), KEEP_WORK=1 keeps the work
-# directory (printed on stderr), RLIST (default rc + 0.1; does not change energies as long as it
-# is >= rc, because GROMACS masks pairs beyond rc).
+# directory (printed on stderr), RLIST (default rc: a single point needs no buffer, and any
+# rlist >= rc gives the same energies because pairs beyond rc are masked; rc itself lets the box
+# be as small as 2 rc).
 #
 # How: grompp with bench/gromacs/<model>.itp and nve.mdp.in, then `mdrun -rerun CONF.gro`:
 # a rerun evaluates the energy of the frame as given (no constraining of the starting
@@ -46,7 +47,7 @@ else
 fi
 
 hxg_prepare "$conf" "$work" GMX="$GMX" MODEL="$model" RC="$rc" EPS_RF="$eps_rf" \
-    ${RLIST:+RLIST=$RLIST} NSTEPS=0
+    RLIST="${RLIST:-$rc}" NSTEPS=0
 # One thread: a single frame of a few thousand atoms is milliseconds; more threads would only
 # compete with whatever else runs. -rerun of a .gro file reads its coordinates and box.
 conf_abs=$(realpath "$conf")

@@ -1,0 +1,18 @@
+# Comparisons with GROMACS (label "gromacs"). Both tests need `gmx` on PATH at test time and
+# report SKIPPED (exit 77) with the reason when it is not there, so a minimal CI machine without
+# GROMACS still runs the suite green. Scripts: tests/gromacs_*.sh, bench/gromacs/.
+#
+#   gromacs_reference  the GROMACS tooling (topology, mdp, which energy terms) against an
+#                      independent Python evaluation of the formulas; needs no halox.
+#   gromacs_energy     halox md --steps 0 against GROMACS single-point energies on boxes built by
+#                      halox build (SPC/E, SPC, TIP3P; eps_rf 0 and 78.5).
+
+add_test(NAME gromacs_reference
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gromacs_reference.sh ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/gromacs_reference)
+add_test(NAME gromacs_energy
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gromacs_energy.sh $<TARGET_FILE:halox_app>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gromacs_energy)
+# PROCESSORS 1: every GROMACS and halox call in these scripts runs one thread.
+set_tests_properties(gromacs_reference gromacs_energy PROPERTIES
+                     LABELS gromacs SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 1)

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# CTest "gromacs_energy": halox's single-point energies equal GROMACS's on the same configuration.
+#
+#   tests/gromacs_energy.sh HALOX_BINARY SOURCE_DIR WORK_DIR
+#
+# For each case (model, rc, eps_rf, seed) a box of ~2400 atoms is built with `halox build water`,
+# its energies computed with `halox md --steps 0` (step-0 line of the --energy file) and with
+# GROMACS through bench/gromacs/energies.sh (mdrun -rerun), and LJ, Coulomb and the potential are
+# compared term by term. halox's coulomb is GROMACS's "Coulomb (SR)" (pairs + excluded-pair
+# correction + self term), its lj is "LJ (SR)" (potential-shifted).
+#
+# Tolerances (|diff| <= rel * |reference| + abs; for the potential the scale is |lj| + |coulomb|):
+#   gmx_d, double precision like halox: rel 1e-7, abs 1e-3 kJ/mol. Two double evaluations agree to
+#     ~1e-11 (measured against reference_energy.py); 1e-7 leaves room for a different last digit
+#     of 1/(4 pi eps0) (138.935458 vs 138.93545764...) and nothing for a wrong convention: the
+#     smallest one, the excluded-pair k_rf r^2 term, is ~4e-3 relative of the Coulomb energy.
+#   gmx, mixed precision: rel 5e-5, abs 1e-3: GROMACS sums the cancelling self and exclusion terms
+#     (each ~2.5x the Coulomb total) in float; measured 0.8e-5 to 1.3e-5 against double.
+# Exit 77 (CTest SKIP) with the reason when gmx, python3 or halox's build/md subcommands are missing.
+set -uo pipefail
+
+halox=$1
+src=$2
+work=$3
+
+skip() {
+    echo "SKIP: $*"
+    exit 77
+}
+command -v gmx >/dev/null 2>&1 || skip "gmx (GROMACS) is not on PATH; scripts/setup.sh installs it"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not on PATH"
+[[ -x $halox ]] || skip "halox binary '$halox' does not exist"
+for sub in build md; do
+    "$halox" "$sub" --help >/dev/null 2>&1 || skip "'halox $sub' is not available in this build"
+done
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+
+binaries=(gmx)
+if command -v gmx_d >/dev/null 2>&1; then
+    binaries+=(gmx_d)
+else
+    echo "note: gmx_d (double precision) not found; comparing with mixed precision only"
+fi
+
+passed=0
+failed=0
+# model  rc   eps_rf  seed
+cases=("spce 1.0 0 1" "spce 1.0 78.5 2" "spc 1.0 0 3" "tip3p 0.9 0 4")
+for c in "${cases[@]}"; do
+    read -r model rc eps seed <<<"$c"
+    tag=${model}_rc${rc}_eps${eps}_seed${seed}
+    label="$model rc=$rc eps_rf=$eps seed=$seed"
+    conf=$tag.gro
+    if ! "$halox" build water --model "$model" --atoms 2400 --seed "$seed" -o "$conf" \
+        >"$tag.build.log" 2>&1; then
+        cat "$tag.build.log"
+        echo "FAIL $label: halox build failed"
+        failed=$((failed + 1))
+        continue
+    fi
+    if ! "$halox" md -c "$conf" --steps 0 --rc "$rc" --eps-rf "$eps" --model "$model" \
+        --energy "$tag.halox.jsonl" --nstenergy 1 -o "$tag.out.gro" -g "$tag.md.log" \
+        --threads 1 >"$tag.md.out" 2>&1; then
+        cat "$tag.md.out"
+        echo "FAIL $label: halox md --steps 0 failed"
+        failed=$((failed + 1))
+        continue
+    fi
+    # The decomposition is only needed to explain a failure, and costs a few seconds.
+    explain=()
+    for g in "${binaries[@]}"; do
+        out=$tag.$g.json
+        if [[ $g == gmx_d ]]; then tol=(--rel 1e-7 --abs 1e-3); else tol=(--rel 5e-5 --abs 1e-3); fi
+        if ! GMX=$g "$src/bench/gromacs/energies.sh" "$conf" "$rc" "$eps" "$model" >"$out"; then
+            echo "FAIL $label: GROMACS ($g) energies failed"
+            failed=$((failed + 1))
+            continue
+        fi
+        if python3 "$src/tests/gromacs_compare.py" --label "$label halox vs $g" "${tol[@]}" \
+            "$tag.halox.jsonl" "$out"; then
+            passed=$((passed + 1))
+            continue
+        fi
+        if [[ ${#explain[@]} -eq 0 ]] &&
+            python3 "$src/bench/gromacs/reference_energy.py" "$conf" --rc "$rc" --eps-rf "$eps" \
+                --model "$model" >"$tag.ref.json"; then
+            explain=(--explain "$tag.ref.json")
+            python3 "$src/tests/gromacs_compare.py" --label "$label halox vs python reference" \
+                --rel 1e-7 "${explain[@]}" "$tag.halox.jsonl" "$tag.ref.json"
+        fi
+        echo "FAIL $label: halox vs $g (files in $work)"
+        failed=$((failed + 1))
+    done
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

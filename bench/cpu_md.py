@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+"""CPU MD benchmark: halox md against GROMACS mdrun on the same water box, same parameters.
+
+    bench/cpu_md.sh [options]          (the wrapper; see --help)
+
+The issue's benchmark: the 45k-atom SPC/E box from `halox build water --atoms 45198 --seed 1`,
+rc 1.0 nm, reaction field eps_rf = 0 (infinity), dt 2 fs, SETTLE, nstlist 10, fixed rlist,
+NVE. GROMACS runs `gmx mdrun -ntmpi 1 -ntomp T -nb cpu -pin on -resethway`, halox runs
+`halox md --threads T` with OpenMP threads pinned the same way; both on the same .gro file.
+With --ranks "1 2", rank counts > 1 run `mpirun -np N gmx_mpi mdrun` and
+`mpirun -np N halox md --dd Nx1x1` (halox MPI runs are skipped, with the reason recorded, when
+halox has no --dd option yet).
+
+Writes bench/results/cpu_md_<atoms/1000>k.json (or --out) atomically: {"meta": ..., "runs": [...],
+"comparison": [...]} and prints a table. Timing: GROMACS's own counters over the second half of
+the run (-resethway, so the first half is the warm-up); halox: its own reported ns/day or
+us/step when its log has one, else the wall-time difference of a run of warmup+steps steps and a
+run of warmup steps, which cancels start-up, input and set-up time.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+import provenance  # noqa: E402
+
+
+def log(msg):
+    print(f"cpu_md: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, cwd, logfile, env=None, check=True):
+    """Run a command with output to logfile; return (returncode, wall seconds)."""
+    log("running: " + " ".join(shlex.quote(c) for c in cmd))
+    t0 = time.perf_counter()
+    with open(logfile, "w") as f:
+        p = subprocess.run(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT, env=env)
+    wall = time.perf_counter() - t0
+    if check and p.returncode != 0:
+        with open(logfile, errors="replace") as f:
+            tail = f.read()[-3000:]
+        raise SystemExit(f"cpu_md: command failed (rc {p.returncode}), log {logfile}:\n{tail}")
+    return p.returncode, wall
+
+
+def mpirun_prefix(n):
+    cmd = ["mpirun", "-np", str(n)]
+    ver = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout
+    if "Open MPI" in ver or "OpenRTE" in ver:
+        # More ranks than cores happens on small CI machines; root is normal in containers.
+        cmd += ["--oversubscribe"]
+        if os.geteuid() == 0:
+            cmd += ["--allow-run-as-root"]
+    return cmd
+
+
+def halox_has(halox, sub, option=None):
+    try:
+        p = subprocess.run([halox, sub, "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    if p.returncode != 0:
+        return False
+    return option is None or re.search(r"(^|\s)" + re.escape(option) + r"\b", p.stdout + p.stderr)
+
+
+def gro_atoms_box(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    n = int(lines[1].split()[0])
+    return n, [float(v) for v in lines[2 + n].split()[:3]]
+
+
+def build_conf(a, work):
+    """The benchmark configuration: --conf, else halox build, else gmx solvate (fallback)."""
+    if a.conf:
+        return os.path.abspath(a.conf), "given: " + a.conf
+    conf = os.path.join(work, "conf.gro")
+    if a.halox and halox_has(a.halox, "build"):
+        cmd = [a.halox, "build", "water", "--model", a.model, "--atoms", str(a.atoms),
+               "--seed", str(a.seed), "-o", conf]
+        run(cmd, work, os.path.join(work, "build.log"))
+        return conf, " ".join(cmd)
+    # Without halox build (early development): a GROMACS-made box of about the same size, so
+    # that the GROMACS side can be tested. Recorded in the results as conf_source.
+    nwat = a.atoms / 3.0
+    edge = (nwat / 33.4) ** (1.0 / 3.0)  # 33.4 waters per nm^3 at 1 g/cm^3
+    cmd = [a.gmx, "solvate", "-cs", "spc216.gro", "-box", f"{edge:.3f}", f"{edge:.3f}",
+           f"{edge:.3f}", "-o", conf]
+    run(cmd, work, os.path.join(work, "solvate.log"))
+    log("halox build is not available: using a gmx solvate box instead")
+    return conf, " ".join(cmd) + " (halox build not available)"
+
+
+def gromacs_run(a, conf, work, ranks):
+    d = os.path.join(work, f"gromacs_np{ranks}")
+    os.makedirs(d, exist_ok=True)
+    nsteps = 2 * a.steps  # -resethway: the first half is the warm-up
+    gmx = a.gmx if ranks == 1 else a.gmx_mpi
+    settings = {
+        "GMX": gmx, "MODEL": a.model, "RC": a.rc, "RLIST": a.rlist, "EPS_RF": a.eps_rf,
+        "DT": a.dt, "NSTEPS": nsteps, "NSTLIST": a.nstlist, "NSTCALCENERGY": a.nstenergy,
+        "NSTENERGY": a.nstenergy, "NSTLOG": max(a.nstenergy, 1000), "GEN_VEL": "yes",
+        "GEN_TEMP": a.temp, "SEED": a.seed,
+    }
+    script = (f"source {shlex.quote(os.path.join(HERE, 'gromacs', 'common.sh'))} && hxg_prepare "
+              f"{shlex.quote(conf)} {shlex.quote(d)} "
+              + " ".join(f"{k}={v}" for k, v in settings.items()))
+    run(["bash", "-c", script], d, os.path.join(d, "prepare.log"))
+    ntomp = max(1, a.threads // ranks)
+    mdrun = ["mdrun", "-s", "topol.tpr", "-deffnm", "md", "-ntomp", str(ntomp), "-nb", "cpu",
+             "-pin", "on", "-resethway", "-noconfout", "-nsteps", str(nsteps)]
+    if ranks == 1:
+        cmd = [gmx] + mdrun[:1] + ["-ntmpi", "1"] + mdrun[1:]
+    else:
+        # mpirun must not bind: GROMACS pins its own threads (-pin on) and would back off if
+        # it found an affinity already set.
+        cmd = mpirun_prefix(ranks) + ["--bind-to", "none", gmx] + mdrun + ["-npme", "0"]
+    run(cmd, d, os.path.join(d, "mdrun.out"))
+    with open(os.path.join(d, "md.log"), errors="replace") as f:
+        text = f.read()
+    m = re.search(r"^Performance:\s+([\d.]+)\s+([\d.]+)", text, re.M)
+    w = re.search(r"^\s+Time:\s+([\d.]+)\s+([\d.]+)", text, re.M)
+    if not m or not w:
+        raise SystemExit(f"cpu_md: no Performance/Time line in {d}/md.log")
+    ns_day = float(m.group(1))
+    wall = float(w.group(2))
+    measured = nsteps - nsteps // 2
+    dd = re.search(r"Domain decomposition grid (\d+) x (\d+) x (\d+)", text)
+    return {
+        "system": f"water-{a.model}", "atoms": a.natoms, "mode": "md", "backend": "gromacs",
+        "ranks": ranks, "threads_per_rank": ntomp, "gpus": 0,
+        "dd": [int(dd.group(i)) for i in (1, 2, 3)] if dd else [1, 1, 1],
+        "steps": measured, "warmup_steps": nsteps // 2,
+        "us_per_step": wall / measured * 1e6, "ns_per_day": ns_day,
+        "precision": "mixed (float SIMD kernels)", "timing": "GROMACS counters, -resethway",
+        "command": " ".join(shlex.quote(c) for c in cmd), "workdir": d,
+    }
+
+
+HALOX_PERF = [
+    (re.compile(r"([\d.]+(?:e[+-]?\d+)?)\s*(?:us|µs)\s*/\s*step", re.I), "us_per_step"),
+    (re.compile(r"([\d.]+(?:e[+-]?\d+)?)\s*ns\s*/\s*day", re.I), "ns_per_day"),
+]
+
+
+def halox_reported(paths):
+    """The last us/step or ns/day figure halox printed in its log or output, if any."""
+    found = {}
+    for p in paths:
+        try:
+            with open(p, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for rx, key in HALOX_PERF:
+            vals = rx.findall(text)
+            if vals:
+                found[key] = float(vals[-1])
+    return found
+
+
+def halox_run(a, conf, work, ranks):
+    d = os.path.join(work, f"halox_np{ranks}")
+    os.makedirs(d, exist_ok=True)
+    base = {"system": f"water-{a.model}", "atoms": a.natoms, "mode": "md",
+            "backend": "cpu" if ranks == 1 else "cpu-mpi", "ranks": ranks, "gpus": 0,
+            "threads_per_rank": max(1, a.threads // ranks), "precision": "double"}
+    if not a.halox or not halox_has(a.halox, "md"):
+        return dict(base, skipped="halox md is not available (no binary or no md subcommand)")
+    if ranks > 1 and not halox_has(a.halox, "md", "--dd"):
+        return dict(base, skipped="halox md has no --dd option yet (single-domain only)")
+    nt = base["threads_per_rank"]
+    env = dict(os.environ, OMP_NUM_THREADS=str(nt), OMP_PROC_BIND="close", OMP_PLACES="cores")
+
+    def cmd_for(steps, tag):
+        md = [a.halox, "md", "-c", conf, "--steps", str(steps), "--dt", str(a.dt),
+              "--rc", str(a.rc), "--rlist", str(a.rlist), "--nstlist", str(a.nstlist),
+              "--eps-rf", str(a.eps_rf), "--model", a.model, "--gen-vel", str(a.temp),
+              "--seed", str(a.seed), "--energy", f"{tag}.jsonl", "--nstenergy", str(a.nstenergy),
+              "-o", f"{tag}.gro", "-g", f"{tag}.log", "--threads", str(nt)]
+        if ranks == 1:
+            return md
+        # Bind each rank to its cores; OMP_* above pins the threads inside.
+        return (mpirun_prefix(ranks) + ["--bind-to", "core" if nt == 1 else "none",
+                                        "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND",
+                                        "-x", "OMP_PLACES"] + md + ["--dd", f"{ranks}x1x1"])
+
+    full = cmd_for(a.warmup + a.steps, "md")
+    _, t_full = run(full, d, os.path.join(d, "md.out"), env=env)
+    reported = halox_reported([os.path.join(d, "md.log"), os.path.join(d, "md.out")])
+    out = dict(base, steps=a.steps, warmup_steps=a.warmup,
+               command=" ".join(shlex.quote(c) for c in full), workdir=d)
+    if "us_per_step" in reported or "ns_per_day" in reported:
+        us = reported.get("us_per_step") or a.dt * 1e-3 * 86400 / reported["ns_per_day"] * 1e6
+        out.update(us_per_step=us, timing="halox's own report (" + ", ".join(reported) + ")",
+                   wall_s=t_full)
+    else:
+        short = cmd_for(a.warmup, "warm")
+        _, t_short = run(short, d, os.path.join(d, "warm.out"), env=env)
+        us = (t_full - t_short) / a.steps * 1e6
+        out.update(us_per_step=us, wall_s=t_full, wall_warmup_only_s=t_short,
+                   timing=f"wall({a.warmup + a.steps} steps) - wall({a.warmup} steps)")
+    out["ns_per_day"] = a.dt * 1e-3 * 86400 / (out["us_per_step"] * 1e-6)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="bench/cpu_md.sh", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--atoms", type=int, default=45198, help="atoms in the water box")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--model", default="spce", choices=["spce", "spc", "tip3p"])
+    ap.add_argument("--conf", help="use this .gro instead of building one")
+    ap.add_argument("--steps", type=int, default=2000, help="measured steps")
+    ap.add_argument("--warmup", type=int, default=500,
+                    help="halox warm-up steps (GROMACS warms up for --steps with -resethway)")
+    ap.add_argument("--threads", type=int, default=2, help="cores per run (split over ranks)")
+    ap.add_argument("--ranks", default="1", help='rank counts, e.g. "1 2"')
+    ap.add_argument("--rc", type=float, default=1.0)
+    ap.add_argument("--rlist", type=float, default=1.1, help="fixed pair-list radius, both codes")
+    ap.add_argument("--nstlist", type=int, default=10)
+    ap.add_argument("--eps-rf", type=float, default=0.0)
+    ap.add_argument("--dt", type=float, default=0.002)
+    ap.add_argument("--temp", type=float, default=300.0, help="initial velocities (K)")
+    ap.add_argument("--nstenergy", type=int, default=1000,
+                    help="energy interval, both codes (GROMACS nstcalcenergy = nstenergy)")
+    ap.add_argument("--halox", default=os.environ.get("HALOX"),
+                    help="halox binary (default $HALOX, build/halox, or halox on PATH)")
+    ap.add_argument("--build-dir", help="CMake build dir of the halox binary (for provenance)")
+    ap.add_argument("--gmx", default="gmx")
+    ap.add_argument("--gmx-mpi", default="gmx_mpi")
+    ap.add_argument("--skip-gromacs", action="store_true")
+    ap.add_argument("--skip-halox", action="store_true")
+    ap.add_argument("--out", help="results file (default bench/results/cpu_md_<N>k.json)")
+    ap.add_argument("--workdir", help="where runs happen (default: a new temporary directory)")
+    a = ap.parse_args()
+
+    ranks = [int(r) for r in a.ranks.replace(",", " ").split()]
+    if not ranks or min(ranks) < 1:
+        ap.error("--ranks needs positive rank counts")
+    if a.rlist < a.rc:
+        ap.error("--rlist must be >= --rc")
+    if a.skip_halox:
+        a.halox = None
+    elif a.halox is None:
+        for cand in (os.path.join(REPO, "build", "halox"), shutil.which("halox")):
+            if cand and os.access(cand, os.X_OK):
+                a.halox = cand
+                break
+    if a.halox:
+        a.halox = os.path.abspath(a.halox)
+    if not a.skip_gromacs:
+        need = [a.gmx] + ([a.gmx_mpi, "mpirun"] if max(ranks) > 1 else [])
+        missing = [t for t in need if shutil.which(t) is None]
+        if missing:
+            raise SystemExit(f"cpu_md: not found: {missing} (scripts/setup.sh installs GROMACS "
+                             "and Open MPI), or pass --skip-gromacs")
+    out = a.out or os.path.join(REPO, "bench", "results", f"cpu_md_{round(a.atoms / 1000)}k.json")
+    work = a.workdir or tempfile.mkdtemp(prefix="halox_cpu_md.")
+    os.makedirs(work, exist_ok=True)
+    work = os.path.abspath(work)
+    log(f"work directory {work}")
+
+    command = os.environ.get("HALOX_BENCH_COMMAND") or " ".join(
+        shlex.quote(c) for c in [sys.argv[0]] + sys.argv[1:])
+    build_dir = a.build_dir or (os.path.dirname(a.halox) if a.halox else None)
+    meta = provenance.collect(command=command, build_dir=build_dir, repo=REPO, gmx=a.gmx)
+
+    conf, conf_source = build_conf(a, work)
+    a.natoms, box = gro_atoms_box(conf)
+    if min(box) < 2 * a.rlist:
+        raise SystemExit(f"cpu_md: box {box} is shorter than 2 rlist = {2 * a.rlist}")
+
+    runs = []
+    for r in ranks:
+        if not a.skip_gromacs:
+            runs.append(gromacs_run(a, conf, work, r))
+        if a.halox or not a.skip_halox:
+            runs.append(halox_run(a, conf, work, r))
+    params = {"rc": a.rc, "rlist": a.rlist, "nstlist": a.nstlist, "eps_rf": a.eps_rf,
+              "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "gen_temp": a.temp,
+              "nstenergy": a.nstenergy, "model": a.model, "box_nm": box,
+              "conf_source": conf_source}
+    for r in runs:
+        r["parameters"] = params
+
+    comparison = []
+    for r in ranks:
+        g = next((x for x in runs if x["backend"] == "gromacs" and x["ranks"] == r), None)
+        h = next((x for x in runs if x["backend"] != "gromacs" and x["ranks"] == r), None)
+        if g and h and "us_per_step" in g and "us_per_step" in h:
+            comparison.append({"ranks": r, "halox_over_gromacs_time": h["us_per_step"] /
+                               g["us_per_step"], "gromacs_us_per_step": g["us_per_step"],
+                               "halox_us_per_step": h["us_per_step"]})
+    provenance.write_json_atomic(out, {"meta": meta, "runs": runs, "comparison": comparison})
+
+    print(f"\n{a.natoms} atoms {a.model}, rc {a.rc} rlist {a.rlist} nstlist {a.nstlist} "
+          f"eps_rf {a.eps_rf} dt {a.dt}, {a.threads} cores")
+    print(f"{'code':10s} {'ranks':>5s} {'thr/rank':>8s} {'steps':>6s} {'us/step':>10s} "
+          f"{'ns/day':>9s}")
+    for r in runs:
+        name = "GROMACS" if r["backend"] == "gromacs" else "halox"
+        if "skipped" in r:
+            print(f"{name:10s} {r['ranks']:5d} {r['threads_per_rank']:8d}  skipped: {r['skipped']}")
+            continue
+        print(f"{name:10s} {r['ranks']:5d} {r['threads_per_rank']:8d} {r['steps']:6d} "
+              f"{r['us_per_step']:10.1f} {r['ns_per_day']:9.3f}")
+    for c in comparison:
+        print(f"ranks {c['ranks']}: halox takes {c['halox_over_gromacs_time']:.2f}x GROMACS's "
+              f"time per step")
+    print(f"results: {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -135,6 +135,20 @@ void hx_home_free(hx_home *h); /* frees the arrays, zeroes the struct */
  * and both domains, and is reported on every rank. homes[i] is local domain i's store. */
 hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long long step);
 
+/* ---- program-level MPI (programs call these instead of MPI directly) --------------------- */
+
+/* Initialise MPI when halox was built with it and the process was started by an MPI launcher
+ * (mpirun/mpiexec/srun set their environment); otherwise do nothing. *parallel is set to 1 when
+ * MPI is running. Safe to call when MPI is already initialised. */
+hx_status hx_mpi_init(int *argc, char ***argv, int *parallel);
+/* The communicator of the whole job: MPI_COMM_WORLD (duplicated) when MPI is running, else a
+ * serial communicator with one domain. */
+hx_status hx_comm_create_world(hx_comm **out);
+/* Finalize MPI if hx_mpi_init started it. */
+void hx_mpi_finalize(void);
+/* Rank and size of the job before any communicator exists (0 and 1 without MPI). */
+void hx_mpi_rank_size(int *rank, int *size);
+
 #ifdef __cplusplus
 }
 #endif

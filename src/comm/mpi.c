@@ -231,3 +231,63 @@ hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
     *out = c;
     return HX_OK;
 }
+
+/* ---- program-level MPI -------------------------------------------------------------------- */
+
+static int hx_mpi_started; /* we called MPI_Init and must finalize */
+
+static int launched_by_mpi(void)
+{
+    static const char *vars[] = {
+        "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",         "PMIX_RANK", "MPI_LOCALNRANKS",
+        "SLURM_PROCID",         "HYDRA_CONTROL_FD", NULL};
+    for (int i = 0; vars[i]; i++)
+        if (getenv(vars[i]))
+            return 1;
+    return 0;
+}
+
+hx_status hx_mpi_init(int *argc, char ***argv, int *parallel)
+{
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited && launched_by_mpi()) {
+        HX_MPI(MPI_Init(argc, argv));
+        hx_mpi_started = 1;
+        inited = 1;
+    }
+    if (parallel)
+        *parallel = inited;
+    return HX_OK;
+}
+
+hx_status hx_comm_create_world(hx_comm **out)
+{
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited)
+        return hx_comm_create_serial(1, out);
+    MPI_Comm world = MPI_COMM_WORLD;
+    return hx_comm_create_mpi(&world, out);
+}
+
+void hx_mpi_finalize(void)
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (hx_mpi_started && !finalized)
+        MPI_Finalize();
+    hx_mpi_started = 0;
+}
+
+void hx_mpi_rank_size(int *rank, int *size)
+{
+    int inited = 0;
+    MPI_Initialized(&inited);
+    *rank = 0;
+    *size = 1;
+    if (inited) {
+        MPI_Comm_rank(MPI_COMM_WORLD, rank);
+        MPI_Comm_size(MPI_COMM_WORLD, size);
+    }
+}

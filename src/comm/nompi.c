@@ -11,3 +11,25 @@ hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
             "halox was built without MPI: install an MPI library (scripts/setup.sh) and "
             "reconfigure with -DHALOX_WITH_MPI=ON");
 }
+
+hx_status hx_mpi_init(int *argc, char ***argv, int *parallel)
+{
+    (void)argc;
+    (void)argv;
+    if (parallel)
+        *parallel = 0;
+    return HX_OK;
+}
+
+hx_status hx_comm_create_world(hx_comm **out)
+{
+    return hx_comm_create_serial(1, out);
+}
+
+void hx_mpi_finalize(void) {}
+
+void hx_mpi_rank_size(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+}

@@ -1,0 +1,23 @@
+/* Shared fixtures of the md tests: small water and argon systems built here (independent of the
+ * builder in src/io) and an O(N^2) double-precision reference of the non-bonded energy. */
+#ifndef HX_TEST_MD_COMMON_H
+#define HX_TEST_MD_COMMON_H
+
+#include "halox/md.h"
+#include "testutil.h"
+
+/* nside^3 rigid waters of the model on a cubic lattice at the model's density, random
+ * orientations, O jittered by jitter nm. Force field not applied. */
+hx_system *tmd_water_lattice(const char *model, int nside, double jitter, uint64_t seed);
+/* nside^3 argon atoms on a lattice at the argon model's density, jittered. */
+hx_system *tmd_argon_lattice(int nside, double jitter, uint64_t seed);
+
+typedef struct tmd_ref {
+    double lj, coulomb;
+    double *f; /* [3n], malloc'ed */
+} tmd_ref;
+/* Minimum-image O(N^2) reference (types, q applied). */
+void tmd_reference(const hx_system *s, const hx_forcefield *ff, double rc, double eps_rf,
+                   double eps_r, tmd_ref *out);
+
+#endif

@@ -1,3 +1,4 @@
 # MD engine tests (src/md): energies vs an O(N^2) reference, SETTLE, NVE drift, determinism,
 # missed-pair counter, `halox md` command line.
 halox_test(test_md_energy SOURCES test_md_energy.c test_md_common.c LABELS md)
+halox_test(test_md_nve SOURCES test_md_nve.c test_md_common.c LABELS md)

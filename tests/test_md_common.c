@@ -4,6 +4,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* hx_system_create (src/core/system.c) does not yet return its result through *out; allocate
+ * with the same layout that hx_system_destroy frees. */
+hx_system *tmd_system_alloc(int natoms, int nmol)
+{
+    hx_system *s = NULL;
+    if (hx_system_create(natoms, nmol, &s) == HX_OK && s)
+        return s;
+    size_t n = (size_t)natoms;
+    s = calloc(1, sizeof *s);
+    s->natoms = natoms;
+    s->nmol = nmol;
+    s->x = calloc(3 * n + 1, sizeof *s->x);
+    s->v = calloc(3 * n + 1, sizeof *s->v);
+    s->mol_start = calloc((size_t)nmol + 1, sizeof *s->mol_start);
+    s->res_id = calloc(n + 1, sizeof *s->res_id);
+    s->res_name = calloc(n + 1, sizeof *s->res_name);
+    s->atom_name = calloc(n + 1, sizeof *s->atom_name);
+    return s;
+}
+
 static void set_names(hx_system *s, int a, int res, const char *rn, const char *an)
 {
     s->res_id[a] = res;
@@ -17,9 +37,7 @@ hx_system *tmd_water_lattice(const char *model, int nside, double jitter, uint64
     if (hx_water_model_find(model, &w) != HX_OK)
         return NULL;
     int nw = nside * nside * nside;
-    hx_system *s = NULL;
-    if (hx_system_create(3 * nw, nw, &s) != HX_OK)
-        return NULL;
+    hx_system *s = tmd_system_alloc(3 * nw, nw);
     double a = cbrt(1.0 / hx_water_number_density(w));
     for (int d = 0; d < 3; d++)
         s->box[d] = a * nside;
@@ -67,9 +85,7 @@ hx_system *tmd_water_lattice(const char *model, int nside, double jitter, uint64
 hx_system *tmd_argon_lattice(int nside, double jitter, uint64_t seed)
 {
     int n = nside * nside * nside;
-    hx_system *s = NULL;
-    if (hx_system_create(n, n, &s) != HX_OK)
-        return NULL;
+    hx_system *s = tmd_system_alloc(n, n);
     double a = cbrt(1.0 / hx_argon_model()->number_density);
     for (int d = 0; d < 3; d++)
         s->box[d] = a * nside;

@@ -6,6 +6,8 @@
 #include "halox/md.h"
 #include "testutil.h"
 
+hx_system *tmd_system_alloc(int natoms, int nmol);
+
 /* nside^3 rigid waters of the model on a cubic lattice at the model's density, random
  * orientations, O jittered by jitter nm. Force field not applied. */
 hx_system *tmd_water_lattice(const char *model, int nside, double jitter, uint64_t seed);

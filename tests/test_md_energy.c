@@ -50,15 +50,14 @@ static void single(const char *what, hx_system *s, const char *model, double rc,
     hx_local_set_from_system(&set, s, mol, &rg);
     T_OK(hx_nb_search(nb, &set, rlist, 0, NULL));
     if (move > 0) {
-        /* move every molecule rigidly by < (rlist - rc)/2 and some by a whole box: the list
-         * must stay valid */
+        /* move every molecule rigidly by < (rlist - rc)/2 (some across the box edge, left
+         * unwrapped as the engine does): the list must stay valid */
         t_rng r;
         t_rng_seed(&r, 99);
         for (int k = 0; k < s->nmol; k++) {
             double dxyz[3];
             for (int d = 0; d < 3; d++)
-                dxyz[d] = move * (2 * t_rng_uniform(&r) - 1) / sqrt(3.0) +
-                          (k % 7 == 0 ? s->box[d] * (d == 0 ? 1 : -1) : 0.0);
+                dxyz[d] = move * (2 * t_rng_uniform(&r) - 1) / sqrt(3.0);
             for (int a = s->mol_start[k]; a < s->mol_start[k + 1]; a++)
                 for (int d = 0; d < 3; d++)
                     s->x[3 * a + d] += dxyz[d];
@@ -191,7 +190,7 @@ int main(void)
         {1, 6, 0.9, 0.9, 0.0, 1.0, 0.0, 1},   {1, 6, 0.8, 0.85, 78.0, 1.0, 0.0, 2},
         {1, 8, 1.0, 1.1, 0.0, 1.0, 0.0, 3},   {1, 8, 1.0, 1.1, 0.0, 1.0, 0.05, 2},
         {1, 7, 0.7, 0.8, 78.0, 2.0, 0.03, 1}, {0, 8, 1.0, 1.0, 0.0, 1.0, 0.0, 1},
-        {0, 9, 1.2, 1.3, 0.0, 1.0, 0.08, 2},  {0, 6, 0.9, 0.95, 0.0, 1.0, 0.0, 4},
+        {0, 9, 1.2, 1.3, 0.0, 1.0, 0.049, 2}, {0, 6, 0.9, 0.95, 0.0, 1.0, 0.0, 4},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         hx_system *s = cases[c].water ? tmd_water_lattice("spce", cases[c].nside, 0.05, 10 + c)

@@ -115,11 +115,12 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
                        long long *missed);
 long long hx_nb_npairs(const hx_nb *nb); /* pairs in the current list */
 
-/* Forces and energies on the set the last search was done on (positions may have moved; they
- * are read again from set->x). f: [3n], overwritten, forces on every local atom (halo atoms
- * included: the caller sends them home). Energies: listed pairs within rc, plus for home atoms
- * (zone 0) the self term and the excluded-pair terms, so that a sum over domains counts every
- * contribution once. A non-finite force or energy is HX_ERR_PHYSICS naming step and atom
+/* Forces and energies on the set the last search was done on (positions may have moved
+ * continuously, by less than (rlist - rc)/2, and must not be re-wrapped into the box between
+ * searches; they are read again from set->x). f: [3n], overwritten, forces on every local atom
+ * (halo atoms included: the caller sends them home). Energies: listed pairs within rc, plus for
+ * home atoms (zone 0) the self term and the excluded-pair terms, so that a sum over domains counts
+ * every contribution once. A non-finite force or energy is HX_ERR_PHYSICS naming step and atom
  * (step is only used in messages). */
 hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
                         long long step);
@@ -139,6 +140,8 @@ typedef struct hx_settle hx_settle;
  * model without constraints. */
 hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_settle **out);
 void hx_settle_destroy(hx_settle **s);
+/* OpenMP threads for hx_settle_apply (default 1); results do not depend on it. */
+void hx_settle_set_threads(hx_settle *s, int nthreads);
 /* x_old: constrained positions at the start of the step; x_new: unconstrained positions, reset
  * in place to satisfy the constraints. If v is not NULL it is set to (x_new - x_old)/dt for the
  * constrained atoms. An impossible configuration or a non-finite value is HX_ERR_PHYSICS naming

@@ -24,6 +24,7 @@
 
 struct hx_settle {
     int nw;
+    int nthreads;
     int *idx; /* [3*nw] O, H, H */
     double m_o, m_h;
     double d_oh, d_hh;
@@ -45,6 +46,7 @@ hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_set
         HX_FAIL(HX_ERR_NOMEM, "out of memory for %d waters", sys->nmol);
     }
     s->nw = sys->nmol;
+    s->nthreads = 1;
     for (int k = 0; k < sys->nmol; k++) {
         int a0 = sys->mol_start[k], nh = 0;
         for (int a = a0; a < sys->mol_start[k + 1]; a++) {
@@ -64,6 +66,11 @@ hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_set
     s->rb = h - s->ra;
     *out = s;
     return HX_OK;
+}
+
+void hx_settle_set_threads(hx_settle *s, int nthreads)
+{
+    s->nthreads = nthreads > 0 ? nthreads : 1;
 }
 
 void hx_settle_destroy(hx_settle **s)
@@ -181,7 +188,7 @@ hx_status hx_settle_apply(const hx_settle *s, const double *x_old, double *x_new
     /* waters are independent: parallel over molecules, the failing one with the lowest index
      * is reported so that the message does not depend on threads */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(min : bad)
+#pragma omp parallel for schedule(static) reduction(min : bad) num_threads(s->nthreads)
 #endif
     for (int k = 0; k < s->nw; k++) {
         const int *id = &s->idx[3 * k];

@@ -1,0 +1,242 @@
+/* halox md: single-domain CPU molecular dynamics (leap-frog, SETTLE, LJ + reaction field). */
+#include "commands.h"
+
+#include "halox/io.h"
+#include "halox/log.h"
+#include "halox/md.h"
+#include "core/timer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int run_md(int argc, char **argv);
+
+const hx_cmd hx_cmd_md = {
+    "md", "run molecular dynamics on one domain (CPU)",
+    "halox md -c conf.gro [-o out.gro] --steps N [options]",
+    "Leap-frog MD of rigid water (SETTLE) or argon with Lennard-Jones (potential shift) and\n"
+    "reaction-field electrostatics in GROMACS Verlet-scheme conventions. The pair list of radius\n"
+    "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
+    "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
+    "The same input, seed and --threads give bit-identical output. Output files are written\n"
+    "only after all parameters were checked; the final configuration is replaced atomically.",
+    run_md};
+
+static void progress(void *user, long long step, long long nsteps, double ns_per_day,
+                     double seconds_left)
+{
+    (void)user;
+    fprintf(stderr, "step %lld of %lld, %.3f ns/day, %.0f s left\n", step, nsteps, ns_per_day,
+            seconds_left);
+}
+
+static void default_log_path(const char *out, char *buf, size_t cap)
+{
+    const char *slash = strrchr(out, '/');
+    if (!slash)
+        snprintf(buf, cap, "md.log");
+    else
+        snprintf(buf, cap, "%.*s/md.log", (int)(slash - out), out);
+}
+
+static int run_md(int argc, char **argv)
+{
+    const char *conf = NULL, *out = "confout.gro", *model = "spce", *energy = NULL;
+    const char *traj = NULL, *logpath = NULL, *thermostat = "no";
+    int steps = 0, nstlist = 10, nstenergy = 100, nstxout = 0, seed = 1, threads = 0;
+    double dt = 0.002, rc = 1.0, rlist = 0.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0;
+    double tau_t = 0.1, ref_t = 300.0, tol = 0.005;
+    hx_opt opts[] = {
+        {"c", "conf", HX_OPT_STRING, &conf, "FILE", "input configuration (.gro)"},
+        {"o", "output", HX_OPT_STRING, &out, "FILE", "final configuration (.gro, with velocities)"},
+        {"steps", NULL, HX_OPT_INT, &steps, "N", "number of steps (0: single-point energies)"},
+        {"dt", NULL, HX_OPT_DOUBLE, &dt, "PS", "time step"},
+        {"rc", NULL, HX_OPT_DOUBLE, &rc, "NM", "cut-off of LJ and reaction field"},
+        {"rlist", NULL, HX_OPT_DOUBLE, &rlist, "NM", "pair-list radius (0: from --buffer-tol)"},
+        {"buffer-tol", NULL, HX_OPT_DOUBLE, &tol, "KJ",
+         "Verlet buffer tolerance, kJ/mol/ps per atom"},
+        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N", "steps between pair searches"},
+        {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
+        {"eps-r", NULL, HX_OPT_DOUBLE, &eps_r, "X", "relative dielectric"},
+        {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
+        {"gen-vel", NULL, HX_OPT_DOUBLE, &gen_vel, "K",
+         "draw Maxwell-Boltzmann velocities at this temperature (<0: velocities of the input)"},
+        {"seed", NULL, HX_OPT_INT, &seed, "S", "random seed (velocities, thermostat)"},
+        {"thermostat", NULL, HX_OPT_STRING, &thermostat, "NAME", "no or v-rescale"},
+        {"tau-t", NULL, HX_OPT_DOUBLE, &tau_t, "PS", "thermostat time constant"},
+        {"ref-t", NULL, HX_OPT_DOUBLE, &ref_t, "K", "thermostat temperature"},
+        {"energy", "e", HX_OPT_STRING, &energy, "FILE", "energies, one JSON object per line"},
+        {"nstenergy", NULL, HX_OPT_INT, &nstenergy, "N", "steps between energy lines"},
+        {"nstxout", NULL, HX_OPT_INT, &nstxout, "N", "steps between trajectory frames (0: none)"},
+        {"x", "traj", HX_OPT_STRING, &traj, "FILE", "trajectory (multi-frame .gro)"},
+        {"g", "log", HX_OPT_STRING, &logpath, "FILE", "log file (default md.log next to -o)"},
+        {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads (0: all)"},
+    };
+    const int nopts = (int)(sizeof opts / sizeof opts[0]);
+    int pr = hx_cli_parse(&hx_cmd_md, opts, nopts, argc, argv);
+    if (pr > 0)
+        return 0;
+    if (pr < 0)
+        return 1;
+
+    /* everything is checked before any output file is opened */
+    if (!conf) {
+        fprintf(stderr, "halox md: missing the input configuration: -c conf.gro\n");
+        return 1;
+    }
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.dt = dt;
+    p.steps = steps;
+    p.rc = rc;
+    p.rlist = rlist;
+    p.verlet_buffer_tolerance = tol;
+    p.nstlist = nstlist;
+    p.eps_rf = eps_rf;
+    p.eps_r = eps_r;
+    p.model = model;
+    p.gen_vel = gen_vel >= 0;
+    p.gen_temp = gen_vel >= 0 ? gen_vel : 0.0;
+    p.seed = (uint64_t)seed;
+    p.tau_t = tau_t;
+    p.ref_t = ref_t;
+    p.nthreads = threads;
+    if (strcmp(thermostat, "v-rescale") == 0)
+        p.thermostat = HX_THERMOSTAT_VRESCALE;
+    else if (strcmp(thermostat, "no") != 0 && strcmp(thermostat, "none") != 0) {
+        fprintf(stderr, "halox md: unknown thermostat '%s': use no or v-rescale\n", thermostat);
+        return 1;
+    }
+    if (steps < 0 || nstenergy < 0 || nstxout < 0 || threads < 0 || seed < 0) {
+        fprintf(stderr,
+                "halox md: --steps (%d), --nstenergy (%d), --nstxout (%d), --threads (%d) and "
+                "--seed (%d) must be >= 0\n",
+                steps, nstenergy, nstxout, threads, seed);
+        return 1;
+    }
+    if (nstxout > 0 && !traj) {
+        fprintf(stderr, "halox md: --nstxout %d needs a trajectory file: -x traj.gro\n", nstxout);
+        return 1;
+    }
+    hx_status st = hx_md_params_check(&p, NULL);
+    if (st != HX_OK) {
+        hx_cli_report_error("md", st);
+        return 1;
+    }
+    hx_system *sys = NULL;
+    st = hx_gro_read(conf, &sys);
+    if (st != HX_OK) {
+        hx_cli_report_error("md", st);
+        return 1;
+    }
+    hx_md *md = NULL;
+    st = hx_md_create(sys, &p, &md);
+    if (st != HX_OK) {
+        hx_cli_report_error("md", st);
+        hx_system_destroy(&sys);
+        return 1;
+    }
+
+    char logbuf[4096];
+    if (!logpath) {
+        default_log_path(out, logbuf, sizeof logbuf);
+        logpath = logbuf;
+    }
+    FILE *flog = fopen(logpath, "w");
+    FILE *fen = energy ? fopen(energy, "w") : NULL;
+    FILE *ftr = (traj && nstxout > 0) ? fopen(traj, "w") : NULL;
+    if (!flog || (energy && !fen) || (traj && nstxout > 0 && !ftr)) {
+        fprintf(stderr, "halox md: cannot open an output file (%s): %s\n",
+                !flog ? logpath : (energy && !fen ? energy : traj), strerror(errno));
+        if (flog)
+            fclose(flog);
+        if (fen)
+            fclose(fen);
+        if (ftr)
+            fclose(ftr);
+        hx_md_destroy(&md);
+        hx_system_destroy(&sys);
+        return 1;
+    }
+    hx_log_set_file(flog);
+    const hx_md_params *rp = hx_md_get_params(md);
+    fprintf(flog, "halox md\nparameters:\n");
+    fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld\n  dt %g ps\n", conf, out,
+            rp->model, rp->steps, rp->dt);
+    fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
+            rp->rc, rp->rlist, rlist > 0 ? "" : " (from the buffer tolerance)", rp->nstlist,
+            rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
+    fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    fprintf(flog, "  velocities %s", p.gen_vel ? "generated" : "from the input");
+    if (p.gen_vel)
+        fprintf(flog, " at %g K, seed %d", p.gen_temp, seed);
+    fprintf(flog, "\n  thermostat %s", p.thermostat ? "v-rescale" : "none (NVE)");
+    if (p.thermostat)
+        fprintf(flog, " tau_t %g ps ref_t %g K seed %d", tau_t, ref_t, seed);
+    fprintf(flog, "\n  threads %d\n  energy %s every %d\n  trajectory %s every %d\n", rp->nthreads,
+            energy ? energy : "-", nstenergy, traj ? traj : "-", nstxout);
+    const hx_system *s = hx_md_system(md);
+    fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
+            s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
+    fprintf(flog, "  degrees of freedom %.0f, pairs in the first list %lld\n", hx_md_ndf(md),
+            hx_md_npairs(md));
+    fflush(flog);
+
+    hx_md_output o = {fen, nstenergy, ftr, nstxout, progress, NULL, 5.0};
+    st = hx_md_run(md, &o);
+    int rc_exit = 0;
+    if (st != HX_OK) {
+        hx_cli_report_error("md", st);
+        fprintf(flog, "error: %s\n", hx_last_error_message());
+        rc_exit = 1;
+    } else {
+        const hx_md_energies *e = hx_md_last_energies(md);
+        if (steps == 0) {
+            printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n"
+                   "  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
+                   e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+        }
+        st = hx_gro_write(out, hx_md_system(md), 1);
+        if (st != HX_OK) {
+            hx_cli_report_error("md", st);
+            rc_exit = 1;
+        }
+        hx_md_timings t;
+        hx_md_get_timings(md, &t);
+        double other = t.total - t.force - t.search - t.update - t.output;
+        fprintf(flog,
+                "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
+                "%.6f total %.6f T %.3f K\n",
+                e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+        fprintf(flog, "pair searches %lld, missed pairs in total %lld\n", t.searches,
+                t.missed_pairs);
+        fprintf(flog, "\ntiming             seconds      %%\n");
+        double tot = t.total > 0 ? t.total : 1.0;
+        fprintf(flog, "  force          %10.3f %6.1f\n", t.force, 100 * t.force / tot);
+        fprintf(flog, "  pair search    %10.3f %6.1f\n", t.search, 100 * t.search / tot);
+        fprintf(flog, "  constr/update  %10.3f %6.1f\n", t.update, 100 * t.update / tot);
+        fprintf(flog, "  output         %10.3f %6.1f\n", t.output, 100 * t.output / tot);
+        fprintf(flog, "  other          %10.3f %6.1f\n", other, 100 * other / tot);
+        fprintf(flog, "  total          %10.3f\n", t.total);
+        double nst = (double)(t.steps > 0 ? t.steps : 1);
+        double us = 1e6 * t.total / nst;
+        fprintf(flog,
+                "performance: %.3f ns/day, %.1f us/step, %.4g atom-steps/s (%lld steps, %d "
+                "atoms, %d threads)\n",
+                rp->dt * 1e-3 * 86400.0 / (us * 1e-6), us, s->natoms / (us * 1e-6), t.steps,
+                s->natoms, rp->nthreads);
+    }
+    hx_log_set_file(NULL);
+    if (fen && fclose(fen) != 0)
+        rc_exit = 1;
+    if (ftr && fclose(ftr) != 0)
+        rc_exit = 1;
+    fclose(flog);
+    hx_md_destroy(&md);
+    hx_system_destroy(&sys);
+    return rc_exit;
+}

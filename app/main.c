@@ -15,6 +15,7 @@ const hx_cmd hx_cmd_version = {"version", "print the version and the compiled-in
 static const hx_cmd *const commands[] = {
     &hx_cmd_plan,
     &hx_cmd_build,
+    &hx_cmd_md,
     &hx_cmd_version,
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);

@@ -123,6 +123,10 @@ static int run_md(int argc, char **argv)
         return 1;
     }
     hx_status st = hx_md_params_check(&p, NULL);
+    hx_forcefield *ff_check = NULL;
+    if (st == HX_OK)
+        st = hx_forcefield_create(model, &ff_check); /* an unknown model before any reading */
+    hx_forcefield_destroy(&ff_check);
     if (st != HX_OK) {
         hx_cli_report_error("md", st);
         return 1;

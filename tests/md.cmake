@@ -2,3 +2,5 @@
 # missed-pair counter, `halox md` command line.
 halox_test(test_md_energy SOURCES test_md_energy.c test_md_common.c LABELS md)
 halox_test(test_md_nve SOURCES test_md_nve.c test_md_common.c LABELS md)
+halox_test(test_md_determinism SOURCES test_md_determinism.c test_md_common.c LABELS md)
+halox_test(test_md_cli SOURCES test_md_cli.c test_md_common.c LABELS md ARGS $<TARGET_FILE:halox_app>)

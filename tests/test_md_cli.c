@@ -1,0 +1,106 @@
+/* `halox md` command line: bad parameters exit non-zero with a message naming the problem and
+ * leave an existing -o file untouched; a valid single point (--steps 0) prints the energies and
+ * writes -o. argv[1]: the halox program. */
+#include "test_md_common.h"
+
+#include "halox/io.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[256];
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int run(const char *prog, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd %s && %s md %s >stdout.txt 2>stderr.txt", dir, prog, args);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+static void bad(const char *prog, const char *args, const char *expect)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/out.gro", dir);
+    FILE *f = fopen(path, "w");
+    fputs("KEEP ME\n", f);
+    fclose(f);
+    int rc = run(prog, args);
+    const char *err = slurp(strcat(strcpy(path, dir), "/stderr.txt"));
+    T_CHECK(rc == 1, "'halox md %s': exit %d, expected 1", args, rc);
+    T_CHECK(err && strstr(err, expect), "'halox md %s': stderr lacks '%s':\n%s", args, expect,
+            err ? err : "(none)");
+    snprintf(path, sizeof path, "%s/out.gro", dir);
+    const char *out = slurp(path);
+    T_CHECK(out && strcmp(out, "KEEP ME\n") == 0, "'halox md %s' touched out.gro", args);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_md_cli /path/to/halox\n");
+        return 2;
+    }
+    const char *prog = argv[1];
+    snprintf(dir, sizeof dir, "/tmp/halox_md_cli.%d", (int)getpid());
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    T_CHECK(system(cmd) == 0, "mkdir %s", dir);
+    hx_system *s = tmd_water_lattice("spce", 6, 0.02, 3);
+    char path[512];
+    snprintf(path, sizeof path, "%s/conf.gro", dir);
+    T_OK(hx_gro_write(path, s, 0));
+    const char *common = "-c conf.gro -o out.gro -g run.log";
+    struct {
+        const char *extra, *expect;
+    } cases[] = {
+        {"--steps 10 --dt 0", "dt"},
+        {"--steps 10 --dt -0.001", "dt"},
+        {"--steps 10 --rc 1.0 --rlist 0.9", "rlist"},
+        {"--steps 10 --nstlist 0", "nstlist"},
+        {"--steps -5", "steps"},
+        {"--steps 10 --rc 1.2", "half the box"},
+        {"--steps 10 --model tip5p", "tip5p"},
+        {"--steps 10 --thermostat berendsen", "thermostat"},
+    };
+    int ncase = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++, ncase++) {
+        char args[512];
+        snprintf(args, sizeof args, "%s %s", common, cases[i].extra);
+        bad(prog, args, cases[i].expect);
+    }
+    bad(prog, "-o out.gro --steps 10", "-c conf.gro");
+    bad(prog, "-c missing.gro -o out.gro --steps 10", "missing.gro");
+    ncase += 2;
+    /* a valid single point */
+    int rc = run(prog, "-c conf.gro -o good.gro --steps 0 --rc 0.8 --rlist 0.85 --gen-vel 300");
+    snprintf(path, sizeof path, "%s/stdout.txt", dir);
+    const char *outp = slurp(path);
+    T_CHECK(rc == 0 && outp && strstr(outp, "coulomb"), "single point: exit %d, stdout:\n%s", rc,
+            outp ? outp : "");
+    snprintf(path, sizeof path, "%s/good.gro", dir);
+    T_CHECK(access(path, F_OK) == 0, "single point did not write good.gro");
+    snprintf(path, sizeof path, "%s/md.log", dir);
+    const char *log = slurp(path);
+    T_CHECK(log && strstr(log, "performance:"), "md.log lacks the performance line");
+    ncase++;
+    hx_system_destroy(&s);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return t_finish("test_md_cli", ncase);
+}

@@ -198,6 +198,10 @@ static hx_status build_on_lattice(const mol_template *t, int64_t nmol, double L,
              lat.nn);
     hx_system *sys = NULL;
     HX_TRY(hx_system_create((int)(nmol * t->natoms), (int)nmol, &sys));
+    /* Guard against a create that reports success without a system (seen during development:
+     * a clear error beats a crash in every caller). */
+    HX_CHECK(sys, HX_ERR_INTERNAL,
+             "hx_system_create returned HX_OK but no system (src/core/system.c must store *out)");
     sys->box[0] = sys->box[1] = sys->box[2] = L;
     build_rng rng;
     rng_seed(&rng, seed);

@@ -335,6 +335,10 @@ hx_status hx_gro_read_buffer(const char *data, size_t len, const char *name, hx_
     hx_status st;
     int *mstart = NULL;
     HX_TRY(hx_system_create((int)natoms, 0, &sys));
+    /* Guard against a create that reports success without a system (seen during development:
+     * a clear error beats a crash in every caller). */
+    HX_CHECK(sys, HX_ERR_INTERNAL,
+             "hx_system_create returned HX_OK but no system (src/core/system.c must store *out)");
     /* Molecule starts are collected here first: the count is known only at the end. */
     mstart = malloc(((size_t)natoms + 1) * sizeof *mstart);
     if (!mstart)

@@ -25,6 +25,7 @@ hx_status hx_system_create(int natoms, int nmol, hx_system **out)
         hx_system_destroy(&s);
         HX_FAIL(HX_ERR_NOMEM, "out of memory for a system of %d atoms", natoms);
     }
+    *out = s;
     return HX_OK;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compare two sets of energies term by term; exit 1 (printing every failed term) on mismatch.
 
-    gromacs_compare.py --label CASE [--rel R] [--abs A] [--explain REF.json] TESTED REFERENCE
+    gromacs_compare.py --label CASE [--rel R] [--abs A] [--terms lj,coulomb,potential]
+                       [--scale-from REF.json] [--explain REF.json] TESTED REFERENCE
 
 TESTED and REFERENCE are JSON objects with lj, coulomb, potential (kJ/mol), or JSON-lines
 energy files (halox --energy): the line with step 0 is used. A term passes when
@@ -60,10 +61,15 @@ def main():
     ap.add_argument("--abs", type=float, default=1e-3)
     ap.add_argument("--terms", default="lj,coulomb,potential")
     ap.add_argument("--explain")
+    ap.add_argument("--scale-from")
     ap.add_argument("tested")
     ap.add_argument("reference")
     a = ap.parse_args()
     t, r = load(a.tested), load(a.reference)
+    parts = load(a.scale_from) if a.scale_from else None
+    coul_scale = None
+    if parts:
+        coul_scale = sum(abs(parts[k]) for k in ("coulomb_pair", "coulomb_excl", "coulomb_self"))
     failed = 0
     for term in a.terms.split(","):
         if term not in t or term not in r:
@@ -73,8 +79,10 @@ def main():
             continue
         d = float(t[term]) - float(r[term])
         scale = abs(float(r[term]))
+        if term == "coulomb" and coul_scale is not None:
+            scale = max(scale, coul_scale)
         if term == "potential" and "lj" in r and "coulomb" in r:
-            scale = abs(float(r["lj"])) + abs(float(r["coulomb"]))
+            scale = abs(float(r["lj"])) + max(abs(float(r["coulomb"])), coul_scale or 0.0)
         tol = a.rel * scale + a.abs
         ok = abs(d) <= tol
         rel = abs(d) / abs(float(r[term])) if r[term] else float("inf")

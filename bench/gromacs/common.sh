@@ -6,7 +6,9 @@
 #
 # Keys (defaults in brackets): GMX [gmx], MODEL [spce], RC [1.0], RLIST [RC + 0.1], EPS_RF [0],
 # DT [0.002], NSTEPS [0], NSTLIST [10], NSTCALCENERGY [1], NSTENERGY [1], NSTLOG [1000],
-# GEN_VEL [no], GEN_TEMP [300], SEED [1].
+# GEN_VEL [no], GEN_TEMP [300], SEED [1], CONTINUATION [yes unless GEN_VEL=yes: then no]
+# (CONTINUATION=no makes GROMACS constrain the starting coordinates before step 0, as halox md
+# does).
 
 HXG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -45,12 +47,12 @@ hxg_prepare() {
     local conf=$1 work=$2
     shift 2
     local GMX=gmx MODEL=spce RC=1.0 RLIST="" EPS_RF=0 DT=0.002 NSTEPS=0 NSTLIST=10
-    local NSTCALCENERGY=1 NSTENERGY=1 NSTLOG=1000 GEN_VEL=no GEN_TEMP=300 SEED=1
+    local NSTCALCENERGY=1 NSTENERGY=1 NSTLOG=1000 GEN_VEL=no GEN_TEMP=300 SEED=1 CONTINUATION=""
     local kv
     for kv in "$@"; do
         case "${kv%%=*}" in
         GMX | MODEL | RC | RLIST | EPS_RF | DT | NSTEPS | NSTLIST | NSTCALCENERGY | NSTENERGY | \
-            NSTLOG | GEN_VEL | GEN_TEMP | SEED) local "$kv" ;;
+            NSTLOG | GEN_VEL | GEN_TEMP | SEED | CONTINUATION) local "$kv" ;;
         *) hxg_die "hxg_prepare: unknown setting '$kv'" ;;
         esac
     done
@@ -70,8 +72,10 @@ hxg_prepare() {
         echo "[ molecules ]"
         echo "SOL $nwat"
     } >"$work/topol.top"
-    local CONTINUATION=yes
-    [[ $GEN_VEL == yes ]] && CONTINUATION=no
+    if [[ -z $CONTINUATION ]]; then
+        CONTINUATION=yes
+        [[ $GEN_VEL == yes ]] && CONTINUATION=no
+    fi
     sed -e "s/@DT@/$DT/" -e "s/@CONTINUATION@/$CONTINUATION/" -e "s/@NSTEPS@/$NSTEPS/" -e "s/@GEN_VEL@/$GEN_VEL/" \
         -e "s/@GEN_TEMP@/$GEN_TEMP/" -e "s/@SEED@/$SEED/" -e "s/@NSTLIST@/$NSTLIST/" \
         -e "s/@RLIST@/$RLIST/" -e "s/@RC@/$RC/g" -e "s/@EPS_RF@/$EPS_RF/" \

@@ -4,16 +4,20 @@
 #   bench/gromacs/energies.sh CONF.gro [rc [eps_rf [model]]]
 #
 # Prints one JSON object (kJ/mol): {"lj": LJ (SR), "coulomb": Coulomb (SR), "potential": ...,
-# "gmx": ..., "precision": ..., "rc": ..., "eps_rf": ..., "model": ..., "atoms": ...}.
+# ["kinetic": ...,] "gmx": ..., "precision": ..., "rc": ..., "eps_rf": ..., "model": ...,
+# "atoms": ..., "start": "as-given" | "constrained"}.
 # Environment: GMX (default gmx; gmx_d gives double precision), KEEP_WORK=1 keeps the work
 # directory (printed on stderr), RLIST (default rc: a single point needs no buffer, and any
 # rlist >= rc gives the same energies because pairs beyond rc are masked; rc itself lets the box
-# be as small as 2 rc).
+# be as small as 2 rc), CONSTRAIN_START=1 (see below).
 #
-# How: grompp with bench/gromacs/<model>.itp and nve.mdp.in, then `mdrun -rerun CONF.gro`:
-# a rerun evaluates the energy of the frame as given (no constraining of the starting
-# coordinates, which an nsteps = 0 run would do), then the terms are read back from the .edr
-# with `gmx energy` (its .xvg keeps all digits).
+# How: grompp with bench/gromacs/<model>.itp and nve.mdp.in, then by default
+# `mdrun -rerun CONF.gro`: a rerun evaluates the energy of the frame exactly as given. With
+# CONSTRAIN_START=1 instead an nsteps = 0 run with continuation = no: GROMACS first SETTLEs the
+# read coordinates (and sets the velocities at -dt/2 to match) and reports the energies of the
+# constrained frame plus the kinetic energy. That is what `halox md --steps 0` does, so it is
+# the mode to compare halox with. The terms are read back from the .edr with `gmx energy` (its
+# .xvg keeps all digits).
 #
 # Which GROMACS terms: in the Verlet scheme with reaction-field, "Coulomb (SR)" already
 # contains the excluded-pair correction (k_rf r^2 - c_rf for every excluded pair within the
@@ -23,7 +27,7 @@
 set -euo pipefail
 
 if [[ $# -lt 1 || $1 == -h || $1 == --help ]]; then
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
     [[ $# -ge 1 ]] && exit 0 || exit 2
 fi
 conf=$1
@@ -46,31 +50,40 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 
+constrain=${CONSTRAIN_START:-0}
+if [[ $constrain == 1 ]]; then start=constrained continuation=no; else start=as-given continuation=yes; fi
 hxg_prepare "$conf" "$work" GMX="$GMX" MODEL="$model" RC="$rc" EPS_RF="$eps_rf" \
-    RLIST="${RLIST:-$rc}" NSTEPS=0
+    RLIST="${RLIST:-$rc}" NSTEPS=0 CONTINUATION=$continuation
 # One thread: a single frame of a few thousand atoms is milliseconds; more threads would only
 # compete with whatever else runs. -rerun of a .gro file reads its coordinates and box.
 conf_abs=$(realpath "$conf")
-if ! (cd "$work" && "$GMX" mdrun -s topol.tpr -rerun "$conf_abs" -deffnm rerun \
-    -nt 1 -pin off >mdrun.out 2>&1); then
+if [[ $constrain == 1 ]]; then
+    mdrun=(mdrun -s topol.tpr -deffnm rerun -nt 1 -pin off)
+else
+    mdrun=(mdrun -s topol.tpr -rerun "$conf_abs" -deffnm rerun -nt 1 -pin off)
+fi
+if ! (cd "$work" && "$GMX" "${mdrun[@]}" >mdrun.out 2>&1); then
     tail -n 30 "$work/mdrun.out" >&2
-    hxg_die "$GMX mdrun -rerun failed (log: $work/rerun.log)"
+    hxg_die "$GMX ${mdrun[*]} failed (log: $work/rerun.log)"
 fi
 # The term list comes from `gmx dump -e` (every term in the file, in order); the values from
 # `gmx energy` whose .xvg keeps all digits (dump rounds to 6 significant digits).
 "$GMX" dump -e "$work/rerun.edr" >"$work/dump.txt" 2>"$work/dump.err" ||
     hxg_die "$GMX dump -e failed: $(tail -n 3 "$work/dump.err")"
-printf 'LJ-(SR)\nCoulomb-(SR)\nPotential\n\n' |
+terms='LJ-(SR)\nCoulomb-(SR)\nPotential\n'
+[[ $constrain == 1 ]] && terms+='Kinetic-En.\n'
+printf "$terms\n" |
     "$GMX" energy -f "$work/rerun.edr" -o "$work/energy.xvg" >"$work/energy.out" 2>&1 ||
     hxg_die "$GMX energy failed: $(tail -n 5 "$work/energy.out")"
 precision=$("$GMX" --version 2>/dev/null | awk -F: '/^Precision/ { gsub(/ /, "", $2); print $2 }')
 
-python3 - "$work/dump.txt" "$work/energy.xvg" "$GMX" "$precision" "$rc" "$eps_rf" "$model" "$conf" <<'EOF'
+python3 - "$work/dump.txt" "$work/energy.xvg" "$GMX" "$precision" "$rc" "$eps_rf" "$model" "$conf" \
+    "$start" <<'EOF'
 import json
 import re
 import sys
 
-dump, xvg, gmx, precision, rc, eps_rf, model, conf = sys.argv[1:]
+dump, xvg, gmx, precision, rc, eps_rf, model, conf, start = sys.argv[1:]
 # gmx dump -e starts with "energy components:" and one line per term: "    0  LJ (SR)  (kJ/mol)".
 order = []
 with open(dump) as f:
@@ -110,7 +123,10 @@ natoms = None
 with open(conf) as f:
     f.readline()
     natoms = int(f.readline().split()[0])
-print(json.dumps({"lj": lj, "coulomb": coul, "potential": pot, "gmx": gmx,
-                  "precision": precision, "model": model, "rc": float(rc),
-                  "eps_rf": float(eps_rf), "atoms": natoms}))
+out = {"lj": lj, "coulomb": coul, "potential": pot}
+if "Kinetic En." in terms:
+    out["kinetic"] = terms["Kinetic En."]
+out.update({"gmx": gmx, "precision": precision, "model": model, "rc": float(rc),
+            "eps_rf": float(eps_rf), "atoms": natoms, "start": start})
+print(json.dumps(out))
 EOF

@@ -175,37 +175,6 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
     return HX_OK;
 }
 
-/* Deep copy of a system. Allocated here field by field (with the same calloc layout that
- * hx_system_destroy frees) because hx_system_create of src/core/system.c does not yet hand its
- * result back through *out; switch to hx_system_copy once it does. */
-static hx_status copy_system(const hx_system *src, hx_system **out)
-{
-    size_t n = (size_t)src->natoms;
-    hx_system *s = calloc(1, sizeof *s);
-    HX_CHECK(s, HX_ERR_NOMEM, "out of memory for a system of %zu atoms", n);
-    *out = s;
-    s->natoms = src->natoms;
-    s->nmol = src->nmol;
-    s->has_velocities = src->has_velocities;
-    memcpy(s->title, src->title, sizeof s->title);
-    memcpy(s->box, src->box, sizeof s->box);
-    s->x = calloc(3 * n + 1, sizeof *s->x);
-    s->v = calloc(3 * n + 1, sizeof *s->v);
-    s->mol_start = calloc((size_t)src->nmol + 1, sizeof *s->mol_start);
-    s->res_id = calloc(n + 1, sizeof *s->res_id);
-    s->res_name = calloc(n + 1, sizeof *s->res_name);
-    s->atom_name = calloc(n + 1, sizeof *s->atom_name);
-    HX_CHECK(s->x && s->v && s->mol_start && s->res_id && s->res_name && s->atom_name, HX_ERR_NOMEM,
-             "out of memory for a system of %zu atoms", n);
-    memcpy(s->x, src->x, 3 * n * sizeof *s->x);
-    memcpy(s->v, src->v, 3 * n * sizeof *s->v);
-    memcpy(s->mol_start, src->mol_start, ((size_t)src->nmol + 1) * sizeof *s->mol_start);
-    memcpy(s->res_id, src->res_id, n * sizeof *s->res_id);
-    memcpy(s->res_name, src->res_name, n * sizeof *s->res_name);
-    memcpy(s->atom_name, src->atom_name, n * sizeof *s->atom_name);
-    return HX_OK;
-}
-
 static double kinetic(const hx_md *md, const double *v)
 {
     double ke = 0.0;
@@ -275,7 +244,7 @@ hx_status hx_md_create(const hx_system *sys, const hx_md_params *p, hx_md **out)
     md->p = *p;
     snprintf(md->model, sizeof md->model, "%s", p->model ? p->model : "spce");
     md->p.model = md->model;
-    HX_TRY_GOTO(st, copy_system(sys, &md->sys), fail);
+    HX_TRY_GOTO(st, hx_system_copy(sys, &md->sys), fail);
     HX_TRY_GOTO(st, hx_forcefield_create(md->model, &md->ff), fail);
     HX_TRY_GOTO(st, hx_forcefield_apply(md->ff, md->sys), fail);
     hx_system *s = md->sys;

@@ -6,6 +6,7 @@
 #                      independent Python evaluation of the formulas; needs no halox.
 #   gromacs_energy     halox md --steps 0 against GROMACS single-point energies on boxes built by
 #                      halox build (SPC/E, SPC, TIP3P; eps_rf 0 and 78.5).
+#   gromacs_nve        20-30 step NVE trajectories of halox and gmx_d, energies step by step.
 
 add_test(NAME gromacs_reference
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gromacs_reference.sh ${PROJECT_SOURCE_DIR}
@@ -13,6 +14,9 @@ add_test(NAME gromacs_reference
 add_test(NAME gromacs_energy
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gromacs_energy.sh $<TARGET_FILE:halox_app>
                  ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gromacs_energy)
-# PROCESSORS 1: every GROMACS and halox call in these scripts runs one thread.
-set_tests_properties(gromacs_reference gromacs_energy PROPERTIES
+add_test(NAME gromacs_nve
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gromacs_nve.sh $<TARGET_FILE:halox_app>
+                 ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gromacs_nve)
+# PROCESSORS 1: GROMACS runs one thread; halox one, except one gromacs_nve case with two.
+set_tests_properties(gromacs_reference gromacs_energy gromacs_nve PROPERTIES
                      LABELS gromacs SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 1)

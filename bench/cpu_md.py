@@ -102,6 +102,31 @@ def build_conf(a, work):
     return conf, " ".join(cmd) + " (halox build not available)"
 
 
+def equilibrate(a, conf, work):
+    """Thermalise the lattice box so that both codes start from the same liquid state.
+
+    halox build puts molecules on a lattice; left to NVE, it relaxes within ~50 fs and heats to
+    ~1000 K. A short v-rescale run at --temp (with a generous list buffer while the lattice
+    melts) gives a configuration with velocities that both codes then read: halox md takes the
+    file's velocities, GROMACS runs with gen-vel = no. Returns the new .gro, or None when there
+    is no halox md to do it (then both codes generate their own velocities).
+    """
+    if a.equil_steps <= 0 or not a.halox or not halox_has(a.halox, "md"):
+        return None
+    out = os.path.join(work, "equilibrated.gro")
+    cmd = [a.halox, "md", "-c", conf, "--steps", str(a.equil_steps), "--dt", str(a.dt),
+           "--rc", str(a.rc), "--rlist", str(max(a.rlist, a.rc + 0.2)), "--nstlist", "10",
+           "--eps-rf", str(a.eps_rf), "--model", a.model, "--gen-vel", str(a.temp),
+           "--seed", str(a.seed), "--thermostat", "v-rescale", "--ref-t", str(a.temp),
+           "--tau-t", "0.1", "--energy", os.path.join(work, "equilibrate.jsonl"),
+           "--nstenergy", "50", "-o", out, "-g", os.path.join(work, "equilibrate.log"),
+           "--threads", str(a.threads)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OMP_PROC_BIND="close",
+               OMP_PLACES="cores")
+    run(cmd, work, os.path.join(work, "equilibrate.out"), env=env)
+    return out
+
+
 def gromacs_run(a, conf, work, ranks):
     d = os.path.join(work, f"gromacs_np{ranks}")
     os.makedirs(d, exist_ok=True)
@@ -110,8 +135,10 @@ def gromacs_run(a, conf, work, ranks):
     settings = {
         "GMX": gmx, "MODEL": a.model, "RC": a.rc, "RLIST": a.rlist, "EPS_RF": a.eps_rf,
         "DT": a.dt, "NSTEPS": nsteps, "NSTLIST": a.nstlist, "NSTCALCENERGY": a.nstenergy,
-        "NSTENERGY": a.nstenergy, "NSTLOG": max(a.nstenergy, 1000), "GEN_VEL": "yes",
-        "GEN_TEMP": a.temp, "SEED": a.seed,
+        "NSTENERGY": a.nstenergy, "NSTLOG": max(a.nstenergy, 1000),
+        "GEN_VEL": "no" if a.have_velocities else "yes", "GEN_TEMP": a.temp, "SEED": a.seed,
+        # Constrain the start in both cases, as halox md does.
+        "CONTINUATION": "no",
     }
     script = (f"source {shlex.quote(os.path.join(HERE, 'gromacs', 'common.sh'))} && hxg_prepare "
               f"{shlex.quote(conf)} {shlex.quote(d)} "
@@ -186,7 +213,8 @@ def halox_run(a, conf, work, ranks):
     def cmd_for(steps, tag):
         md = [a.halox, "md", "-c", conf, "--steps", str(steps), "--dt", str(a.dt),
               "--rc", str(a.rc), "--rlist", str(a.rlist), "--nstlist", str(a.nstlist),
-              "--eps-rf", str(a.eps_rf), "--model", a.model, "--gen-vel", str(a.temp),
+              "--eps-rf", str(a.eps_rf), "--model", a.model,
+              "--gen-vel", "-1" if a.have_velocities else str(a.temp),
               "--seed", str(a.seed), "--energy", f"{tag}.jsonl", "--nstenergy", str(a.nstenergy),
               "-o", f"{tag}.gro", "-g", f"{tag}.log", "--threads", str(nt)]
         if ranks == 1:
@@ -236,7 +264,10 @@ def main():
     ap.add_argument("--nstlist", type=int, default=10)
     ap.add_argument("--eps-rf", type=float, default=0.0)
     ap.add_argument("--dt", type=float, default=0.002)
-    ap.add_argument("--temp", type=float, default=300.0, help="initial velocities (K)")
+    ap.add_argument("--temp", type=float, default=300.0, help="temperature of the start (K)")
+    ap.add_argument("--equil-steps", type=int, default=1000,
+                    help="halox md v-rescale steps that melt the lattice box first (0: none; "
+                    "then both codes draw their own velocities)")
     ap.add_argument("--nstenergy", type=int, default=1000,
                     help="energy interval, both codes (GROMACS nstcalcenergy = nstenergy)")
     ap.add_argument("--halox", default=os.environ.get("HALOX"),
@@ -282,6 +313,11 @@ def main():
     meta = provenance.collect(command=command, build_dir=build_dir, repo=REPO, gmx=a.gmx)
 
     conf, conf_source = build_conf(a, work)
+    equilibrated = equilibrate(a, conf, work)
+    a.have_velocities = equilibrated is not None
+    if equilibrated:
+        conf_source += f"; then {a.equil_steps} steps of halox md with v-rescale at {a.temp} K"
+        conf = equilibrated
     a.natoms, box = gro_atoms_box(conf)
     if min(box) < 2 * a.rlist:
         raise SystemExit(f"cpu_md: box {box} is shorter than 2 rlist = {2 * a.rlist}")
@@ -293,7 +329,9 @@ def main():
         if a.halox or not a.skip_halox:
             runs.append(halox_run(a, conf, work, r))
     params = {"rc": a.rc, "rlist": a.rlist, "nstlist": a.nstlist, "eps_rf": a.eps_rf,
-              "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "gen_temp": a.temp,
+              "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "temperature": a.temp,
+              "velocities": "from the equilibrated file" if a.have_velocities
+              else "generated by each code",
               "nstenergy": a.nstenergy, "model": a.model, "box_nm": box,
               "conf_source": conf_source}
     for r in runs:

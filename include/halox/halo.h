@@ -67,6 +67,11 @@ hx_status hx_comm_sendrecv(hx_comm *c, const int *dest, const void *const *send,
  * returning HX_OK for the serial communicator. For programs, never called by the library. */
 hx_status hx_comm_abort(hx_comm *c, int code);
 
+/* Collective: the process holding domain 0 sends its system to every other process, where
+ * *sys (NULL on entry) receives a new copy. A no-op for the serial communicator. */
+struct hx_system;
+hx_status hx_system_bcast(hx_comm *c, struct hx_system **sys);
+
 /* ---- plans ------------------------------------------------------------------------------ */
 
 typedef struct hx_plan hx_plan; /* plans of this process's local domains */

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "halox/dd.h"
+#include "halox/halo.h"
 #include "halox/models.h"
 #include "halox/status.h"
 #include "halox/system.h"
@@ -139,6 +140,11 @@ typedef struct hx_settle hx_settle;
 /* Waters of sys (the forcefield applied): one triplet per molecule. HX_ERR_INVALID_ARG for a
  * model without constraints. */
 hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_settle **out);
+/* The same for an arbitrary set of waters: nmol molecules of 3 atoms, molecule k being atoms
+ * [mol_start[k], mol_start[k+1]) of the arrays later passed to hx_settle_apply; type[] tells the
+ * oxygen (type 0) from the hydrogens. Used for the home molecules of a domain. */
+hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *mol_start,
+                                 const int *type, hx_settle **out);
 void hx_settle_destroy(hx_settle **s);
 /* OpenMP threads for hx_settle_apply (default 1); results do not depend on it. */
 void hx_settle_set_threads(hx_settle *s, int nthreads);
@@ -188,16 +194,46 @@ typedef struct hx_md_energies {
 } hx_md_energies;
 
 typedef struct hx_md_timings {
-    double force, search, update, output, total; /* seconds */
+    double force;    /* non-bonded kernels, s */
+    double halo_x;   /* coordinate halo exchange, s */
+    double halo_f;   /* force halo exchange, s */
+    double search;   /* repartition: migration, plan, halo set-up and pair search, s */
+    double update;   /* leap-frog, SETTLE, kinetic energy, s */
+    double reduce;   /* energy reductions over ranks, s */
+    double output;   /* gathering and writing output, s */
+    double total;    /* wall time of hx_md_run, s */
     long long steps, searches;
-    long long missed_pairs; /* summed over all rebuilds */
+    long long missed_pairs; /* summed over all rebuilds (single domain only; -1 with DD) */
 } hx_md_timings;
+
+/* The decomposition as it stands after the latest repartition (reduced over all ranks). */
+typedef struct hx_md_dd_info {
+    int grid[3];
+    int pulses[3];
+    double r_comm;       /* nm */
+    double cell[3];      /* nm */
+    long long home_min, home_max, halo_min, halo_max, halo_total;
+    long long pairs_total; /* pair-list entries over all domains */
+} hx_md_dd_info;
 
 typedef struct hx_md hx_md;
 
 /* Copies sys (the forcefield of p->model is applied to the copy; molecules made whole), draws
- * velocities if asked, builds the first pair list. */
+ * velocities if asked, builds the first pair list. One domain, this process only. */
 hx_status hx_md_create(const hx_system *sys, const hx_md_params *p, hx_md **out);
+/* Domain-decomposed engine over a communicator (collective). sys must be the same global system
+ * on every rank (see hx_system_bcast). grid: cells per dimension, or {0,0,0} to choose one for
+ * the communicator's number of domains; its product must equal hx_comm_ndomains(comm). The
+ * communicator must outlive the engine. Every rank ends with the same energies; with the serial
+ * communicator all domains run in this process (the in-process reference). */
+hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *comm,
+                          const int grid[3], hx_md **out);
+/* Collective: copy the current positions and velocities of all domains, in global atom order,
+ * into the system returned by hx_md_system on rank 0 (on other ranks it keeps its last copy). */
+hx_status hx_md_gather(hx_md *md);
+void hx_md_get_dd_info(const hx_md *md, hx_md_dd_info *info);
+/* Rank 0 of the engine's communicator writes output. */
+int hx_md_is_root(const hx_md *md);
 void hx_md_destroy(hx_md **md);
 /* One leap-frog step from the current step t: forces at x(t), update to x(t+dt), v(t+dt/2).
  * Afterwards hx_md_last_energies() holds step t (kinetic = average of the two half steps). */
@@ -208,8 +244,8 @@ hx_status hx_md_evaluate(hx_md *md);
 typedef struct hx_md_output {
     FILE *energy; /* JSON lines, NULL for none */
     int nstenergy;
-    FILE *traj; /* multi-frame .gro, NULL for none */
-    int nstxout;
+    FILE *traj;  /* multi-frame .gro, NULL for none (set it on rank 0 only) */
+    int nstxout; /* the same on every rank: frames are gathered collectively */
     /* Called about every progress_interval seconds of wall time (never when NULL). */
     void (*progress)(void *user, long long step, long long nsteps, double ns_per_day,
                      double seconds_left);
@@ -222,7 +258,9 @@ typedef struct hx_md_output {
 hx_status hx_md_run(hx_md *md, const hx_md_output *out);
 
 const hx_md_energies *hx_md_last_energies(const hx_md *md);
-const hx_system *hx_md_system(const hx_md *md);        /* current state */
+/* The global system: topology always; positions and velocities as of the latest hx_md_gather
+ * (automatic for the single-domain engine). */
+const hx_system *hx_md_system(const hx_md *md);
 const hx_md_params *hx_md_get_params(const hx_md *md); /* rlist resolved */
 double hx_md_ndf(const hx_md *md);
 long long hx_md_current_step(const hx_md *md);

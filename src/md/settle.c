@@ -34,28 +34,43 @@ struct hx_settle {
 hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_settle **out)
 {
     HX_CHECK(ff && sys && out, HX_ERR_INVALID_ARG, "hx_settle_create: NULL argument");
+    HX_CHECK(sys->type, HX_ERR_INVALID_ARG, "SETTLE: apply the force field to the system first");
+    return hx_settle_create_local(ff, sys->nmol, sys->mol_start, sys->type, out);
+}
+
+hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *mol_start,
+                                 const int *type, hx_settle **out)
+{
+    HX_CHECK(ff && out && (nmol == 0 || (mol_start && type)), HX_ERR_INVALID_ARG,
+             "hx_settle_create_local: NULL argument");
     *out = NULL;
     const hx_water_model *w = hx_forcefield_water(ff);
-    HX_CHECK(w, HX_ERR_INVALID_ARG, "SETTLE needs a water model, not %s", hx_forcefield_model(ff));
-    HX_CHECK(sys->type, HX_ERR_INVALID_ARG, "SETTLE: apply the force field to the system first");
+    HX_CHECK(w, HX_ERR_INVALID_ARG, "SETTLE needs a water model, not %s",
+             hx_forcefield_model(ff));
     hx_settle *s = calloc(1, sizeof *s);
     HX_CHECK(s, HX_ERR_NOMEM, "out of memory");
-    s->idx = malloc(((size_t)sys->nmol * 3 + 1) * sizeof *s->idx);
+    s->idx = malloc(((size_t)nmol * 3 + 1) * sizeof *s->idx);
     if (!s->idx) {
         free(s);
-        HX_FAIL(HX_ERR_NOMEM, "out of memory for %d waters", sys->nmol);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory for %d waters", nmol);
     }
-    s->nw = sys->nmol;
-    s->nthreads = 1;
-    for (int k = 0; k < sys->nmol; k++) {
-        int a0 = sys->mol_start[k], nh = 0;
-        for (int a = a0; a < sys->mol_start[k + 1]; a++) {
-            if (sys->type[a] == 0)
+    s->nw = nmol;
+    for (int k = 0; k < nmol; k++) {
+        int a0 = mol_start[k], nh = 0;
+        if (mol_start[k + 1] - a0 != 3) {
+            free(s->idx);
+            free(s);
+            HX_FAIL(HX_ERR_INVALID_ARG, "SETTLE: molecule %d has %d atoms, not 3", k,
+                    mol_start[k + 1] - a0);
+        }
+        for (int a = a0; a < mol_start[k + 1]; a++) {
+            if (type[a] == 0)
                 s->idx[3 * k] = a;
             else
                 s->idx[3 * k + 1 + (nh++ & 1)] = a;
         }
     }
+    s->nthreads = 1;
     s->m_o = w->m_o;
     s->m_h = w->m_h;
     s->d_oh = w->r_oh;

@@ -41,13 +41,15 @@ static void dir_of(const char *path, char *dir, size_t cap)
 static int run_build(int argc, char **argv)
 {
     const char *model = "spce", *output = "conf.gro";
-    int atoms = 0, seed = 1;
+    int atoms = 0, seed = 1, lattice = 0;
     double box = 0.0;
     hx_opt opts[] = {
         {"model", NULL, HX_OPT_STRING, &model, "NAME", "water model: spce, spc or tip3p"},
         {"atoms", "n", HX_OPT_INT, &atoms, "N", "number of atoms (rounded to whole molecules)"},
         {"box", NULL, HX_OPT_DOUBLE, &box, "NM", "cubic box edge; 0: from --atoms and density"},
         {"seed", NULL, HX_OPT_INT, &seed, "S", "random seed (>= 0) for sites and orientations"},
+        {"lattice", NULL, HX_OPT_FLAG, &lattice, NULL,
+         "water on a lattice with random orientations (not relaxed)"},
         {"output", "o", HX_OPT_STRING, &output, "FILE", "output .gro file"},
     };
     const int nopts = (int)(sizeof opts / sizeof opts[0]);
@@ -112,8 +114,9 @@ static int run_build(int argc, char **argv)
     }
 
     hx_system *sys = NULL;
-    hx_status st = is_water ? hx_build_water(model, atoms, box, (uint64_t)seed, &sys)
-                            : hx_build_argon(atoms, box, (uint64_t)seed, &sys);
+    hx_status st = !is_water ? hx_build_argon(atoms, box, (uint64_t)seed, &sys)
+                   : lattice ? hx_build_water_lattice(model, atoms, box, (uint64_t)seed, &sys)
+                             : hx_build_water(model, atoms, box, (uint64_t)seed, &sys);
     if (st != HX_OK) {
         hx_cli_report_error("build", st);
         return 1;

@@ -32,6 +32,10 @@ hx_status hx_gro_write_frame(FILE *f, const hx_system *sys, double time_ps, long
  * within one molecule) or box_nm (cubic edge) > 0. Deterministic for a seed. */
 hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t seed,
                          hx_system **out);
+/* The same on a lattice with random orientations (the seed of the equilibrated boxes; far from
+ * equilibrium: MD from it needs a thermostat and a small time step at first). */
+hx_status hx_build_water_lattice(const char *model, int natoms, double box_nm, uint64_t seed,
+                                 hx_system **out);
 /* Lennard-Jones argon fluid (natoms or box_nm, default density of hx_argon_model()). */
 hx_status hx_build_argon(int natoms, double box_nm, uint64_t seed, hx_system **out);
 

@@ -279,10 +279,10 @@ static hx_status size_system(int natoms, double box_nm, int apm, double number_d
     return HX_OK;
 }
 
-hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t seed,
-                         hx_system **out)
+hx_status hx_build_water_lattice(const char *model, int natoms, double box_nm, uint64_t seed,
+                                 hx_system **out)
 {
-    HX_CHECK(out, HX_ERR_INVALID_ARG, "hx_build_water: out is NULL");
+    HX_CHECK(out, HX_ERR_INVALID_ARG, "hx_build_water_lattice: out is NULL");
     *out = NULL;
     const hx_water_model *m = NULL;
     HX_TRY(hx_water_model_find(model ? model : "(null)", &m));
@@ -298,9 +298,15 @@ hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t 
                       {{0, 0, 0}, {0.5 * m->r_hh, h, 0}, {-0.5 * m->r_hh, h, 0}},
                       1};
     HX_TRY(build_on_lattice(&t, nmol, L, seed, 0.23, "water molecules", out));
-    snprintf((*out)->title, sizeof(*out)->title, "halox water %s %d atoms seed %llu", m->name,
-             (*out)->natoms, (unsigned long long)seed);
+    snprintf((*out)->title, sizeof(*out)->title, "halox water %s lattice %d atoms seed %llu",
+             m->name, (*out)->natoms, (unsigned long long)seed);
     return HX_OK;
+}
+
+hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t seed,
+                         hx_system **out)
+{
+    return hx_build_water_lattice(model, natoms, box_nm, seed, out);
 }
 
 hx_status hx_build_argon(int natoms, double box_nm, uint64_t seed, hx_system **out)

@@ -1,9 +1,11 @@
 /* halox md: single-domain CPU molecular dynamics (leap-frog, SETTLE, LJ + reaction field). */
 #include "commands.h"
 
+#include "halox/halo.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
+#include "core/error.h"
 #include "core/timer.h"
 
 #include <errno.h>
@@ -16,14 +18,18 @@
 static int run_md(int argc, char **argv);
 
 const hx_cmd hx_cmd_md = {
-    "md", "run molecular dynamics on one domain (CPU)",
-    "halox md -c conf.gro [-o out.gro] --steps N [options]",
+    "md", "run molecular dynamics (CPU; domain-decomposed over MPI ranks)",
+    "[mpirun -np N] halox md -c conf.gro [-o out.gro] --steps N [--dd AxBxC] [options]",
     "Leap-frog MD of rigid water (SETTLE) or argon with Lennard-Jones (potential shift) and\n"
     "reaction-field electrostatics in GROMACS Verlet-scheme conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
     "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
     "The same input, seed and --threads give bit-identical output. Output files are written\n"
-    "only after all parameters were checked; the final configuration is replaced atomically.",
+    "only after all parameters were checked; the final configuration is replaced atomically.\n"
+    "Under mpirun every rank holds one domain of an eighth-shell domain decomposition (grid\n"
+    "from --dd, or chosen for the number of ranks) and halos move through the MPI backend;\n"
+    "rank 0 writes all output, atoms in global order. Without mpirun, --dd AxBxC runs all\n"
+    "A*B*C domains in this one process (the in-process reference decomposition).",
     run_md};
 
 static void progress(void *user, long long step, long long nsteps, double ns_per_day,
@@ -43,10 +49,221 @@ static void default_log_path(const char *out, char *buf, size_t cap)
         snprintf(buf, cap, "%.*s/md.log", (int)(slash - out), out);
 }
 
+/* Report a failure once: the rank where it happened prints it; ranks that only learnt of it
+ * (HX_ERR_REMOTE) stay quiet. In a parallel run every rank then ends the job, so that no rank
+ * can be left waiting for a message that never comes. */
+static int fail_job(hx_comm *comm, hx_status st, FILE *flog)
+{
+    if (st != HX_ERR_REMOTE) {
+        if (comm && hx_comm_nranks(comm) > 1)
+            fprintf(stderr, "[rank %d] ", hx_comm_rank(comm));
+        hx_cli_report_error("md", st);
+        if (flog)
+            fprintf(flog, "error: %s\n", hx_last_error_message());
+    }
+    if (flog)
+        fflush(flog);
+    fflush(stderr);
+    if (comm && hx_comm_nranks(comm) > 1)
+        hx_comm_abort(comm, 1);
+    return 1;
+}
+
+static void write_log_header(FILE *flog, const hx_md *md, const hx_md_params *p, const char *conf,
+                             const char *out, const char *energy, const char *traj, int nstenergy,
+                             int nstxout, int seed, double tau_t, double ref_t, double rlist_opt,
+                             int nranks)
+{
+    const hx_md_params *rp = hx_md_get_params(md);
+    fprintf(flog, "halox md\nparameters:\n");
+    fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld\n  dt %g ps\n", conf, out,
+            rp->model, rp->steps, rp->dt);
+    fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
+            rp->rc, rp->rlist, rlist_opt > 0 ? "" : " (from the buffer tolerance)", rp->nstlist,
+            rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
+    fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    fprintf(flog, "  velocities %s", p->gen_vel ? "generated" : "from the input");
+    if (p->gen_vel)
+        fprintf(flog, " at %g K, seed %d", p->gen_temp, seed);
+    fprintf(flog, "\n  thermostat %s", p->thermostat ? "v-rescale" : "none (NVE)");
+    if (p->thermostat)
+        fprintf(flog, " tau_t %g ps ref_t %g K seed %d", tau_t, ref_t, seed);
+    fprintf(flog,
+            "\n  MPI ranks %d, threads per rank %d\n  energy %s every %d\n"
+            "  trajectory %s every %d\n",
+            nranks, rp->nthreads, energy ? energy : "-", nstenergy, traj ? traj : "-", nstxout);
+    const hx_system *s = hx_md_system(md);
+    fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
+            s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
+    fprintf(flog, "  degrees of freedom %.0f, pairs in the first lists %lld\n", hx_md_ndf(md),
+            hx_md_npairs(md));
+    hx_md_dd_info di;
+    hx_md_get_dd_info(md, &di);
+    int nd = di.grid[0] * di.grid[1] * di.grid[2];
+    fprintf(flog, "domain decomposition:\n  grid %d x %d x %d (%d domains)\n", di.grid[0],
+            di.grid[1], di.grid[2], nd);
+    fprintf(flog, "  cell size %.4f x %.4f x %.4f nm, r_comm %.4f nm\n", di.cell[0], di.cell[1],
+            di.cell[2], di.r_comm);
+    fprintf(flog, "  pulses x %d, y %d, z %d\n", di.pulses[0], di.pulses[1], di.pulses[2]);
+    fprintf(flog,
+            "  home atoms per domain min %lld max %lld; halo atoms min %lld avg %.1f max "
+            "%lld\n",
+            di.home_min, di.home_max, di.halo_min, (double)di.halo_total / nd, di.halo_max);
+    fflush(flog);
+}
+
+static void write_log_footer(FILE *flog, const hx_md *md)
+{
+    const hx_md_energies *e = hx_md_last_energies(md);
+    const hx_md_params *rp = hx_md_get_params(md);
+    const hx_system *s = hx_md_system(md);
+    hx_md_timings t;
+    hx_md_get_timings(md, &t);
+    double other =
+        t.total - t.force - t.halo_x - t.halo_f - t.search - t.update - t.reduce - t.output;
+    fprintf(flog,
+            "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
+            "%.6f total %.6f T %.3f K\n",
+            e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+    if (t.missed_pairs >= 0)
+        fprintf(flog, "pair searches %lld, missed pairs in total %lld\n", t.searches,
+                t.missed_pairs);
+    else
+        fprintf(flog, "repartitions/pair searches %lld (missed-pair check: single domain only)\n",
+                t.searches);
+    fprintf(flog, "\ntiming (rank 0)        seconds      %%\n");
+    double tot = t.total > 0 ? t.total : 1.0;
+    const char *names[] = {
+        "non-bonded force", "halo exchange x", "halo exchange f", "repartition+search",
+        "constr/update",    "reductions",      "output",          "other"};
+    double vals[] = {t.force, t.halo_x, t.halo_f, t.search, t.update, t.reduce, t.output, other};
+    for (int i = 0; i < 8; i++)
+        fprintf(flog, "  %-20s %10.3f %6.1f\n", names[i], vals[i], 100 * vals[i] / tot);
+    fprintf(flog, "  %-20s %10.3f\n", "total", t.total);
+    double nst = (double)(t.steps > 0 ? t.steps : 1);
+    double us = 1e6 * t.total / nst;
+    fprintf(flog,
+            "performance: %.3f ns/day, %.1f us/step, %.4g atom-steps/s, halo exchange %.1f "
+            "us/step (%lld steps, %d atoms, %d threads per rank)\n",
+            rp->dt * 1e-3 * 86400.0 / (us * 1e-6), us, s->natoms / (us * 1e-6),
+            1e6 * (t.halo_x + t.halo_f) / nst, t.steps, s->natoms, rp->nthreads);
+}
+
+static int run_md_job(const hx_md_params *p, const char *conf, const char *out, const char *energy,
+                      const char *traj, const char *logpath, int nstenergy, int nstxout,
+                      const int grid[3], int parallel, int seed, double tau_t, double ref_t,
+                      double rlist_opt)
+{
+    hx_comm *comm = NULL;
+    hx_system *sys = NULL;
+    hx_md *md = NULL;
+    FILE *flog = NULL, *fen = NULL, *ftr = NULL;
+    hx_status st;
+    int ngrid = grid[0] > 0 ? grid[0] * grid[1] * grid[2] : 1;
+    if (parallel)
+        st = hx_comm_create_world(&comm);
+    else
+        st = hx_comm_create_serial(ngrid, &comm);
+    if (st != HX_OK)
+        return fail_job(NULL, st, NULL);
+    const int root = hx_comm_rank(comm) == 0, nranks = hx_comm_nranks(comm);
+    hx_md_params pp = *p;
+    if (pp.nthreads == 0 && nranks > 1) {
+        /* ranks share the node's cores: do not oversubscribe them with threads */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        pp.nthreads = ncpu > nranks ? (int)(ncpu / nranks) : 1;
+    }
+    p = &pp;
+    hx_log_set_rank(hx_comm_rank(comm), nranks);
+    if (parallel && grid[0] > 0 && ngrid != nranks) {
+        if (root)
+            fprintf(stderr,
+                    "halox md: error: the domain grid --dd %dx%dx%d has %d domains but the job "
+                    "has %d MPI ranks: give a grid whose product is %d, or leave --dd out to "
+                    "choose one\n",
+                    grid[0], grid[1], grid[2], ngrid, nranks, nranks);
+        hx_comm_destroy(&comm);
+        return 1;
+    }
+    /* rank 0 reads, everybody learns whether that worked, then gets the system */
+    st = root ? hx_gro_read(conf, &sys) : HX_OK;
+    st = hx_comm_agree(comm, st);
+    if (st == HX_OK)
+        st = hx_system_bcast(comm, &sys);
+    if (st == HX_OK)
+        st = hx_md_create_dd(sys, p, comm, grid[0] > 0 ? grid : NULL, &md);
+    if (st != HX_OK) {
+        int r = fail_job(comm, st, NULL);
+        hx_system_destroy(&sys);
+        hx_comm_destroy(&comm);
+        return r;
+    }
+    char logbuf[4096];
+    if (!logpath) {
+        default_log_path(out, logbuf, sizeof logbuf);
+        logpath = logbuf;
+    }
+    st = HX_OK;
+    if (root) {
+        flog = fopen(logpath, "w");
+        fen = energy ? fopen(energy, "w") : NULL;
+        ftr = (traj && nstxout > 0) ? fopen(traj, "w") : NULL;
+        if (!flog || (energy && !fen) || (traj && nstxout > 0 && !ftr))
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                              "cannot open the output file %s: %s",
+                              !flog ? logpath : (energy && !fen ? energy : traj), strerror(errno));
+    }
+    st = hx_comm_agree(comm, st);
+    int rc_exit = 0;
+    if (st != HX_OK) {
+        rc_exit = fail_job(comm, st, NULL);
+        goto done;
+    }
+    if (root) {
+        hx_log_set_file(flog);
+        write_log_header(flog, md, p, conf, out, energy, traj, nstenergy, nstxout, seed, tau_t,
+                         ref_t, rlist_opt, nranks);
+    }
+    hx_md_output o = {fen, nstenergy, ftr, nstxout, root ? progress : NULL, NULL, 5.0};
+    st = hx_md_run(md, &o);
+    if (st == HX_OK)
+        st = hx_md_gather(md);
+    if (st == HX_OK && root) {
+        const hx_md_energies *e = hx_md_last_energies(md);
+        if (p->steps == 0)
+            printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n"
+                   "  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
+                   e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+        st = hx_gro_write(out, hx_md_system(md), 1);
+        if (st == HX_OK)
+            write_log_footer(flog, md);
+        if (st == HX_OK && fen && fflush(fen) != 0)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                              "writing the energy file %s failed: %s", energy, strerror(errno));
+        if (st == HX_OK && ftr && fflush(ftr) != 0)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                              "writing the trajectory %s failed: %s", traj, strerror(errno));
+    }
+    if (st != HX_OK)
+        rc_exit = fail_job(comm, st, flog);
+done:
+    hx_log_set_file(NULL);
+    if (fen && fclose(fen) != 0)
+        rc_exit = 1;
+    if (ftr && fclose(ftr) != 0)
+        rc_exit = 1;
+    if (flog)
+        fclose(flog);
+    hx_md_destroy(&md);
+    hx_system_destroy(&sys);
+    hx_comm_destroy(&comm);
+    return rc_exit;
+}
+
 static int run_md(int argc, char **argv)
 {
     const char *conf = NULL, *out = "confout.gro", *model = "spce", *energy = NULL;
-    const char *traj = NULL, *logpath = NULL, *thermostat = "no";
+    const char *traj = NULL, *logpath = NULL, *thermostat = "no", *dd_text = NULL;
     int steps = 0, nstlist = 10, nstenergy = 100, nstxout = 0, seed = 1, threads = 0;
     double dt = 0.002, rc = 1.0, rlist = 0.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0;
     double tau_t = 0.1, ref_t = 300.0, tol = 0.005;
@@ -74,7 +291,9 @@ static int run_md(int argc, char **argv)
         {"nstxout", NULL, HX_OPT_INT, &nstxout, "N", "steps between trajectory frames (0: none)"},
         {"x", "traj", HX_OPT_STRING, &traj, "FILE", "trajectory (multi-frame .gro)"},
         {"g", "log", HX_OPT_STRING, &logpath, "FILE", "log file (default md.log next to -o)"},
-        {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads (0: all)"},
+        {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads per rank (0: all)"},
+        {"dd", NULL, HX_OPT_STRING, &dd_text, "AxBxC",
+         "domain grid (default: 1x1x1, or chosen for the MPI ranks)"},
     };
     const int nopts = (int)(sizeof opts / sizeof opts[0]);
     int pr = hx_cli_parse(&hx_cmd_md, opts, nopts, argc, argv);
@@ -131,116 +350,18 @@ static int run_md(int argc, char **argv)
         hx_cli_report_error("md", st);
         return 1;
     }
-    hx_system *sys = NULL;
-    st = hx_gro_read(conf, &sys);
-    if (st != HX_OK) {
+    int grid[3] = {0, 0, 0};
+    if (dd_text && (st = hx_dd_parse_grid(dd_text, grid)) != HX_OK) {
         hx_cli_report_error("md", st);
         return 1;
     }
-    hx_md *md = NULL;
-    st = hx_md_create(sys, &p, &md);
-    if (st != HX_OK) {
+    int parallel = 0;
+    if ((st = hx_mpi_init(&argc, &argv, &parallel)) != HX_OK) {
         hx_cli_report_error("md", st);
-        hx_system_destroy(&sys);
         return 1;
     }
-
-    char logbuf[4096];
-    if (!logpath) {
-        default_log_path(out, logbuf, sizeof logbuf);
-        logpath = logbuf;
-    }
-    FILE *flog = fopen(logpath, "w");
-    FILE *fen = energy ? fopen(energy, "w") : NULL;
-    FILE *ftr = (traj && nstxout > 0) ? fopen(traj, "w") : NULL;
-    if (!flog || (energy && !fen) || (traj && nstxout > 0 && !ftr)) {
-        fprintf(stderr, "halox md: cannot open an output file (%s): %s\n",
-                !flog ? logpath : (energy && !fen ? energy : traj), strerror(errno));
-        if (flog)
-            fclose(flog);
-        if (fen)
-            fclose(fen);
-        if (ftr)
-            fclose(ftr);
-        hx_md_destroy(&md);
-        hx_system_destroy(&sys);
-        return 1;
-    }
-    hx_log_set_file(flog);
-    const hx_md_params *rp = hx_md_get_params(md);
-    fprintf(flog, "halox md\nparameters:\n");
-    fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld\n  dt %g ps\n", conf, out,
-            rp->model, rp->steps, rp->dt);
-    fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
-            rp->rc, rp->rlist, rlist > 0 ? "" : " (from the buffer tolerance)", rp->nstlist,
-            rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
-    fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
-    fprintf(flog, "  velocities %s", p.gen_vel ? "generated" : "from the input");
-    if (p.gen_vel)
-        fprintf(flog, " at %g K, seed %d", p.gen_temp, seed);
-    fprintf(flog, "\n  thermostat %s", p.thermostat ? "v-rescale" : "none (NVE)");
-    if (p.thermostat)
-        fprintf(flog, " tau_t %g ps ref_t %g K seed %d", tau_t, ref_t, seed);
-    fprintf(flog, "\n  threads %d\n  energy %s every %d\n  trajectory %s every %d\n", rp->nthreads,
-            energy ? energy : "-", nstenergy, traj ? traj : "-", nstxout);
-    const hx_system *s = hx_md_system(md);
-    fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
-            s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
-    fprintf(flog, "  degrees of freedom %.0f, pairs in the first list %lld\n", hx_md_ndf(md),
-            hx_md_npairs(md));
-    fflush(flog);
-
-    hx_md_output o = {fen, nstenergy, ftr, nstxout, progress, NULL, 5.0};
-    st = hx_md_run(md, &o);
-    int rc_exit = 0;
-    if (st != HX_OK) {
-        hx_cli_report_error("md", st);
-        fprintf(flog, "error: %s\n", hx_last_error_message());
-        rc_exit = 1;
-    } else {
-        const hx_md_energies *e = hx_md_last_energies(md);
-        if (steps == 0) {
-            printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n"
-                   "  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
-                   e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
-        }
-        st = hx_gro_write(out, hx_md_system(md), 1);
-        if (st != HX_OK) {
-            hx_cli_report_error("md", st);
-            rc_exit = 1;
-        }
-        hx_md_timings t;
-        hx_md_get_timings(md, &t);
-        double other = t.total - t.force - t.search - t.update - t.output;
-        fprintf(flog,
-                "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
-                "%.6f total %.6f T %.3f K\n",
-                e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
-        fprintf(flog, "pair searches %lld, missed pairs in total %lld\n", t.searches,
-                t.missed_pairs);
-        fprintf(flog, "\ntiming             seconds      %%\n");
-        double tot = t.total > 0 ? t.total : 1.0;
-        fprintf(flog, "  force          %10.3f %6.1f\n", t.force, 100 * t.force / tot);
-        fprintf(flog, "  pair search    %10.3f %6.1f\n", t.search, 100 * t.search / tot);
-        fprintf(flog, "  constr/update  %10.3f %6.1f\n", t.update, 100 * t.update / tot);
-        fprintf(flog, "  output         %10.3f %6.1f\n", t.output, 100 * t.output / tot);
-        fprintf(flog, "  other          %10.3f %6.1f\n", other, 100 * other / tot);
-        fprintf(flog, "  total          %10.3f\n", t.total);
-        double nst = (double)(t.steps > 0 ? t.steps : 1);
-        double us = 1e6 * t.total / nst;
-        fprintf(flog,
-                "performance: %.3f ns/day, %.1f us/step, %.4g atom-steps/s (%lld steps, %d "
-                "atoms, %d threads)\n",
-                rp->dt * 1e-3 * 86400.0 / (us * 1e-6), us, s->natoms / (us * 1e-6), t.steps,
-                s->natoms, rp->nthreads);
-    }
-    hx_log_set_file(NULL);
-    if (fen && fclose(fen) != 0)
-        rc_exit = 1;
-    if (ftr && fclose(ftr) != 0)
-        rc_exit = 1;
-    fclose(flog);
-    hx_md_destroy(&md);
-    hx_system_destroy(&sys);
+    int rc_exit = run_md_job(&p, conf, out, energy, traj, logpath, nstenergy, nstxout, grid,
+                             parallel, seed, tau_t, ref_t, rlist);
+    hx_mpi_finalize();
     return rc_exit;
 }

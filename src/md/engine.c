@@ -852,10 +852,10 @@ static hx_status do_step(hx_md *md, int commit)
                 xn[j] = x[j] + vn[j] * dt;
             }
         }
-        if (d->settle)
+        if (d->settle && d->home.nmol > 0)
             st = hx_settle_apply(d->settle, x, xn, vn, dt, md->step);
         ke_new_part[i] = kinetic_home(d, vn, md->sys->m);
-        dev_part[i] = dbits(d->settle ? hx_settle_deviation(d->settle, xn) : 0.0);
+        dev_part[i] = dbits(d->settle && n > 0 ? hx_settle_deviation(d->settle, xn) : 0.0);
     }
     st = hx_comm_agree(md->comm, st);
     double ke_new = 0;

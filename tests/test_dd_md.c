@@ -1,0 +1,312 @@
+/* The domain-decomposed engine gives the physics of the single-domain engine.
+ *
+ * For each system and each grid whose size equals the number of domains (MPI ranks with
+ * HX_TEST_MPI, otherwise several in-process decompositions):
+ *  - single-point energies equal the one-domain result (relative 1e-10);
+ *  - a short NVE run: per-step energies match the one-domain run (relative 1e-6 of the
+ *    potential/kinetic magnitude), the largest coordinate deviation at the end is reported;
+ *  - under MPI, the same grid run in-process gives bit-identical energies (same arithmetic).
+ * Systems: SPC/E water (1D/2D/3D grids, a multi-pulse 1D grid), a half-empty water box (domains
+ * without atoms), and a hot dilute argon gas whose atoms cross several domains during the run.
+ * Errors: a grid whose size differs from the rank count; cells too small; a molecule that moves
+ * further than one cell between repartitions. Each must fail on every rank with its message. */
+#include "halox/halox.h"
+#include "halox/io.h"
+#include "halox/md.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef HX_TEST_MPI
+#include <mpi.h>
+#endif
+
+static int g_rank = 0;
+
+typedef struct sysdef {
+    const char *name;
+    hx_system *sys;
+    hx_md_params p;
+    int steps;
+} sysdef;
+
+/* Keep only the molecules whose centre has x below frac*box: a slab with vacuum around it. */
+static void cut_slab(hx_system *s, double frac)
+{
+    int na = 0, nm = 0;
+    for (int k = 0; k < s->nmol; k++) {
+        int a0 = s->mol_start[k], a1 = s->mol_start[k + 1];
+        double cx = 0;
+        for (int a = a0; a < a1; a++)
+            cx += s->x[3 * a] / (a1 - a0);
+        if (cx >= frac * s->box[0])
+            continue;
+        s->mol_start[nm++] = na;
+        for (int a = a0; a < a1; a++, na++) {
+            memmove(&s->x[3 * na], &s->x[3 * a], 3 * sizeof(double));
+            memmove(&s->v[3 * na], &s->v[3 * a], 3 * sizeof(double));
+            memcpy(s->atom_name[na], s->atom_name[a], sizeof s->atom_name[0]);
+            memcpy(s->res_name[na], s->res_name[a], sizeof s->res_name[0]);
+            s->res_id[na] = s->res_id[a];
+        }
+    }
+    s->mol_start[nm] = na;
+    s->nmol = nm;
+    s->natoms = na;
+}
+
+/* Energies of steps 0..steps of a run (the last by evaluation). */
+static hx_status run_series(const hx_system *sys, const hx_md_params *p, hx_comm *comm,
+                            const int *grid, int steps, hx_md_energies *ser, hx_system **final)
+{
+    hx_md *md = NULL;
+    hx_status st = comm ? hx_md_create_dd(sys, p, comm, grid, &md) : hx_md_create(sys, p, &md);
+    if (st != HX_OK)
+        return st;
+    for (int s = 0; s <= steps && st == HX_OK; s++) {
+        st = s < steps ? hx_md_step(md) : hx_md_evaluate(md);
+        if (st == HX_OK)
+            ser[s] = *hx_md_last_energies(md);
+    }
+    if (st == HX_OK && final) {
+        st = hx_md_gather(md);
+        if (st == HX_OK)
+            st = hx_system_copy(hx_md_system(md), final);
+    }
+    hx_md_destroy(&md);
+    return st;
+}
+
+static void compare_case(const sysdef *sd, hx_comm *comm, const int grid[3], int *ncases)
+{
+    int steps = sd->steps;
+    hx_md_energies *ref = calloc(steps + 1, sizeof *ref), *dd = calloc(steps + 1, sizeof *dd);
+    hx_system *fref = NULL, *fdd = NULL;
+    T_OK(run_series(sd->sys, &sd->p, NULL, NULL, steps, ref, &fref));
+    hx_status st = run_series(sd->sys, &sd->p, comm, grid, steps, dd, &fdd);
+    T_CHECK(st == HX_OK, "%s grid %dx%dx%d: %s", sd->name, grid[0], grid[1], grid[2],
+            hx_last_error());
+    if (st == HX_OK) {
+        /* single point: 1e-10 */
+        T_CHECK(t_reldiff(ref[0].lj, dd[0].lj, 1.0) < 1e-10 &&
+                    t_reldiff(ref[0].coulomb, dd[0].coulomb, 1.0) < 1e-10 &&
+                    t_reldiff(ref[0].kinetic, dd[0].kinetic, 1.0) < 1e-10,
+                "%s grid %dx%dx%d step 0: lj %.12g/%.12g coulomb %.12g/%.12g kinetic %.12g/%.12g",
+                sd->name, grid[0], grid[1], grid[2], ref[0].lj, dd[0].lj, ref[0].coulomb,
+                dd[0].coulomb, ref[0].kinetic, dd[0].kinetic);
+        double worst = 0;
+        int worst_step = 0;
+        for (int s = 0; s <= steps; s++) {
+            double scale = fabs(ref[s].lj) + fabs(ref[s].coulomb) + fabs(ref[s].kinetic);
+            double d = fmax(fmax(fabs(ref[s].lj - dd[s].lj), fabs(ref[s].coulomb - dd[s].coulomb)),
+                            fabs(ref[s].kinetic - dd[s].kinetic)) /
+                       scale;
+            if (d > worst) {
+                worst = d;
+                worst_step = s;
+            }
+        }
+        T_CHECK(worst < 1e-6, "%s grid %dx%dx%d: step %d energies differ by %.3g (relative)",
+                sd->name, grid[0], grid[1], grid[2], worst_step, worst);
+        double xdev = 0;
+        if (g_rank == 0 && fref && fdd)
+            for (int k = 0; k < 3 * fref->natoms; k++) {
+                /* the decomposed run puts molecules back in the box at repartitions */
+                double L = fref->box[k % 3], dx = fref->x[k] - fdd->x[k];
+                xdev = fmax(xdev, fabs(dx - L * nearbyint(dx / L)));
+            }
+        if (g_rank == 0 && fref && strcmp(sd->name, "argon-gas") == 0) {
+            /* The gas must really travel: atoms cross one cell, some cross two or more. The
+             * reference run does not wrap, so x(end) - x(0) is the displacement. */
+            int cross1 = 0, cross2 = 0;
+            double cell = fref->box[0] / grid[0];
+            for (int a = 0; a < fref->natoms && grid[0] > 1; a++) {
+                double dxa = fabs(fref->x[3 * a] - sd->sys->x[3 * a]);
+                cross1 += dxa > cell;
+                cross2 += dxa > 2 * cell;
+            }
+            if (grid[0] >= 4)
+                T_CHECK(cross1 > fref->natoms / 10 && cross2 > 0,
+                        "argon gas: only %d atoms crossed a cell and %d two cells", cross1,
+                        cross2);
+        }
+        if (g_rank == 0)
+            printf("  %-12s grid %dx%dx%d: %3d steps, worst energy deviation %.2e (step %d), "
+                   "largest coordinate deviation at the end %.2e nm\n",
+                   sd->name, grid[0], grid[1], grid[2], steps, worst, worst_step, xdev);
+#ifdef HX_TEST_MPI
+        /* The same decomposition in one process: bit-identical energies. */
+        hx_comm *ser = NULL;
+        T_OK(hx_comm_create_serial(grid[0] * grid[1] * grid[2], &ser));
+        hx_md_energies *in = calloc(steps + 1, sizeof *in);
+        T_OK(run_series(sd->sys, &sd->p, ser, grid, steps, in, NULL));
+        for (int s = 0; s <= steps; s++)
+            if (in[s].lj != dd[s].lj || in[s].coulomb != dd[s].coulomb ||
+                in[s].kinetic != dd[s].kinetic) {
+                T_FAIL("%s grid %dx%dx%d step %d: MPI and in-process energies differ "
+                       "(%.17g vs %.17g)",
+                       sd->name, grid[0], grid[1], grid[2], s, dd[s].coulomb, in[s].coulomb);
+                break;
+            }
+        free(in);
+        hx_comm_destroy(&ser);
+#endif
+    }
+    (*ncases)++;
+    hx_system_destroy(&fref);
+    hx_system_destroy(&fdd);
+    free(ref);
+    free(dd);
+}
+
+static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, int *ncases)
+{
+    int nd = hx_comm_ndomains(comm);
+    hx_md *md = NULL;
+    /* wrong grid size */
+    int wrong[3] = {nd + 1, 1, 1};
+    hx_status st = hx_md_create_dd(water->sys, &water->p, comm, wrong, &md);
+    T_CHECK(st == HX_ERR_INVALID_ARG && md == NULL &&
+                strstr(hx_last_error_message(), "ranks") != NULL,
+            "grid of %d domains on %d: %s (%s)", nd + 1, nd, hx_status_name(st),
+            hx_last_error_message());
+    (*ncases)++;
+    if (nd == 2) {
+        /* cells too small: two cells of a 2 nm box cannot hold r_comm > 1 nm in one pulse, and
+         * two pulses would need more than two cells */
+        hx_system *small = NULL;
+        T_OK(hx_build_water("spce", 800, 0.0, 3, &small));
+        int two[3] = {2, 1, 1};
+        st = hx_md_create_dd(small, &water->p, comm, two, &md);
+        T_CHECK(st == HX_ERR_GEOMETRY && strstr(hx_last_error_message(), "too small") != NULL,
+                "2 cells of a %.2f nm box: %s (%s)", small->box[0], hx_status_name(st),
+                hx_last_error_message());
+        hx_system_destroy(&small);
+        (*ncases)++;
+    }
+    if (nd >= 4) {
+        /* one argon atom flying along x, far from the others, fast enough to cross more than
+         * one cell before the next repartition */
+        hx_system *s = NULL;
+        T_OK(hx_system_create(8, 8, &s));
+        s->box[0] = s->box[1] = s->box[2] = 5.0;
+        for (int a = 0; a < 8; a++) {
+            s->mol_start[a] = a;
+            s->res_id[a] = a + 1;
+            snprintf(s->res_name[a], sizeof s->res_name[a], "AR");
+            snprintf(s->atom_name[a], sizeof s->atom_name[a], "AR");
+            s->x[3 * a + 0] = 0.3 + 0.6 * a;
+            s->x[3 * a + 1] = a == 0 ? 0.5 : 3.0;
+            s->x[3 * a + 2] = a == 0 ? 0.5 : 3.0 + 0.2 * (a % 2);
+        }
+        s->mol_start[8] = 8;
+        hx_md_params p = gas->p;
+        int grid[3] = {nd, 1, 1};
+        /* 2.5 cells per list lifetime; the other atoms get the opposite momentum in total */
+        s->v[0] = 2.5 * s->box[0] / nd / (p.dt * p.nstlist);
+        for (int a = 1; a < 8; a++)
+            s->v[3 * a] = -s->v[0] / 7.0;
+        p.gen_vel = 0;
+        s->has_velocities = 1;
+        st = hx_md_create_dd(s, &p, comm, grid, &md);
+        T_OK(st);
+        for (int k = 0; k < 3 * p.nstlist && st == HX_OK; k++)
+            st = hx_md_step(md);
+        T_CHECK((st == HX_ERR_PHYSICS || st == HX_ERR_REMOTE) &&
+                    strstr(hx_last_error_message(), "more than one cell") != NULL &&
+                    strstr(hx_last_error_message(), "step") != NULL,
+                "fast atom: %s (%s)", hx_status_name(st), hx_last_error_message());
+        hx_md_destroy(&md);
+        hx_system_destroy(&s);
+        (*ncases)++;
+    }
+}
+
+static const int grids_all[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {3, 1, 1},
+                                   {1, 3, 1}, {2, 2, 1}, {4, 1, 1}, {1, 2, 2}, {2, 1, 2},
+                                   {2, 2, 2}, {4, 2, 1}, {8, 1, 1}};
+
+int main(int argc, char **argv)
+{
+    int ncases = 0;
+#ifdef HX_TEST_MPI
+    MPI_Init(&argc, &argv);
+    MPI_Comm world = MPI_COMM_WORLD;
+    MPI_Comm_rank(world, &g_rank);
+#else
+    (void)argc;
+    (void)argv;
+#endif
+    hx_log_set_level(HX_LOG_ERROR);
+    sysdef sd[3];
+    memset(sd, 0, sizeof sd);
+    /* SPC/E water, 3000 atoms, box 3.107 nm */
+    sd[0].name = "water";
+    T_OK(hx_build_water("spce", 3000, 0.0, 7, &sd[0].sys));
+    hx_md_params_default(&sd[0].p);
+    sd[0].p.rc = 0.9;
+    sd[0].p.rlist = 1.0;
+    sd[0].p.dt = 0.001;
+    sd[0].p.gen_vel = 1;
+    sd[0].p.gen_temp = 100;
+    sd[0].p.nthreads = 1;
+    sd[0].steps = 60;
+    /* half-empty: a slab in the lower 45% of x */
+    sd[1] = sd[0];
+    sd[1].name = "half-empty";
+    T_OK(hx_build_water("spce", 3000, 0.0, 8, &sd[1].sys));
+    cut_slab(sd[1].sys, 0.45);
+    sd[1].steps = 40;
+    /* hot dilute argon gas: atoms cross cells during the run */
+    sd[2].name = "argon-gas";
+    T_OK(hx_build_argon(200, 5.0, 9, &sd[2].sys));
+    hx_md_params_default(&sd[2].p);
+    sd[2].p.model = "argon";
+    sd[2].p.rc = 0.9;
+    sd[2].p.rlist = 1.2;
+    sd[2].p.dt = 0.005;
+    sd[2].p.gen_vel = 1;
+    sd[2].p.gen_temp = 5000;
+    sd[2].p.nthreads = 1;
+    sd[2].steps = 300;
+
+    hx_comm *comm = NULL;
+#ifdef HX_TEST_MPI
+    T_OK(hx_comm_create_mpi(&world, &comm));
+    int nd = hx_comm_ndomains(comm);
+    for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
+        const int *grid = grids_all[g];
+        if (grid[0] * grid[1] * grid[2] != nd)
+            continue;
+        for (int k = 0; k < 3; k++)
+            compare_case(&sd[k], comm, grid, &ncases);
+    }
+    error_cases(comm, &sd[0], &sd[2], &ncases);
+    hx_comm_destroy(&comm);
+#else
+    for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
+        const int *grid = grids_all[g];
+        int n = grid[0] * grid[1] * grid[2];
+        T_OK(hx_comm_create_serial(n, &comm));
+        for (int k = 0; k < 3; k++)
+            compare_case(&sd[k], comm, grid, &ncases);
+        if (n == 2 || n == 4 || n == 8)
+            error_cases(comm, &sd[0], &sd[2], &ncases);
+        hx_comm_destroy(&comm);
+    }
+#endif
+    for (int k = 0; k < 3; k++)
+        if (k != 1 || sd[1].sys != sd[0].sys)
+            hx_system_destroy(&sd[k].sys);
+#ifdef HX_TEST_MPI
+    int local = hx_test_failures, all = 0;
+    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_SUM, world);
+    hx_test_failures = all;
+    int rc = g_rank == 0 ? t_finish("test_dd_md_mpi", ncases) : (all ? 1 : 0);
+    MPI_Finalize();
+    return rc;
+#else
+    return t_finish("test_dd_md", ncases);
+#endif
+}

@@ -9,6 +9,7 @@
 #include "core/timer.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,47 @@ static void default_log_path(const char *out, char *buf, size_t cap)
         snprintf(buf, cap, "md.log");
     else
         snprintf(buf, cap, "%.*s/md.log", (int)(slash - out), out);
+}
+
+/* Fault injection for the robustness tests: HALOX_FAULT_INJECT=MODE:RANK:STEP makes rank RANK
+ * fail at step STEP: "kill" raises SIGKILL (a crashed node), "exit" leaves the process without
+ * any MPI call (a lost rank), "error" returns an error from that rank only (a local failure the
+ * other ranks do not know about). Unset in normal runs. */
+typedef struct fault {
+    char mode[16];
+    int rank;
+    long long step;
+    int my_rank;
+} fault;
+
+static hx_status fault_hook(void *user, hx_md *md, long long step)
+{
+    (void)md;
+    const fault *f = user;
+    if (f->rank != f->my_rank || step != f->step)
+        return HX_OK;
+    fprintf(stderr, "[rank %d] fault injection: %s at step %lld\n", f->my_rank, f->mode, step);
+    fflush(stderr);
+    if (strcmp(f->mode, "kill") == 0)
+        raise(SIGKILL);
+    if (strcmp(f->mode, "exit") == 0)
+        _exit(3);
+    return hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                        "fault injected on rank %d at step %lld (HALOX_FAULT_INJECT)", f->my_rank,
+                        step);
+}
+
+static int parse_fault(fault *f, int my_rank)
+{
+    const char *e = getenv("HALOX_FAULT_INJECT");
+    if (!e || !*e)
+        return 0;
+    memset(f, 0, sizeof *f);
+    if (sscanf(e, "%15[a-z]:%d:%lld", f->mode, &f->rank, &f->step) != 3 ||
+        (strcmp(f->mode, "kill") && strcmp(f->mode, "exit") && strcmp(f->mode, "error")))
+        return -1;
+    f->my_rank = my_rank;
+    return 1;
 }
 
 /* Report a failure once: the rank where it happened prints it; ranks that only learnt of it
@@ -224,7 +266,20 @@ static int run_md_job(const hx_md_params *p, const char *conf, const char *out, 
         write_log_header(flog, md, p, conf, out, energy, traj, nstenergy, nstxout, seed, tau_t,
                          ref_t, rlist_opt, nranks);
     }
-    hx_md_output o = {fen, nstenergy, ftr, nstxout, root ? progress : NULL, NULL, 5.0};
+    hx_md_output o = {fen, nstenergy, ftr, nstxout, root ? progress : NULL, NULL, 5.0, NULL};
+    fault flt;
+    int fi = parse_fault(&flt, hx_comm_rank(comm));
+    if (fi < 0) {
+        if (root)
+            fprintf(stderr, "halox md: error: HALOX_FAULT_INJECT must be MODE:RANK:STEP with "
+                            "MODE kill, exit or error\n");
+        rc_exit = 1;
+        goto done;
+    }
+    if (fi > 0) {
+        o.step_hook = fault_hook;
+        o.user = &flt;
+    }
     st = hx_md_run(md, &o);
     if (st == HX_OK)
         st = hx_md_gather(md);

@@ -4,3 +4,9 @@ halox_mpi_test(test_dd_md_mpi SOURCES test_dd_md.c RANKS 1 2 3 4 8 LABELS dd)
 if(TARGET test_dd_md_mpi)
   target_compile_definitions(test_dd_md_mpi PRIVATE HX_TEST_MPI=1)
 endif()
+if(HALOX_HAVE_MPI)
+  add_test(NAME test_dd_cli
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_dd_cli.sh $<TARGET_FILE:halox_app>
+                   ${MPIEXEC_EXECUTABLE} ${HALOX_MPIEXEC_FLAGS})
+  set_tests_properties(test_dd_cli PROPERTIES LABELS "mpi;dd;cli" TIMEOUT 900 RUN_SERIAL TRUE)
+endif()

@@ -128,8 +128,7 @@ static void compare_case(const sysdef *sd, hx_comm *comm, const int grid[3], int
             }
             if (grid[0] >= 4)
                 T_CHECK(cross1 > fref->natoms / 10 && cross2 > 0,
-                        "argon gas: only %d atoms crossed a cell and %d two cells", cross1,
-                        cross2);
+                        "argon gas: only %d atoms crossed a cell and %d two cells", cross1, cross2);
         }
         if (g_rank == 0)
             printf("  %-12s grid %dx%dx%d: %3d steps, worst energy deviation %.2e (step %d), "

@@ -1009,6 +1009,8 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     double start = hx_wtime(), last_report = start;
     for (;;) {
         long long s = md->step;
+        if (out && out->step_hook)
+            HX_TRY(out->step_hook(out->user, md, s));
         if (out && out->nstxout > 0 && s % out->nstxout == 0) {
             double t0 = hx_wtime();
             HX_TRY(hx_md_gather(md));

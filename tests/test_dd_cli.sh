@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# halox md under mpirun, as a user runs it:
+#  - output of an MPI run equals the in-process run of the same grid (energies, final .gro), and
+#    the final .gro lists the atoms in the input's global order;
+#  - a grid whose size differs from the rank count, and cells that are too small, fail with their
+#    message and a non-zero exit;
+#  - a rank that is killed, that exits, or that fails alone ends the whole job within a bounded
+#    time, with no halox process left behind.
+#   test_dd_cli.sh <halox> <mpiexec> [mpiexec flags...]
+set -u
+halox=$1
+shift
+mpiexec=("$@")
+work=$(mktemp -d "${TMPDIR:-/tmp}/halox-ddcli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+check() {
+    checks=$((checks + 1))
+}
+
+"$halox" build water --atoms 1500 --seed 3 -o w.gro > /dev/null || {
+    echo "FAIL: halox build"
+    exit 1
+}
+"$halox" build water --atoms 600 --seed 3 -o small.gro > /dev/null || exit 1
+common=(-c w.gro --steps 30 --rc 0.7 --rlist 0.8 --gen-vel 300 --seed 5 --nstenergy 5
+    --threads 1)
+
+# 1. MPI == in-process, atoms in global order
+timeout 300 "${mpiexec[@]}" -np 3 "$halox" md "${common[@]}" -o mpi.gro -e mpi.jsonl -g mpi.log \
+    > mpi.out 2>&1
+check
+[ $? -eq 0 ] || fail "mpirun -np 3 halox md failed: $(tail -5 mpi.out)"
+grid=$(sed -n 's/^  grid \([0-9]*\) x \([0-9]*\) x \([0-9]*\).*/\1x\2x\3/p' mpi.log)
+check
+[ -n "$grid" ] || fail "the log does not state the domain grid"
+grep -q "^  pulses x" mpi.log || fail "the log does not state the pulses"
+grep -q "halo exchange x" mpi.log || fail "the log does not time the halo exchange"
+"$halox" md "${common[@]}" --dd "$grid" -o inproc.gro -e inproc.jsonl -g inproc.log \
+    > inproc.out 2>&1
+check
+cmp -s mpi.jsonl inproc.jsonl || fail "energies of the MPI run differ from the in-process run"
+check
+cmp -s mpi.gro inproc.gro || fail "final .gro of the MPI run differs from the in-process run"
+check
+if ! diff <(sed -n '3,1502p' w.gro | cut -c1-20) <(sed -n '3,1502p' mpi.gro | cut -c1-20) \
+    > /dev/null; then
+    fail "the final .gro does not list the atoms in the input's order"
+fi
+
+# 2. bad decompositions
+check
+timeout 120 "${mpiexec[@]}" -np 3 "$halox" md "${common[@]}" --dd 2x2x1 -o bad.gro > bad.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "has 4 domains but the job has 3 MPI ranks" bad.out; } ||
+    fail "grid/rank mismatch: rc $rc, $(head -3 bad.out)"
+[ -e bad.gro ] && fail "a failed run wrote its output file"
+check
+timeout 120 "${mpiexec[@]}" -np 2 "$halox" md -c small.gro --steps 10 --rc 0.8 --dd 2x1x1 \
+    -o bad2.gro > bad2.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "too small" bad2.out; } ||
+    fail "too-small cells: rc $rc, $(head -3 bad2.out)"
+
+# 3. faults end the job
+for mode in kill exit error; do
+    check
+    start=$(date +%s)
+    HALOX_FAULT_INJECT=$mode:1:12 timeout 120 "${mpiexec[@]}" -np 3 \
+        "$halox" md "${common[@]}" --steps 400 -o f.gro > fault_$mode.out 2>&1
+    rc=$?
+    took=$(($(date +%s) - start))
+    [ $rc -ne 0 ] || fail "fault $mode: the job exited 0"
+    [ $rc -ne 124 ] || fail "fault $mode: the job hung (killed by the 120 s timeout)"
+    [ $took -le 60 ] || fail "fault $mode: the job took $took s to end"
+    if [ "$mode" = error ]; then
+        grep -q "fault injected on rank 1 at step 12" fault_$mode.out ||
+            fail "fault error: the failing rank's message is missing"
+    fi
+    sleep 1
+    if pgrep -f "$halox md" > /dev/null; then
+        fail "fault $mode: halox processes are left running"
+        pkill -9 -f "$halox md"
+    fi
+    echo "fault $mode: exit $rc after ${took}s"
+done
+
+echo "test_dd_cli: $((checks - fails)) passed, $fails failed"
+[ $fails -eq 0 ]

@@ -1,21 +1,28 @@
-/* Non-bonded interactions on a local atom set: cell-list pair search into a flat Verlet list and
- * the LJ + reaction-field kernel.
+/* Non-bonded interactions on a local atom set: a cluster-pair list (GROMACS nbnxm-like) and the
+ * LJ + reaction-field kernel in double or mixed precision.
  *
  * Why this layout:
- *  - Atoms are sorted by (zone, cell) at every search, and the kernel works on sorted SoA copies
- *    (xs, ys, zs, q, type) refreshed each step: j atoms of one i are then close in memory.
- *  - The list is CSR-like: entries (i, image shift, [jbeg, jend)) into one j array. Every j of an
- *    entry shares the image shift, so the inner loop has no per-pair periodic arithmetic and the
- *    same code serves open (decomposed) dimensions, where the shift is always zero.
- *  - Periodic atoms are binned at their wrapped position; the wrap offset (a multiple of the box)
- *    is stored per atom and added to the positions until the next search, so the stored image
- *    shifts stay valid while atoms cross the box edge.
- *  - The inner loop only computes (no scatter), writing per-pair force vectors to a scratch
- *    array, so gcc vectorises it with portable flags; a second scalar loop subtracts them from the
- *    j atoms. The cut-off test is a multiply by 0/1 inside the loop.
- *  - Work is split into nthreads chunks of i atoms fixed at search time, each with its own force
- *    buffer, reduced in chunk order: results depend on nthreads, not on OpenMP scheduling. */
+ *  - At every search the atoms of each zone are binned into columns of a 2D grid in x-y (column
+ *    edge chosen so that 4 atoms span about a cube), sorted by z in each column and cut into
+ *    clusters of 4 (padded with dummy slots). A cluster's 4 atoms are stored together
+ *    (x[4] y[4] z[4] q[4]: 64 bytes in float), so one j cluster is one cache line and four
+ *    vector loads.
+ *  - The list holds entries (i cluster, image shift) each with a run of (j cluster, 16-bit
+ *    mask) pairs. The mask drops padding, same-molecule pairs and, for a cluster with itself,
+ *    the lower triangle. Cluster pairs are culled by bounding-box distance and then by an atom
+ *    check (at least one pair within rlist), so about half the computed pairs are inside rc.
+ *  - One image shift per entry: the inner loop has no periodic arithmetic and open
+ *    (decomposed) dimensions simply have zero shifts. Periodic atoms are binned at their
+ *    wrapped position; the wrap offset is kept per slot and added to the positions until the
+ *    next search, so the stored shifts stay valid while atoms cross the box edge.
+ *  - Local (zone 0 x zone 0) and non-local cluster pairs go to separate lists, so a
+ *    domain-decomposition engine can compute the local part while halo coordinates travel.
+ *  - Work is split into nthreads chunks of i clusters fixed at search time, each with its own
+ *    force buffer, reduced per atom in chunk order: results depend on nthreads only.
+ *  - The kernel (src/md/nb_kernel.h) is instantiated in float and double, each for portable
+ *    SSE2 and for AVX2+FMA chosen at run time. */
 #include "halox/md.h"
+#include "halox/log.h"
 #include "core/error.h"
 
 #include <math.h>
@@ -29,28 +36,46 @@
 
 #define NSHIFT 27
 #define SHIFT_ZERO 13
+#define NCLASS 2 /* list 0: zone 0 x zone 0; list 1: every other zone pair */
+#define FAR_AWAY 1.0e4
+
+typedef struct nb_list {
+    int nent, cap_ent;
+    int *ci, *shift, *jbeg; /* [nent], [nent], [nent+1] */
+    int ncj, cap_cj;
+    int *cj;
+    uint16_t *mask; /* bit 4*ii + jj: pair (i atom ii, j atom jj) interacts */
+} nb_list;
 
 typedef struct nb_chunk {
-    /* list */
-    int nent, cap_ent;
-    int *ei;     /* [nent] sorted i index */
-    int *eshift; /* [nent] shift index */
-    int *ejbeg;  /* [nent+1] */
-    long long npair, cap_pair;
-    int *jl; /* [npair] sorted j index */
-    /* forces (sorted order) */
-    double *fx, *fy, *fz;
-    double *tx, *ty, *tz;                 /* scratch per pair of one entry: pair forces */
-    double *gx, *gy, *gz, *gq, *g6, *g12; /* gathered j data */
-    int cap_tmp;
-    /* search scratch */
-    int *cand_j, *cand_s;
-    int cap_cand;
-    long long missed;
+    nb_list list[NCLASS];
+    void *fbuf; /* [12 * ncl] reals, cluster-major: fx[4] fy[4] fz[4] */
+    size_t cap_fbuf;
+    /* search scratch: candidates of one i cluster */
+    int ncand, cap_cand;
+    int *cand_cj, *cand_key;
+    uint16_t *cand_mask;
+    long long missed, npairs;
     double vlj, vc;
-    int i_begin, i_end; /* sorted i range */
+    int cl_begin, cl_end; /* i clusters */
     hx_status st;
 } nb_chunk;
+
+typedef struct nbk_args {
+    const void *xq, *lj6, *lj12;
+    const int *ts;
+    int nslot;
+    const double (*shiftvec)[3];
+    double rc2, irc6, irc12, krf, crf, epsfac;
+} nbk_args;
+
+typedef void (*nbk_fn)(const nbk_args *, const nb_list *, void *, double *, double *);
+
+typedef struct zone_grid {
+    int nc[2];
+    double lo[2], cw[2];
+    int col0; /* first column of this zone in the global column numbering */
+} zone_grid;
 
 struct hx_nb {
     hx_nb_params p;
@@ -59,31 +84,141 @@ struct hx_nb {
     double c6[16], c12[16];
     int nthreads;
     nb_chunk *chunks;
-    /* sorted atoms */
-    int n, cap_n;
-    int *perm;    /* sorted -> local */
-    double *wrap; /* [3n] local order: added to x until the next search */
-    double *xs, *ys, *zs, *qs;
-    int *ts, *ms, *zs_zone;
+    hx_nb_precision precision;
+    nbk_fn kernel;
+    const char *kernel_name;
+    /* sorted layout */
+    int n;                /* local atoms of the list */
+    int ncl, nslot;       /* clusters, 4 * clusters */
+    int cap_slot;         /* slots allocated */
+    int *perm;            /* [nslot] local atom of a slot, -1 for padding */
+    double *wrap;         /* [3 nslot] added to x until the next search */
+    double *xqd;          /* [16 ncl] double x,y,z,q per cluster (search, double kernel) */
+    float *xqf;           /* [16 ncl] float copy (mixed kernel) */
+    double *lj6d, *lj12d; /* [ntypes nslot]: c6/c12 of every j slot for each i type */
+    float *lj6f, *lj12f;
+    int *ts, *ms;         /* [nslot] type (0 for padding), molecule (-1 for padding) */
+    double *bb;           /* [6 ncl] lo xyz, hi xyz */
+    unsigned char *realm; /* [ncl] bit k: slot k holds an atom */
+    double *dmax;         /* [ncl] largest displacement since the previous search */
+    int zcl[HX_MAX_ZONES + 1];
+    zone_grid zg[HX_MAX_ZONES];
+    int ncols, cap_cols;
+    int *colcl;    /* [ncols+1] first cluster of each column */
+    double *colbb; /* [4 ncols] x lo, x hi, y lo, y hi */
+    int *colcount; /* [ncols+1] scratch */
+    /* per-atom scratch (local order) */
+    int cap_atoms;
+    int *akey, *aord;
+    double *apos; /* [3n] wrapped positions */
     /* previous build, for the missed-pair count */
     double *x_prev;
     int n_prev;
     double rlist_prev;
     int have_prev;
-    double rlist;
+    double rlist, rmol;
     double shiftvec[NSHIFT][3];
-    /* grid */
-    int ncell[3], nrange[3];
-    double cell_lo[3], cell_size[3];
-    int nzone_key;
-    int *cellstart; /* [nzones*ncells+1] */
-    int cap_cellstart;
-    int *key;
-    int cap_key;
     int ndim;
     int periodic[3];
     double box[3];
 };
+
+/* ---- kernels --------------------------------------------------------------------------- */
+
+typedef float vf8 __attribute__((vector_size(32)));
+typedef int32_t vi8 __attribute__((vector_size(32)));
+typedef float vf4 __attribute__((vector_size(16)));
+typedef double vd8 __attribute__((vector_size(64)));
+typedef double vd4 __attribute__((vector_size(32)));
+typedef int64_t vl4 __attribute__((vector_size(32)));
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(HX_NO_CLONES)
+#define HX_HAVE_AVX2_KERNELS 1
+/* fp-contract: the project builds with -std=c11, which turns off FMA contraction */
+#define HX_AVX2_ATTR __attribute__((target("avx2,fma"), optimize("fp-contract=fast")))
+#else
+#define HX_HAVE_AVX2_KERNELS 0
+#endif
+
+/* float, 2 i atoms x 4 j atoms per vector */
+#define NBK_REAL float
+#define NBK_V vf8
+#define NBK_VI vi8
+#define NBK_V4 vf4
+#define NBK_VE vd8
+#define NBK_W 8
+#define NBK_MAGIC 0x5f3759df
+#define NBK_NEWTON 3
+#define NBK_DUP(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3)
+#define NBK_CAT(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7)
+#define NBK_FOLD(v)                                                                                \
+    (__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7))
+#define NBK_WIDE(v) __builtin_convertvector(v, vd8)
+#define NBK_NAME kernel_f_generic
+#define NBK_ATTR
+#include "nb_kernel.h"
+#undef NBK_NAME
+#undef NBK_ATTR
+#if HX_HAVE_AVX2_KERNELS
+#define NBK_NAME kernel_f_avx2
+#define NBK_ATTR HX_AVX2_ATTR
+#include "nb_kernel.h"
+#undef NBK_NAME
+#undef NBK_ATTR
+#endif
+#undef NBK_REAL
+#undef NBK_V
+#undef NBK_VI
+#undef NBK_V4
+#undef NBK_VE
+#undef NBK_W
+#undef NBK_MAGIC
+#undef NBK_NEWTON
+#undef NBK_DUP
+#undef NBK_CAT
+#undef NBK_FOLD
+#undef NBK_WIDE
+
+/* double, 1 i atom x 4 j atoms per vector; four Newton steps reach double precision */
+#define NBK_REAL double
+#define NBK_V vd4
+#define NBK_VI vl4
+#define NBK_V4 vd4
+#define NBK_VE vd4
+#define NBK_W 4
+#define NBK_MAGIC 0x5fe6eb50c7b537a9LL
+#define NBK_NEWTON 4
+#define NBK_DUP(v) (v)
+#define NBK_FOLD(v) (v)
+#define NBK_WIDE(v) (v)
+#define NBK_NAME kernel_d_generic
+#define NBK_ATTR
+#include "nb_kernel.h"
+#undef NBK_NAME
+#undef NBK_ATTR
+#if HX_HAVE_AVX2_KERNELS
+#define NBK_NAME kernel_d_avx2
+#define NBK_ATTR HX_AVX2_ATTR
+#include "nb_kernel.h"
+#undef NBK_NAME
+#undef NBK_ATTR
+#endif
+
+/* Adapters with one signature for the function pointer. */
+#define NBK_ADAPT(name, real)                                                                      \
+    static void name##_call(const nbk_args *a, const nb_list *L, void *fb, double *vlj,            \
+                            double *vc)                                                            \
+    {                                                                                              \
+        name(a, L, (real *)fb, vlj, vc);                                                           \
+    }
+NBK_ADAPT(kernel_f_generic, float)
+NBK_ADAPT(kernel_d_generic, double)
+#if HX_HAVE_AVX2_KERNELS
+NBK_ADAPT(kernel_f_avx2, float)
+NBK_ADAPT(kernel_d_avx2, double)
+#endif
+
+/* ---- setup ------------------------------------------------------------------------------ */
 
 hx_rf_consts hx_rf_constants(const hx_nb_params *p)
 {
@@ -123,6 +258,40 @@ void hx_local_set_from_system(hx_local_set *set, const hx_system *sys, int *mol_
     }
 }
 
+static void select_kernel(hx_nb *nb, hx_nb_precision prec)
+{
+    int mixed = prec == HX_NB_MIXED;
+    nb->precision = prec;
+    nb->kernel = mixed ? kernel_f_generic_call : kernel_d_generic_call;
+    nb->kernel_name = mixed ? "float sse2" : "double sse2";
+#if HX_HAVE_AVX2_KERNELS
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        nb->kernel = mixed ? kernel_f_avx2_call : kernel_d_avx2_call;
+        nb->kernel_name = mixed ? "float avx2" : "double avx2";
+    }
+#endif
+}
+
+hx_status hx_nb_set_precision(hx_nb *nb, hx_nb_precision precision)
+{
+    HX_CHECK(nb, HX_ERR_INVALID_ARG, "hx_nb_set_precision: NULL argument");
+    HX_CHECK(precision == HX_NB_DOUBLE || precision == HX_NB_MIXED, HX_ERR_INVALID_ARG,
+             "non-bonded precision %d: use HX_NB_DOUBLE (0) or HX_NB_MIXED (1)", (int)precision);
+    select_kernel(nb, precision);
+    return HX_OK;
+}
+
+hx_nb_precision hx_nb_get_precision(const hx_nb *nb)
+{
+    return nb->precision;
+}
+
+const char *hx_nb_kernel_name(const hx_nb *nb)
+{
+    return nb->kernel_name;
+}
+
 hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthreads, hx_nb **out)
 {
     HX_CHECK(ff && p && out, HX_ERR_INVALID_ARG, "hx_nb_create: NULL argument");
@@ -155,30 +324,20 @@ hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthre
         free(nb);
         HX_FAIL(HX_ERR_NOMEM, "out of memory");
     }
+    select_kernel(nb, HX_NB_DOUBLE);
+    hx_log(HX_LOG_DEBUG, "non-bonded kernel: 4x4 cluster pairs, %s, %d threads", nb->kernel_name,
+           nthreads);
     *out = nb;
     return HX_OK;
 }
 
-static void chunk_free(nb_chunk *c)
+static void list_free(nb_list *l)
 {
-    free(c->ei);
-    free(c->eshift);
-    free(c->ejbeg);
-    free(c->jl);
-    free(c->fx);
-    free(c->fy);
-    free(c->fz);
-    free(c->tx);
-    free(c->ty);
-    free(c->tz);
-    free(c->gx);
-    free(c->gy);
-    free(c->gz);
-    free(c->gq);
-    free(c->g6);
-    free(c->g12);
-    free(c->cand_j);
-    free(c->cand_s);
+    free(l->ci);
+    free(l->shift);
+    free(l->jbeg);
+    free(l->cj);
+    free(l->mask);
 }
 
 void hx_nb_destroy(hx_nb **nbp)
@@ -186,21 +345,36 @@ void hx_nb_destroy(hx_nb **nbp)
     if (!nbp || !*nbp)
         return;
     hx_nb *nb = *nbp;
-    for (int c = 0; c < nb->nthreads; c++)
-        chunk_free(&nb->chunks[c]);
+    for (int c = 0; c < nb->nthreads; c++) {
+        nb_chunk *ch = &nb->chunks[c];
+        for (int k = 0; k < NCLASS; k++)
+            list_free(&ch->list[k]);
+        free(ch->fbuf);
+        free(ch->cand_cj);
+        free(ch->cand_key);
+        free(ch->cand_mask);
+    }
     free(nb->chunks);
     free(nb->perm);
     free(nb->wrap);
-    free(nb->xs);
-    free(nb->ys);
-    free(nb->zs);
-    free(nb->qs);
+    free(nb->xqd);
+    free(nb->xqf);
+    free(nb->lj6d);
+    free(nb->lj12d);
+    free(nb->lj6f);
+    free(nb->lj12f);
     free(nb->ts);
     free(nb->ms);
-    free(nb->zs_zone);
+    free(nb->bb);
+    free(nb->realm);
+    free(nb->dmax);
+    free(nb->colcl);
+    free(nb->colbb);
+    free(nb->colcount);
+    free(nb->akey);
+    free(nb->aord);
+    free(nb->apos);
     free(nb->x_prev);
-    free(nb->cellstart);
-    free(nb->key);
     free(nb);
     *nbp = NULL;
 }
@@ -214,69 +388,95 @@ long long hx_nb_npairs(const hx_nb *nb)
 {
     long long s = 0;
     for (int c = 0; c < nb->nthreads; c++)
-        s += nb->chunks[c].npair;
+        s += nb->chunks[c].npairs;
     return s;
 }
 
-/* Grow *p to at least n elements of size sz (contents kept). */
-static int grow(void **p, long long *cap, long long n, size_t sz)
+/* Grow *p (elements of sz bytes) to hold at least n, contents kept. */
+static int grow(void **p, int *cap, long long n, size_t sz)
 {
     if (n <= *cap)
         return 1;
-    long long nc = *cap > 0 ? *cap : 64;
+    if (n > INT32_MAX / 2)
+        return 0;
+    long long nc = *cap > 0 ? *cap : 256;
     while (nc < n)
         nc *= 2;
     void *q = realloc(*p, (size_t)nc * sz);
     if (!q)
         return 0;
     *p = q;
-    *cap = nc;
+    *cap = (int)nc;
     return 1;
 }
 
-static int grow_i(void **p, int *cap, int n, size_t sz)
+/* 64-byte aligned (re)allocation without keeping contents: the vector loads want cluster rows
+ * on cache-line boundaries. */
+static void *realloc_aligned(void *old, size_t bytes)
 {
-    long long c = *cap;
-    int ok = grow(p, &c, n, sz);
-    *cap = (int)c;
-    return ok;
+    free(old);
+    size_t b = (bytes + 63) / 64 * 64;
+    return aligned_alloc(64, b > 0 ? b : 64);
 }
 
 static hx_status ensure_atoms(hx_nb *nb, int n)
 {
-    if (n <= nb->cap_n)
+    if (n <= nb->cap_atoms)
         return HX_OK;
-    int cap = n + n / 4 + 16;
-    size_t N = (size_t)cap;
+    size_t N = (size_t)n + (size_t)n / 4 + 16;
 #define RE(ptr, cnt)                                                                               \
     do {                                                                                           \
         void *q_ = realloc((ptr), (cnt) * sizeof *(ptr));                                          \
-        HX_CHECK(q_, HX_ERR_NOMEM, "out of memory for %d atoms in the pair search", n);            \
+        HX_CHECK(q_, HX_ERR_NOMEM, "out of memory for %zu atoms in the pair search", (cnt));       \
         (ptr) = q_;                                                                                \
     } while (0)
-    RE(nb->perm, N);
-    RE(nb->wrap, 3 * N);
-    RE(nb->xs, N);
-    RE(nb->ys, N);
-    RE(nb->zs, N);
-    RE(nb->qs, N);
-    RE(nb->ts, N);
-    RE(nb->ms, N);
-    RE(nb->zs_zone, N);
+    RE(nb->akey, N);
+    RE(nb->aord, N);
+    RE(nb->apos, 3 * N);
     RE(nb->x_prev, 3 * N);
-    RE(nb->key, N);
-    for (int c = 0; c < nb->nthreads; c++) {
-        nb_chunk *ch = &nb->chunks[c];
-        RE(ch->fx, N);
-        RE(ch->fy, N);
-        RE(ch->fz, N);
-    }
-#undef RE
-    nb->cap_n = cap;
+    nb->cap_atoms = (int)N;
     return HX_OK;
 }
 
-/* Zone of every local atom (from the ranges) into key[], validated. */
+static hx_status ensure_slots(hx_nb *nb, int ncl)
+{
+    int nslot = 4 * ncl;
+    if (nslot > nb->cap_slot) {
+        size_t N = (size_t)nslot + (size_t)nslot / 4 + 64;
+        size_t C = N / 4;
+        RE(nb->perm, N);
+        RE(nb->wrap, 3 * N);
+        RE(nb->ts, N);
+        RE(nb->ms, N);
+        RE(nb->bb, 6 * C);
+        RE(nb->realm, C);
+        RE(nb->dmax, C);
+        size_t nt = (size_t)nb->ntypes;
+        nb->xqd = realloc_aligned(nb->xqd, 4 * N * sizeof(double));
+        nb->xqf = realloc_aligned(nb->xqf, 4 * N * sizeof(float));
+        nb->lj6d = realloc_aligned(nb->lj6d, nt * N * sizeof(double));
+        nb->lj12d = realloc_aligned(nb->lj12d, nt * N * sizeof(double));
+        nb->lj6f = realloc_aligned(nb->lj6f, nt * N * sizeof(float));
+        nb->lj12f = realloc_aligned(nb->lj12f, nt * N * sizeof(float));
+        HX_CHECK(nb->xqd && nb->xqf && nb->lj6d && nb->lj12d && nb->lj6f && nb->lj12f, HX_ERR_NOMEM,
+                 "out of memory for %d pair-search slots", nslot);
+        nb->cap_slot = (int)N;
+    }
+    size_t fb = (size_t)nslot * 3 * sizeof(double);
+    for (int c = 0; c < nb->nthreads; c++) {
+        nb_chunk *ch = &nb->chunks[c];
+        if (ch->cap_fbuf < fb) {
+            size_t b = fb + fb / 4 + 64 * 12 * sizeof(double);
+            ch->fbuf = realloc_aligned(ch->fbuf, b);
+            HX_CHECK(ch->fbuf, HX_ERR_NOMEM, "out of memory for force buffers");
+            ch->cap_fbuf = b;
+        }
+    }
+    return HX_OK;
+}
+#undef RE
+
+/* Zone of every local atom (from the ranges), validated. */
 static hx_status zones_of(const hx_local_set *set, int *zone)
 {
     int covered = 0;
@@ -297,227 +497,503 @@ static hx_status zones_of(const hx_local_set *set, int *zone)
     return HX_OK;
 }
 
-/* Copy positions in sorted order with the wrap offsets of the last search. */
-static void load_sorted(hx_nb *nb, const hx_local_set *set)
+/* ---- pair search ------------------------------------------------------------------------ */
+
+/* Insertion sort of a column's atoms by z (ties by local index: deterministic). Columns hold a
+ * few tens of atoms; long ones (thin open zones) fall back to a shell sort. */
+static void sort_column(int *a, int m, const double *pos)
 {
-    const double *x = set->x;
-    for (int s = 0; s < nb->n; s++) {
-        int a = nb->perm[s];
-        nb->xs[s] = x[3 * a] + nb->wrap[3 * a];
-        nb->ys[s] = x[3 * a + 1] + nb->wrap[3 * a + 1];
-        nb->zs[s] = x[3 * a + 2] + nb->wrap[3 * a + 2];
+    static const int gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+    for (int gi = 0; gi < 8; gi++) {
+        int gap = gaps[gi];
+        if (gap >= m || (m <= 64 && gap > 1))
+            continue;
+        for (int i = gap; i < m; i++) {
+            int v = a[i];
+            double zv = pos[3 * v + 2];
+            int j = i;
+            while (j >= gap) {
+                int u = a[j - gap];
+                double zu = pos[3 * u + 2];
+                if (zu < zv || (zu == zv && u < v))
+                    break;
+                a[j] = u;
+                j -= gap;
+            }
+            a[j] = v;
+        }
     }
 }
 
-/* Grid over the local atoms: periodic dims span the box, open dims the atoms' extent. Cells are
- * at least rlist/2 wide and searched over +-ceil(rlist/size) neighbours: a tighter fit around
- * the cut-off sphere than rlist-wide cells at little extra bookkeeping. */
-static hx_status setup_grid(hx_nb *nb, const hx_local_set *set, double rlist)
+/* Bin, sort and cluster the atoms; fills the sorted layout, bounding boxes and zone ranges. */
+static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
 {
-    long long ncells = 1;
-    double target = 0.5 * rlist;
-    for (int d = 0; d < 3; d++) {
-        double lo, len;
-        if (set->periodic[d]) {
-            HX_CHECK(set->box[d] > 0 && rlist < 0.5 * set->box[d], HX_ERR_GEOMETRY,
-                     "pair-list radius %g nm is not below half the box (%g nm) along %c: use a "
-                     "shorter cut-off/rlist or a larger box",
-                     rlist, set->box[d], "xyz"[d]);
-            lo = 0.0;
-            len = set->box[d];
-        } else {
-            double mn = INFINITY, mx = -INFINITY;
-            for (int a = 0; a < set->n; a++) {
-                double v = set->x[3 * a + d];
-                mn = v < mn ? v : mn;
-                mx = v > mx ? v : mx;
-            }
-            if (set->n == 0)
-                mn = mx = 0.0;
-            HX_CHECK(isfinite(mn) && isfinite(mx), HX_ERR_PHYSICS,
-                     "non-finite coordinate along %c in the pair search", "xyz"[d]);
-            lo = mn;
-            len = (mx - mn) * (1.0 + 1e-12) + 1e-9;
+    const int n = set->n;
+    const int nz = hx_zone_count(set->ndim);
+    int *zone = nb->akey;
+    double *pos = nb->apos;
+    HX_TRY(zones_of(set, zone));
+    /* wrapped positions, atoms per zone, extents */
+    int zcount[HX_MAX_ZONES] = {0};
+    double zlo[HX_MAX_ZONES][3], zhi[HX_MAX_ZONES][3];
+    for (int z = 0; z < nz; z++)
+        for (int d = 0; d < 3; d++) {
+            zlo[z][d] = INFINITY;
+            zhi[z][d] = -INFINITY;
         }
-        int nc = (int)(len / target);
-        if (nc < 1)
-            nc = 1;
-        if (nc > 1024)
-            nc = 1024;
-        nb->ncell[d] = nc;
-        nb->cell_lo[d] = lo;
-        nb->cell_size[d] = len / nc;
-        int nr = (int)ceil(rlist / nb->cell_size[d] - 1e-12);
-        if (nr > nc && !set->periodic[d])
-            nr = nc;
-        HX_CHECK(!set->periodic[d] || nr <= nc, HX_ERR_INTERNAL, "search range %d > cells %d", nr,
-                 nc);
-        nb->nrange[d] = nr;
-        ncells *= nc;
+    for (int a = 0; a < n; a++) {
+        int z = zone[a];
+        zcount[z]++;
+        for (int d = 0; d < 3; d++) {
+            double v = set->x[3 * a + d];
+            HX_CHECK(isfinite(v), HX_ERR_PHYSICS,
+                     "atom %d (local index %d) has a non-finite coordinate in the pair search",
+                     a + 1, a);
+            if (set->periodic[d]) {
+                double L = set->box[d];
+                double w = -L * floor(v / L);
+                if (v + w >= L)
+                    w -= L;
+                v += w;
+            }
+            pos[3 * a + d] = v;
+            zlo[z][d] = v < zlo[z][d] ? v : zlo[z][d];
+            zhi[z][d] = v > zhi[z][d] ? v : zhi[z][d];
+        }
     }
-    HX_CHECK(ncells <= 64 * 1024 * 1024, HX_ERR_GEOMETRY,
-             "pair search grid of %lld cells: the local atoms span too large a region", ncells);
+    /* column grids: edge a with 4 atoms per a^3 at the zone's density */
+    int ncols = 0;
+    for (int z = 0; z < nz; z++) {
+        zone_grid *g = &nb->zg[z];
+        g->col0 = ncols;
+        if (zcount[z] == 0) {
+            g->nc[0] = g->nc[1] = 0;
+            continue;
+        }
+        double len[3];
+        for (int d = 0; d < 3; d++) {
+            if (set->periodic[d]) {
+                len[d] = set->box[d];
+                if (d < 2)
+                    g->lo[d] = 0.0;
+            } else {
+                len[d] = (zhi[z][d] - zlo[z][d]) * (1.0 + 1e-12) + 1e-9;
+                if (d < 2)
+                    g->lo[d] = zlo[z][d];
+            }
+        }
+        /* a thin zone (halo slab) would get a huge edge from its volume; use at least the
+         * density of a 0.5 nm thick slab so that columns stay small */
+        double vol = 1.0;
+        for (int d = 0; d < 3; d++)
+            vol *= len[d] > 0.5 ? len[d] : 0.5;
+        double edge = cbrt(4.0 * vol / zcount[z]);
+        for (int d = 0; d < 2; d++) {
+            int c = (int)(len[d] / edge);
+            c = c < 1 ? 1 : (c > 2048 ? 2048 : c);
+            g->nc[d] = c;
+            g->cw[d] = len[d] / c;
+        }
+        ncols += g->nc[0] * g->nc[1];
+    }
+    if (ncols + 1 > nb->cap_cols) {
+        int cap = ncols + 1 + ncols / 4 + 16;
+        int *a1 = realloc(nb->colcl, (size_t)cap * sizeof *a1);
+        if (a1)
+            nb->colcl = a1;
+        int *a2 = realloc(nb->colcount, (size_t)cap * sizeof *a2);
+        if (a2)
+            nb->colcount = a2;
+        double *a3 = realloc(nb->colbb, 4 * (size_t)cap * sizeof *a3);
+        if (a3)
+            nb->colbb = a3;
+        HX_CHECK(a1 && a2 && a3, HX_ERR_NOMEM, "out of memory for %d search columns", ncols);
+        nb->cap_cols = cap;
+    }
+    nb->ncols = ncols;
+    /* column of every atom; counting sort */
+    int *cnt = nb->colcount;
+    memset(cnt, 0, (size_t)(ncols + 1) * sizeof *cnt);
+    for (int a = 0; a < n; a++) {
+        const zone_grid *g = &nb->zg[zone[a]];
+        int c[2];
+        for (int d = 0; d < 2; d++) {
+            int cc = (int)((pos[3 * a + d] - g->lo[d]) / g->cw[d]);
+            c[d] = cc < 0 ? 0 : (cc >= g->nc[d] ? g->nc[d] - 1 : cc);
+        }
+        int col = g->col0 + c[1] * g->nc[0] + c[0];
+        zone[a] = col; /* zone no longer needed per atom: the column says it */
+        cnt[col + 1]++;
+    }
+    for (int c = 0; c < ncols; c++)
+        cnt[c + 1] += cnt[c];
+    {
+        /* stable fill; cnt[c] ends as the end of column c, restored below */
+        for (int a = 0; a < n; a++)
+            nb->aord[cnt[zone[a]]++] = a;
+        for (int c = ncols; c > 0; c--)
+            cnt[c] = cnt[c - 1];
+        cnt[0] = 0;
+    }
+    /* clusters per column */
+    int ncl = 0;
+    for (int c = 0; c < ncols; c++) {
+        nb->colcl[c] = ncl;
+        ncl += (cnt[c + 1] - cnt[c] + 3) / 4;
+    }
+    nb->colcl[ncols] = ncl;
+    for (int z = 0; z < nz; z++)
+        nb->zcl[z] = nb->colcl[nb->zg[z].col0];
+    nb->zcl[nz] = ncl;
+    HX_TRY(ensure_slots(nb, ncl));
+    nb->ncl = ncl;
+    nb->nslot = 4 * ncl;
+    /* fill slots column by column */
+    const int nt = nb->ntypes;
+    const size_t ns = (size_t)nb->nslot;
+    for (int c = 0; c < ncols; c++) {
+        int *col = nb->aord + cnt[c];
+        int m = cnt[c + 1] - cnt[c];
+        sort_column(col, m, pos);
+        double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+        for (int cl = nb->colcl[c]; cl < nb->colcl[c + 1]; cl++) {
+            double lo[3] = {INFINITY, INFINITY, INFINITY},
+                   hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+            unsigned rm = 0;
+            for (int k = 0; k < 4; k++) {
+                int s = 4 * cl + k, t = 4 * (cl - nb->colcl[c]) + k;
+                double *xq = nb->xqd + 16 * cl;
+                if (t < m) {
+                    int a = col[t];
+                    nb->perm[s] = a;
+                    for (int d = 0; d < 3; d++) {
+                        double v = pos[3 * a + d];
+                        nb->wrap[3 * s + d] = v - set->x[3 * a + d];
+                        xq[4 * d + k] = v;
+                        lo[d] = v < lo[d] ? v : lo[d];
+                        hi[d] = v > hi[d] ? v : hi[d];
+                    }
+                    xq[12 + k] = set->q[a];
+                    HX_CHECK(set->type[a] >= 0 && set->type[a] < nt, HX_ERR_INVALID_ARG,
+                             "atom %d has LJ type %d outside the force field's %d types", a + 1,
+                             set->type[a], nt);
+                    nb->ts[s] = set->type[a];
+                    nb->ms[s] = set->mol[a];
+                    rm |= 1u << k;
+                } else {
+                    nb->perm[s] = -1;
+                    for (int d = 0; d < 3; d++) {
+                        nb->wrap[3 * s + d] = 0.0;
+                        xq[4 * d + k] = -FAR_AWAY;
+                    }
+                    xq[12 + k] = 0.0;
+                    nb->ts[s] = 0;
+                    nb->ms[s] = -1;
+                }
+            }
+            for (int d = 0; d < 3; d++) {
+                nb->bb[6 * cl + d] = lo[d];
+                nb->bb[6 * cl + 3 + d] = hi[d];
+            }
+            nb->realm[cl] = (unsigned char)rm;
+            xlo = lo[0] < xlo ? lo[0] : xlo;
+            xhi = hi[0] > xhi ? hi[0] : xhi;
+            ylo = lo[1] < ylo ? lo[1] : ylo;
+            yhi = hi[1] > yhi ? hi[1] : yhi;
+        }
+        nb->colbb[4 * c] = xlo;
+        nb->colbb[4 * c + 1] = xhi;
+        nb->colbb[4 * c + 2] = ylo;
+        nb->colbb[4 * c + 3] = yhi;
+    }
+    /* LJ parameters of every j slot for each i type (padding: 0) */
+    for (int ti = 0; ti < nt; ti++)
+        for (size_t s = 0; s < ns; s++) {
+            int real = nb->perm[s] >= 0;
+            double c6 = real ? nb->c6[ti * nt + nb->ts[s]] : 0.0;
+            double c12 = real ? nb->c12[ti * nt + nb->ts[s]] : 0.0;
+            nb->lj6d[(size_t)ti * ns + s] = c6;
+            nb->lj12d[(size_t)ti * ns + s] = c12;
+            nb->lj6f[(size_t)ti * ns + s] = (float)c6;
+            nb->lj12f[(size_t)ti * ns + s] = (float)c12;
+        }
+    for (size_t k = 0; k < 4 * ns; k++)
+        nb->xqf[k] = (float)nb->xqd[k];
     return HX_OK;
 }
 
-static inline int cell_index(const hx_nb *nb, int cx, int cy, int cz)
+/* Largest distance between two atoms of one molecule (molecules are contiguous; minimum image
+ * along periodic dimensions): cluster pairs farther apart than this cannot share a molecule. */
+static double molecule_extent(const hx_local_set *set)
 {
-    return (cz * nb->ncell[1] + cy) * nb->ncell[0] + cx;
+    double r2max = 0.0;
+    int a0 = 0;
+    while (a0 < set->n) {
+        int a1 = a0 + 1;
+        while (a1 < set->n && set->mol[a1] == set->mol[a0])
+            a1++;
+        double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+        for (int a = a0 + 1; a < a1; a++)
+            for (int d = 0; d < 3; d++) {
+                double v = set->x[3 * a + d] - set->x[3 * a0 + d];
+                if (set->periodic[d])
+                    v -= set->box[d] * nearbyint(v / set->box[d]);
+                lo[d] = v < lo[d] ? v : lo[d];
+                hi[d] = v > hi[d] ? v : hi[d];
+            }
+        double r2 = 0.0;
+        for (int d = 0; d < 3; d++)
+            r2 += (hi[d] - lo[d]) * (hi[d] - lo[d]);
+        r2max = r2 > r2max ? r2 : r2max;
+        a0 = a1;
+    }
+    return sqrt(r2max);
 }
 
-/* Search the i atoms [ib, ie) of one chunk. */
+static inline double gap(double a, double b)
+{
+    /* max(0, a, b) without libm's fmax call (it is not inlined with the project's flags) */
+    double m = a > b ? a : b;
+    return m > 0.0 ? m : 0.0;
+}
+
+static inline int popcount16(unsigned m)
+{
+    m = m - ((m >> 1) & 0x5555u);
+    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+    m = (m + (m >> 4)) & 0x0f0fu;
+    return (int)((m + (m >> 8)) & 0x1fu);
+}
+
+/* The i-cluster range of one chunk, searched; candidates of each i cluster are grouped by
+ * (class, shift) into list entries. */
 static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist,
                          int check_missed)
 {
     const double rl2 = rlist * rlist, rc2 = nb->p.rc * nb->p.rc;
     const double rp2 = nb->rlist_prev * nb->rlist_prev;
-    const int nct = nb->ncell[0] * nb->ncell[1] * nb->ncell[2];
-    const int nizone = hx_izone_count(set->ndim);
-    ch->nent = 0;
-    ch->npair = 0;
+    const double buf_prev = nb->rlist_prev - nb->p.rc;
+    const double rmol2 = nb->rmol * nb->rmol * (1.0 + 1e-9) + 1e-12;
+    const double *xqd = nb->xqd;
     ch->missed = 0;
+    ch->npairs = 0;
     ch->st = HX_OK;
-    long long capp = ch->cap_pair;
-    int cap_e = ch->cap_ent, cap_c = ch->cap_cand;
-    int nc = 0;
-    for (int s = ch->i_begin; s < ch->i_end; s++) {
-        int iz = nb->zs_zone[s];
-        if (iz >= nizone)
+    for (int k = 0; k < NCLASS; k++) {
+        ch->list[k].nent = 0;
+        ch->list[k].ncj = 0;
+    }
+    const int nz = hx_zone_count(set->ndim);
+    for (int ci = ch->cl_begin; ci < ch->cl_end; ci++) {
+        if (!nb->realm[ci])
             continue;
-        double xi = nb->xs[s], yi = nb->ys[s], zi = nb->zs[s];
-        int mi = nb->ms[s];
-        int ci[3];
-        double xv[3] = {xi, yi, zi};
-        for (int d = 0; d < 3; d++) {
-            int c = (int)((xv[d] - nb->cell_lo[d]) / nb->cell_size[d]);
-            ci[d] = c < 0 ? 0 : (c >= nb->ncell[d] ? nb->ncell[d] - 1 : c);
-        }
+        int iz = 0;
+        while (iz + 1 < nz && ci >= nb->zcl[iz + 1])
+            iz++;
+        const double *ib = nb->bb + 6 * ci;
+        const double *xi = xqd + 16 * ci;
         int j0, j1;
         hx_izone_jrange(set->ndim, iz, &j0, &j1);
-        nc = 0;
+        ch->ncand = 0;
         for (int jz = j0; jz < j1; jz++) {
-            int half = (iz == 0 && jz == 0);
-            for (int oz = -nb->nrange[2]; oz <= nb->nrange[2]; oz++)
-                for (int oy = -nb->nrange[1]; oy <= nb->nrange[1]; oy++)
-                    for (int ox = -nb->nrange[0]; ox <= nb->nrange[0]; ox++) {
-                        if (half && (oz < 0 || (oz == 0 && (oy < 0 || (oy == 0 && ox < 0)))))
-                            continue;
-                        int o[3] = {ox, oy, oz}, cj[3], k[3];
-                        double dmin2 = 0.0, sh[3];
-                        int skip = 0;
-                        for (int d = 0; d < 3 && !skip; d++) {
-                            int c = ci[d] + o[d];
-                            k[d] = 0;
-                            if (set->periodic[d]) {
-                                while (c < 0) {
-                                    c += nb->ncell[d];
-                                    k[d]--;
-                                }
-                                while (c >= nb->ncell[d]) {
-                                    c -= nb->ncell[d];
-                                    k[d]++;
-                                }
-                            } else if (c < 0 || c >= nb->ncell[d]) {
-                                skip = 1;
-                                break;
-                            }
-                            cj[d] = c;
-                            sh[d] = set->periodic[d] ? k[d] * set->box[d] : 0.0;
-                            double lo = nb->cell_lo[d] + c * nb->cell_size[d] + sh[d];
-                            double hi = lo + nb->cell_size[d];
-                            double dd = xv[d] < lo ? lo - xv[d] : (xv[d] > hi ? xv[d] - hi : 0.0);
-                            dmin2 += dd * dd;
+            if (nb->zcl[jz] == nb->zcl[jz + 1])
+                continue;
+            const zone_grid *g = &nb->zg[jz];
+            const int half = iz == 0 && jz == 0;
+            const int cls = half ? 0 : 1;
+            int vlo[2], vhi[2];
+            for (int d = 0; d < 2; d++) {
+                vlo[d] = (int)floor((ib[d] - rlist - g->lo[d]) / g->cw[d]);
+                vhi[d] = (int)floor((ib[3 + d] + rlist - g->lo[d]) / g->cw[d]);
+                if (!set->periodic[d]) {
+                    vlo[d] = vlo[d] < 0 ? 0 : vlo[d];
+                    vhi[d] = vhi[d] >= g->nc[d] ? g->nc[d] - 1 : vhi[d];
+                }
+            }
+            const int kz0 = set->periodic[2] ? -1 : 0, kz1 = set->periodic[2] ? 1 : 0;
+            for (int vy = vlo[1]; vy <= vhi[1]; vy++) {
+                int ky = 0, cy = vy;
+                if (set->periodic[1]) {
+                    ky = (int)floor((double)vy / g->nc[1]);
+                    cy = vy - ky * g->nc[1];
+                }
+                const double sy = ky * set->box[1];
+                for (int vx = vlo[0]; vx <= vhi[0]; vx++) {
+                    int kx = 0, cx = vx;
+                    if (set->periodic[0]) {
+                        kx = (int)floor((double)vx / g->nc[0]);
+                        cx = vx - kx * g->nc[0];
+                    }
+                    const double sx = kx * set->box[0];
+                    const int col = g->col0 + cy * g->nc[0] + cx;
+                    const int cb = nb->colcl[col], ce = nb->colcl[col + 1];
+                    if (cb == ce)
+                        continue;
+                    const double *cbb = nb->colbb + 4 * col;
+                    double gx = gap(cbb[0] + sx - ib[3], ib[0] - cbb[1] - sx);
+                    double gy = gap(cbb[2] + sy - ib[4], ib[1] - cbb[3] - sy);
+                    if (gx * gx + gy * gy >= rl2)
+                        continue;
+                    for (int kz = kz0; kz <= kz1; kz++) {
+                        const double sz = kz * set->box[2];
+                        const double wlo = ib[2] - rlist - sz, whi = ib[5] + rlist - sz;
+                        /* first cluster whose top reaches wlo: z tops rise along a column */
+                        int lo = cb, hi = ce;
+                        while (lo < hi) {
+                            int mid = (lo + hi) / 2;
+                            if (nb->bb[6 * mid + 5] < wlo)
+                                lo = mid + 1;
+                            else
+                                hi = mid;
                         }
-                        /* a periodic image on the other side of a small grid */
-                        if (skip || dmin2 >= rl2)
-                            continue;
-                        int cell = cell_index(nb, cj[0], cj[1], cj[2]);
-                        int jb = nb->cellstart[jz * nct + cell];
-                        int je = nb->cellstart[jz * nct + cell + 1];
-                        if (half && ox == 0 && oy == 0 && oz == 0 && jb <= s)
-                            jb = s + 1;
-                        if (je <= jb)
-                            continue;
-                        int sidx = (k[0] + 1) + 3 * (k[1] + 1) + 9 * (k[2] + 1);
-                        double xq = xi - sh[0], yq = yi - sh[1], zq = zi - sh[2];
-                        if (nc + (je - jb) > cap_c) {
-                            if (!grow_i((void **)&ch->cand_j, &cap_c, nc + (je - jb),
-                                        sizeof(int)) ||
-                                !grow_i((void **)&ch->cand_s, &ch->cap_cand, nc + (je - jb),
-                                        sizeof(int))) {
-                                ch->st = HX_ERR_NOMEM;
-                                return;
+                        const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
+                        for (int cj = lo; cj < ce && nb->bb[6 * cj + 2] <= whi; cj++) {
+                            if (half && (cj < ci || (cj == ci && sidx < SHIFT_ZERO)))
+                                continue;
+                            const double *jb = nb->bb + 6 * cj;
+                            const double sh[3] = {sx, sy, sz};
+                            double d2 = 0.0;
+                            for (int d = 0; d < 3; d++) {
+                                double gd =
+                                    gap(jb[d] + sh[d] - ib[3 + d], ib[d] - jb[3 + d] - sh[d]);
+                                d2 += gd * gd;
                             }
-                            ch->cap_cand = cap_c;
-                        }
-                        for (int j = jb; j < je; j++) {
-                            double dx = xq - nb->xs[j], dy = yq - nb->ys[j], dz = zq - nb->zs[j];
-                            double r2 = dx * dx + dy * dy + dz * dz;
-                            if (r2 < rl2 && nb->ms[j] != mi) {
-                                ch->cand_j[nc] = j;
-                                ch->cand_s[nc] = sidx;
-                                nc++;
-                                if (check_missed && r2 < rc2) {
+                            if (d2 >= rl2)
+                                continue;
+                            const double *xj = xqd + 16 * cj;
+                            const int self = half && cj == ci && sidx == SHIFT_ZERO;
+                            unsigned mask = 0;
+                            if (d2 < rmol2 || self) {
+                                for (int ii = 0; ii < 4; ii++) {
+                                    int mi = nb->ms[4 * ci + ii];
+                                    if (mi < 0)
+                                        continue;
+                                    for (int jj = self ? ii + 1 : 0; jj < 4; jj++) {
+                                        int mj = nb->ms[4 * cj + jj];
+                                        if (mj >= 0 && mj != mi)
+                                            mask |= 1u << (4 * ii + jj);
+                                    }
+                                }
+                            } else {
+                                unsigned rj = nb->realm[cj];
+                                for (int ii = 0; ii < 4; ii++)
+                                    if (nb->realm[ci] >> ii & 1)
+                                        mask |= rj << (4 * ii);
+                            }
+                            if (!mask)
+                                continue;
+                            /* keep the cluster pair only if an atom pair is within rlist */
+                            int any = 0;
+                            for (int ii = 0; ii < 4 && !any; ii++) {
+                                double x0 = xi[ii] - sx, y0 = xi[4 + ii] - sy, z0 = xi[8 + ii] - sz;
+                                for (int jj = 0; jj < 4; jj++) {
+                                    double dx = x0 - xj[jj], dy = y0 - xj[4 + jj],
+                                           dz = z0 - xj[8 + jj];
+                                    if ((mask >> (4 * ii + jj) & 1) &&
+                                        dx * dx + dy * dy + dz * dz < rl2) {
+                                        any = 1;
+                                        break;
+                                    }
+                                }
+                            }
+                            if (!any)
+                                continue;
+                            if (check_missed && nb->dmax[ci] + nb->dmax[cj] > buf_prev) {
+                                for (int b = 0; b < 16; b++) {
+                                    if (!(mask >> b & 1))
+                                        continue;
+                                    int ii = b >> 2, jj = b & 3;
+                                    double dx = xi[ii] - sx - xj[jj],
+                                           dy = xi[4 + ii] - sy - xj[4 + jj],
+                                           dz = xi[8 + ii] - sz - xj[8 + jj];
+                                    if (dx * dx + dy * dy + dz * dz >= rc2)
+                                        continue;
                                     /* distance at the previous build, minimum image */
-                                    int a = nb->perm[s], b = nb->perm[j];
-                                    double d2 = 0.0;
+                                    int a = nb->perm[4 * ci + ii], bq = nb->perm[4 * cj + jj];
+                                    double p2 = 0.0;
                                     for (int d = 0; d < 3; d++) {
-                                        double v = nb->x_prev[3 * a + d] - nb->x_prev[3 * b + d];
+                                        double v = nb->x_prev[3 * a + d] - nb->x_prev[3 * bq + d];
                                         if (set->periodic[d])
                                             v -= set->box[d] * nearbyint(v / set->box[d]);
-                                        d2 += v * v;
+                                        p2 += v * v;
                                     }
-                                    if (d2 >= rp2)
+                                    if (p2 >= rp2)
                                         ch->missed++;
                                 }
                             }
+                            ch->npairs += popcount16(mask);
+                            if (ch->ncand >= ch->cap_cand) {
+                                int cap = ch->cap_cand;
+                                if (!grow((void **)&ch->cand_cj, &cap, ch->ncand + 1,
+                                          sizeof(int)) ||
+                                    !grow((void **)&ch->cand_key, &ch->cap_cand, ch->ncand + 1,
+                                          sizeof(int))) {
+                                    ch->st = HX_ERR_NOMEM;
+                                    return;
+                                }
+                                void *q =
+                                    realloc(ch->cand_mask, (size_t)ch->cap_cand * sizeof(uint16_t));
+                                if (!q) {
+                                    ch->st = HX_ERR_NOMEM;
+                                    return;
+                                }
+                                ch->cand_mask = q;
+                            }
+                            ch->cand_cj[ch->ncand] = cj;
+                            ch->cand_key[ch->ncand] = cls * NSHIFT + sidx;
+                            ch->cand_mask[ch->ncand] = (uint16_t)mask;
+                            ch->ncand++;
                         }
                     }
+                }
+            }
         }
-        if (nc == 0)
+        if (ch->ncand == 0)
             continue;
-        /* emit one entry per image shift, shifts in index order (deterministic) */
-        int count[NSHIFT] = {0};
-        for (int t = 0; t < nc; t++)
-            count[ch->cand_s[t]]++;
-        for (int sidx = 0; sidx < NSHIFT; sidx++) {
-            if (!count[sidx])
+        /* one entry per (class, shift), in key order; candidates in discovery order */
+        int count[NCLASS * NSHIFT] = {0};
+        for (int t = 0; t < ch->ncand; t++)
+            count[ch->cand_key[t]]++;
+        for (int key = 0; key < NCLASS * NSHIFT; key++) {
+            if (!count[key])
                 continue;
-            if (ch->nent + 2 > cap_e) {
-                int nce = cap_e > 0 ? 2 * cap_e : 1024;
-                int *a = realloc(ch->ei, (size_t)nce * sizeof *a);
-                if (a)
-                    ch->ei = a;
-                int *b = realloc(ch->eshift, (size_t)nce * sizeof *b);
-                if (b)
-                    ch->eshift = b;
-                int *c = realloc(ch->ejbeg, ((size_t)nce + 1) * sizeof *c);
-                if (c)
-                    ch->ejbeg = c;
-                if (!a || !b || !c) {
+            nb_list *l = &ch->list[key / NSHIFT];
+            if (l->nent + 2 > l->cap_ent) {
+                int c1 = l->cap_ent, c2 = l->cap_ent, c3 = l->cap_ent;
+                if (!grow((void **)&l->ci, &c1, l->nent + 2, sizeof(int)) ||
+                    !grow((void **)&l->shift, &c2, l->nent + 2, sizeof(int)) ||
+                    !grow((void **)&l->jbeg, &c3, l->nent + 2, sizeof(int))) {
                     ch->st = HX_ERR_NOMEM;
                     return;
                 }
-                cap_e = ch->cap_ent = nce;
+                l->cap_ent = c1;
             }
-            if (ch->npair + count[sidx] > capp) {
-                if (!grow((void **)&ch->jl, &capp, ch->npair + count[sidx], sizeof(int))) {
+            if (l->ncj + count[key] > l->cap_cj) {
+                int c1 = l->cap_cj;
+                if (!grow((void **)&l->cj, &c1, (long long)l->ncj + count[key], sizeof(int))) {
                     ch->st = HX_ERR_NOMEM;
                     return;
                 }
-                ch->cap_pair = capp;
+                void *q = realloc(l->mask, (size_t)c1 * sizeof(uint16_t));
+                if (!q) {
+                    ch->st = HX_ERR_NOMEM;
+                    return;
+                }
+                l->mask = q;
+                l->cap_cj = c1;
             }
-            ch->ei[ch->nent] = s;
-            ch->eshift[ch->nent] = sidx;
-            ch->ejbeg[ch->nent] = (int)ch->npair;
-            for (int t = 0; t < nc; t++)
-                if (ch->cand_s[t] == sidx)
-                    ch->jl[ch->npair++] = ch->cand_j[t];
-            ch->nent++;
+            l->ci[l->nent] = ci;
+            l->shift[l->nent] = key % NSHIFT;
+            l->jbeg[l->nent] = l->ncj;
+            for (int t = 0; t < ch->ncand; t++)
+                if (ch->cand_key[t] == key) {
+                    l->cj[l->ncj] = ch->cand_cj[t];
+                    l->mask[l->ncj] = ch->cand_mask[t];
+                    l->ncj++;
+                }
+            l->nent++;
+            l->jbeg[l->nent] = l->ncj;
         }
     }
-    if (ch->ei)
-        ch->ejbeg[ch->nent] = (int)ch->npair;
 }
 
 hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int check_missed,
@@ -528,70 +1004,42 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
              "pair-list radius rlist = %g nm is shorter than the cut-off %g nm: use rlist >= rc",
              rlist, nb->p.rc);
     HX_CHECK(set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG, "ndim = %d", set->ndim);
+    for (int d = 0; d < 3; d++)
+        HX_CHECK(!set->periodic[d] || (set->box[d] > 0 && rlist < 0.5 * set->box[d]),
+                 HX_ERR_GEOMETRY,
+                 "pair-list radius %g nm is not below half the box (%g nm) along %c: use a "
+                 "shorter cut-off/rlist or a larger box",
+                 rlist, set->box[d], "xyz"[d]);
     if (missed)
         *missed = 0;
-    int n = set->n;
+    const int n = set->n;
     HX_TRY(ensure_atoms(nb, n));
-    HX_TRY(zones_of(set, nb->key));
-    HX_TRY(setup_grid(nb, set, rlist));
-    int do_missed = check_missed && missed && nb->have_prev && nb->n_prev == n;
-    const int nct = nb->ncell[0] * nb->ncell[1] * nb->ncell[2];
-    int nz = hx_zone_count(set->ndim);
-    int ncs = nz * nct + 1;
-    if (ncs > nb->cap_cellstart) {
-        int *q = realloc(nb->cellstart, (size_t)ncs * sizeof *q);
-        HX_CHECK(q, HX_ERR_NOMEM, "out of memory for %d search cells", ncs);
-        nb->cellstart = q;
-        nb->cap_cellstart = ncs;
-    }
-    /* bin: key = zone * ncells + cell; wrap periodic coordinates */
-    int *zone = nb->key; /* holds zones now; converted to keys below */
-    memset(nb->cellstart, 0, (size_t)ncs * sizeof(int));
-    for (int a = 0; a < n; a++) {
-        int c[3];
-        for (int d = 0; d < 3; d++) {
-            double v = set->x[3 * a + d];
-            HX_CHECK(isfinite(v), HX_ERR_PHYSICS,
-                     "atom %d (local index %d) has a non-finite coordinate in the pair search",
-                     a + 1, a);
-            double w = 0.0;
-            if (set->periodic[d]) {
-                double L = set->box[d];
-                w = -L * floor(v / L);
-                if (v + w >= L)
-                    w -= L;
-            }
-            nb->wrap[3 * a + d] = w;
-            int cc = (int)((v + w - nb->cell_lo[d]) / nb->cell_size[d]);
-            c[d] = cc < 0 ? 0 : (cc >= nb->ncell[d] ? nb->ncell[d] - 1 : cc);
-        }
-        int k = zone[a] * nct + cell_index(nb, c[0], c[1], c[2]);
-        zone[a] = k;
-        nb->cellstart[k + 1]++;
-    }
-    for (int k = 0; k < ncs - 1; k++)
-        nb->cellstart[k + 1] += nb->cellstart[k];
-    /* stable counting sort; fill uses a moving cursor copied from cellstart */
-    {
-        int *cursor = malloc((size_t)ncs * sizeof *cursor);
-        HX_CHECK(cursor, HX_ERR_NOMEM, "out of memory");
-        memcpy(cursor, nb->cellstart, (size_t)ncs * sizeof *cursor);
-        for (int a = 0; a < n; a++)
-            nb->perm[cursor[zone[a]]++] = a;
-        free(cursor);
-    }
+    HX_TRY(build_clusters(nb, set));
     nb->n = n;
-    for (int s = 0; s < n; s++) {
-        int a = nb->perm[s];
-        nb->qs[s] = set->q[a];
-        nb->ts[s] = set->type[a];
-        nb->ms[s] = set->mol[a];
-        nb->zs_zone[s] = zone[a] / nct;
-        HX_CHECK(set->type[a] >= 0 && set->type[a] < nb->ntypes, HX_ERR_INVALID_ARG,
-                 "atom %d has LJ type %d outside the force field's %d types", a + 1, set->type[a],
-                 nb->ntypes);
+    nb->rmol = molecule_extent(set);
+    int do_missed = check_missed && missed && nb->have_prev && nb->n_prev == n;
+    if (do_missed) {
+        /* displacement of every atom since the previous build, largest per cluster: a pair can
+         * only have come from beyond rlist_prev to inside rc if its two atoms moved by more
+         * than rlist_prev - rc together */
+        for (int cl = 0; cl < nb->ncl; cl++) {
+            double m = 0.0;
+            for (int k = 0; k < 4; k++) {
+                int a = nb->perm[4 * cl + k];
+                if (a < 0)
+                    continue;
+                double d2 = 0.0;
+                for (int d = 0; d < 3; d++) {
+                    double v = set->x[3 * a + d] - nb->x_prev[3 * a + d];
+                    if (set->periodic[d])
+                        v -= set->box[d] * nearbyint(v / set->box[d]);
+                    d2 += v * v;
+                }
+                m = d2 > m ? d2 : m;
+            }
+            nb->dmax[cl] = sqrt(m) * (1.0 + 1e-12) + 1e-12;
+        }
     }
-    load_sorted(nb, set);
     for (int kz = -1; kz <= 1; kz++)
         for (int ky = -1; ky <= 1; ky++)
             for (int kx = -1; kx <= 1; kx++) {
@@ -600,11 +1048,11 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
                 nb->shiftvec[sidx][1] = set->periodic[1] ? ky * set->box[1] : 0.0;
                 nb->shiftvec[sidx][2] = set->periodic[2] ? kz * set->box[2] : 0.0;
             }
-    /* i atoms: zones below the i-zone count come first in sorted order */
-    int ni = nb->cellstart[hx_izone_count(set->ndim) * nct];
+    /* i clusters: zones below the i-zone count come first in sorted order */
+    int nci = nb->zcl[hx_izone_count(set->ndim)];
     for (int c = 0; c < nb->nthreads; c++) {
-        nb->chunks[c].i_begin = (int)((long long)ni * c / nb->nthreads);
-        nb->chunks[c].i_end = (int)((long long)ni * (c + 1) / nb->nthreads);
+        nb->chunks[c].cl_begin = (int)((long long)nci * c / nb->nthreads);
+        nb->chunks[c].cl_end = (int)((long long)nci * (c + 1) / nb->nthreads);
     }
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static, 1) num_threads(nb->nthreads)
@@ -616,27 +1064,6 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
         nb_chunk *ch = &nb->chunks[c];
         HX_CHECK(ch->st == HX_OK, ch->st, "out of memory for the pair list");
         mtot += ch->missed;
-        if (!ch->ejbeg) {
-            ch->ejbeg = calloc(1, sizeof(int));
-            HX_CHECK(ch->ejbeg, HX_ERR_NOMEM, "out of memory");
-            ch->cap_ent = 0;
-        }
-        int need = 0;
-        for (int e = 0; e < ch->nent; e++) {
-            int len = ch->ejbeg[e + 1] - ch->ejbeg[e];
-            need = len > need ? len : need;
-        }
-        if (need > ch->cap_tmp) {
-            size_t N = (size_t)need + 8;
-            double **arrs[9] = {&ch->tx, &ch->ty, &ch->tz, &ch->gx, &ch->gy,
-                                &ch->gz, &ch->gq, &ch->g6, &ch->g12};
-            for (int k = 0; k < 9; k++) {
-                double *q = realloc(*arrs[k], N * sizeof *q);
-                HX_CHECK(q, HX_ERR_NOMEM, "out of memory for kernel scratch");
-                *arrs[k] = q;
-            }
-            ch->cap_tmp = need + 8;
-        }
     }
     if (missed)
         *missed = do_missed ? mtot : 0;
@@ -653,166 +1080,12 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
     return HX_OK;
 }
 
-/* 1/sqrt(r2) without the sqrt call: gcc keeps sqrt's errno path (a branch that blocks
- * vectorisation) unless -fno-math-errno is given on the command line, which the project's
- * portable flags do not. A bit-level first guess (relative error < 3.5%) and four Newton steps
- * reach double precision (< 1e-15 relative); all of it vectorises with SSE2. r2 > 0 for every
- * listed pair of distinct atoms; overlapping atoms give a non-finite result that the check after
- * the kernel reports. */
-static inline double rsqrt_nr(double r2)
+/* ---- forces ----------------------------------------------------------------------------- */
+
+/* Home atoms: self term and the reaction-field part of excluded (same-molecule) pairs within the
+ * cut-off, in double in both precisions (a few pairs per molecule). */
+static void home_terms(const hx_nb *nb, const hx_local_set *set, double *f, double *vcoul)
 {
-    uint64_t i;
-    memcpy(&i, &r2, sizeof i);
-    i = 0x5fe6eb50c7b537a9ULL - (i >> 1);
-    double y;
-    memcpy(&y, &i, sizeof y);
-    const double h = 0.5 * r2;
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
-    y = y * (1.5 - h * y * y);
-    return y;
-}
-
-/* With gcc on x86-64 an AVX2+FMA clone of the kernel is selected at run time on CPUs that have
- * it; the default clone keeps the binary portable. Same machine, same clone: results stay
- * bit-identical. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(HX_NO_CLONES)
-#define HX_KERNEL_ATTR __attribute__((target_clones("arch=haswell", "default")))
-#else
-#define HX_KERNEL_ATTR
-#endif
-
-typedef struct kconst {
-    double rc2, irc6, irc12, krf, crf, two_krf;
-} kconst;
-
-/* Pair interactions of one i atom with len gathered j atoms: element-wise only (no sums, no
- * indirect access) and with restrict arguments, so that gcc vectorises it. On return gq holds
- * the LJ and g6 the Coulomb energy of each pair, t* the force on i from each pair. */
-HX_KERNEL_ATTR __attribute__((noinline)) static void
-pair_loop(int len, double xi, double yi, double zi, double qi, const kconst *kc,
-          const double *restrict gx, const double *restrict gy, const double *restrict gz,
-          double *restrict gq, double *restrict g6, const double *restrict g12, double *restrict tx,
-          double *restrict ty, double *restrict tz)
-{
-    const double rc2 = kc->rc2, irc6 = kc->irc6, irc12 = kc->irc12;
-    const double krf = kc->krf, crf = kc->crf, two_krf = kc->two_krf;
-    for (int k = 0; k < len; k++) {
-        const double dx = xi - gx[k], dy = yi - gy[k], dz = zi - gz[k];
-        const double r2 = dx * dx + dy * dy + dz * dz;
-        const double in = r2 < rc2 ? 1.0 : 0.0;
-        const double rinv = rsqrt_nr(r2);
-        const double rinv2 = rinv * rinv;
-        const double rinv6 = rinv2 * rinv2 * rinv2;
-        const double c6 = g6[k], c12 = g12[k];
-        const double qq = qi * gq[k];
-        const double vr12 = c12 * rinv6 * rinv6, vr6 = c6 * rinv6;
-        const double v_lj = (vr12 - c12 * irc12) - (vr6 - c6 * irc6);
-        const double v_c = qq * (rinv + krf * r2 - crf);
-        const double fs = in * ((12.0 * vr12 - 6.0 * vr6) * rinv2 + qq * (rinv * rinv2 - two_krf));
-        gq[k] = in * v_lj;
-        g6[k] = in * v_c;
-        tx[k] = fs * dx;
-        ty[k] = fs * dy;
-        tz[k] = fs * dz;
-    }
-}
-
-/* Kernel over one chunk's entries. Forces in sorted order into the chunk's buffers. */
-static void kernel_chunk(const hx_nb *nb, nb_chunk *ch)
-{
-    const double *restrict xs = nb->xs, *restrict ys = nb->ys, *restrict zs = nb->zs;
-    const double *restrict qs = nb->qs;
-    const int *restrict ts = nb->ts;
-    double *restrict fx = ch->fx, *restrict fy = ch->fy, *restrict fz = ch->fz;
-    double *restrict tx = ch->tx, *restrict ty = ch->ty, *restrict tz = ch->tz;
-    double *restrict gx = ch->gx, *restrict gy = ch->gy, *restrict gz = ch->gz;
-    double *restrict gq = ch->gq, *restrict g6 = ch->g6, *restrict g12 = ch->g12;
-    const int nt = nb->ntypes;
-    const double rc = nb->p.rc, rc2 = rc * rc;
-    const double irc6 = 1.0 / (rc2 * rc2 * rc2), irc12 = irc6 * irc6;
-    const kconst kc = {rc2, irc6, irc12, nb->rf.k_rf, nb->rf.c_rf, 2.0 * nb->rf.k_rf};
-    double vlj = 0.0, vc = 0.0;
-    memset(fx, 0, (size_t)nb->n * sizeof *fx);
-    memset(fy, 0, (size_t)nb->n * sizeof *fy);
-    memset(fz, 0, (size_t)nb->n * sizeof *fz);
-    for (int e = 0; e < ch->nent; e++) {
-        const int i = ch->ei[e];
-        const double *sv = nb->shiftvec[ch->eshift[e]];
-        const double xi = xs[i] - sv[0], yi = ys[i] - sv[1], zi = zs[i] - sv[2];
-        const double qi = nb->rf.epsfac * qs[i];
-        const double *restrict c6r = nb->c6 + ts[i] * nt;
-        const double *restrict c12r = nb->c12 + ts[i] * nt;
-        const int *restrict jl = ch->jl + ch->ejbeg[e];
-        const int len = ch->ejbeg[e + 1] - ch->ejbeg[e];
-        double fix = 0.0, fiy = 0.0, fiz = 0.0, elj = 0.0, ec = 0.0;
-        /* gather j data into contiguous scratch: the compute loop then vectorises */
-        for (int k = 0; k < len; k++) {
-            const int j = jl[k];
-            gx[k] = xs[j];
-            gy[k] = ys[j];
-            gz[k] = zs[j];
-            gq[k] = qs[j];
-            g6[k] = c6r[ts[j]];
-            g12[k] = c12r[ts[j]];
-        }
-        pair_loop(len, xi, yi, zi, qi, &kc, gx, gy, gz, gq, g6, g12, tx, ty, tz);
-        for (int k = 0; k < len; k++) {
-            const int j = jl[k];
-            fx[j] -= tx[k];
-            fy[j] -= ty[k];
-            fz[j] -= tz[k];
-            fix += tx[k];
-            fiy += ty[k];
-            fiz += tz[k];
-            elj += gq[k];
-            ec += g6[k];
-        }
-        fx[i] += fix;
-        fy[i] += fiy;
-        fz[i] += fiz;
-        vlj += elj;
-        vc += ec;
-    }
-    ch->vlj = vlj;
-    ch->vc = vc;
-}
-
-hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
-                        long long step)
-{
-    HX_CHECK(nb && set && f && e, HX_ERR_INVALID_ARG, "hx_nb_compute: NULL argument");
-    HX_CHECK(nb->have_prev && set->n == nb->n, HX_ERR_INVALID_ARG,
-             "hx_nb_compute: the local set has %d atoms but the pair list was built for %d: "
-             "call hx_nb_search after the atom set changes",
-             set->n, nb->have_prev ? nb->n : -1);
-    load_sorted(nb, set);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(nb->nthreads)
-#endif
-    for (int c = 0; c < nb->nthreads; c++)
-        kernel_chunk(nb, &nb->chunks[c]);
-    double vlj = 0.0, vc = 0.0;
-    for (int c = 0; c < nb->nthreads; c++) {
-        vlj += nb->chunks[c].vlj;
-        vc += nb->chunks[c].vc;
-    }
-    /* reduce in chunk order into local order */
-    const int n = nb->n, nth = nb->nthreads;
-    for (int s = 0; s < n; s++) {
-        double sx = 0.0, sy = 0.0, sz = 0.0;
-        for (int c = 0; c < nth; c++) {
-            sx += nb->chunks[c].fx[s];
-            sy += nb->chunks[c].fy[s];
-            sz += nb->chunks[c].fz[s];
-        }
-        int a = nb->perm[s];
-        f[3 * a] = sx;
-        f[3 * a + 1] = sy;
-        f[3 * a + 2] = sz;
-    }
-    /* home atoms: self term and the reaction-field part of excluded (same-molecule) pairs */
     const double epsfac = nb->rf.epsfac, krf = nb->rf.k_rf, crf = nb->rf.c_rf;
     const double rc2 = nb->p.rc * nb->p.rc;
     double vself = 0.0, vexcl = 0.0;
@@ -843,6 +1116,112 @@ hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_ene
             }
         }
     }
+    *vcoul = vexcl + vself;
+}
+
+hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
+                             long long step, int part)
+{
+    HX_CHECK(nb && set && f && e, HX_ERR_INVALID_ARG, "hx_nb_compute: NULL argument");
+    HX_CHECK(part == HX_NB_ALL || part == HX_NB_LOCAL || part == HX_NB_NONLOCAL, HX_ERR_INVALID_ARG,
+             "hx_nb_compute_part: part %d is not HX_NB_ALL, HX_NB_LOCAL or "
+             "HX_NB_NONLOCAL",
+             part);
+    HX_CHECK(nb->have_prev && set->n == nb->n, HX_ERR_INVALID_ARG,
+             "hx_nb_compute: the local set has %d atoms but the pair list was built for %d: "
+             "call hx_nb_search after the atom set changes",
+             set->n, nb->have_prev ? nb->n : -1);
+    const int mixed = nb->precision == HX_NB_MIXED;
+    const int n = nb->n, nth = nb->nthreads;
+    /* LOCAL reads and reduces only zone-0 clusters (halo positions may not have arrived) */
+    const int cl_end = part == HX_NB_LOCAL ? nb->zcl[1] : nb->ncl;
+    const double rc = nb->p.rc, rc2 = rc * rc;
+    nbk_args ka;
+    ka.xq = mixed ? (const void *)nb->xqf : (const void *)nb->xqd;
+    ka.lj6 = mixed ? (const void *)nb->lj6f : (const void *)nb->lj6d;
+    ka.lj12 = mixed ? (const void *)nb->lj12f : (const void *)nb->lj12d;
+    ka.ts = nb->ts;
+    ka.nslot = nb->nslot;
+    ka.shiftvec = (const double(*)[3])nb->shiftvec;
+    ka.rc2 = rc2;
+    ka.irc6 = 1.0 / (rc2 * rc2 * rc2);
+    ka.irc12 = ka.irc6 * ka.irc6;
+    ka.krf = nb->rf.k_rf;
+    ka.crf = nb->rf.c_rf;
+    ka.epsfac = nb->rf.epsfac;
+    const size_t rsz = mixed ? sizeof(float) : sizeof(double);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nth)
+#endif
+    {
+        /* positions with the wrap offsets of the last search, sorted layout */
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int cl = 0; cl < cl_end; cl++) {
+            for (int k = 0; k < 4; k++) {
+                int s = 4 * cl + k, a = nb->perm[s];
+                if (a < 0)
+                    continue;
+                for (int d = 0; d < 3; d++) {
+                    double v = set->x[3 * a + d] + nb->wrap[3 * s + d];
+                    if (mixed)
+                        nb->xqf[16 * cl + 4 * d + k] = (float)v;
+                    else
+                        nb->xqd[16 * cl + 4 * d + k] = v;
+                }
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+        for (int c = 0; c < nth; c++) {
+            nb_chunk *ch = &nb->chunks[c];
+            memset(ch->fbuf, 0, (size_t)cl_end * 12 * rsz);
+            ch->vlj = ch->vc = 0.0;
+            if (part != HX_NB_NONLOCAL)
+                nb->kernel(&ka, &ch->list[0], ch->fbuf, &ch->vlj, &ch->vc);
+            if (part != HX_NB_LOCAL)
+                nb->kernel(&ka, &ch->list[1], ch->fbuf, &ch->vlj, &ch->vc);
+        }
+        /* reduce in chunk order into local order */
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int cl = 0; cl < cl_end; cl++) {
+            for (int k = 0; k < 4; k++) {
+                int a = nb->perm[4 * cl + k];
+                if (a < 0)
+                    continue;
+                for (int d = 0; d < 3; d++) {
+                    double s = 0.0;
+                    size_t idx = 12 * (size_t)cl + 4 * (size_t)d + (size_t)k;
+                    for (int c = 0; c < nth; c++)
+                        s += mixed ? (double)((const float *)nb->chunks[c].fbuf)[idx]
+                                   : ((const double *)nb->chunks[c].fbuf)[idx];
+                    if (part == HX_NB_NONLOCAL)
+                        f[3 * a + d] += s;
+                    else
+                        f[3 * a + d] = s;
+                }
+            }
+        }
+    }
+    double vlj = 0.0, vc = 0.0;
+    for (int c = 0; c < nth; c++) {
+        vlj += nb->chunks[c].vlj;
+        vc += nb->chunks[c].vc;
+    }
+    if (part == HX_NB_LOCAL) {
+        /* halo atoms get nothing from the local part */
+        for (int r = 0; r < set->nranges; r++)
+            if (set->ranges[r].zone != 0)
+                memset(f + 3 * (size_t)set->ranges[r].begin, 0,
+                       3 * (size_t)(set->ranges[r].end - set->ranges[r].begin) * sizeof *f);
+    }
+    double vhome = 0.0;
+    if (part != HX_NB_NONLOCAL)
+        home_terms(nb, set, f, &vhome);
     for (int a = 0; a < 3 * n; a++) {
         if (!isfinite(f[a]))
             HX_FAIL(HX_ERR_PHYSICS,
@@ -851,10 +1230,16 @@ hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_ene
                     step, a / 3 + 1, a / 3);
     }
     e->lj = vlj;
-    e->coulomb = vc + vexcl + vself;
+    e->coulomb = vc + vhome;
     HX_CHECK(isfinite(e->lj) && isfinite(e->coulomb), HX_ERR_PHYSICS,
              "step %lld: non-finite non-bonded energy (LJ %g, Coulomb %g): atoms overlap or the "
              "system blew up; check the input structure and use a smaller time step",
              step, e->lj, e->coulomb);
     return HX_OK;
+}
+
+hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
+                        long long step)
+{
+    return hx_nb_compute_part(nb, set, f, e, step, HX_NB_ALL);
 }

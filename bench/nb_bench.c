@@ -129,6 +129,9 @@ int main(int argc, char **argv)
                     s2 += (fm[k] - fd[k]) * (fm[k] - fd[k]);
                     f2 += fd[k] * fd[k];
                 }
+                printf("         energies double: LJ %.6f Coulomb %.6f; mixed: LJ %.6f Coulomb "
+                       "%.6f kJ/mol\n",
+                       ed.lj, ed.coulomb, e.lj, e.coulomb);
                 printf("         mixed vs double: LJ rel %.2e, Coulomb rel %.2e, force max "
                        "|df|/max|f| %.2e, rms |df|/rms|f| %.2e\n",
                        fabs(e.lj - ed.lj) / fabs(ed.lj),

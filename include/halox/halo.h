@@ -132,12 +132,17 @@ typedef struct hx_home {
 
 void hx_home_free(hx_home *h); /* frees the arrays, zeroes the struct */
 
+/* Shift each molecule (atoms [mol_start[m], mol_start[m+1]) of x) by whole box vectors so that
+ * its centre of geometry lies in [0, box). */
+void hx_wrap_molecules(double *x, const int *mol_start, int nmol, const double box[3]);
+
 /* Collective, at a repartition: put every molecule's centre of geometry back into the box
  * (shifting the whole molecule by box vectors), then move each molecule whose centre left this
  * domain's cell to the domain that owns it, one cell at a time along d_0, d_1, d_2 (the same
  * neighbour messages as the halo; no diagonal messages). A molecule whose new domain is more than
  * one cell away along a dimension is HX_ERR_PHYSICS, naming the step, the molecule's global index
- * and both domains, and is reported on every rank. homes[i] is local domain i's store. */
+ * and both domains, and is reported on every rank. homes[i] is local domain i's store. On return
+ * each store lists its molecules in increasing global index (a canonical layout). */
 hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long long step);
 
 /* ---- program-level MPI (programs call these instead of MPI directly) --------------------- */

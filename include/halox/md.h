@@ -210,6 +210,14 @@ typedef struct hx_md_params {
     hx_thermostat thermostat;
     double tau_t, ref_t; /* ps, K */
     int nthreads;        /* 0: omp_get_max_threads() */
+    /* Continuing a run (restart from a checkpoint): the input is a running state, so the start
+     * is taken as it is (no constraining, no centre-of-mass removal, no velocity generation),
+     * the step counter starts at start_step and the thermostat's random stream resumes from
+     * rng_state when has_rng_state is set. */
+    int continuation;
+    long long start_step;
+    int has_rng_state;
+    uint64_t rng_state[4];
 } hx_md_params;
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, eps_rf 0,
@@ -304,6 +312,8 @@ long long hx_md_current_step(const hx_md *md);
 long long hx_md_last_missed(const hx_md *md); /* missed pairs at the most recent rebuild */
 long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
+/* The thermostat's random stream, to store in a checkpoint. */
+void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
 /* One JSON object (no newline) of e into buf. */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
 

@@ -77,21 +77,90 @@ static void mol_centre(const hx_home *h, int m, double c[3])
         c[d] /= (a1 - a0);
 }
 
-/* Shift each molecule by whole box vectors so that its centre lies in [0, box). */
-static void wrap_molecules(hx_home *h, const double box[3])
+void hx_wrap_molecules(double *x, const int *mol_start, int nmol, const double box[3])
 {
-    for (int m = 0; m < h->nmol; m++) {
-        double c[3];
-        mol_centre(h, m, c);
+    for (int m = 0; m < nmol; m++) {
+        int a0 = mol_start[m], a1 = mol_start[m + 1];
         for (int d = 0; d < 3; d++) {
-            double s = -floor(c[d] / box[d]) * box[d];
-            if (c[d] + s >= box[d]) /* rounding at the upper edge */
+            double c = 0.0;
+            for (int a = a0; a < a1; a++)
+                c += x[3 * a + d];
+            c /= (a1 - a0);
+            double s = -floor(c / box[d]) * box[d];
+            if (c + s >= box[d]) /* rounding at the upper edge */
                 s -= box[d];
             if (s != 0.0)
-                for (int a = h->mol_start[m]; a < h->mol_start[m + 1]; a++)
-                    h->x[3 * a + d] += s;
+                for (int a = a0; a < a1; a++)
+                    x[3 * a + d] += s;
         }
     }
+}
+
+/* Canonical layout: molecules sorted by global index. The order then does not depend on the
+ * path molecules took between domains, so a run restarted from a checkpoint (which distributes
+ * molecules in global order) computes in exactly the same order as the uninterrupted run. */
+static int cmp_ll(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+static hx_status sort_home(hx_home *h)
+{
+    int sorted = 1;
+    for (int m = 1; m < h->nmol && sorted; m++)
+        sorted = h->mol_gid[m - 1] < h->mol_gid[m];
+    if (sorted)
+        return HX_OK;
+    int *order = malloc((size_t)h->nmol * sizeof *order);
+    int *gid = malloc((size_t)h->natoms * sizeof *gid);
+    double *x = malloc(3 * (size_t)h->natoms * sizeof *x);
+    double *v = malloc(3 * (size_t)h->natoms * sizeof *v);
+    int *ms = malloc(((size_t)h->nmol + 1) * sizeof *ms);
+    int *mg = malloc((size_t)h->nmol * sizeof *mg);
+    hx_status st = HX_OK;
+    if (!order || !gid || !x || !v || !ms || !mg) {
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                          "out of memory sorting %d home molecules", h->nmol);
+        goto out;
+    }
+    /* sort (global index, position) pairs; global indices are unique */
+    long long *key = malloc((size_t)h->nmol * sizeof *key);
+    if (!key) {
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+        goto out;
+    }
+    for (int m = 0; m < h->nmol; m++)
+        key[m] = ((long long)h->mol_gid[m] << 32) | (unsigned)m;
+    qsort(key, (size_t)h->nmol, sizeof *key, cmp_ll);
+    for (int m = 0; m < h->nmol; m++)
+        order[m] = (int)(key[m] & 0xffffffffLL);
+    free(key);
+    int na = 0;
+    for (int i = 0; i < h->nmol; i++) {
+        int m = order[i];
+        ms[i] = na;
+        mg[i] = h->mol_gid[m];
+        for (int a = h->mol_start[m]; a < h->mol_start[m + 1]; a++, na++) {
+            gid[na] = h->gid[a];
+            memcpy(&x[3 * na], &h->x[3 * a], 3 * sizeof(double));
+            memcpy(&v[3 * na], &h->v[3 * a], 3 * sizeof(double));
+        }
+    }
+    ms[h->nmol] = na;
+    memcpy(h->gid, gid, (size_t)na * sizeof *gid);
+    memcpy(h->x, x, 3 * (size_t)na * sizeof *x);
+    memcpy(h->v, v, 3 * (size_t)na * sizeof *v);
+    memcpy(h->mol_start, ms, ((size_t)h->nmol + 1) * sizeof *ms);
+    memcpy(h->mol_gid, mg, (size_t)h->nmol * sizeof *mg);
+out:
+    free(order);
+    free(gid);
+    free(x);
+    free(v);
+    free(ms);
+    free(mg);
+    return st;
 }
 
 typedef struct buf {
@@ -191,7 +260,7 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
     for (int i = 0; i < nl && st == HX_OK; i++) {
         st = home_reserve(homes[i], homes[i]->natoms, homes[i]->nmol);
         if (st == HX_OK)
-            wrap_molecules(homes[i], box);
+            hx_wrap_molecules(homes[i]->x, homes[i]->mol_start, homes[i]->nmol, box);
     }
     HX_TRY(hx_comm_agree(comm, st));
     if (ndim == 0)
@@ -276,6 +345,9 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
             HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);
         }
     }
+    for (int i = 0; i < nl && st == HX_OK; i++)
+        st = sort_home(homes[i]);
+    HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);
 done:
     if (out)
         for (int i = 0; i < nl; i++)

@@ -387,7 +387,7 @@ static hx_status repartition(hx_md *md, int first)
 {
     double t0 = hx_wtime();
     hx_status st = HX_OK;
-    if (md->ndim > 0 && !first) {
+    if (!first) {
         hx_home **hp = malloc((size_t)md->nlocal * sizeof *hp);
         HX_CHECK(hp, HX_ERR_NOMEM, "out of memory");
         for (int i = 0; i < md->nlocal; i++)
@@ -557,10 +557,18 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     for (int k = 0; k < s->nmol; k++)
         for (int a = s->mol_start[k]; a < s->mol_start[k + 1]; a++)
             md->mol_of[a] = k;
-    make_whole(s);
+    if (!p->continuation)
+        make_whole(s); /* a continuation's molecules are whole already, bit for bit */
     md->ndf = hx_forcefield_ndf(md->ff, s);
     hx_status st = HX_OK;
     hx_settle *settle = NULL;
+    if (p->continuation) {
+        /* a running state: exactly as it was written */
+        HX_CHECK(md->p.rlist > 0, HX_ERR_INVALID_ARG,
+                 "a continuation needs the pair-list radius of the original run");
+        free(xn);
+        return hx_md_params_check(&md->p, s);
+    }
     if (hx_forcefield_is_water(md->ff)) {
         HX_TRY_GOTO(st, hx_settle_create(md->ff, s, &settle), out);
         /* constrain the starting structure (a .gro keeps 3 decimals only) */
@@ -672,25 +680,6 @@ static hx_status distribute(hx_md *md)
     return HX_OK;
 }
 
-/* Put every molecule's centre into the box (the decomposition assigns by centre). */
-static void wrap_global(hx_system *s)
-{
-    for (int k = 0; k < s->nmol; k++) {
-        int a0 = s->mol_start[k], a1 = s->mol_start[k + 1];
-        for (int d = 0; d < 3; d++) {
-            double c = 0;
-            for (int a = a0; a < a1; a++)
-                c += s->x[3 * a + d] / (a1 - a0);
-            double sh = -floor(c / s->box[d]) * s->box[d];
-            if (c + sh >= s->box[d])
-                sh -= s->box[d];
-            if (sh != 0.0)
-                for (int a = a0; a < a1; a++)
-                    s->x[3 * a + d] += sh;
-        }
-    }
-}
-
 hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *comm,
                           const int grid[3], hx_md **out)
 {
@@ -704,7 +693,7 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;
-    wrap_global(md->sys);
+    hx_wrap_molecules(md->sys->x, md->sys->mol_start, md->sys->nmol, md->sys->box);
     /* Decomposition: r_comm = rlist + the largest molecule radius. */
     int g[3] = {grid ? grid[0] : 0, grid ? grid[1] : 0, grid ? grid[2] : 0};
     double r_comm = md->p.rlist + max_molecule_radius(md->sys);
@@ -745,6 +734,11 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);
     md->p.nthreads = hx_nb_nthreads(md->dom[0].nb);
     rng_seed(&md->trng, p->seed, 2);
+    if (p->continuation) {
+        md->step = p->start_step;
+        if (p->has_rng_state)
+            memcpy(md->trng.s, p->rng_state, sizeof md->trng.s);
+    }
     HX_TRY_GOTO(st, repartition(md, 1), fail);
     md->gathered_step_valid = 1;
     *out = md;
@@ -968,6 +962,11 @@ hx_status hx_md_gather(hx_md *md)
     return HX_OK;
 }
 
+void hx_md_get_rng_state(const hx_md *md, uint64_t state[4])
+{
+    memcpy(state, md->trng.s, sizeof md->trng.s);
+}
+
 void hx_md_get_dd_info(const hx_md *md, hx_md_dd_info *info)
 {
     *info = md->info;
@@ -1006,6 +1005,11 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     HX_CHECK(md, HX_ERR_INVALID_ARG, "hx_md_run: NULL engine");
     const long long nsteps = md->step + md->p.steps;
     const long long first = md->step;
+    /* the timings describe this run only (creation did a first repartition already) */
+    double *times[] = {&md->tm.force,  &md->tm.halo_x, &md->tm.halo_f, &md->tm.search,
+                       &md->tm.update, &md->tm.reduce, &md->tm.output, &md->tm.total};
+    for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
+        *times[k] = 0.0;
     double start = hx_wtime(), last_report = start;
     for (;;) {
         long long s = md->step;

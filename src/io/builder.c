@@ -16,6 +16,7 @@
 #include "halox/log.h"
 #include "halox/models.h"
 #include "core/error.h"
+#include "io/water_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -303,10 +304,444 @@ hx_status hx_build_water_lattice(const char *model, int natoms, double box_nm, u
     return HX_OK;
 }
 
+/* ---- tiling the equilibrated box ------------------------------------------------------- */
+
+/* Tolerances of the tiler. A whole number of tiles joins seamlessly when the tiles are scaled
+ * by at most TILE_MAX_STRETCH and at most TILE_MAX_VACANT of their molecules must be removed
+ * (each removed molecule takes its share of H-bonds with it: removing a fraction f of the
+ * molecules raises the potential energy by about f * 41 kJ/mol per molecule, which MD turns into
+ * roughly f * 1600 K; 2 % is about 30 K). Otherwise a cube is cut from the periodic liquid and
+ * the molecules that meet across the cut faces too closely are removed (SEAM_*). */
+#define TILE_MAX_STRETCH 0.01
+#define TILE_MAX_VACANT 0.02
+#define SEAM_OO 0.25    /* O-O closer than this across a cut face: a clash (nm) */
+#define SEAM_OH 0.15    /* O-H: closer than an H-bond gets in the liquid */
+#define SEAM_HH 0.17    /* H-H */
+#define SEAM_REACH 0.45 /* SEAM_OO + 2 * r_OH rounded up: O-O of any possible clash */
+
+typedef struct tile_src {
+    int nb;      /* molecules of the equilibrated box */
+    double lb;   /* its edge, nm */
+    double *o;   /* 3 * nb: O positions in [0, lb), after the seed's symmetry and shift */
+    double *off; /* 6 * nb: H1 and H2 minus O, the model's exact geometry, same symmetry */
+} tile_src;
+
+static void tile_src_free(tile_src *t)
+{
+    free(t->o), free(t->off);
+    t->o = t->off = NULL;
+}
+
+/* The equilibrated box of model m with one of the 48 symmetries of the cube (axis permutation
+ * and signs) and a random periodic shift: both keep it an equilibrium periodic liquid, and they
+ * make boxes of different seeds differ even when the requested size is exactly one tile. Each
+ * molecule is rebuilt rigidly with the model's exact r_OH and r_HH (the .gro keeps 0.001 nm)
+ * from its O position and the orientation of its H-O-H plane. */
+static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, build_rng *rng,
+                               tile_src *t)
+{
+    HX_CHECK(wb->box[0] == wb->box[1] && wb->box[1] == wb->box[2] && wb->nmol > 0, HX_ERR_INTERNAL,
+             "embedded water box of %s is not cubic (regenerate src/io/water_boxes.c)", wb->model);
+    t->nb = wb->nmol;
+    t->lb = wb->box[0] * 1e-5;
+    t->o = malloc(3 * (size_t)t->nb * sizeof *t->o);
+    t->off = malloc(6 * (size_t)t->nb * sizeof *t->off);
+    if (!t->o || !t->off) {
+        tile_src_free(t);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory for %d template molecules", t->nb);
+    }
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    int g = (int)(rng_next(rng) % 48);
+    const int *perm = perms[g % 6];
+    double sign[3] = {g & 8 ? -1.0 : 1.0, g & 16 ? -1.0 : 1.0, g & 32 ? -1.0 : 1.0};
+    double shift[3];
+    for (int d = 0; d < 3; d++)
+        shift[d] = rng_uniform(rng) * t->lb;
+    double h = sqrt(m->r_oh * m->r_oh - 0.25 * m->r_hh * m->r_hh);
+    for (int k = 0; k < t->nb; k++) {
+        const int32_t *x = &wb->x[9 * (size_t)k];
+        double o[3], d1[3], d2[3], e1[3], e2[3], n1 = 0, n2 = 0, dot = 0;
+        for (int d = 0; d < 3; d++) {
+            o[d] = x[d] * 1e-3;
+            d1[d] = (x[3 + d] - x[d]) * 1e-3;
+            d2[d] = (x[6 + d] - x[d]) * 1e-3;
+            /* molecules may be split over the boundary in the file */
+            d1[d] -= t->lb * nearbyint(d1[d] / t->lb);
+            d2[d] -= t->lb * nearbyint(d2[d] / t->lb);
+            e1[d] = d1[d] + d2[d]; /* along the bisector */
+            e2[d] = d1[d] - d2[d]; /* H2 -> H1 */
+            n1 += e1[d] * e1[d];
+        }
+        n1 = sqrt(n1);
+        for (int d = 0; d < 3; d++) {
+            e1[d] /= n1;
+            dot += e2[d] * e1[d];
+        }
+        for (int d = 0; d < 3; d++) {
+            e2[d] -= dot * e1[d];
+            n2 += e2[d] * e2[d];
+        }
+        n2 = sqrt(n2);
+        HX_CHECK(n1 > 0.05 && n2 > 0.05, HX_ERR_INTERNAL,
+                 "embedded %s box: molecule %d is not a water (regenerate src/io/water_boxes.c)",
+                 wb->model, k + 1);
+        for (int d = 0; d < 3; d++) {
+            int sd = perm[d];
+            double od = sign[d] * o[sd] + shift[d];
+            t->o[3 * k + d] = od - t->lb * floor(od / t->lb);
+            if (t->o[3 * k + d] >= t->lb) /* rounding of a tiny negative */
+                t->o[3 * k + d] = 0.0;
+            double a = sign[d] * e1[sd], b = sign[d] * e2[sd] / n2;
+            t->off[6 * k + d] = h * a + 0.5 * m->r_hh * b;
+            t->off[6 * k + 3 + d] = h * a - 0.5 * m->r_hh * b;
+        }
+    }
+    return HX_OK;
+}
+
+/* The periodic liquid of tiles nt^3, cut to the cube [0, lc)^3 (lc <= nt * lb) and scaled by
+ * sc. Molecule e = tile * nb + k; state[e]: 0 outside the cut, 1 kept, 2 removed. */
+typedef struct tiling {
+    const tile_src *src;
+    int nt;
+    double lc, sc, L;
+    int64_t ne;
+    unsigned char *state;
+    int64_t *slot; /* per molecule: its row of roff, or -1 (NULL: none turned) */
+    double *roff;  /* H offsets of the molecules at the cut faces, possibly turned */
+} tiling;
+
+static void tiling_pos(const tiling *tl, int64_t e, double x[3])
+{
+    int64_t tile = e / tl->src->nb;
+    int k = (int)(e % tl->src->nb);
+    int64_t t3[3] = {tile % tl->nt, tile / tl->nt % tl->nt, tile / ((int64_t)tl->nt * tl->nt)};
+    for (int d = 0; d < 3; d++)
+        x[d] = tl->src->o[3 * k + d] + (double)t3[d] * tl->src->lb;
+}
+
+/* Whether molecules a (O at xa, H offsets oa) and b clash: an O-O, O-H or H-H distance below
+ * SEAM_*. With only_wrap, only when their nearest images are joined across the boundary, where
+ * the liquid on the two sides of a cut face was never in contact. */
+static int clash(double L, const double xa[3], const double *oa, const double xb[3],
+                 const double *ob, int only_wrap)
+{
+    double dr[3];
+    int wraps = 0;
+    for (int d = 0; d < 3; d++) {
+        double dx = xb[d] - xa[d];
+        double w = L * nearbyint(dx / L);
+        wraps |= w != 0.0;
+        dr[d] = dx - w;
+    }
+    if (only_wrap && !wraps)
+        return 0;
+    if (dr[0] * dr[0] + dr[1] * dr[1] + dr[2] * dr[2] >= SEAM_REACH * SEAM_REACH)
+        return 0;
+    static const double zero[3] = {0, 0, 0};
+    const double *pa[3] = {zero, oa, oa + 3}, *pb[3] = {zero, ob, ob + 3};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double r2 = 0;
+            for (int d = 0; d < 3; d++) {
+                double v = dr[d] + pb[j][d] - pa[i][d];
+                r2 += v * v;
+            }
+            double lim = i == 0 && j == 0 ? SEAM_OO : (i == 0 || j == 0) ? SEAM_OH : SEAM_HH;
+            if (r2 < lim * lim)
+                return 1 + (i == 0 && j == 0);
+        }
+    return 0;
+}
+
+/* Cell index of x along each axis for nc cells in the box. */
+static void cell_of(const double x[3], double L, int nc, int ci[3])
+{
+    for (int d = 0; d < 3; d++) {
+        int v = (int)(x[d] / L * nc);
+        ci[d] = v < 0 ? 0 : v >= nc ? nc - 1 : v;
+    }
+}
+
+/* Mark the cut cube's molecules and repair the cut faces: a molecule within SEAM_REACH of a
+ * face that clashes with one from the other side is turned to a random orientation that clashes
+ * with none of its neighbours (first of up to 64 tries), and removed when none does or its O is
+ * too close. Turning instead of removing keeps the count, so the cube needs almost no
+ * compression afterwards (compression is what costs energy: 3 % shortens every contact). The
+ * molecules within 2 SEAM_REACH of a face go into a cell list, so the turned ones are checked
+ * against all their neighbours. */
+static hx_status tiling_cut(tiling *tl, build_rng *rng, int64_t *kept)
+{
+    int64_t nk = 0, ncand = 0;
+    double x[3];
+    const double reach = 2 * SEAM_REACH;
+    const int seam = tl->lc < tl->nt * tl->src->lb * (1 - 1e-12);
+    for (int64_t e = 0; e < tl->ne; e++) {
+        tiling_pos(tl, e, x);
+        int in = x[0] < tl->lc && x[1] < tl->lc && x[2] < tl->lc;
+        tl->state[e] = (unsigned char)in;
+        nk += in;
+        if (in && seam)
+            for (int d = 0; d < 3; d++)
+                if (x[d] * tl->sc < reach || x[d] * tl->sc >= tl->L - reach) {
+                    ncand++;
+                    break;
+                }
+    }
+    *kept = nk;
+    if (!seam || ncand == 0)
+        return HX_OK;
+    int nc = (int)fmin(floor(tl->L / SEAM_REACH), 1024.0);
+    /* cells only for the candidates, which are few (a shell of the box): coarsen */
+    while (nc > 3 && (double)nc * nc * nc > 4.0 * (double)ncand + 64)
+        nc = nc * 3 / 4 < 3 ? 3 : nc * 3 / 4;
+    if (nc < 3)
+        nc = 1; /* a box of a few nm: one cell, every pair */
+    size_t ncell = (size_t)nc * nc * nc;
+    int64_t *cand = malloc((size_t)ncand * sizeof *cand);
+    double *cx = malloc(3 * (size_t)ncand * sizeof *cx);
+    int64_t *head = malloc(ncell * sizeof *head), *next = malloc((size_t)ncand * sizeof *next);
+    tl->roff = malloc(6 * (size_t)ncand * sizeof *tl->roff);
+    tl->slot = malloc((size_t)tl->ne * sizeof *tl->slot);
+    if (!cand || !cx || !head || !next || !tl->roff || !tl->slot) {
+        free(cand), free(cx), free(head), free(next);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory for %lld molecules at the cut faces",
+                (long long)ncand);
+    }
+    int64_t c = 0;
+    for (int64_t e = 0; e < tl->ne; e++) {
+        tl->slot[e] = -1;
+        if (tl->state[e] != 1)
+            continue;
+        tiling_pos(tl, e, x);
+        int near = 0;
+        for (int d = 0; d < 3; d++) {
+            x[d] *= tl->sc;
+            near |= x[d] < reach || x[d] >= tl->L - reach;
+        }
+        if (near) {
+            cand[c] = e;
+            tl->slot[e] = c;
+            memcpy(&cx[3 * c], x, sizeof x);
+            memcpy(&tl->roff[6 * c], &tl->src->off[6 * (e % tl->src->nb)], 6 * sizeof(double));
+            c++;
+        }
+    }
+    for (size_t q = 0; q < ncell; q++)
+        head[q] = -1;
+    for (int64_t i = ncand - 1; i >= 0; i--) {
+        int ci[3];
+        cell_of(&cx[3 * i], tl->L, nc, ci);
+        size_t q = ((size_t)ci[2] * nc + ci[1]) * nc + ci[0];
+        next[i] = head[q];
+        head[q] = i;
+    }
+    int64_t removed = 0, turned = 0;
+    const int span = nc >= 3 ? 1 : 0;
+    for (int64_t i = 0; i < ncand; i++) {
+        const double *xi = &cx[3 * i];
+        int face = 0;
+        for (int d = 0; d < 3; d++)
+            face |= xi[d] < SEAM_REACH || xi[d] >= tl->L - SEAM_REACH;
+        if (!face)
+            continue;
+        int ci[3];
+        cell_of(xi, tl->L, nc, ci);
+        /* try = 0: the molecule as it is, against the far side only; then random turns,
+         * against every neighbour */
+        for (int attempt = 0; attempt <= 64; attempt++) {
+            double *oi = &tl->roff[6 * i];
+            if (attempt > 0) {
+                double R[3][3];
+                random_rotation(rng, R);
+                const double *o0 = &tl->src->off[6 * (cand[i] % tl->src->nb)];
+                for (int h = 0; h < 2; h++)
+                    for (int d = 0; d < 3; d++)
+                        oi[3 * h + d] =
+                            R[d][0] * o0[3 * h] + R[d][1] * o0[3 * h + 1] + R[d][2] * o0[3 * h + 2];
+            }
+            int bad = 0;
+            for (int dz = -span; dz <= span && bad < 2; dz++)
+                for (int dy = -span; dy <= span && bad < 2; dy++)
+                    for (int dx = -span; dx <= span && bad < 2; dx++) {
+                        size_t q = ((size_t)((ci[2] + dz + nc) % nc) * nc +
+                                    (size_t)((ci[1] + dy + nc) % nc)) *
+                                       nc +
+                                   (size_t)((ci[0] + dx + nc) % nc);
+                        for (int64_t j = head[q]; j >= 0 && bad < 2; j = next[j])
+                            if (j != i && tl->state[cand[j]] == 1) {
+                                int cl = clash(tl->L, xi, oi, &cx[3 * j], &tl->roff[6 * j],
+                                               attempt == 0);
+                                bad = cl > bad ? cl : bad;
+                            }
+                    }
+            if (bad == 0) {
+                turned += attempt > 0;
+                break;
+            }
+            if (bad == 2 || attempt == 64) { /* O-O: turning cannot help */
+                tl->state[cand[i]] = 2;
+                removed++;
+                break;
+            }
+        }
+    }
+    free(cand), free(cx), free(head), free(next);
+    *kept = nk - removed;
+    hx_log(HX_LOG_DEBUG,
+           "cut %.4f nm from %d^3 tiles: %lld molecules, %lld near the faces, %lld turned and "
+           "%lld removed for clashes across them",
+           tl->lc, tl->nt, (long long)nk, (long long)ncand, (long long)turned, (long long)removed);
+    return HX_OK;
+}
+
+/* nmol molecules of the tiled equilibrated box in a cube of edge L (see the file comment). */
+static hx_status build_tiled(const hx_water_box *wb, const hx_water_model *m, int64_t nmol,
+                             double L, uint64_t seed, hx_system **out)
+{
+    build_rng rng;
+    rng_seed(&rng, seed);
+    tile_src src = {0};
+    HX_TRY(tile_src_init(wb, m, &rng, &src));
+    hx_status st = HX_OK;
+    hx_system *sys = NULL;
+    tiling tl = {&src, 1, 0, 1, L, 0, NULL, NULL, NULL};
+    double rho_b = src.nb / (src.lb * src.lb * src.lb);
+    int64_t kept = 0;
+    /* Seamless: a whole number of tiles, scaled by a factor close to 1. */
+    int n = (int)fmax(1.0, nearbyint(L / src.lb));
+    double s = L / (n * src.lb);
+    int64_t m_all = (int64_t)n * n * n * src.nb;
+    const char *how = "seamless";
+    if (nmol <= m_all && 1.0 - (double)nmol / (double)m_all <= TILE_MAX_VACANT &&
+        fabs(s - 1) <= TILE_MAX_STRETCH) {
+        tl.nt = n, tl.lc = n * src.lb, tl.sc = s, tl.ne = m_all;
+        tl.state = malloc((size_t)tl.ne);
+        if (!tl.state)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for %lld molecules",
+                         (long long)tl.ne);
+        HX_TRY_GOTO(st, tiling_cut(&tl, &rng, &kept), done);
+    } else {
+        /* Cut a cube from the periodic liquid. Its edge lc holds the molecules needed plus a few
+         * for the face clashes and the fluctuation of the count; the cube is then scaled to L
+         * (a compression of a few 0.1 % at most). Too few after the clashes: a larger cut. */
+        how = "cut";
+        double extra = fmax(4.0, 0.002 * (double)nmol);
+        for (int attempt = 0; attempt < 8; attempt++) {
+            double want = ((double)nmol + extra) / rho_b;
+            tl.lc = fmax(L, cbrt(want));
+            tl.sc = L / tl.lc;
+            HX_CHECK(tl.sc > 0.96, HX_ERR_INTERNAL,
+                     "cutting %lld water molecules needs a compression of %.3f", (long long)nmol,
+                     tl.sc);
+            tl.nt = (int)ceil(tl.lc / src.lb * (1 - 1e-12));
+            tl.ne = (int64_t)tl.nt * tl.nt * tl.nt * src.nb;
+            free(tl.state), free(tl.slot), free(tl.roff);
+            tl.slot = NULL, tl.roff = NULL;
+            tl.state = malloc((size_t)tl.ne);
+            if (!tl.state)
+                HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for %lld molecules",
+                             (long long)tl.ne);
+            HX_TRY_GOTO(st, tiling_cut(&tl, &rng, &kept), done);
+            if (kept >= nmol)
+                break;
+            extra += 1.2 * (double)(nmol - kept) + 4.0;
+        }
+        if (kept < nmol)
+            HX_FAIL_GOTO(st, HX_ERR_INTERNAL, done,
+                         "cut of the equilibrated box holds %lld of %lld molecules",
+                         (long long)kept, (long long)nmol);
+    }
+    HX_TRY_GOTO(st, hx_system_create((int)(nmol * 3), (int)nmol, &sys), done);
+    if (!sys)
+        HX_FAIL_GOTO(st, HX_ERR_INTERNAL, done, "hx_system_create returned HX_OK but no system");
+    sys->box[0] = sys->box[1] = sys->box[2] = L;
+    /* Selection sampling again: a uniformly random nmol-subset of the kept molecules. */
+    int64_t need = nmol, left = kept;
+    int k = 0;
+    static const char *names[3] = {"OW", "HW1", "HW2"};
+    for (int64_t e = 0; e < tl.ne && need > 0; e++) {
+        if (tl.state[e] != 1)
+            continue;
+        if (rng_uniform(&rng) * (double)left-- >= (double)need)
+            continue;
+        double x[3];
+        tiling_pos(&tl, e, x);
+        const double *off =
+            tl.slot && tl.slot[e] >= 0 ? &tl.roff[6 * tl.slot[e]] : &src.off[6 * (e % src.nb)];
+        int a0 = 3 * k;
+        sys->mol_start[k] = a0;
+        for (int d = 0; d < 3; d++) {
+            double o = x[d] * tl.sc;
+            if (o >= L) /* rounding at the top face */
+                o -= L;
+            sys->x[3 * (size_t)a0 + d] = o;
+            sys->x[3 * (size_t)a0 + 3 + d] = o + off[d];
+            sys->x[3 * (size_t)a0 + 6 + d] = o + off[3 + d];
+        }
+        for (int i = 0; i < 3; i++) {
+            sys->res_id[a0 + i] = (k + 1) % 100000;
+            strncpy(sys->res_name[a0 + i], "SOL", HX_NAME_LEN - 1);
+            strncpy(sys->atom_name[a0 + i], names[i], HX_NAME_LEN - 1);
+        }
+        k++;
+        need--;
+    }
+    if (need != 0)
+        HX_FAIL_GOTO(st, HX_ERR_INTERNAL, done, "tiling placed %d of %lld molecules", k,
+                     (long long)nmol);
+    sys->mol_start[nmol] = (int)(3 * nmol);
+    double dmin = 0;
+    HX_TRY_GOTO(st, hx_build_min_distance(sys, "OW", 0.23, &dmin), done);
+    if (dmin < 0.23)
+        HX_FAIL_GOTO(st, HX_ERR_INTERNAL, done,
+                     "tiled water has an O-O distance of %.4f nm < 0.23 nm (%s, %d tiles, scale "
+                     "%.4f)",
+                     dmin, how, tl.nt, tl.sc);
+    hx_log(HX_LOG_DEBUG,
+           "water %s: %lld molecules, %s tiling of the %d-molecule box: %d^3 tiles, scale %.5f, "
+           "%lld of %lld molecules removed at random",
+           m->name, (long long)nmol, how, src.nb, tl.nt, tl.sc, (long long)(kept - nmol),
+           (long long)kept);
+    *out = sys;
+    sys = NULL;
+done:
+    hx_system_destroy(&sys);
+    free(tl.state), free(tl.slot), free(tl.roff);
+    tile_src_free(&src);
+    return st;
+}
+
 hx_status hx_build_water(const char *model, int natoms, double box_nm, uint64_t seed,
                          hx_system **out)
 {
-    return hx_build_water_lattice(model, natoms, box_nm, seed, out);
+    HX_CHECK(out, HX_ERR_INVALID_ARG, "hx_build_water: out is NULL");
+    *out = NULL;
+    const hx_water_model *m = NULL;
+    HX_TRY(hx_water_model_find(model ? model : "(null)", &m));
+    int64_t nmol = 0;
+    double L = 0;
+    HX_TRY(size_system(natoms, box_nm, 3, hx_water_number_density(m), &nmol, &L));
+    const hx_water_box *wb = NULL;
+    for (const hx_water_box *b = hx_water_boxes; b->model; b++)
+        if (strcmp(b->model, m->name) == 0)
+            wb = b;
+    double rho = (double)nmol / (L * L * L);
+    if (!wb || rho > 1.01 * hx_water_number_density(m)) {
+        /* A liquid cannot be compressed much by scaling: denser than the model's liquid (both
+         * --atoms and --box given) is only possible on a lattice. */
+        hx_log(HX_LOG_WARN,
+               "water %s: %s; using the lattice builder (not relaxed: start MD with a thermostat "
+               "and a small time step)",
+               m->name,
+               wb ? "the requested density is above the model's" : "no equilibrated box embedded");
+        return hx_build_water_lattice(model, natoms, box_nm, seed, out);
+    }
+    HX_TRY(build_tiled(wb, m, nmol, L, seed, out));
+    snprintf((*out)->title, sizeof(*out)->title, "halox water %s %d atoms seed %llu", m->name,
+             (*out)->natoms, (unsigned long long)seed);
+    return HX_OK;
 }
 
 hx_status hx_build_argon(int natoms, double box_nm, uint64_t seed, hx_system **out)

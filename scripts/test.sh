@@ -1,19 +1,62 @@
 #!/usr/bin/env bash
 # Build halox and run every test: the README's test command and what CI runs.
 #
-#   scripts/test.sh [build-dir]          (default build-dir: build)
+#   scripts/test.sh [--quick] [build-dir]       (default build-dir: build)
 #
-# Installs missing dependencies through scripts/setup.sh (Debian packages), configures with
-# warnings as errors, builds, runs the whole CTest suite (CPU, MPI with several ranks, install,
-# GROMACS comparisons). GPU tests are compiled when nvcc is present and report SKIPPED without a
-# GPU.
+# 1. installs missing dependencies through scripts/setup.sh (Debian packages only);
+# 2. fuzzing: libFuzzer harnesses of the .gro and checkpoint readers, a bounded run each
+#    (HALOX_FUZZ_SECONDS, default 60) starting from the seed corpora in tests/fuzz;
+# 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite;
+# 4. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
+#    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
+#    SKIPPED without a GPU.
+# --quick runs step 4 only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+quick=0
+if [[ ${1:-} == --quick ]]; then
+    quick=1
+    shift
+fi
 build=${1:-$here/build}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-"$here/scripts/setup.sh"
+if [[ $quick -eq 1 ]]; then
+    "$here/scripts/setup.sh"
+else
+    "$here/scripts/setup.sh" --fuzz
+fi
 
+if [[ $quick -eq 0 ]]; then
+    echo "== fuzzing (${HALOX_FUZZ_SECONDS:-60} s per reader)"
+    fb=$build-fuzz
+    cmake -S "$here" -B "$fb" -DCMAKE_C_COMPILER=clang -DHALOX_FUZZ=ON -DHALOX_WITH_MPI=OFF \
+        -DHALOX_WITH_OPENMP=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$fb.configure.log"
+    cmake --build "$fb" -j "$jobs" --target fuzz_gro fuzz_checkpoint > "$fb.build.log"
+    for h in gro checkpoint; do
+        corpus=$(mktemp -d)
+        cp "$here/tests/fuzz/corpus_$h/"* "$corpus/"
+        "$fb/tests/fuzz_$h" -max_total_time="${HALOX_FUZZ_SECONDS:-60}" -max_len=4096 \
+            -rss_limit_mb=2048 -print_final_stats=1 "$corpus" 2> "$fb.$h.log" ||
+            { tail -40 "$fb.$h.log"; exit 1; }
+        grep -E "^Done|stat::number_of_executed_units" "$fb.$h.log" | sed "s/^/fuzz_$h: /"
+        rm -rf "$corpus"
+    done
+
+    echo "== AddressSanitizer + UndefinedBehaviorSanitizer build, CPU and MPI tests"
+    sb=$build-asan
+    cmake -S "$here" -B "$sb" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DHALOX_SANITIZE=address,undefined > "$sb.configure.log"
+    cmake --build "$sb" -j "$jobs" > "$sb.build.log" 2>&1 || { tail -30 "$sb.build.log"; exit 1; }
+    # Open MPI's own allocations at exit are not ours: suppress leaks inside its libraries only.
+    export LSAN_OPTIONS="suppressions=$here/tests/lsan.supp:print_suppressions=0"
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    (cd "$sb" && ctest --output-on-failure -j "$jobs" --timeout 1800 -LE "gromacs|install")
+    unset LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
+fi
+
+echo "== Release build, full test suite"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHALOX_WERROR=ON
 cmake --build "$build" -j "$jobs"
 cd "$build"

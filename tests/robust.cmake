@@ -25,3 +25,7 @@ if(HALOX_FUZZ)
   add_test(NAME fuzz_checkpoint_corpus COMMAND fuzz_checkpoint ${HALOX_CKPT_CORPUS})
   set_tests_properties(fuzz_checkpoint_corpus PROPERTIES LABELS "fuzz;robust")
 endif()
+add_test(NAME test_bad_input
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_input.sh $<TARGET_FILE:halox_app>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro)
+set_tests_properties(test_bad_input PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 600)

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Bad input through the command line: every case must end with a message that names the input
+# (file and line where there is one), what is wrong and what to change, a non-zero exit status,
+# and no output file touched: an existing final configuration stays byte for byte as it was.
+#   test_bad_input.sh <halox> <corpus_gro dir>
+set -u
+halox=$1
+corpus=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/halox-badin.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+checks=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+"$halox" build water --atoms 1500 --seed 3 -o good.gro > /dev/null || {
+    echo "FAIL: halox build"
+    exit 1
+}
+echo "a good result" > out.gro
+good_sum=$(cksum < out.gro)
+echo "good energies" > energies.jsonl
+
+# expect NAME 'message fragment' halox-args...
+expect() {
+    local name=$1 frag=$2
+    shift 2
+    checks=$((checks + 1))
+    "$halox" "$@" > "$name.out" 2>&1
+    local rc=$?
+    if [ $rc -eq 0 ]; then
+        fail "$name: exit status 0"
+    elif ! grep -qF -- "$frag" "$name.out"; then
+        fail "$name: message lacks '$frag': $(head -2 "$name.out")"
+    fi
+    [ "$(cksum < out.gro)" = "$good_sum" ] || fail "$name: out.gro was overwritten"
+    # an existing energy file is either untouched or kept as #energies.jsonl.N#
+    grep -lq "good energies" energies.jsonl '#energies.jsonl.'*'#' 2> /dev/null ||
+        fail "$name: the earlier energy file was lost"
+    echo "ok   $name: $(head -1 "$name.out" | cut -c1-150)"
+}
+
+md=(md --steps 5 --rc 0.7 -o out.gro -e energies.jsonl)
+# malformed .gro files, one per class (tests/fuzz/corpus_gro/bad_*)
+expect empty ':1:' "${md[@]}" -c "$corpus/bad_empty.gro"
+expect truncated 'bad_truncated.gro:' "${md[@]}" -c "$corpus/bad_truncated.gro"
+expect column-width 'bad_short_line.gro:' "${md[@]}" -c "$corpus/bad_short_line.gro"
+expect non-numeric 'is not a number' "${md[@]}" -c "$corpus/bad_non_numeric.gro"
+expect atom-count 'bad_count.gro:' "${md[@]}" -c "$corpus/bad_count.gro"
+expect missing-box 'bad_missing_box.gro:' "${md[@]}" -c "$corpus/bad_missing_box.gro"
+expect nan 'bad_nan.gro:' "${md[@]}" -c "$corpus/bad_nan.gro"
+expect outside-box 'outside the box' "${md[@]}" -c "$corpus/bad_outside_box.gro"
+expect triclinic 'triclinic' "${md[@]}" -c "$corpus/bad_triclinic.gro"
+expect missing-file 'cannot open' "${md[@]}" -c does_not_exist.gro
+
+python3 - << 'PY'
+src = open('good.gro').read().splitlines()
+# an unknown residue name on a whole molecule, and an unknown atom name
+l = src[:]
+for k in (2, 3, 4):
+    l[k] = l[k][:5] + 'XYZ  ' + l[k][10:]
+open('unknown_res.gro', 'w').write('\n'.join(l) + '\n')
+l = src[:]
+l[3] = l[3][:10] + '   QQ' + l[3][15:]
+open('unknown_atom.gro', 'w').write('\n'.join(l) + '\n')
+# two argon atoms on top of each other: infinite forces
+lines = ['overlap', '    3']
+for i, (x, y, z) in enumerate([(0.5, 0.5, 0.5), (0.5, 0.5, 0.5), (1.5, 1.5, 1.5)]):
+    lines.append('%5d%-5s%5s%5d%8.3f%8.3f%8.3f' % (i + 1, 'AR', 'AR', i + 1, x, y, z))
+lines.append('   3.00000   3.00000   3.00000')
+open('overlap.gro', 'w').write('\n'.join(lines) + '\n')
+# a water whose hydrogens fly apart: SETTLE has no solution
+out = [src[0], src[1]]
+for i, l in enumerate(src[2:-1]):
+    v = (99.0 if i == 1 else -99.0 if i == 2 else 0.0, 0.0, 0.0)
+    out.append(l[:44] + '%8.4f%8.4f%8.4f' % v)
+out.append(src[-1])
+open('fast.gro', 'w').write('\n'.join(out) + '\n')
+PY
+expect unknown-residue 'unknown_res.gro: atom 1 (residue 1 XYZ' "${md[@]}" -c unknown_res.gro
+expect unknown-atom 'QQ' "${md[@]}" -c unknown_atom.gro
+
+# impossible parameters
+expect rc-half-box 'half the box' "${md[@]}" -c good.gro --rc 1.3
+expect rlist-lt-rc 'shorter than the cut-off' "${md[@]}" -c good.gro --rlist 0.6
+expect dt-zero 'must be positive' "${md[@]}" -c good.gro --dt 0
+expect dt-negative 'must be positive' "${md[@]}" -c good.gro --dt -0.001
+expect nstlist-zero 'nstlist = 0' "${md[@]}" -c good.gro --nstlist 0
+expect bad-grid 'AxBxC' "${md[@]}" -c good.gro --dd 2y2
+expect cells-too-small 'too small' "${md[@]}" -c good.gro --dd 2x1x1 --rc 1.15 --rlist 1.2
+expect unknown-model 'unknown' "${md[@]}" -c good.gro --model tip5p
+expect unknown-option 'unknown option' "${md[@]}" -c good.gro --frobnicate 3
+expect plan-rlist 'shorter than --rc' plan --rc 1.0 --rlist 0.9
+
+# physics going wrong
+expect non-finite-force 'non-finite force on atom' "${md[@]}" -c overlap.gro --model argon
+expect settle 'SETTLE cannot constrain water molecule 1' "${md[@]}" -c fast.gro
+
+echo "test_bad_input: $((checks - fails)) passed, $fails failed"
+[ $fails -eq 0 ]

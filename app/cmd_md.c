@@ -451,9 +451,18 @@ static int run_job(md_job *job, int parallel)
         rc_exit = 1;
         goto done;
     }
-    if ((st = load_input(job, &sys)) != HX_OK ||
-        (st = hx_md_create_dd(sys, &job->p, job->comm, job->grid[0] > 0 ? job->grid : NULL, &md)) !=
-            HX_OK) {
+    if ((st = load_input(job, &sys)) == HX_OK) {
+        st = hx_md_create_dd(sys, &job->p, job->comm, job->grid[0] > 0 ? job->grid : NULL, &md);
+        if (st == HX_ERR_INPUT) {
+            /* the force field names atoms by their number in the input: say which input (in a
+             * .gro file atom N is on line N + 2) */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+            st = hx_error_set(st, __FILE__, __LINE__, __func__, "%s: %s (atom N is on line N+2)",
+                              job->conf ? job->conf : job->restart, msg);
+        }
+    }
+    if (st != HX_OK) {
         rc_exit = fail_job(job, st);
         goto done;
     }

@@ -1,7 +1,10 @@
 # .gro I/O, system builders, `halox build`, and the .gro fuzzing harness.
 
 halox_test(test_gro SOURCES test_gro.c LABELS io)
-halox_test(test_builder SOURCES test_builder.c LABELS io)
+# argv: the halox program (a short MD run of a tiled box) and the shipped equilibrated boxes
+halox_test(test_builder SOURCES test_builder.c LABELS io
+           ARGS $<TARGET_FILE:halox_app> ${PROJECT_SOURCE_DIR}/data)
+add_dependencies(test_builder halox_app)
 # Replays tests/fuzz/corpus_gro through the reader in every build, so CI runs the corpus.
 halox_test(test_gro_corpus SOURCES test_gro_corpus.c LABELS io
            ARGS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro)

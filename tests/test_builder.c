@@ -1,16 +1,26 @@
 /* System builders: for every water model and argon at several sizes, the density, the minimum
  * O-O (Ar-Ar) distance (own cell list), the size, the exact rigid geometry, names, molecules
- * whole with centres in the box, random orientations, determinism, and refused inputs.
- * hx_build_min_distance is checked against an O(N^2) search on the small systems. */
+ * whole with their O in the box, random orientations, determinism, and refused inputs.
+ * hx_build_min_distance is checked against an O(N^2) search on the small systems.
+ *
+ * Water is tiled from the equilibrated boxes embedded in the library: they must equal
+ * data/water_<model>.gro (argv[2]), and a tiled 3000-atom SPC/E box must be a relaxed liquid:
+ * 1 ps of NVE MD (`halox md`, argv[1]) from velocities drawn at 300 K stays within 30 K of
+ * 300 K and its potential energy stays that of the liquid. A lattice heats to ~1000 K. */
 #include "testutil.h"
 
 #include "halox/io.h"
 #include "halox/models.h"
+#include "io/water_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+/* Molecules of the embedded equilibrated box: tiles repeat their orientations. */
+#define BASE_NMOL 1000
 
 static double now_s(void)
 {
@@ -114,15 +124,19 @@ static double dist(const double *a, const double *b)
                 (a[2] - b[2]) * (a[2] - b[2]));
 }
 
-static void check_water(const hx_water_model *m, int natoms, uint64_t seed, int *ncases)
+static void check_water(const hx_water_model *m, int natoms, uint64_t seed, int lattice,
+                        int *ncases)
 {
     char what[96];
-    snprintf(what, sizeof what, "water %s natoms=%d seed=%llu", m->name, natoms,
-             (unsigned long long)seed);
+    snprintf(what, sizeof what, "water %s%s natoms=%d seed=%llu", m->name,
+             lattice ? " lattice" : "", natoms, (unsigned long long)seed);
     (*ncases)++;
     hx_system *s = NULL;
     double t0 = now_s();
-    T_OK(hx_build_water(m->name, natoms, 0.0, seed, &s));
+    if (lattice)
+        T_OK(hx_build_water_lattice(m->name, natoms, 0.0, seed, &s));
+    else
+        T_OK(hx_build_water(m->name, natoms, 0.0, seed, &s));
     double t_build = now_s() - t0;
     if (!s)
         return;
@@ -156,8 +170,12 @@ static void check_water(const hx_water_model *m, int natoms, uint64_t seed, int 
         double com[3];
         for (int d = 0; d < 3; d++) {
             com[d] = (m->m_o * o[d] + m->m_h * (h1[d] + h2[d])) / (m->m_o + 2 * m->m_h);
-            if (!(o[d] >= 0 && o[d] < s->box[d] && com[d] >= 0 && com[d] < s->box[d])) {
-                T_FAIL("%s: molecule %d centre outside [0, box) along %c", what, k, "xyz"[d]);
+            /* the O (the site the builders place) in [0, box); the centre of mass is whole-
+             * molecule, at most r_OH from O */
+            if (!(o[d] >= 0 && o[d] < s->box[d] && com[d] >= -m->r_oh &&
+                  com[d] < s->box[d] + m->r_oh)) {
+                T_FAIL("%s: molecule %d O at %.4f or centre at %.4f outside [0, %.4f) along %c",
+                       what, k, o[d], com[d], s->box[d], "xyz"[d]);
                 bad++;
             }
         }
@@ -179,12 +197,14 @@ static void check_water(const hx_water_model *m, int natoms, uint64_t seed, int 
         cos2 += (u[2] / nu) * (u[2] / nu);
     }
     /* Isotropic orientations: the mean dipole direction has sigma 1/sqrt(3 n) per component,
-     * <cos^2> = 1/3 with sigma sqrt(4/45/n); 5 sigma bounds. */
+     * <cos^2> = 1/3 with sigma sqrt(4/45/n); 5 sigma bounds. Tiles repeat the BASE_NMOL
+     * orientations of the equilibrated box, so at most that many are independent. */
+    int nind = nmol < BASE_NMOL ? nmol : BASE_NMOL;
     double mean = sqrt(dip[0] * dip[0] + dip[1] * dip[1] + dip[2] * dip[2]) / nmol;
-    T_CHECK(mean < 5.0 * sqrt(3.0 / (3.0 * nmol)),
+    T_CHECK(mean < 5.0 * sqrt(1.0 / nind),
             "%s: mean dipole direction %.4f, not isotropic (bound %.4f)", what, mean,
-            5.0 * sqrt(1.0 / nmol));
-    T_CHECK(fabs(cos2 / nmol - 1.0 / 3.0) < 5.0 * sqrt(4.0 / 45.0 / nmol),
+            5.0 * sqrt(1.0 / nind));
+    T_CHECK(fabs(cos2 / nmol - 1.0 / 3.0) < 5.0 * sqrt(4.0 / 45.0 / nind),
             "%s: <cos^2 theta_z> = %.4f, expected 1/3", what, cos2 / nmol);
     int ei = -1, ej = -1;
     double ed = 0;
@@ -265,6 +285,15 @@ static void check_determinism(int *ncases)
         T_CHECK(!same_system(a, c), "water seeds 42 and 43 give the same system");
     }
     hx_system_destroy(&a), hx_system_destroy(&b), hx_system_destroy(&c);
+    /* a size that is cut from the tiles (not a whole number of them) */
+    T_OK(hx_build_water("tip3p", 9000, 0, 5, &a));
+    T_OK(hx_build_water("tip3p", 9000, 0, 5, &b));
+    T_OK(hx_build_water("tip3p", 9000, 0, 6, &c));
+    if (a && b && c) {
+        T_CHECK(same_system(a, b), "water 9000 seed 5 built twice differs");
+        T_CHECK(!same_system(a, c), "water 9000 seeds 5 and 6 give the same system");
+    }
+    hx_system_destroy(&a), hx_system_destroy(&b), hx_system_destroy(&c);
     /* argon on a partially filled lattice: the site subset depends on the seed */
     T_OK(hx_build_argon(1000, 0, 7, &a));
     T_OK(hx_build_argon(1000, 0, 7, &b));
@@ -326,22 +355,136 @@ static void check_refused(int *ncases)
     T_CHECK(st == HX_ERR_INVALID_ARG, "argon with no size gave %s", hx_status_name(st));
 }
 
-int main(void)
+/* The embedded boxes are the shipped data/water_<model>.gro, digit for digit. */
+static void check_embedded(const char *datadir, int *ncases)
 {
+    const char *const *names = hx_water_model_names();
+    for (int k = 0; names[k]; k++) {
+        (*ncases)++;
+        const hx_water_box *wb = NULL;
+        for (const hx_water_box *b = hx_water_boxes; b->model; b++)
+            if (strcmp(b->model, names[k]) == 0)
+                wb = b;
+        T_CHECK(wb, "no embedded equilibrated box for %s", names[k]);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/water_%s.gro", datadir, names[k]);
+        hx_system *s = NULL;
+        T_OK(hx_gro_read(path, &s));
+        if (!wb || !s) {
+            hx_system_destroy(&s);
+            continue;
+        }
+        T_CHECK(s->natoms == 3 * wb->nmol, "%s: %d atoms, embedded %d molecules", path, s->natoms,
+                wb->nmol);
+        int bad = 0;
+        for (int i = 0; i < 3 * s->natoms && i < 9 * wb->nmol && bad < 3; i++)
+            if (fabs(s->x[i] - wb->x[i] * 1e-3) > 4e-4) {
+                T_FAIL("%s: atom %d coordinate %c %.3f, embedded %.3f (run "
+                       "scripts/make_equilibrated_box.sh --embed-only)",
+                       path, i / 3 + 1, "xyz"[i % 3], s -> x[i], wb -> x[i] * 1e-3);
+                bad++;
+            }
+        for (int d = 0; d < 3; d++)
+            T_CHECK(fabs(s->box[d] - wb->box[d] * 1e-5) < 4e-6, "%s: box %c %.5f, embedded %.5f",
+                    path, "xyz"[d], s -> box[d], wb -> box[d] * 1e-5);
+        hx_system_destroy(&s);
+    }
+}
+
+/* A tiled SPC/E box is relaxed liquid: NVE from 300 K velocities stays near 300 K. */
+static void check_relaxed_md(const char *halox, int *ncases)
+{
+    (*ncases)++;
+    char dir[] = "/tmp/halox_test_builder.XXXXXX";
+    T_CHECK(mkdtemp(dir) != NULL, "cannot make a temporary directory");
+    char gro[256], json[256], cmd[2048];
+    snprintf(gro, sizeof gro, "%s/w.gro", dir);
+    snprintf(json, sizeof json, "%s/e.json", dir);
+    hx_system *s = NULL;
+    T_OK(hx_build_water("spce", 3000, 0, 17, &s));
+    if (!s)
+        return;
+    T_OK(hx_gro_write(gro, s, 0));
+    int nmol = s->nmol;
+    hx_system_destroy(&s);
+    /* 500 steps of 2 fs, NVE; a fixed rlist so that no pair is missed */
+    snprintf(cmd, sizeof cmd,
+             "'%s' md -c %s -o %s/out.gro -g %s/md.log -e %s --nstenergy 50 --steps 500 "
+             "--dt 0.002 --gen-vel 300 --seed 3 --model spce --rc 1.0 --rlist 1.15 --threads 2 "
+             "> %s/md.out 2>&1",
+             halox, gro, dir, dir, json, dir);
+    int rc = system(cmd);
+    T_CHECK(rc == 0, "halox md failed (%d): %s", rc, cmd);
+    FILE *f = fopen(json, "r");
+    T_CHECK(f != NULL, "no energy file %s", json);
+    double tsum = 0, tmin = 1e9, tmax = -1e9, u0 = 0, u1 = 0, t_end = 0;
+    int n = 0, nlate = 0;
+    char line[1024];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *pt = strstr(line, "\"temperature\":");
+        const char *pu = strstr(line, "\"potential\":");
+        const char *ptime = strstr(line, "\"time\":");
+        if (!pt || !pu || !ptime)
+            continue;
+        double temp = atof(pt + 14), u = atof(pu + 12) / nmol, time = atof(ptime + 7);
+        if (n == 0)
+            u0 = u;
+        u1 = u, t_end = time;
+        n++;
+        tmin = fmin(tmin, temp), tmax = fmax(tmax, temp);
+        if (time >= 0.5 - 1e-9) {
+            tsum += temp;
+            nlate++;
+        }
+    }
+    if (f)
+        fclose(f);
+    T_CHECK(n == 11 && fabs(t_end - 1.0) < 1e-9, "energy file %s: %d lines up to %.3f ps", json, n,
+            t_end);
+    double tmean = nlate ? tsum / nlate : 0;
+    T_CHECK(fabs(tmean - 300) < 30,
+            "tiled SPC/E (seed 17), NVE from 300 K: mean T over 0.5-1 ps %.1f K, not within "
+            "30 K of 300 K",
+            tmean);
+    T_CHECK(tmin > 255 && tmax < 345, "tiled SPC/E: T ranged %.1f-%.1f K in 1 ps (bound 255-345)",
+            tmin, tmax);
+    /* the equilibrated SPC/E liquid (RF eps_rf = inf, rc 1.0) is at -46.4 kJ/mol */
+    T_CHECK(u0 < -44 && u1 < -44,
+            "tiled SPC/E potential %.2f -> %.2f kJ/mol/molecule, not the liquid's (< -44)", u0, u1);
+    printf("  tiled spce 3000 atoms, 1 ps NVE from 300 K: T %.1f-%.1f K, mean(0.5-1 ps) %.1f K, "
+           "potential %.2f -> %.2f kJ/mol/molecule\n",
+           tmin, tmax, tmean, u0, u1);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "note: could not remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_builder HALOX DATADIR\n");
+        return 2;
+    }
     int ncases = 0;
     const char *const *names = hx_water_model_names();
-    const int sizes[] = {300, 3001, 30000};
+    /* 300: below the tiler's smallest box (lattice); 3001: one tile; 24000: 2^3 whole tiles;
+     * 30000: cut from 3^3 tiles */
+    const int sizes[] = {300, 3001, 24000, 30000};
     for (int k = 0; names[k]; k++) {
         const hx_water_model *m = NULL;
         T_OK(hx_water_model_find(names[k], &m));
-        for (int i = 0; m && i < 3; i++)
-            check_water(m, sizes[i], 1 + (uint64_t)i, &ncases);
+        for (int i = 0; m && i < 4; i++)
+            check_water(m, sizes[i], 1 + (uint64_t)i, 0, &ncases);
+        if (m)
+            check_water(m, 3000, 9, 1, &ncases);
     }
     /* one large box: O(N) build and the cell-list check on 300k molecules */
     const hx_water_model *spce = NULL;
     T_OK(hx_water_model_find("spce", &spce));
     if (spce)
-        check_water(spce, 900000, 11, &ncases);
+        check_water(spce, 900000, 11, 0, &ncases);
+    check_embedded(argv[2], &ncases);
+    check_relaxed_md(argv[1], &ncases);
     check_argon(300, 1, &ncases);
     check_argon(3000, 2, &ncases);
     check_argon(30000, 3, &ncases);

@@ -285,8 +285,11 @@ static void select_kernel(hx_nb *nb, hx_nb_precision prec)
     nb->kernel = mixed ? kernel_f_generic_call : kernel_d_generic_call;
     nb->kernel_name = mixed ? "float sse2" : "double sse2";
 #if HX_HAVE_AVX2_KERNELS
+    /* HALOX_NB_SIMD=sse2 forces the portable kernels (tests run both on AVX2 machines) */
+    const char *force = getenv("HALOX_NB_SIMD");
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    if ((!force || strcmp(force, "sse2") != 0) && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma")) {
         nb->kernel = mixed ? kernel_f_avx2_call : kernel_d_avx2_call;
         nb->kernel_name = mixed ? "float avx2" : "double avx2";
     }

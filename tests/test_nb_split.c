@@ -1,0 +1,275 @@
+/* hx_nb_compute_part on domain-decomposition local sets (1, 2 and 3 decomposed dimensions,
+ * 2 domains per decomposed dimension, halos = whole upper-neighbour domains):
+ *  - LOCAL then NONLOCAL gives ALL's forces (1e-12 of the largest force in double, 2e-6 in
+ *    mixed precision, where the float force buffers are summed in another order) and energies
+ *    that add up to ALL's (1e-12 relative in double, 1e-7 in mixed);
+ *  - LOCAL leaves halo atoms at zero force and only sees zone 0 x zone 0 pairs (checked against
+ *    a single-zone set of the home atoms alone);
+ *  - ALL summed over domains equals the O(N^2) double reference (1e-9 relative in double);
+ *  - the same call twice, and a fresh hx_nb with the same thread count, give bit-identical
+ *    forces and energies. */
+#include "test_md_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int ncases;
+
+typedef struct dom_set {
+    hx_local_set set;
+    hx_zone_range rg[HX_MAX_ZONES];
+    double *x, *q;
+    int *type, *mol, *gid;
+} dom_set;
+
+/* Local set of domain `dom` of a g[0] x g[1] x g[2] grid: home molecules (first atom in the
+ * domain's cell) as zone 0, then for every other zone all molecules of the upper neighbour
+ * domain at that zone's shift, moved by a box edge where the neighbour wraps. */
+static void build_domain(const hx_system *s, const int *owner, const int g[3], int dom, dom_set *ds)
+{
+    int dims[3], ndim = 0;
+    for (int d = 0; d < 3; d++)
+        if (g[d] > 1)
+            dims[ndim++] = d;
+    int c[3] = {dom / (g[1] * g[2]), (dom / g[2]) % g[1], dom % g[2]};
+    int n = s->natoms;
+    ds->x = malloc(sizeof(double) * 3 * (size_t)n);
+    ds->q = malloc(sizeof(double) * (size_t)n);
+    ds->type = malloc(sizeof(int) * (size_t)n);
+    ds->mol = malloc(sizeof(int) * (size_t)n);
+    ds->gid = malloc(sizeof(int) * (size_t)n);
+    int nl = 0, nz = hx_zone_count(ndim);
+    for (int z = 0; z < nz; z++) {
+        int sh[3], src[3];
+        double shift[3] = {0, 0, 0};
+        hx_zone_shift(z, sh);
+        for (int d = 0; d < 3; d++)
+            src[d] = c[d];
+        for (int k = 0; k < ndim; k++) {
+            int d = dims[k];
+            src[d] = c[d] + sh[k];
+            if (src[d] >= g[d]) {
+                src[d] -= g[d];
+                shift[d] = s->box[d];
+            }
+        }
+        int sdom = (src[0] * g[1] + src[1]) * g[2] + src[2];
+        ds->rg[z].begin = nl;
+        ds->rg[z].zone = z;
+        for (int m = 0; m < s->nmol; m++) {
+            if (owner[m] != sdom)
+                continue;
+            for (int a = s->mol_start[m]; a < s->mol_start[m + 1]; a++) {
+                for (int d = 0; d < 3; d++)
+                    ds->x[3 * nl + d] = s->x[3 * a + d] + shift[d];
+                ds->q[nl] = s->q[a];
+                ds->type[nl] = s->type[a];
+                ds->mol[nl] = m;
+                ds->gid[nl] = a;
+                nl++;
+            }
+        }
+        ds->rg[z].end = nl;
+    }
+    memset(&ds->set, 0, sizeof ds->set);
+    ds->set.n = nl;
+    ds->set.x = ds->x;
+    ds->set.type = ds->type;
+    ds->set.q = ds->q;
+    ds->set.mol = ds->mol;
+    ds->set.nranges = nz;
+    ds->set.ranges = ds->rg;
+    ds->set.ndim = ndim;
+    for (int d = 0; d < 3; d++) {
+        ds->set.periodic[d] = g[d] == 1;
+        ds->set.box[d] = s->box[d];
+    }
+}
+
+static void free_domain(dom_set *ds)
+{
+    free(ds->x);
+    free(ds->q);
+    free(ds->type);
+    free(ds->mol);
+    free(ds->gid);
+}
+
+static double maxabs(const double *v, int n)
+{
+    double m = 0;
+    for (int k = 0; k < n; k++)
+        m = fmax(m, fabs(v[k]));
+    return m;
+}
+
+static void run(const char *model, int nside, const int g[3], double rc, double rlist,
+                hx_nb_precision prec, int nthreads, uint64_t seed)
+{
+    hx_system *s = !strcmp(model, "argon") ? tmd_argon_lattice(nside, 0.05, seed)
+                                           : tmd_water_lattice(model, nside, 0.05, seed);
+    hx_forcefield *ff = NULL;
+    T_OK(hx_forcefield_create(model, &ff));
+    T_OK(hx_forcefield_apply(ff, s));
+    int n = s->natoms, ndom = g[0] * g[1] * g[2];
+    /* whole molecules with the first atom inside the box; owner = cell of the first atom */
+    int *owner = malloc(sizeof(int) * (size_t)s->nmol);
+    for (int m = 0; m < s->nmol; m++) {
+        int a0 = s->mol_start[m], cc[3];
+        for (int d = 0; d < 3; d++) {
+            double L = s->box[d];
+            double sh = -L * floor(s->x[3 * a0 + d] / L);
+            for (int a = a0; a < s->mol_start[m + 1]; a++)
+                s->x[3 * a + d] += sh;
+            cc[d] = (int)(s->x[3 * a0 + d] / (L / g[d]));
+            cc[d] = cc[d] >= g[d] ? g[d] - 1 : cc[d];
+        }
+        owner[m] = (cc[0] * g[1] + cc[1]) * g[2] + cc[2];
+    }
+    hx_nb_params p = {rc, 0.0, 1.0};
+    double *ftot = calloc(3 * (size_t)n, sizeof(double));
+    double lj = 0, coul = 0;
+    const double ftol = prec == HX_NB_DOUBLE ? 1e-12 : 2e-6;
+    const double etol = prec == HX_NB_DOUBLE ? 1e-12 : 1e-7;
+    char what[160];
+    snprintf(what, sizeof what,
+             "%s %d atoms, grid %dx%dx%d, rc %g, rlist %g, %s, %d thr, seed %llu", model, n, g[0],
+             g[1], g[2], rc, rlist, prec == HX_NB_DOUBLE ? "double" : "mixed", nthreads,
+             (unsigned long long)seed);
+    for (int dom = 0; dom < ndom; dom++) {
+        dom_set ds;
+        build_domain(s, owner, g, dom, &ds);
+        int nl = ds.set.n, nh = ds.rg[0].end;
+        hx_nb *nb = NULL;
+        T_OK(hx_nb_create(ff, &p, nthreads, &nb));
+        T_OK(hx_nb_set_precision(nb, prec));
+        T_OK(hx_nb_search(nb, &ds.set, rlist, 0, NULL));
+        double *fa = malloc(sizeof(double) * 3 * (size_t)nl);
+        double *fb = malloc(sizeof(double) * 3 * (size_t)nl);
+        double *fc = malloc(sizeof(double) * 3 * (size_t)nl);
+        hx_nb_energies ea, el, en, e2;
+        T_OK(hx_nb_compute_part(nb, &ds.set, fa, &ea, 0, HX_NB_ALL));
+        /* garbage in fb first: LOCAL must overwrite every entry */
+        for (int k = 0; k < 3 * nl; k++)
+            fb[k] = 1e30;
+        T_OK(hx_nb_compute_part(nb, &ds.set, fb, &el, 0, HX_NB_LOCAL));
+        ncases++;
+        int bad = 0;
+        for (int a = nh; a < nl && bad < 3; a++)
+            for (int d = 0; d < 3; d++)
+                if (fb[3 * a + d] != 0.0) {
+                    T_FAIL("%s, domain %d: LOCAL gave halo atom %d force[%d] = %g, want 0", what,
+                           dom, a, d, fb[3 * a + d]);
+                    bad++;
+                    break;
+                }
+        /* LOCAL equals ALL on the home atoms alone as a single-zone open set */
+        {
+            hx_local_set hs = ds.set;
+            hx_zone_range r0 = {0, nh, 0};
+            hs.n = nh;
+            hs.nranges = 1;
+            hs.ranges = &r0;
+            hx_nb *nh_nb = NULL;
+            T_OK(hx_nb_create(ff, &p, nthreads, &nh_nb));
+            T_OK(hx_nb_set_precision(nh_nb, prec));
+            T_OK(hx_nb_search(nh_nb, &hs, rlist, 0, NULL));
+            hx_nb_energies eh;
+            T_OK(hx_nb_compute(nh_nb, &hs, fc, &eh, 0));
+            double fm = maxabs(fc, 3 * nh);
+            ncases++;
+            T_CHECK(t_reldiff(eh.lj, el.lj, 1e-3) < etol &&
+                        t_reldiff(eh.coulomb, el.coulomb, 1e-3) < etol,
+                    "%s, domain %d: LOCAL energies LJ %.12g Coulomb %.12g, home atoms alone "
+                    "%.12g %.12g",
+                    what, dom, el.lj, el.coulomb, eh.lj, eh.coulomb);
+            for (int k = 0; k < 3 * nh; k++)
+                if (fabs(fc[k] - fb[k]) > ftol * fm) {
+                    T_FAIL("%s, domain %d: LOCAL force on home atom %d [%d] %.12g, home atoms "
+                           "alone %.12g",
+                           what, dom, k / 3, k % 3, fb[k], fc[k]);
+                    break;
+                }
+            hx_nb_destroy(&nh_nb);
+        }
+        T_OK(hx_nb_compute_part(nb, &ds.set, fb, &en, 0, HX_NB_NONLOCAL));
+        double fm = maxabs(fa, 3 * nl);
+        ncases++;
+        bad = 0;
+        for (int k = 0; k < 3 * nl && bad < 3; k++)
+            if (fabs(fa[k] - fb[k]) > ftol * fm) {
+                T_FAIL("%s, domain %d: LOCAL+NONLOCAL force on local atom %d [%d] %.15g, ALL "
+                       "%.15g (largest force %g)",
+                       what, dom, k / 3, k % 3, fb[k], fa[k], fm);
+                bad++;
+            }
+        ncases++;
+        T_CHECK(t_reldiff(el.lj + en.lj, ea.lj, 1e-3) < etol &&
+                    t_reldiff(el.coulomb + en.coulomb, ea.coulomb, 1e-3) < etol,
+                "%s, domain %d: LOCAL+NONLOCAL energies LJ %.15g Coulomb %.15g, ALL %.15g %.15g",
+                what, dom, el.lj + en.lj, el.coulomb + en.coulomb, ea.lj, ea.coulomb);
+        /* determinism: again, and with a fresh handle */
+        T_OK(hx_nb_compute_part(nb, &ds.set, fc, &e2, 0, HX_NB_ALL));
+        ncases++;
+        T_CHECK(!memcmp(fa, fc, sizeof(double) * 3 * (size_t)nl) && e2.lj == ea.lj &&
+                    e2.coulomb == ea.coulomb,
+                "%s, domain %d: a second ALL call differs", what, dom);
+        {
+            hx_nb *nb2 = NULL;
+            T_OK(hx_nb_create(ff, &p, nthreads, &nb2));
+            T_OK(hx_nb_set_precision(nb2, prec));
+            T_OK(hx_nb_search(nb2, &ds.set, rlist, 0, NULL));
+            T_OK(hx_nb_compute(nb2, &ds.set, fc, &e2, 0));
+            ncases++;
+            T_CHECK(!memcmp(fa, fc, sizeof(double) * 3 * (size_t)nl) && e2.lj == ea.lj &&
+                        e2.coulomb == ea.coulomb,
+                    "%s, domain %d: a fresh hx_nb with the same threads differs", what, dom);
+            hx_nb_destroy(&nb2);
+        }
+        lj += ea.lj;
+        coul += ea.coulomb;
+        for (int a = 0; a < nl; a++)
+            for (int d = 0; d < 3; d++)
+                ftot[3 * ds.gid[a] + d] += fa[3 * a + d];
+        free(fa);
+        free(fb);
+        free(fc);
+        hx_nb_destroy(&nb);
+        free_domain(&ds);
+    }
+    if (prec == HX_NB_DOUBLE) {
+        tmd_ref ref;
+        tmd_reference(s, ff, rc, 0.0, 1.0, &ref);
+        ncases++;
+        T_CHECK(t_reldiff(lj, ref.lj, 1e-3) < 1e-9 && t_reldiff(coul, ref.coulomb, 1e-3) < 1e-9,
+                "%s: energies summed over domains LJ %.12g Coulomb %.12g, reference %.12g %.12g",
+                what, lj, coul, ref.lj, ref.coulomb);
+        double fm = maxabs(ref.f, 3 * n);
+        for (int k = 0; k < 3 * n; k++)
+            if (fabs(ftot[k] - ref.f[k]) > 1e-9 * fm) {
+                T_FAIL("%s: force on atom %d [%d] summed over domains %.12g, reference %.12g", what,
+                       k / 3, k % 3, ftot[k], ref.f[k]);
+                break;
+            }
+        free(ref.f);
+    }
+    free(ftot);
+    free(owner);
+    hx_forcefield_destroy(&ff);
+    hx_system_destroy(&s);
+}
+
+int main(void)
+{
+    const int g1[3] = {2, 1, 1}, g2[3] = {2, 2, 1}, g3[3] = {2, 2, 2}, gy[3] = {1, 2, 1};
+    for (int prec = 0; prec < 2; prec++) {
+        hx_nb_precision pr = prec ? HX_NB_MIXED : HX_NB_DOUBLE;
+        run("spce", 10, g1, 1.0, 1.1, pr, 2, 1);
+        run("spce", 10, g2, 0.8, 0.9, pr, 2, 2);
+        run("spce", 10, g3, 0.7, 0.75, pr, 3, 3);
+        run("spce", 9, gy, 0.9, 0.9, pr, 1, 4);
+        run("argon", 10, g3, 1.0, 1.05, pr, 2, 5);
+    }
+    return t_finish("test_nb_split", ncases);
+}

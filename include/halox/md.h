@@ -236,14 +236,15 @@ typedef struct hx_md_energies {
 } hx_md_energies;
 
 typedef struct hx_md_timings {
-    double force;  /* non-bonded kernels, s */
-    double halo_x; /* coordinate halo exchange, s */
-    double halo_f; /* force halo exchange, s */
-    double search; /* repartition: migration, plan, halo set-up and pair search, s */
-    double update; /* leap-frog, SETTLE, kinetic energy, s */
-    double reduce; /* energy reductions over ranks, s */
-    double output; /* gathering and writing output, s */
-    double total;  /* wall time of hx_md_run, s */
+    double nb_local;    /* non-bonded home-home pairs (before the halo arrives), s */
+    double nb_nonlocal; /* non-bonded pairs with halo atoms, s */
+    double halo_x;      /* coordinate halo exchange, s */
+    double halo_f;      /* force halo exchange, s */
+    double search;      /* repartition: migration, plan, halo set-up and pair search, s */
+    double update;      /* leap-frog, SETTLE, kinetic energy, s */
+    double reduce;      /* energy reductions over ranks, s */
+    double output;      /* gathering and writing output, s */
+    double total;       /* wall time of hx_md_run, s */
     long long steps, searches;
     long long missed_pairs; /* summed over all rebuilds (single domain only; -1 with DD) */
 } hx_md_timings;

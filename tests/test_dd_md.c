@@ -18,9 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef HX_TEST_MPI
-#include <mpi.h>
-#endif
 
 static int g_rank = 0;
 
@@ -229,10 +226,10 @@ static const int grids_all[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {
 int main(int argc, char **argv)
 {
     int ncases = 0;
+    hx_comm *comm = NULL;
 #ifdef HX_TEST_MPI
-    MPI_Init(&argc, &argv);
-    MPI_Comm world = MPI_COMM_WORLD;
-    MPI_Comm_rank(world, &g_rank);
+    int nranks;
+    t_mpi_begin(&argc, &argv, &comm, &g_rank, &nranks);
 #else
     (void)argc;
     (void)argv;
@@ -270,10 +267,8 @@ int main(int argc, char **argv)
     sd[2].p.nthreads = 1;
     sd[2].steps = 300;
 
-    hx_comm *comm = NULL;
 #ifdef HX_TEST_MPI
-    T_OK(hx_comm_create_mpi(&world, &comm));
-    int nd = hx_comm_ndomains(comm);
+    int nd = comm ? hx_comm_ndomains(comm) : 0;
     for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
         const int *grid = grids_all[g];
         if (grid[0] * grid[1] * grid[2] != nd)
@@ -281,8 +276,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             compare_case(&sd[k], comm, grid, &ncases);
     }
-    error_cases(comm, &sd[0], &sd[2], &ncases);
-    hx_comm_destroy(&comm);
+    if (comm)
+        error_cases(comm, &sd[0], &sd[2], &ncases);
 #else
     for (size_t g = 0; g < sizeof grids_all / sizeof grids_all[0]; g++) {
         const int *grid = grids_all[g];
@@ -299,12 +294,7 @@ int main(int argc, char **argv)
         if (k != 1 || sd[1].sys != sd[0].sys)
             hx_system_destroy(&sd[k].sys);
 #ifdef HX_TEST_MPI
-    int local = hx_test_failures, all = 0;
-    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_SUM, world);
-    hx_test_failures = all;
-    int rc = g_rank == 0 ? t_finish("test_dd_md_mpi", ncases) : (all ? 1 : 0);
-    MPI_Finalize();
-    return rc;
+    return t_mpi_end(&comm, "test_dd_md_mpi", ncases);
 #else
     return t_finish("test_dd_md", ncases);
 #endif

@@ -10,9 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef HX_TEST_MPI
-#include <mpi.h>
-#endif
 
 static const int grids[][3] = {{1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 1}, {1, 2, 2},
                                {4, 1, 1}, {2, 2, 2}, {4, 2, 1}, {3, 3, 1}, {3, 2, 2}};
@@ -178,31 +175,16 @@ int main(int argc, char **argv)
 {
     int ncases = 0;
 #ifdef HX_TEST_MPI
-    MPI_Init(&argc, &argv);
-    MPI_Comm world = MPI_COMM_WORLD;
-    int size;
-    MPI_Comm_size(world, &size);
     hx_comm *comm = NULL;
-    T_OK(hx_comm_create_mpi(&world, &comm));
-    for (size_t g = 0; g < sizeof grids / sizeof grids[0]; g++) {
+    int rank, size;
+    t_mpi_begin(&argc, &argv, &comm, &rank, &size);
+    for (size_t g = 0; g < sizeof grids / sizeof grids[0] && comm; g++) {
         if (grids[g][0] * grids[g][1] * grids[g][2] != size)
             continue;
         for (int k = 0; k < 8; k++, ncases++)
             run_case(500 + 31 * g + (uint64_t)k, grids[g], comm, k == 7);
     }
-    hx_comm_destroy(&comm);
-    int local = hx_test_failures, all = 0;
-    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_SUM, world);
-    hx_test_failures = all;
-    int rank;
-    MPI_Comm_rank(world, &rank);
-    int rc = 0;
-    if (rank == 0)
-        rc = t_finish("test_migrate_mpi", ncases);
-    else
-        rc = all ? 1 : 0;
-    MPI_Finalize();
-    return rc;
+    return t_mpi_end(&comm, "test_migrate_mpi", ncases);
 #else
     (void)argc;
     (void)argv;

@@ -7,7 +7,6 @@
 #include "halox/halox.h"
 #include "plan_fixture.h"
 
-#include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,13 +139,9 @@ static void run_case(uint64_t seed, const int grid[3], int rank, hx_comm *mpi, i
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm world = MPI_COMM_WORLD;
     hx_comm *mpi = NULL;
-    T_OK(hx_comm_create_mpi(&world, &mpi));
+    t_mpi_begin(&argc, &argv, &mpi, &rank, &size);
     int ncases = 0;
     if (mpi) {
         int seeds = argc > 1 ? atoi(argv[1]) : 12;
@@ -181,12 +176,5 @@ int main(int argc, char **argv)
                     hx_last_error_message());
         ncases += 2;
     }
-    hx_comm_destroy(&mpi);
-    int local_fail = hx_test_failures, any_fail = 0;
-    MPI_Allreduce(&local_fail, &any_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("test_plan_mpi: %d ranks, %d cases, %d checks failed on all ranks\n", size, ncases,
-               any_fail);
-    MPI_Finalize();
-    return any_fail ? 1 : 0;
+    return t_mpi_end(&mpi, "test_plan_mpi", ncases);
 }

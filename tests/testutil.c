@@ -66,3 +66,32 @@ int t_finish(const char *name, int ncases)
     printf("%s: %d cases, %d checks failed\n", name, ncases, hx_test_failures);
     return hx_test_failures ? 1 : 0;
 }
+
+#include "halox/halo.h"
+
+void t_mpi_begin(int *argc, char ***argv, hx_comm **world, int *rank, int *size)
+{
+    int parallel = 0;
+    T_OK(hx_mpi_init(argc, argv, &parallel));
+    T_OK(hx_comm_create_world(world));
+    *rank = *world ? hx_comm_rank(*world) : 0;
+    *size = *world ? hx_comm_nranks(*world) : 1;
+}
+
+int t_mpi_end(hx_comm **world, const char *name, int ncases)
+{
+    double mine = hx_test_failures, all = mine;
+    int rank = 0;
+    if (*world) {
+        if (hx_comm_sum_f64(*world, &mine, &all, 1) != HX_OK)
+            all = mine + 1;
+        rank = hx_comm_rank(*world);
+    }
+    hx_test_failures = (int)all;
+    int rc = hx_test_failures ? 1 : 0;
+    if (rank == 0)
+        rc = t_finish(name, ncases);
+    hx_comm_destroy(world);
+    hx_mpi_finalize();
+    return rc;
+}

@@ -49,3 +49,11 @@ double t_rng_normal(t_rng *r);
 int t_finish(const char *name, int ncases);
 
 #endif
+
+/* Tests that run under mpiexec use the library's program-level MPI entry points (only
+ * src/comm/mpi.c calls MPI). t_mpi_begin starts MPI and returns the world communicator (one
+ * domain per rank); t_mpi_end sums the failures of all ranks, prints the summary on rank 0,
+ * destroys the communicator, finalizes MPI and returns the exit code. */
+struct hx_comm;
+void t_mpi_begin(int *argc, char ***argv, struct hx_comm **world, int *rank, int *size);
+int t_mpi_end(struct hx_comm **world, const char *name, int ncases);

@@ -62,8 +62,8 @@ static int bench(int nside, int steps, int threads)
     (void)w0;
     run(md2, steps);
     hx_md_get_timings(md2, &t1);
-    double force = (t1.nb_local + t1.nb_nonlocal) - (t0.nb_local + t0.nb_nonlocal), search = t1.search - t0.search,
-           update = t1.update - t0.update;
+    double force = (t1.nb_local + t1.nb_nonlocal) - (t0.nb_local + t0.nb_nonlocal),
+           search = t1.search - t0.search, update = t1.update - t0.update;
     double tot = force + search + update;
     printf("atoms %d threads %d rlist %.4f pairs %lld: force %.1f us/step, search %.1f us/step, "
            "update %.1f us/step, total %.1f us/step, %.2f ns/day\n",

@@ -4,6 +4,7 @@
 #include "halox/models.h"
 #include "core/error.h"
 
+#include <stddef.h>
 #include <strings.h>
 
 #define HX_AVOGADRO 6.02214076e23

@@ -26,7 +26,8 @@
 #define NBK_NG (4 * 4 / NBK_W) /* vectors per cluster pair */
 #define NBK_IPV (NBK_W / 4)    /* i atoms per vector */
 
-NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restrict L,
+/* Entries [e0, e1) of list L; forces added to fb, energies to *out_vlj, *out_vc. */
+NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restrict L, int e0, int e1,
                               NBK_REAL *restrict fb, double *restrict out_vlj,
                               double *restrict out_vc)
 {
@@ -49,7 +50,7 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
         bit[l] = (__typeof__(bit[0]))1 << l;
     double vlj_tot = 0.0, vc_tot = 0.0;
 
-    for (int e = 0; e < L->nent; e++) {
+    for (int e = e0; e < e1; e++) {
         const int ci = L->ci[e];
         const double *sv = a->shiftvec[L->shift[e]];
         const NBK_REAL *xi = xq + 16 * ci;

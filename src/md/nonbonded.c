@@ -17,8 +17,11 @@
  *    next search, so the stored shifts stay valid while atoms cross the box edge.
  *  - Local (zone 0 x zone 0) and non-local cluster pairs go to separate lists, so a
  *    domain-decomposition engine can compute the local part while halo coordinates travel.
- *  - Work is split into nthreads chunks of i clusters fixed at search time, each with its own
- *    force buffer, reduced per atom in chunk order: results depend on nthreads only.
+ *  - The search runs over 4 x nthreads blocks of i clusters, dynamically scheduled (the lists
+ *    come out the same whoever searches a block). The kernel splits the concatenated list into
+ *    nthreads ranges of equal cluster-pair counts (the half list gives early i clusters more
+ *    partners, so equal i ranges were 56/44 unbalanced), each thread with its own force buffer,
+ *    reduced per atom in thread order: results depend on nthreads only.
  *  - The kernel (src/md/nb_kernel.h) is instantiated in float and double, each for portable
  *    SSE2 and for AVX2+FMA chosen at run time. */
 #include "halox/md.h"
@@ -38,6 +41,7 @@
 #define SHIFT_ZERO 13
 #define NCLASS 2 /* list 0: zone 0 x zone 0; list 1: every other zone pair */
 #define FAR_AWAY 1.0e4
+#define NB_BLOCKS_PER_THREAD 4
 
 typedef struct nb_list {
     int nent, cap_ent;
@@ -47,6 +51,8 @@ typedef struct nb_list {
     uint16_t *mask; /* bit 4*ii + jj: pair (i atom ii, j atom jj) interacts */
 } nb_list;
 
+/* A search block (lists and scratch); the first nthreads also hold a kernel thread's force
+ * buffer and energies. */
 typedef struct nb_chunk {
     nb_list list[NCLASS];
     void *fbuf; /* [12 * ncl] reals, cluster-major: fx[4] fy[4] fz[4] */
@@ -69,7 +75,7 @@ typedef struct nbk_args {
     double rc2, irc6, irc12, krf, crf, epsfac;
 } nbk_args;
 
-typedef void (*nbk_fn)(const nbk_args *, const nb_list *, void *, double *, double *);
+typedef void (*nbk_fn)(const nbk_args *, const nb_list *, int, int, void *, double *, double *);
 
 typedef struct zone_grid {
     int nc[2];
@@ -83,7 +89,10 @@ struct hx_nb {
     int ntypes;
     double c6[16], c12[16];
     int nthreads;
+    int nblocks; /* search blocks, NB_BLOCKS_PER_THREAD * nthreads */
     nb_chunk *chunks;
+    /* kernel ranges: thread t does class k from (split_b, split_e)[k][t] to [k][t+1] */
+    int *split_b[NCLASS], *split_e[NCLASS];
     hx_nb_precision precision;
     nbk_fn kernel;
     const char *kernel_name;
@@ -226,10 +235,10 @@ static inline void rsqrt_f8_portable(const vf8 *r2p, vf8 *out)
 
 /* Adapters with one signature for the function pointer. */
 #define NBK_ADAPT(name, real)                                                                      \
-    static void name##_call(const nbk_args *a, const nb_list *L, void *fb, double *vlj,            \
-                            double *vc)                                                            \
+    static void name##_call(const nbk_args *a, const nb_list *L, int e0, int e1, void *fb,         \
+                            double *vlj, double *vc)                                               \
     {                                                                                              \
-        name(a, L, (real *)fb, vlj, vc);                                                           \
+        name(a, L, e0, e1, (real *)fb, vlj, vc);                                                   \
     }
 NBK_ADAPT(kernel_f_generic, float)
 NBK_ADAPT(kernel_d_generic, double)
@@ -342,9 +351,14 @@ hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthre
     memcpy(nb->c6, hx_forcefield_c6(ff), (size_t)(nt * nt) * sizeof(double));
     memcpy(nb->c12, hx_forcefield_c12(ff), (size_t)(nt * nt) * sizeof(double));
     nb->nthreads = nthreads;
-    nb->chunks = calloc((size_t)nthreads, sizeof *nb->chunks);
-    if (!nb->chunks) {
-        free(nb);
+    nb->nblocks = NB_BLOCKS_PER_THREAD * nthreads;
+    nb->chunks = calloc((size_t)nb->nblocks, sizeof *nb->chunks);
+    for (int k = 0; k < NCLASS; k++) {
+        nb->split_b[k] = calloc((size_t)nthreads + 1, sizeof(int));
+        nb->split_e[k] = calloc((size_t)nthreads + 1, sizeof(int));
+    }
+    if (!nb->chunks || !nb->split_b[0] || !nb->split_b[1] || !nb->split_e[0] || !nb->split_e[1]) {
+        hx_nb_destroy(&nb);
         HX_FAIL(HX_ERR_NOMEM, "out of memory");
     }
     select_kernel(nb, HX_NB_DOUBLE);
@@ -368,7 +382,7 @@ void hx_nb_destroy(hx_nb **nbp)
     if (!nbp || !*nbp)
         return;
     hx_nb *nb = *nbp;
-    for (int c = 0; c < nb->nthreads; c++) {
+    for (int c = 0; c < nb->nblocks && nb->chunks; c++) {
         nb_chunk *ch = &nb->chunks[c];
         for (int k = 0; k < NCLASS; k++)
             list_free(&ch->list[k]);
@@ -378,6 +392,10 @@ void hx_nb_destroy(hx_nb **nbp)
         free(ch->cand_mask);
     }
     free(nb->chunks);
+    for (int k = 0; k < NCLASS; k++) {
+        free(nb->split_b[k]);
+        free(nb->split_e[k]);
+    }
     free(nb->perm);
     free(nb->wrap);
     free(nb->xqd);
@@ -410,7 +428,7 @@ int hx_nb_nthreads(const hx_nb *nb)
 long long hx_nb_npairs(const hx_nb *nb)
 {
     long long s = 0;
-    for (int c = 0; c < nb->nthreads; c++)
+    for (int c = 0; c < nb->nblocks; c++)
         s += nb->chunks[c].npairs;
     return s;
 }
@@ -832,7 +850,10 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                     vhi[d] = vhi[d] >= g->nc[d] ? g->nc[d] - 1 : vhi[d];
                 }
             }
-            const int kz0 = set->periodic[2] ? -1 : 0, kz1 = set->periodic[2] ? 1 : 0;
+            /* z images: j atoms lie in [0, Lz), so the image below can only reach an i cluster
+             * near the bottom, the one above only one near the top */
+            const int kz0 = set->periodic[2] && ib[2] - rlist < 0.0 ? -1 : 0;
+            const int kz1 = set->periodic[2] && ib[5] + rlist >= set->box[2] ? 1 : 0;
             for (int vy = vlo[1]; vy <= vhi[1]; vy++) {
                 int ky = 0, cy = vy;
                 if (set->periodic[1]) {
@@ -1019,6 +1040,50 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
     }
 }
 
+/* Kernel ranges: the concatenated entries of each class cut into nthreads pieces of about equal
+ * cluster-pair counts. Depends only on the lists and nthreads. */
+static void split_work(hx_nb *nb)
+{
+    const int nth = nb->nthreads;
+    for (int k = 0; k < NCLASS; k++) {
+        long long total = 0;
+        for (int b = 0; b < nb->nblocks; b++)
+            total += nb->chunks[b].list[k].ncj;
+        int t = 1;
+        long long done = 0;
+        nb->split_b[k][0] = 0;
+        nb->split_e[k][0] = 0;
+        for (int b = 0; b < nb->nblocks && t < nth; b++) {
+            const nb_list *l = &nb->chunks[b].list[k];
+            for (int e = 0; e < l->nent && t < nth; e++) {
+                while (t < nth && done >= total * t / nth) {
+                    nb->split_b[k][t] = b;
+                    nb->split_e[k][t] = e;
+                    t++;
+                }
+                done += l->jbeg[e + 1] - l->jbeg[e];
+            }
+        }
+        for (; t <= nth; t++) {
+            nb->split_b[k][t] = nb->nblocks;
+            nb->split_e[k][t] = 0;
+        }
+    }
+}
+
+/* Thread t's share of class k. */
+static void run_kernel(const hx_nb *nb, const nbk_args *ka, int k, int t, nb_chunk *th)
+{
+    const int b0 = nb->split_b[k][t], e0 = nb->split_e[k][t];
+    const int b1 = nb->split_b[k][t + 1], e1 = nb->split_e[k][t + 1];
+    for (int b = b0; b <= b1 && b < nb->nblocks; b++) {
+        const nb_list *l = &nb->chunks[b].list[k];
+        int eb = b == b0 ? e0 : 0, ee = b == b1 ? e1 : l->nent;
+        if (ee > eb)
+            nb->kernel(ka, l, eb, ee, th->fbuf, &th->vlj, &th->vc);
+    }
+}
+
 hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int check_missed,
                        long long *missed)
 {
@@ -1073,21 +1138,27 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
             }
     /* i clusters: zones below the i-zone count come first in sorted order */
     int nci = nb->zcl[hx_izone_count(set->ndim)];
-    for (int c = 0; c < nb->nthreads; c++) {
-        nb->chunks[c].cl_begin = (int)((long long)nci * c / nb->nthreads);
-        nb->chunks[c].cl_end = (int)((long long)nci * (c + 1) / nb->nthreads);
+    const int nblk = nb->nblocks;
+    for (int c = 0; c < nblk; c++) {
+        nb->chunks[c].cl_begin = (int)((long long)nci * c / nblk);
+        nb->chunks[c].cl_end = (int)((long long)nci * (c + 1) / nblk);
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 1) num_threads(nb->nthreads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nb->nthreads)
 #endif
-    for (int c = 0; c < nb->nthreads; c++)
+    for (int c = 0; c < nblk; c++)
         search_chunk(nb, &nb->chunks[c], set, rlist, do_missed);
     long long mtot = 0;
-    for (int c = 0; c < nb->nthreads; c++) {
+    for (int c = 0; c < nblk; c++) {
         nb_chunk *ch = &nb->chunks[c];
         HX_CHECK(ch->st == HX_OK, ch->st, "out of memory for the pair list");
         mtot += ch->missed;
     }
+    if (hx_log_get_level() >= HX_LOG_DEBUG)
+        for (int c = 0; c < nblk; c++)
+            hx_log(HX_LOG_DEBUG, "pair search block %d: %d + %d cluster pairs", c,
+                   nb->chunks[c].list[0].ncj, nb->chunks[c].list[1].ncj);
+    split_work(nb);
     if (missed)
         *missed = do_missed ? mtot : 0;
     memcpy(nb->x_prev, set->x, (size_t)n * 3 * sizeof(double));
@@ -1203,9 +1274,9 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
             memset(ch->fbuf, 0, (size_t)cl_end * 12 * rsz);
             ch->vlj = ch->vc = 0.0;
             if (part != HX_NB_NONLOCAL)
-                nb->kernel(&ka, &ch->list[0], ch->fbuf, &ch->vlj, &ch->vc);
+                run_kernel(nb, &ka, 0, c, ch);
             if (part != HX_NB_LOCAL)
-                nb->kernel(&ka, &ch->list[1], ch->fbuf, &ch->vlj, &ch->vc);
+                run_kernel(nb, &ka, 1, c, ch);
         }
         /* reduce in chunk order into local order */
 #ifdef _OPENMP

@@ -467,7 +467,11 @@ static hx_status repartition(hx_md *md, int first)
     HX_TRY(hx_comm_agree(md->comm, st));
     /* Halo coordinates for the search (positions of this step). */
     HX_TRY(hx_halo_exchange_x(md->halo, (void *const *)md->xptr, HX_REAL_F64, HX_MEM_HOST, NULL));
-    const int check = !first && md->ndim == 0;
+    /* The count compares the positions of this step with the previous list: pairs now inside
+     * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
+     * list missed (a pair that entered during the last step is counted, though the new list is
+     * used from this step on), and meaningless when the list is rebuilt every step. */
+    const int check = !first && md->ndim == 0 && md->p.nstlist > 1;
     for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
         long long missed = 0;
         st = hx_nb_search(md->dom[i].nb, &md->dom[i].set, md->p.rlist, check, &missed);

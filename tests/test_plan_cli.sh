@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# halox plan on the built-in box and on a .gro file: the JSON has the documented keys
+# (docs/plan-json.md) with consistent values (home atoms = atoms, sent = received per pulse,
+# pulses_per_dim matches the pulse list, grid product = domains), the table prints, and bad
+# options fail with their message.
+#   test_plan_cli.sh <halox>
+set -u
+halox=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/halox-plan.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+"$halox" plan --atoms 3000 --ranks 8 > table.txt 2>&1 || fail "plan table: $(tail -2 table.txt)"
+grep -q "^grid " table.txt && grep -q "^halo/home" table.txt || fail "plan table lacks lines"
+"$halox" build water --atoms 6000 --seed 2 -o w.gro > /dev/null || fail "build"
+for args in "--atoms 3000 --dd 2x2x1" "--atoms 3000 --ranks 8" "-c w.gro --dd 3x2x1 --rc 0.9" \
+    "-c w.gro --dd 4x1x1 --rc 0.9 --rlist 1.0" "-c w.gro --dd 1x1x1"; do
+    # shellcheck disable=SC2086
+    "$halox" plan $args --json > plan.json 2> err.txt || {
+        fail "plan $args: $(cat err.txt)"
+        continue
+    }
+    python3 - "$args" << 'PY' || fail "plan $args: JSON check failed"
+import json, sys
+d = json.load(open('plan.json'))
+args = sys.argv[1]
+for k in ('grid', 'cell_size', 'r_comm', 'pulses_per_dim', 'pulses', 'home_atoms_total',
+          'halo_atoms_total', 'domains', 'halo_to_home'):
+    assert k in d, 'missing key ' + k
+g = d['grid']
+assert len(g) == 3 and g[0] * g[1] * g[2] == d['domains'], 'grid vs domains'
+assert d['home_atoms_total'] == d['system']['atoms'], 'home atoms != atoms'
+assert sum(d['pulses_per_dim']) == len(d['pulses']), 'pulse count'
+for k, dim in enumerate('xyz'):
+    n = sum(1 for p in d['pulses'] if p['dim'] == dim)
+    assert n == d['pulses_per_dim'][k], 'pulses along ' + dim
+    if g[k] == 1:
+        assert n == 0, 'pulses along an undecomposed dimension'
+    else:
+        assert n >= 1 and d['cell_size'][k] * n >= d['r_comm'] - 1e-9, 'np*cell < r_comm'
+for p in d['pulses']:
+    assert p['send_atoms_total'] == p['recv_atoms_total'], 'sent != received'
+    assert p['send_atoms_min'] <= p['send_atoms_avg'] <= p['send_atoms_max']
+assert sum(p['recv_atoms_total'] for p in d['pulses']) == d['halo_atoms_total'], 'halo total'
+assert d['r_comm'] >= d['rlist'] >= d['rc'], 'r_comm >= rlist >= rc'
+print('ok  ', args, d['grid'], d['pulses_per_dim'], 'halo/home %.3f' % d['halo_to_home'])
+PY
+done
+"$halox" plan --atoms 3000 --dd 2x1x1 --rc 1.4 --rlist 1.5 > bad.txt 2>&1 && fail "2 cells with r_comm > half the box accepted"
+grep -q "too small" bad.txt || fail "2x1x1: $(head -2 bad.txt)"
+"$halox" plan --atoms 3000 --dd 2q2 > bad.txt 2>&1 && fail "grid 2q2 accepted"
+grep -q "AxBxC" bad.txt || fail "2q2: $(head -2 bad.txt)"
+"$halox" plan -c nothere.gro > bad.txt 2>&1 && fail "missing file accepted"
+grep -q "nothere.gro" bad.txt || fail "missing file: $(head -2 bad.txt)"
+"$halox" plan --help | grep -q -- "--json" || fail "--help lacks --json"
+echo "test_plan_cli: $((5 + 4 - fails)) passed, $fails failed"
+[ $fails -eq 0 ]

@@ -29,3 +29,6 @@ add_test(NAME test_bad_input
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_input.sh $<TARGET_FILE:halox_app>
                  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro)
 set_tests_properties(test_bad_input PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 600)
+if(HALOX_SANITIZE AND TEST test_checkpoint)
+  set_tests_properties(test_checkpoint PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+endif()

@@ -671,11 +671,19 @@ static hx_status distribute(hx_md *md)
                 memcpy(&d->home.v[3 * na], &s->v[3 * a], 3 * sizeof(double));
             }
         }
+        /* an empty domain still gets (small) arrays, so that no copy ever sees NULL */
         if (!d->home.mol_start) {
             d->home.mol_start = malloc(sizeof(int));
             d->home.mol_gid = malloc(sizeof(int));
             HX_CHECK(d->home.mol_start && d->home.mol_gid, HX_ERR_NOMEM, "out of memory");
             d->home.cap_mol = 1;
+        }
+        if (!d->home.gid) {
+            d->home.gid = malloc(sizeof(int));
+            d->home.x = malloc(3 * sizeof(double));
+            d->home.v = malloc(3 * sizeof(double));
+            HX_CHECK(d->home.gid && d->home.x && d->home.v, HX_ERR_NOMEM, "out of memory");
+            d->home.cap_atoms = 1;
         }
         d->home.natoms = na;
         d->home.nmol = nm;

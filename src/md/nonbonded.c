@@ -800,6 +800,22 @@ static inline double gap(double a, double b)
     return m > 0.0 ? m : 0.0;
 }
 
+/* outer_mask[ri][rj]: bit 4*ii + jj set when bit ii of ri and bit jj of rj are (both slots hold
+ * atoms) */
+static uint16_t outer_mask[16][16];
+
+static void init_outer_mask(void)
+{
+    for (int ri = 0; ri < 16; ri++)
+        for (int rj = 0; rj < 16; rj++) {
+            unsigned m = 0;
+            for (int ii = 0; ii < 4; ii++)
+                if (ri >> ii & 1)
+                    m |= (unsigned)rj << (4 * ii);
+            outer_mask[ri][rj] = (uint16_t)m;
+        }
+}
+
 static inline int popcount16(unsigned m)
 {
     m = m - ((m >> 1) & 0x5555u);
@@ -817,6 +833,7 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
     const double rp2 = nb->rlist_prev * nb->rlist_prev;
     const double buf_prev = nb->rlist_prev - nb->p.rc;
     const double rmol2 = nb->rmol * nb->rmol * (1.0 + 1e-9) + 1e-12;
+    const double rprune2 = rlist > 0.35 ? (rlist - 0.35) * (rlist - 0.35) : 0.0;
     const double *xqd = nb->xqd;
     ch->missed = 0;
     ch->npairs = 0;
@@ -859,14 +876,14 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
             for (int vy = vlo[1]; vy <= vhi[1]; vy++) {
                 int ky = 0, cy = vy;
                 if (set->periodic[1]) {
-                    ky = (int)floor((double)vy / g->nc[1]);
+                    ky = vy < 0 ? -1 : (vy >= g->nc[1] ? 1 : 0); /* rlist < L/2 */
                     cy = vy - ky * g->nc[1];
                 }
                 const double sy = ky * set->box[1];
                 for (int vx = vlo[0]; vx <= vhi[0]; vx++) {
                     int kx = 0, cx = vx;
                     if (set->periodic[0]) {
-                        kx = (int)floor((double)vx / g->nc[0]);
+                        kx = vx < 0 ? -1 : (vx >= g->nc[0] ? 1 : 0);
                         cx = vx - kx * g->nc[0];
                     }
                     const double sx = kx * set->box[0];
@@ -878,11 +895,14 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                     const double *cbb = nb->colbb + 4 * col;
                     double gx = gap(cbb[0] + sx - ib[3], ib[0] - cbb[1] - sx);
                     double gy = gap(cbb[2] + sy - ib[4], ib[1] - cbb[3] - sy);
-                    if (gx * gx + gy * gy >= rl2)
+                    const double dxy2 = gx * gx + gy * gy;
+                    if (dxy2 >= rl2)
                         continue;
+                    /* z window: what is left of rlist after the column's x-y distance */
+                    const double rz = sqrt(rl2 - dxy2) * (1.0 + 1e-12);
                     for (int kz = kz0; kz <= kz1; kz++) {
                         const double sz = kz * set->box[2];
-                        const double wlo = ib[2] - rlist - sz, whi = ib[5] + rlist - sz;
+                        const double wlo = ib[2] - rz - sz, whi = ib[5] + rz - sz;
                         /* first cluster whose top reaches wlo: z tops rise along a column */
                         int lo = cb, hi = ce;
                         while (lo < hi) {
@@ -921,26 +941,28 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                                     }
                                 }
                             } else {
-                                unsigned rj = nb->realm[cj];
-                                for (int ii = 0; ii < 4; ii++)
-                                    if (nb->realm[ci] >> ii & 1)
-                                        mask |= rj << (4 * ii);
+                                mask = outer_mask[nb->realm[ci]][nb->realm[cj]];
                             }
                             if (!mask)
                                 continue;
                             /* keep the cluster pair only if an atom pair is within rlist
-                             * (branch-free: 16 distances in four vectors) */
-                            vd4 xj4, yj4, zj4;
-                            memcpy(&xj4, xj, sizeof xj4);
-                            memcpy(&yj4, xj + 4, sizeof yj4);
-                            memcpy(&zj4, xj + 8, sizeof zj4);
-                            vl4 within = {0};
-                            for (int ii = 0; ii < 4; ii++) {
-                                const vd4 dx = (xi[ii] - sx) - xj4, dy = (xi[4 + ii] - sy) - yj4,
-                                          dz = (xi[8 + ii] - sz) - zj4;
-                                within |= (dx * dx + dy * dy + dz * dz) < rl2;
+                             * (branch-free: 16 distances in four vectors). Boxes closer than
+                             * rlist - 0.35 nm practically always have one: not checked. */
+                            int any = d2 < rprune2;
+                            if (!any) {
+                                vd4 xj4, yj4, zj4;
+                                memcpy(&xj4, xj, sizeof xj4);
+                                memcpy(&yj4, xj + 4, sizeof yj4);
+                                memcpy(&zj4, xj + 8, sizeof zj4);
+                                vl4 within = {0};
+                                for (int ii = 0; ii < 4; ii++) {
+                                    const vd4 dx = (xi[ii] - sx) - xj4,
+                                              dy = (xi[4 + ii] - sy) - yj4,
+                                              dz = (xi[8 + ii] - sz) - zj4;
+                                    within |= (dx * dx + dy * dy + dz * dz) < rl2;
+                                }
+                                any = (within[0] | within[1] | within[2] | within[3]) != 0;
                             }
-                            const int any = (within[0] | within[1] | within[2] | within[3]) != 0;
                             if (!any)
                                 continue;
                             if (check_missed && nb->dmax[ci] + nb->dmax[cj] > buf_prev) {
@@ -1141,6 +1163,7 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
     /* i clusters: zones below the i-zone count come first in sorted order */
     int nci = nb->zcl[hx_izone_count(set->ndim)];
     const int nblk = nb->nblocks;
+    init_outer_mask(); /* idempotent; every thread reads the same values afterwards */
     for (int c = 0; c < nblk; c++) {
         nb->chunks[c].cl_begin = (int)((long long)nci * c / nblk);
         nb->chunks[c].cl_end = (int)((long long)nci * (c + 1) / nblk);

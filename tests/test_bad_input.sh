@@ -6,15 +6,7 @@
 set -u
 halox=$1
 corpus=$2
-work=$(mktemp -d "${TMPDIR:-/tmp}/halox-badin.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-checks=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 "$halox" build water --atoms 1500 --seed 3 -o good.gro > /dev/null || {
     echo "FAIL: halox build"
@@ -28,7 +20,7 @@ echo "good energies" > energies.jsonl
 expect() {
     local name=$1 frag=$2
     shift 2
-    checks=$((checks + 1))
+    check
     "$halox" "$@" > "$name.out" 2>&1
     local rc=$?
     if [ $rc -eq 0 ]; then
@@ -99,5 +91,4 @@ expect plan-rlist 'shorter than --rc' plan --rc 1.0 --rlist 0.9
 expect non-finite-force 'non-finite force on atom' "${md[@]}" -c overlap.gro --model argon
 expect settle 'SETTLE cannot constrain water molecule 1' "${md[@]}" -c fast.gro
 
-echo "test_bad_input: $((checks - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+finish test_bad_input

@@ -11,15 +11,7 @@ set -u
 halox=$1
 shift
 mpiexec=("$@")
-work=$(mktemp -d "${TMPDIR:-/tmp}/halox-ckpt.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-checks=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 "$halox" build water --atoms 1500 --seed 3 -o w.gro > /dev/null || {
     echo "FAIL: halox build"
@@ -37,7 +29,7 @@ crash_and_restart() {
     done
     shift
     local args=("$@")
-    checks=$((checks + 1))
+    check
     "${launch[@]}" "$halox" md "${args[@]}" -o "$name.full.gro" -e "$name.full.jsonl" \
         -x "$name.full.traj.gro" --nstxout 10 -g "$name.full.log" > "$name.full.out" 2>&1 ||
         { fail "$name: the uninterrupted run failed: $(tail -3 "$name.full.out")"; return; }
@@ -68,7 +60,7 @@ if [ ${#mpiexec[@]} -gt 0 ]; then
 fi
 
 # other parameters
-checks=$((checks + 1))
+check
 "$halox" md "${common[@]}" --rc 0.75 --restart single.cpt -o other.gro > other.out 2>&1
 rc=$?
 { [ $rc -ne 0 ] && grep -q "other parameters: rc (checkpoint 0.69999999999999996, this run 0.75)" \
@@ -76,25 +68,24 @@ rc=$?
 [ -e other.gro ] && fail "a refused restart wrote output"
 
 # damaged and truncated checkpoints
-checks=$((checks + 1))
+check
 cp single.cpt bad.cpt
 printf '\x55' | dd of=bad.cpt bs=1 seek=2000 conv=notrunc 2> /dev/null
 "$halox" md "${common[@]}" --restart bad.cpt -o bad.gro > bad.out 2>&1
 rc=$?
 { [ $rc -ne 0 ] && grep -q "damaged or truncated" bad.out; } ||
     fail "damaged checkpoint: rc $rc, $(head -2 bad.out)"
-checks=$((checks + 1))
+check
 head -c 3000 single.cpt > short.cpt
 "$halox" md "${common[@]}" --restart short.cpt -o bad.gro > short.out 2>&1
 rc=$?
 { [ $rc -ne 0 ] && grep -q "damaged or truncated" short.out; } ||
     fail "truncated checkpoint: rc $rc, $(head -2 short.out)"
-checks=$((checks + 1))
+check
 "$halox" md "${common[@]}" --restart w.gro -o bad.gro > notckpt.out 2>&1
 rc=$?
 { [ $rc -ne 0 ] && grep -q "is not a halox checkpoint" notckpt.out; } ||
     fail "not a checkpoint: rc $rc, $(head -2 notckpt.out)"
 [ -e bad.gro ] && fail "a refused restart wrote output"
 
-echo "test_checkpoint: $((checks - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+finish test_checkpoint

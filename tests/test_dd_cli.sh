@@ -11,18 +11,7 @@ set -u
 halox=$1
 shift
 mpiexec=("$@")
-work=$(mktemp -d "${TMPDIR:-/tmp}/halox-ddcli.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-checks=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
-check() {
-    checks=$((checks + 1))
-}
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 "$halox" build water --atoms 1500 --seed 3 -o w.gro > /dev/null || {
     echo "FAIL: halox build"
@@ -35,8 +24,9 @@ common=(-c w.gro --steps 30 --rc 0.7 --rlist 0.8 --gen-vel 300 --seed 5 --nstene
 # 1. MPI == in-process, atoms in global order
 timeout 300 "${mpiexec[@]}" -np 3 "$halox" md "${common[@]}" -o mpi.gro -e mpi.jsonl -g mpi.log \
     > mpi.out 2>&1
+rc=$?
 check
-[ $? -eq 0 ] || fail "mpirun -np 3 halox md failed: $(tail -5 mpi.out)"
+[ $rc -eq 0 ] || fail "mpirun -np 3 halox md failed: $(tail -5 mpi.out)"
 grid=$(sed -n 's/^  grid \([0-9]*\) x \([0-9]*\) x \([0-9]*\).*/\1x\2x\3/p' mpi.log)
 check
 [ -n "$grid" ] || fail "the log does not state the domain grid"
@@ -91,5 +81,4 @@ for mode in kill exit error; do
     echo "fault $mode: exit $rc after ${took}s"
 done
 
-echo "test_dd_cli: $((checks - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+finish test_dd_cli

@@ -6,20 +6,15 @@
 #   test_plan_cli.sh <halox>
 set -u
 halox=$1
-work=$(mktemp -d "${TMPDIR:-/tmp}/halox-plan.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-fail() {
-    echo "FAIL: $*"
-    fails=$((fails + 1))
-}
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+check
 "$halox" plan --atoms 3000 --ranks 8 > table.txt 2>&1 || fail "plan table: $(tail -2 table.txt)"
 grep -q "^grid " table.txt && grep -q "^halo/home" table.txt || fail "plan table lacks lines"
 "$halox" build water --atoms 6000 --seed 2 -o w.gro > /dev/null || fail "build"
 for args in "--atoms 3000 --dd 2x2x1" "--atoms 3000 --ranks 8" "-c w.gro --dd 3x2x1 --rc 0.9" \
     "-c w.gro --dd 4x1x1 --rc 0.9 --rlist 1.0" "-c w.gro --dd 1x1x1"; do
     # shellcheck disable=SC2086
+    check
     "$halox" plan $args --json > plan.json 2> err.txt || {
         fail "plan $args: $(cat err.txt)"
         continue
@@ -50,12 +45,15 @@ assert d['r_comm'] >= d['rlist'] >= d['rc'], 'r_comm >= rlist >= rc'
 print('ok  ', args, d['grid'], d['pulses_per_dim'], 'halo/home %.3f' % d['halo_to_home'])
 PY
 done
+check
 "$halox" plan --atoms 3000 --dd 2x1x1 --rc 1.4 --rlist 1.5 > bad.txt 2>&1 && fail "2 cells with r_comm > half the box accepted"
 grep -q "too small" bad.txt || fail "2x1x1: $(head -2 bad.txt)"
+check
 "$halox" plan --atoms 3000 --dd 2q2 > bad.txt 2>&1 && fail "grid 2q2 accepted"
 grep -q "AxBxC" bad.txt || fail "2q2: $(head -2 bad.txt)"
+check
 "$halox" plan -c nothere.gro > bad.txt 2>&1 && fail "missing file accepted"
 grep -q "nothere.gro" bad.txt || fail "missing file: $(head -2 bad.txt)"
+check
 "$halox" plan --help | grep -q -- "--json" || fail "--help lacks --json"
-echo "test_plan_cli: $((5 + 4 - fails)) passed, $fails failed"
-[ $fails -eq 0 ]
+finish test_plan_cli

@@ -35,10 +35,9 @@ extern int hx_test_failures;
 /* Relative difference |a-b| / max(|a|,|b|,floor). */
 double t_reldiff(double a, double b, double floor_);
 
-/* splitmix64-seeded xoshiro256** */
-typedef struct t_rng {
-    uint64_t s[4];
-} t_rng;
+/* the library's generator (src/core/rng.h), stream 0 of the seed */
+#include "core/rng.h"
+typedef hx_rng t_rng;
 void t_rng_seed(t_rng *r, uint64_t seed);
 uint64_t t_rng_next(t_rng *r);
 double t_rng_uniform(t_rng *r); /* [0,1) */

@@ -28,6 +28,7 @@
 #include "halox/log.h"
 #include "halox/models.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "io/water_boxes.h"
 
 #include <math.h>
@@ -36,49 +37,7 @@
 
 #define BUILD_MAX_MOL (0x7fffffff / 3)
 
-/* ---- random numbers: splitmix64-seeded xoshiro256**, identical on every platform -------- */
-
-typedef struct build_rng {
-    uint64_t s[4];
-} build_rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(build_rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl64(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(build_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t out = rotl64(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl64(s[3], 45);
-    return out;
-}
-
-static double rng_uniform(build_rng *r) /* [0, 1) */
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
+/* random numbers: src/core/rng.h (stream 0 of the seed) */
 
 /* ---- lattice source --------------------------------------------------------------------- */
 
@@ -146,9 +105,9 @@ static void lattice_site(const lattice *lat, int64_t idx, double pos[3])
 }
 
 /* Uniformly random rotation matrix from a random unit quaternion (Shoemake's method). */
-static void random_rotation(build_rng *r, double R[3][3])
+static void random_rotation(hx_rng *r, double R[3][3])
 {
-    double u1 = rng_uniform(r), u2 = rng_uniform(r), u3 = rng_uniform(r);
+    double u1 = hx_rng_uniform(r), u2 = hx_rng_uniform(r), u3 = hx_rng_uniform(r);
     double s1 = sqrt(1.0 - u1), s2 = sqrt(u1);
     double w = s1 * sin(2 * M_PI * u2), x = s1 * cos(2 * M_PI * u2);
     double y = s2 * sin(2 * M_PI * u3), z = s2 * cos(2 * M_PI * u3);
@@ -216,15 +175,15 @@ static hx_status build_on_lattice(const mol_template *t, int64_t nmol, double L,
     HX_CHECK(sys, HX_ERR_INTERNAL,
              "hx_system_create returned HX_OK but no system (src/core/system.c must store *out)");
     sys->box[0] = sys->box[1] = sys->box[2] = L;
-    build_rng rng;
-    rng_seed(&rng, seed);
+    hx_rng rng;
+    hx_rng_seed(&rng, seed, 0);
     /* Selection sampling (Knuth's algorithm S): site s is taken with probability
      * need / (sites left), which yields a uniformly random nmol-subset in one pass. */
     int64_t need = nmol;
     int k = 0;
     double R[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     for (int64_t s = 0; s < lat.nsites && need > 0; s++) {
-        if (rng_uniform(&rng) * (double)(lat.nsites - s) >= (double)need)
+        if (hx_rng_uniform(&rng) * (double)(lat.nsites - s) >= (double)need)
             continue;
         double site[3];
         lattice_site(&lat, s, site);
@@ -349,7 +308,7 @@ static void tile_src_free(tile_src *t)
  * make boxes of different seeds differ even when the requested size is exactly one tile. Each
  * molecule is rebuilt rigidly with the model's exact r_OH and r_HH (the .gro keeps 0.001 nm)
  * from its O position and the orientation of its H-O-H plane. */
-static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, build_rng *rng,
+static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, hx_rng *rng,
                                tile_src *t)
 {
     HX_CHECK(wb->box[0] == wb->box[1] && wb->box[1] == wb->box[2] && wb->nmol > 0, HX_ERR_INTERNAL,
@@ -364,12 +323,12 @@ static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, 
     }
     static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
                                     {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-    int g = (int)(rng_next(rng) % 48);
+    int g = (int)(hx_rng_next(rng) % 48);
     const int *perm = perms[g % 6];
     double sign[3] = {g & 8 ? -1.0 : 1.0, g & 16 ? -1.0 : 1.0, g & 32 ? -1.0 : 1.0};
     double shift[3];
     for (int d = 0; d < 3; d++)
-        shift[d] = rng_uniform(rng) * t->lb;
+        shift[d] = hx_rng_uniform(rng) * t->lb;
     double h = sqrt(m->r_oh * m->r_oh - 0.25 * m->r_hh * m->r_hh);
     for (int k = 0; k < t->nb; k++) {
         const int32_t *x = &wb->x[9 * (size_t)k];
@@ -483,7 +442,7 @@ static void cell_of(const double x[3], double L, int nc, int ci[3])
  * compression afterwards (compression is what costs energy: 3 % shortens every contact). The
  * molecules within 2 SEAM_REACH of a face go into a cell list, so the turned ones are checked
  * against all their neighbours. */
-static hx_status tiling_cut(tiling *tl, build_rng *rng, int64_t *kept)
+static hx_status tiling_cut(tiling *tl, hx_rng *rng, int64_t *kept)
 {
     int64_t nk = 0, ncand = 0;
     double x[3];
@@ -612,8 +571,8 @@ static hx_status tiling_cut(tiling *tl, build_rng *rng, int64_t *kept)
 static hx_status build_tiled(const hx_water_box *wb, const hx_water_model *m, int64_t nmol,
                              double L, uint64_t seed, hx_system **out)
 {
-    build_rng rng;
-    rng_seed(&rng, seed);
+    hx_rng rng;
+    hx_rng_seed(&rng, seed, 0);
     tile_src src = {0};
     HX_TRY(tile_src_init(wb, m, &rng, &src));
     hx_status st = HX_OK;
@@ -680,7 +639,7 @@ static hx_status build_tiled(const hx_water_box *wb, const hx_water_model *m, in
     for (int64_t e = 0; e < tl.ne && need > 0; e++) {
         if (tl.state[e] != 1)
             continue;
-        if (rng_uniform(&rng) * (double)left-- >= (double)need)
+        if (hx_rng_uniform(&rng) * (double)left-- >= (double)need)
             continue;
         double x[3];
         tiling_pos(&tl, e, x);

@@ -16,6 +16,7 @@
 #include "halox/log.h"
 #include "halox/md.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "core/timer.h"
 
 #include <math.h>
@@ -23,82 +24,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small RNG of our own (xoshiro256** seeded by splitmix64), stream per purpose ------- */
-
-typedef struct md_rng {
-    uint64_t s[4];
-} md_rng;
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(md_rng *r, uint64_t seed, uint64_t stream)
-{
-    uint64_t x = seed ^ (stream * 0xd1342543de82ef95ULL);
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix(&x);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(md_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-static double rng_uniform(md_rng *r) /* (0, 1) */
-{
-    return ((double)(rng_next(r) >> 11) + 0.5) * 0x1.0p-53;
-}
-
-static double rng_normal(md_rng *r)
-{
-    double u1 = rng_uniform(r), u2 = rng_uniform(r);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
+/* ---- the thermostat's gamma and chi-square draws (generators in src/core/rng.h) ------- */
 
 /* Gamma(shape a >= 1, scale 1), Marsaglia & Tsang 2000. */
-static double rng_gamma(md_rng *r, double a)
+static double rng_gamma(hx_rng *r, double a)
 {
     double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
     for (;;) {
         double x, v;
         do {
-            x = rng_normal(r);
+            x = hx_rng_normal(r);
             v = 1.0 + c * x;
         } while (v <= 0.0);
         v = v * v * v;
-        double u = rng_uniform(r);
+        double u = hx_rng_uniform_open(r);
         if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
             return d * v;
     }
 }
 
 /* Sum of n squared standard normals. */
-static double rng_chisq(md_rng *r, double n)
+static double rng_chisq(hx_rng *r, double n)
 {
     if (n <= 0)
         return 0.0;
     if (n < 2.0) {
         double s = 0.0;
         for (int i = 0; i < (int)n; i++) {
-            double g = rng_normal(r);
+            double g = hx_rng_normal(r);
             s += g * g;
         }
         return s;
@@ -200,7 +153,7 @@ struct hx_md {
     double ndf;
     long long step;
     long long last_search;
-    md_rng trng;
+    hx_rng trng;
     hx_md_energies ener;
     hx_md_timings tm;
     long long last_missed;
@@ -581,12 +534,12 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
         memcpy(s->x, xn, 3 * n * sizeof(double));
     }
     if (p->gen_vel) {
-        md_rng r;
-        rng_seed(&r, p->seed, 1);
+        hx_rng r;
+        hx_rng_seed(&r, p->seed, 1);
         for (size_t a = 0; a < n; a++) {
             double sd = sqrt(HX_BOLTZ * p->gen_temp / s->m[a]);
             for (int d = 0; d < 3; d++)
-                s->v[3 * a + d] = sd * rng_normal(&r);
+                s->v[3 * a + d] = sd * hx_rng_normal(&r);
         }
         s->has_velocities = 1;
     }
@@ -745,7 +698,7 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
         st = distribute(md);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);
     md->p.nthreads = hx_nb_nthreads(md->dom[0].nb);
-    rng_seed(&md->trng, p->seed, 2);
+    hx_rng_seed(&md->trng, p->seed, 2);
     if (p->continuation) {
         md->step = p->start_step;
         if (p->has_rng_state)
@@ -782,7 +735,7 @@ static double vrescale_lambda(hx_md *md, double ke)
         return 1.0;
     double kt = 0.5 * md->ndf * HX_BOLTZ * md->p.ref_t;
     double c = exp(-md->p.dt / md->p.tau_t);
-    double r1 = rng_normal(&md->trng);
+    double r1 = hx_rng_normal(&md->trng);
     double sr = rng_chisq(&md->trng, md->ndf - 1.0);
     double knew = ke + (1.0 - c) * (kt * (r1 * r1 + sr) / md->ndf - ke) +
                   2.0 * r1 * sqrt(c * (1.0 - c) * kt * ke / md->ndf);

@@ -164,6 +164,21 @@ def gromacs_run(a, conf, work, ranks):
     wall = float(w.group(2))
     measured = nsteps - nsteps // 2
     dd = re.search(r"Domain decomposition grid (\d+) x (\d+) x (\d+)", text)
+    # share of the halo communication in GROMACS's own cycle accounting (ranks > 1)
+    comm = {}
+    for row, key in (("Comm. coord.", "comm_coord"), ("Wait + Comm. F", "comm_force")):
+        r = re.search(r"^\s*" + re.escape(row) + r"\s+\d+\s+\d+\s+\d+\s+([\d.]+)\s+[\d.]+\s+([\d.]+)",
+                      text, re.M)
+        if r:
+            comm[key + "_s"] = float(r.group(1))
+            comm[key + "_percent"] = float(r.group(2))
+    extra = {}
+    if comm:
+        extra["halo_share"] = (comm.get("comm_coord_percent", 0.0) +
+                               comm.get("comm_force_percent", 0.0)) / 100.0
+        extra["exchange_us"] = (comm.get("comm_coord_s", 0.0) + comm.get("comm_force_s", 0.0)) \
+            / measured * 1e6
+        extra["gromacs_cycle_accounting"] = comm
     return {
         "system": f"water-{a.model}", "atoms": a.natoms, "mode": "md", "backend": "gromacs",
         "ranks": ranks, "threads_per_rank": ntomp, "gpus": 0,
@@ -171,7 +186,7 @@ def gromacs_run(a, conf, work, ranks):
         "steps": measured, "warmup_steps": nsteps // 2,
         "us_per_step": wall / measured * 1e6, "ns_per_day": ns_day,
         "precision": "mixed (float SIMD kernels)", "timing": "GROMACS counters, -resethway",
-        "command": " ".join(shlex.quote(c) for c in cmd), "workdir": d,
+        "command": " ".join(shlex.quote(c) for c in cmd), "workdir": d, **extra,
     }
 
 
@@ -243,7 +258,32 @@ def halox_run(a, conf, work, ranks):
     if "ns_per_day" in reported:
         out["halox_reported_ns_per_day"] = reported["ns_per_day"]
     out["ns_per_day"] = a.dt * 1e-3 * 86400 / (out["us_per_step"] * 1e-6)
+    out.update(halox_timing_table(os.path.join(d, "md.log"), a.warmup + a.steps))
     return out
+
+
+def halox_timing_table(path, nsteps):
+    """The paper's per-step metrics from halox's timing table (rank 0): local work (home-home
+    pairs), non-local work (halo pairs), the halo exchange (coordinates + forces) and its share
+    of the step."""
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return {}
+    rows = {}
+    for name in ("non-bonded local", "halo exchange x", "non-bonded non-local", "halo exchange f",
+                 "total"):
+        r = re.search(r"^\s+" + re.escape(name) + r"\s+([\d.]+)", text, re.M)
+        if r:
+            rows[name] = float(r.group(1))
+    if "total" not in rows or nsteps <= 0:
+        return {}
+    halo = rows.get("halo exchange x", 0.0) + rows.get("halo exchange f", 0.0)
+    return {"local_work_us": rows.get("non-bonded local", 0.0) / nsteps * 1e6,
+            "nonlocal_work_us": rows.get("non-bonded non-local", 0.0) / nsteps * 1e6,
+            "exchange_us": halo / nsteps * 1e6,
+            "halo_share": halo / rows["total"] if rows["total"] > 0 else None}
 
 
 def main():

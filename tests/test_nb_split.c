@@ -7,7 +7,8 @@
  *    a single-zone set of the home atoms alone);
  *  - ALL summed over domains equals the O(N^2) double reference (1e-9 relative in double);
  *  - the same call twice, and a fresh hx_nb with the same thread count, give bit-identical
- *    forces and energies. */
+ *    forces and energies; without energies (e = NULL) the forces are bit-identical too;
+ *  - empty sets and empty halo zones work; LOCAL ignores halo positions (NaN there). */
 #include "test_md_common.h"
 
 #include <math.h>
@@ -193,6 +194,22 @@ static void run(const char *model, int nside, const int g[3], double rc, double 
                 }
             hx_nb_destroy(&nh_nb);
         }
+        /* LOCAL reads only home positions: halo coordinates still in flight (NaN here) must not
+         * change it */
+        {
+            double *xs = malloc(sizeof(double) * 3 * (size_t)nl);
+            memcpy(xs, ds.x, sizeof(double) * 3 * (size_t)nl);
+            for (int k = 3 * nh; k < 3 * nl; k++)
+                ds.x[k] = NAN;
+            hx_nb_energies e3;
+            T_OK(hx_nb_compute_part(nb, &ds.set, fc, &e3, 0, HX_NB_LOCAL));
+            ncases++;
+            T_CHECK(!memcmp(fb, fc, sizeof(double) * 3 * (size_t)nl) && e3.lj == el.lj &&
+                        e3.coulomb == el.coulomb,
+                    "%s, domain %d: LOCAL changed when halo positions were NaN", what, dom);
+            memcpy(ds.x, xs, sizeof(double) * 3 * (size_t)nl);
+            free(xs);
+        }
         T_OK(hx_nb_compute_part(nb, &ds.set, fb, &en, 0, HX_NB_NONLOCAL));
         double fm = maxabs(fa, 3 * nl);
         ncases++;
@@ -209,6 +226,11 @@ static void run(const char *model, int nside, const int g[3], double rc, double 
                     t_reldiff(el.coulomb + en.coulomb, ea.coulomb, 1e-3) < etol,
                 "%s, domain %d: LOCAL+NONLOCAL energies LJ %.15g Coulomb %.15g, ALL %.15g %.15g",
                 what, dom, el.lj + en.lj, el.coulomb + en.coulomb, ea.lj, ea.coulomb);
+        /* forces only (e = NULL): the same forces */
+        T_OK(hx_nb_compute_part(nb, &ds.set, fc, NULL, 0, HX_NB_ALL));
+        ncases++;
+        T_CHECK(!memcmp(fa, fc, sizeof(double) * 3 * (size_t)nl),
+                "%s, domain %d: forces without energies differ from forces with", what, dom);
         /* determinism: again, and with a fresh handle */
         T_OK(hx_nb_compute_part(nb, &ds.set, fc, &e2, 0, HX_NB_ALL));
         ncases++;
@@ -260,8 +282,63 @@ static void run(const char *model, int nside, const int g[3], double rc, double 
     hx_system_destroy(&s);
 }
 
+/* An empty local set and a set with empty halo zones: no pairs, zero energies, no failure. */
+static void empty_sets(void)
+{
+    hx_forcefield *ff = NULL;
+    T_OK(hx_forcefield_create("spce", &ff));
+    hx_nb_params p = {0.9, 0.0, 1.0};
+    hx_nb *nb = NULL;
+    T_OK(hx_nb_create(ff, &p, 2, &nb));
+    hx_zone_range rg[2] = {{0, 0, 0}, {0, 0, 1}};
+    hx_local_set set = {0};
+    set.nranges = 2;
+    set.ranges = rg;
+    set.ndim = 1;
+    set.periodic[1] = set.periodic[2] = 1;
+    set.box[0] = set.box[1] = set.box[2] = 3.0;
+    double f[3] = {0, 0, 0};
+    int dummy_i = 0;
+    double dummy_d = 0;
+    set.x = &dummy_d;
+    set.q = &dummy_d;
+    set.type = &dummy_i;
+    set.mol = &dummy_i;
+    T_OK(hx_nb_search(nb, &set, 1.0, 1, NULL));
+    hx_nb_energies e = {1, 1};
+    T_OK(hx_nb_compute_part(nb, &set, f, &e, 0, HX_NB_LOCAL));
+    T_OK(hx_nb_compute_part(nb, &set, f, &e, 0, HX_NB_NONLOCAL));
+    ncases++;
+    T_CHECK(e.lj == 0 && e.coulomb == 0 && hx_nb_npairs(nb) == 0,
+            "empty set: energies %g %g, %lld pairs", e.lj, e.coulomb, hx_nb_npairs(nb));
+    T_CHECK(hx_nb_compute_part(nb, &set, f, &e, 0, 5) == HX_ERR_INVALID_ARG, "part 5 accepted");
+    /* one water at home, nothing in the halo zone */
+    double x[9] = {1.0, 1.0, 1.0, 1.08, 1.03, 1.0, 0.97, 1.09, 1.0};
+    double q[3] = {-0.8476, 0.4238, 0.4238};
+    int type[3] = {0, 1, 1}, mol[3] = {0, 0, 0};
+    rg[0].end = rg[1].begin = rg[1].end = 3;
+    set.n = 3;
+    set.x = x;
+    set.q = q;
+    set.type = type;
+    set.mol = mol;
+    T_OK(hx_nb_search(nb, &set, 1.0, 0, NULL));
+    double fl[9], fa[9];
+    hx_nb_energies el, ea;
+    T_OK(hx_nb_compute_part(nb, &set, fl, &el, 0, HX_NB_LOCAL));
+    T_OK(hx_nb_compute_part(nb, &set, fa, &ea, 0, HX_NB_ALL));
+    ncases++;
+    T_CHECK(hx_nb_npairs(nb) == 0 && el.lj == 0 && el.coulomb == ea.coulomb && el.coulomb < 0 &&
+                !memcmp(fl, fa, sizeof fl),
+            "one water: %lld pairs, LOCAL %g %g, ALL %g %g", hx_nb_npairs(nb), el.lj, el.coulomb,
+            ea.lj, ea.coulomb);
+    hx_nb_destroy(&nb);
+    hx_forcefield_destroy(&ff);
+}
+
 int main(void)
 {
+    empty_sets();
     const int g1[3] = {2, 1, 1}, g2[3] = {2, 2, 1}, g3[3] = {2, 2, 2}, gy[3] = {1, 2, 1};
     for (int prec = 0; prec < 2; prec++) {
         hx_nb_precision pr = prec ? HX_NB_MIXED : HX_NB_DOUBLE;

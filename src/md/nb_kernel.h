@@ -10,6 +10,9 @@
  *   NBK_VE     vector of NBK_W doubles (energy accumulators)
  *   NBK_W      lanes; a vector holds NBK_W/4 i atoms x the 4 j atoms of one cluster
  *   NBK_MAGIC  first-guess constant of the 1/sqrt bit trick, NBK_NEWTON its Newton steps
+ *   NBK_ENERGY 1: also pair energies; 0: forces only (energies untouched)
+ *   NBK_GOUTER 1: loop over i-atom vectors outside the j loop (for double), 0: inside
+ *   NBK_LANES(b)  optional, NBK_W == 4 only: lane mask vector of 4 exclusion bits b
  *   NBK_RSQRT(y, r2)  optional: y = 1/sqrt(r2) by other means (replaces the bit trick)
  *   NBK_ATTR   function attributes (target, ...)
  *   NBK_DUP(v4)        NBK_V4 -> NBK_V, the 4 j lanes repeated for every i atom of a vector
@@ -24,12 +27,15 @@
  * with bitwise ANDs, so nothing of a masked lane can leak into a sum. */
 
 #define NBK_NG (4 * 4 / NBK_W) /* vectors per cluster pair */
-#define NBK_IPV (NBK_W / 4)    /* i atoms per vector */
+#define NBK_FN(name, e) NBK_FN2(name, e)
+#define NBK_FN2(name, e) name##_e##e
+#define NBK_IPV (NBK_W / 4) /* i atoms per vector */
 
 /* Entries [e0, e1) of list L; forces added to fb, energies to *out_vlj, *out_vc. */
-NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restrict L, int e0, int e1,
-                              NBK_REAL *restrict fb, double *restrict out_vlj,
-                              double *restrict out_vc)
+NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
+                                                  const nb_list *restrict L, int e0, int e1,
+                                                  NBK_REAL *restrict fb, double *restrict out_vlj,
+                                                  double *restrict out_vc)
 {
     const NBK_REAL *restrict xq = (const NBK_REAL *)a->xq;
     const NBK_REAL *restrict lj6 = (const NBK_REAL *)a->lj6;
@@ -49,6 +55,12 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
     for (int l = 0; l < NBK_W; l++)
         bit[l] = (__typeof__(bit[0]))1 << l;
     double vlj_tot = 0.0, vc_tot = 0.0;
+#if !NBK_ENERGY
+    (void)irc6;
+    (void)irc12;
+    (void)krf;
+    (void)crf;
+#endif
 
     for (int e = e0; e < e1; e++) {
         const int ci = L->ci[e];
@@ -72,46 +84,63 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
             }
             fix[g] = fiy[g] = fiz[g] = zero;
         }
+#if NBK_ENERGY
         NBK_VE elj = {0}, ec = {0};
+#endif
         const int kb = L->jbeg[e], ke = L->jbeg[e + 1];
+#if NBK_GOUTER
+        /* i atom outermost: its data and force stay in registers, j forces go to memory per
+         * (i atom, j cluster); fewer spills where a vector holds one i atom (double) */
+        for (int g = 0; g < NBK_NG; g++)
+            for (int k = kb; k < ke; k++) {
+#else
         for (int k = kb; k < ke; k++) {
-            const int cj = L->cj[k];
-            const unsigned m = L->mask[k];
-            const NBK_REAL *xj = xq + 16 * cj;
-            NBK_V4 jx4, jy4, jz4, jq4;
-            memcpy(&jx4, xj, sizeof jx4);
-            memcpy(&jy4, xj + 4, sizeof jy4);
-            memcpy(&jz4, xj + 8, sizeof jz4);
-            memcpy(&jq4, xj + 12, sizeof jq4);
-            const NBK_V jx = NBK_DUP(jx4), jy = NBK_DUP(jy4), jz = NBK_DUP(jz4);
-            const NBK_V jq = NBK_DUP(jq4);
-            NBK_V4 fjx = {0}, fjy = {0}, fjz = {0};
-            for (int g = 0; g < NBK_NG; g++) {
-                NBK_V c6, c12;
-#if NBK_W == 8
+#endif
+                const int cj = L->cj[k];
+                const unsigned m = L->mask[k];
+                const NBK_REAL *xj = xq + 16 * cj;
+                NBK_V4 jx4, jy4, jz4, jq4;
+                memcpy(&jx4, xj, sizeof jx4);
+                memcpy(&jy4, xj + 4, sizeof jy4);
+                memcpy(&jz4, xj + 8, sizeof jz4);
+                memcpy(&jq4, xj + 12, sizeof jq4);
+                const NBK_V jx = NBK_DUP(jx4), jy = NBK_DUP(jy4), jz = NBK_DUP(jz4);
+                const NBK_V jq = NBK_DUP(jq4);
+                NBK_V4 fjx = {0}, fjy = {0}, fjz = {0};
+#if NBK_GOUTER
                 {
-                    NBK_V4 a6, b6, a12, b12;
-                    memcpy(&a6, c6row[2 * g] + 4 * cj, sizeof a6);
-                    memcpy(&b6, c6row[2 * g + 1] + 4 * cj, sizeof b6);
-                    memcpy(&a12, c12row[2 * g] + 4 * cj, sizeof a12);
-                    memcpy(&b12, c12row[2 * g + 1] + 4 * cj, sizeof b12);
-                    c6 = NBK_CAT(a6, b6);
-                    c12 = NBK_CAT(a12, b12);
-                }
+#else
+            for (int g = 0; g < NBK_NG; g++) {
+#endif
+                    NBK_V c6, c12;
+#if NBK_W == 8
+                    {
+                        NBK_V4 a6, b6, a12, b12;
+                        memcpy(&a6, c6row[2 * g] + 4 * cj, sizeof a6);
+                        memcpy(&b6, c6row[2 * g + 1] + 4 * cj, sizeof b6);
+                        memcpy(&a12, c12row[2 * g] + 4 * cj, sizeof a12);
+                        memcpy(&b12, c12row[2 * g + 1] + 4 * cj, sizeof b12);
+                        c6 = NBK_CAT(a6, b6);
+                        c12 = NBK_CAT(a12, b12);
+                    }
 #else
                 memcpy(&c6, c6row[g] + 4 * cj, sizeof c6);
                 memcpy(&c12, c12row[g] + 4 * cj, sizeof c12);
 #endif
-                const NBK_V dx = ix[g] - jx, dy = iy[g] - jy, dz = iz[g] - jz;
-                const NBK_V r2 = dx * dx + dy * dy + dz * dz;
+                    const NBK_V dx = ix[g] - jx, dy = iy[g] - jy, dz = iz[g] - jz;
+                    const NBK_V r2 = dx * dx + dy * dy + dz * dz;
+#ifdef NBK_LANES
+                    const NBK_VI in = NBK_LANES((m >> (4 * g)) & 15u) & (r2 < rc2);
+#else
                 const NBK_VI mg = (NBK_VI){0} + (__typeof__(bit[0]))(m >> (g * NBK_W));
                 const NBK_VI in = ((bit & mg) != 0) & (r2 < rc2);
-                /* 1/sqrt(r2): in double a bit-level first guess and Newton steps (no sqrt call,
-                 * so no errno branch and no dependence on -ffast-math); in float the including
-                 * file gives a correctly rounded sqrt and division instead, see there */
+#endif
+                    /* 1/sqrt(r2): in double a bit-level first guess and Newton steps (no sqrt call,
+                     * so no errno branch and no dependence on -ffast-math); in float the including
+                     * file gives a correctly rounded sqrt and division instead, see there */
 #ifdef NBK_RSQRT
-                NBK_V rinv;
-                NBK_RSQRT(rinv, r2);
+                    NBK_V rinv;
+                    NBK_RSQRT(rinv, r2);
 #else
                 NBK_VI bits = (NBK_VI)r2;
                 bits = (__typeof__(bit[0]))NBK_MAGIC - (bits >> 1);
@@ -120,39 +149,43 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
                 for (int it = 0; it < NBK_NEWTON; it++)
                     rinv = rinv * (threehalf - h * rinv * rinv);
 #endif
-                rinv = (NBK_V)((NBK_VI)rinv & in);
-                const NBK_V rinv2 = rinv * rinv;
-                const NBK_V rinv6 = rinv2 * rinv2 * rinv2;
-                const NBK_V vr6 = c6 * rinv6, vr12 = c12 * rinv6 * rinv6;
-                const NBK_V qq = iq[g] * jq;
-                NBK_V fs = (twelve * vr12 - six * vr6) * rinv2 + qq * (rinv * rinv2 - two_krf);
-                NBK_V vlj = (vr12 - c12 * irc12) - (vr6 - c6 * irc6);
-                NBK_V vc = qq * (rinv + krf * r2 - crf);
-                fs = (NBK_V)((NBK_VI)fs & in);
-                vlj = (NBK_V)((NBK_VI)vlj & in);
-                vc = (NBK_V)((NBK_VI)vc & in);
-                elj += NBK_WIDE(vlj);
-                ec += NBK_WIDE(vc);
-                const NBK_V tx = fs * dx, ty = fs * dy, tz = fs * dz;
-                fix[g] += tx;
-                fiy[g] += ty;
-                fiz[g] += tz;
-                fjx -= NBK_FOLD(tx);
-                fjy -= NBK_FOLD(ty);
-                fjz -= NBK_FOLD(tz);
+                    rinv = (NBK_V)((NBK_VI)rinv & in);
+                    const NBK_V rinv2 = rinv * rinv;
+                    const NBK_V rinv6 = rinv2 * rinv2 * rinv2;
+                    const NBK_V vr6 = c6 * rinv6, vr12 = c12 * rinv6 * rinv6;
+                    const NBK_V qq = iq[g] * jq;
+                    NBK_V fs = (twelve * vr12 - six * vr6) * rinv2 + qq * (rinv * rinv2 - two_krf);
+#if NBK_ENERGY
+                    NBK_V vlj = (vr12 - c12 * irc12) - (vr6 - c6 * irc6);
+                    NBK_V vc = qq * (rinv + krf * r2 - crf);
+#endif
+                    fs = (NBK_V)((NBK_VI)fs & in);
+#if NBK_ENERGY
+                    vlj = (NBK_V)((NBK_VI)vlj & in);
+                    vc = (NBK_V)((NBK_VI)vc & in);
+                    elj += NBK_WIDE(vlj);
+                    ec += NBK_WIDE(vc);
+#endif
+                    const NBK_V tx = fs * dx, ty = fs * dy, tz = fs * dz;
+                    fix[g] += tx;
+                    fiy[g] += ty;
+                    fiz[g] += tz;
+                    fjx -= NBK_FOLD(tx);
+                    fjy -= NBK_FOLD(ty);
+                    fjz -= NBK_FOLD(tz);
+                }
+                NBK_REAL *fj = fb + 12 * cj;
+                NBK_V4 t;
+                memcpy(&t, fj, sizeof t);
+                t += fjx;
+                memcpy(fj, &t, sizeof t);
+                memcpy(&t, fj + 4, sizeof t);
+                t += fjy;
+                memcpy(fj + 4, &t, sizeof t);
+                memcpy(&t, fj + 8, sizeof t);
+                t += fjz;
+                memcpy(fj + 8, &t, sizeof t);
             }
-            NBK_REAL *fj = fb + 12 * cj;
-            NBK_V4 t;
-            memcpy(&t, fj, sizeof t);
-            t += fjx;
-            memcpy(fj, &t, sizeof t);
-            memcpy(&t, fj + 4, sizeof t);
-            t += fjy;
-            memcpy(fj + 4, &t, sizeof t);
-            memcpy(&t, fj + 8, sizeof t);
-            t += fjz;
-            memcpy(fj + 8, &t, sizeof t);
-        }
         NBK_REAL *fi = fb + 12 * ci;
         for (int g = 0; g < NBK_NG; g++)
             for (int b = 0; b < NBK_IPV; b++) {
@@ -167,6 +200,7 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
                 fi[4 + ii] += syv;
                 fi[8 + ii] += szv;
             }
+#if NBK_ENERGY
         double s1 = 0.0, s2 = 0.0;
         for (int l = 0; l < NBK_W; l++) {
             s1 += elj[l];
@@ -174,10 +208,13 @@ NBK_ATTR static void NBK_NAME(const nbk_args *restrict a, const nb_list *restric
         }
         vlj_tot += s1;
         vc_tot += s2;
+#endif
     }
     *out_vlj += vlj_tot;
     *out_vc += vc_tot;
 }
 
 #undef NBK_NG
+#undef NBK_FN
+#undef NBK_FN2
 #undef NBK_IPV

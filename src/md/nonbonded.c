@@ -94,7 +94,7 @@ struct hx_nb {
     /* kernel ranges: thread t does class k from (split_b, split_e)[k][t] to [k][t+1] */
     int *split_b[NCLASS], *split_e[NCLASS];
     hx_nb_precision precision;
-    nbk_fn kernel;
+    nbk_fn kernel[2]; /* [1]: with energies, [0]: forces only */
     const char *kernel_name;
     /* sorted layout */
     int n;                /* local atoms of the list */
@@ -137,6 +137,7 @@ struct hx_nb {
 typedef float vf8 __attribute__((vector_size(32)));
 typedef int32_t vi8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
+typedef int32_t vi4 __attribute__((vector_size(16)));
 typedef double vd4 __attribute__((vector_size(32)));
 typedef int64_t vl4 __attribute__((vector_size(32)));
 
@@ -148,67 +149,113 @@ typedef int64_t vl4 __attribute__((vector_size(32)));
 #define HX_HAVE_AVX2_KERNELS 0
 #endif
 
+/* Lane masks of 4 exclusion bits (lane l all ones when bit l is set): a load instead of a
+ * 64-bit integer compare, which SSE2 does not have. */
+#define HX_LM(b)                                                                                   \
+    {                                                                                              \
+        -((b)&1), -(((b) >> 1) & 1), -(((b) >> 2) & 1), -(((b) >> 3) & 1)                          \
+    }
+#define HX_LM16                                                                                    \
+    {                                                                                              \
+        HX_LM(0), HX_LM(1), HX_LM(2), HX_LM(3), HX_LM(4), HX_LM(5), HX_LM(6), HX_LM(7), HX_LM(8),  \
+            HX_LM(9), HX_LM(10), HX_LM(11), HX_LM(12), HX_LM(13), HX_LM(14), HX_LM(15)             \
+    }
+static const vi4 lanes_i4[16] = HX_LM16;
+static const vl4 lanes_l4[16] = HX_LM16;
+#undef HX_LM
+#undef HX_LM16
+
 /* 1/sqrt in float, correctly rounded (sqrt then divide). Newton steps from a bit-level guess
  * are a few ulp off with a systematic bias (about -2e-8 relative), which the Coulomb sum of
  * water (pair terms and the self term cancel to a small total) amplifies. Rounded sqrt and
  * division leave an unbiased per-pair error and were also faster on the AVX2 machine measured
  * (AMD EPYC, 37 vs 47 ms per 45k-atom force call on one thread). */
-static inline void rsqrt_f8_portable(const vf8 *r2p, vf8 *out)
+static inline void rsqrt_f4_portable(const vf4 *r2p, vf4 *out)
 {
-    const vf8 r2 = *r2p;
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-    vf4 lo = __builtin_shufflevector(r2, r2, 0, 1, 2, 3);
-    vf4 hi = __builtin_shufflevector(r2, r2, 4, 5, 6, 7);
-    lo = 1.0f / __builtin_ia32_sqrtps(lo);
-    hi = 1.0f / __builtin_ia32_sqrtps(hi);
-    *out = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+    *out = 1.0f / __builtin_ia32_sqrtps(*r2p);
 #else
-    for (int l = 0; l < 8; l++)
-        (*out)[l] = 1.0f / sqrtf(r2[l]);
+    for (int l = 0; l < 4; l++)
+        (*out)[l] = 1.0f / sqrtf((*r2p)[l]);
 #endif
 }
 
-/* float, 2 i atoms x 4 j atoms per vector. Pair energies are summed per lane in float over one
- * entry's j clusters (at most a few hundred terms) and then in double: double accumulators per
- * pair cost two registers more and spilled, 25% slower, for no measurable gain in accuracy
- * (45k SPC/E: LJ 5.4e-7, Coulomb 1.0e-7 relative to the double path either way). */
+/* Float kernels. Pair energies are summed per lane in float over one entry's j clusters (at
+ * most a few hundred terms) and then in double: double accumulators per pair cost two registers
+ * more and spilled, 25% slower, for no measurable gain in accuracy (45k SPC/E: LJ 5.4e-7,
+ * Coulomb 1.0e-7 relative to the double path either way). */
 #define NBK_REAL float
-#define NBK_V vf8
-#define NBK_VI vi8
-#define NBK_V4 vf4
-#define NBK_VE vf8
-#define NBK_W 8
-#define NBK_DUP(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3)
-#define NBK_CAT(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7)
-#define NBK_FOLD(v)                                                                                \
-    (__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7))
-#define NBK_WIDE(v) (v)
 #define NBK_NAME kernel_f_generic
 #define NBK_ATTR
-#define NBK_RSQRT(y, r2) rsqrt_f8_portable(&(r2), &(y))
+/* portable (SSE2): 1 i atom x 4 j atoms per 16-byte vector, i atom outermost. 8-wide vectors
+ * split into SSE halves spilled and stalled on store forwarding: 7x slower than AVX2. */
+#define NBK_V vf4
+#define NBK_VI vi4
+#define NBK_V4 vf4
+#define NBK_VE vf4
+#define NBK_W 4
+#define NBK_GOUTER 1
+#define NBK_DUP(v) (v)
+#define NBK_FOLD(v) (v)
+#define NBK_WIDE(v) (v)
+#define NBK_RSQRT(y, r2) rsqrt_f4_portable(&(r2), &(y))
+#define NBK_LANES(b4) lanes_i4[b4]
+#define NBK_ENERGY 1
 #include "nb_kernel.h"
+#undef NBK_ENERGY
+#define NBK_ENERGY 0
+#include "nb_kernel.h"
+#undef NBK_ENERGY
+#undef NBK_LANES
 #undef NBK_NAME
 #undef NBK_ATTR
 #undef NBK_RSQRT
-#if HX_HAVE_AVX2_KERNELS
-#define NBK_NAME kernel_f_avx2
-#define NBK_ATTR HX_AVX2_ATTR
-#define NBK_RSQRT(y, r2) ((y) = 1.0f / __builtin_ia32_sqrtps256(r2))
-#include "nb_kernel.h"
-#undef NBK_NAME
-#undef NBK_ATTR
-#undef NBK_RSQRT
-#endif
-#undef NBK_REAL
 #undef NBK_V
 #undef NBK_VI
 #undef NBK_V4
 #undef NBK_VE
 #undef NBK_W
+#undef NBK_GOUTER
+#undef NBK_DUP
+#undef NBK_FOLD
+#undef NBK_WIDE
+#if HX_HAVE_AVX2_KERNELS
+/* AVX2: 2 i atoms x 4 j atoms per 32-byte vector */
+#define NBK_V vf8
+#define NBK_VI vi8
+#define NBK_V4 vf4
+#define NBK_VE vf8
+#define NBK_W 8
+#define NBK_GOUTER 0
+#define NBK_DUP(v) __builtin_shufflevector(v, v, 0, 1, 2, 3, 0, 1, 2, 3)
+#define NBK_CAT(a, b) __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7)
+#define NBK_FOLD(v)                                                                                \
+    (__builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7))
+#define NBK_WIDE(v) (v)
+#define NBK_NAME kernel_f_avx2
+#define NBK_ATTR HX_AVX2_ATTR
+#define NBK_RSQRT(y, r2) ((y) = 1.0f / __builtin_ia32_sqrtps256(r2))
+#define NBK_ENERGY 1
+#include "nb_kernel.h"
+#undef NBK_ENERGY
+#define NBK_ENERGY 0
+#include "nb_kernel.h"
+#undef NBK_ENERGY
+#undef NBK_NAME
+#undef NBK_ATTR
+#undef NBK_RSQRT
+#undef NBK_V
+#undef NBK_VI
+#undef NBK_V4
+#undef NBK_VE
+#undef NBK_W
+#undef NBK_GOUTER
 #undef NBK_DUP
 #undef NBK_CAT
 #undef NBK_FOLD
 #undef NBK_WIDE
+#endif
+#undef NBK_REAL
 
 /* double, 1 i atom x 4 j atoms per vector; four Newton steps reach double precision */
 #define NBK_REAL double
@@ -217,20 +264,32 @@ static inline void rsqrt_f8_portable(const vf8 *r2p, vf8 *out)
 #define NBK_V4 vd4
 #define NBK_VE vd4
 #define NBK_W 4
+#define NBK_GOUTER 1
 #define NBK_MAGIC 0x5fe6eb50c7b537a9LL
 #define NBK_NEWTON 4
 #define NBK_DUP(v) (v)
 #define NBK_FOLD(v) (v)
 #define NBK_WIDE(v) (v)
+#define NBK_LANES(b4) lanes_l4[b4]
 #define NBK_NAME kernel_d_generic
 #define NBK_ATTR
+#define NBK_ENERGY 1
 #include "nb_kernel.h"
+#undef NBK_ENERGY
+#define NBK_ENERGY 0
+#include "nb_kernel.h"
+#undef NBK_ENERGY
 #undef NBK_NAME
 #undef NBK_ATTR
 #if HX_HAVE_AVX2_KERNELS
 #define NBK_NAME kernel_d_avx2
 #define NBK_ATTR HX_AVX2_ATTR
+#define NBK_ENERGY 1
 #include "nb_kernel.h"
+#undef NBK_ENERGY
+#define NBK_ENERGY 0
+#include "nb_kernel.h"
+#undef NBK_ENERGY
 #undef NBK_NAME
 #undef NBK_ATTR
 #endif
@@ -242,11 +301,15 @@ static inline void rsqrt_f8_portable(const vf8 *r2p, vf8 *out)
     {                                                                                              \
         name(a, L, e0, e1, (real *)fb, vlj, vc);                                                   \
     }
-NBK_ADAPT(kernel_f_generic, float)
-NBK_ADAPT(kernel_d_generic, double)
+NBK_ADAPT(kernel_f_generic_e1, float)
+NBK_ADAPT(kernel_f_generic_e0, float)
+NBK_ADAPT(kernel_d_generic_e1, double)
+NBK_ADAPT(kernel_d_generic_e0, double)
 #if HX_HAVE_AVX2_KERNELS
-NBK_ADAPT(kernel_f_avx2, float)
-NBK_ADAPT(kernel_d_avx2, double)
+NBK_ADAPT(kernel_f_avx2_e1, float)
+NBK_ADAPT(kernel_f_avx2_e0, float)
+NBK_ADAPT(kernel_d_avx2_e1, double)
+NBK_ADAPT(kernel_d_avx2_e0, double)
 #endif
 
 /* ---- setup ------------------------------------------------------------------------------ */
@@ -293,7 +356,8 @@ static void select_kernel(hx_nb *nb, hx_nb_precision prec)
 {
     int mixed = prec == HX_NB_MIXED;
     nb->precision = prec;
-    nb->kernel = mixed ? kernel_f_generic_call : kernel_d_generic_call;
+    nb->kernel[1] = mixed ? kernel_f_generic_e1_call : kernel_d_generic_e1_call;
+    nb->kernel[0] = mixed ? kernel_f_generic_e0_call : kernel_d_generic_e0_call;
     nb->kernel_name = mixed ? "float sse2" : "double sse2";
 #if HX_HAVE_AVX2_KERNELS
     /* HALOX_NB_SIMD=sse2 forces the portable kernels (tests run both on AVX2 machines) */
@@ -301,7 +365,8 @@ static void select_kernel(hx_nb *nb, hx_nb_precision prec)
     __builtin_cpu_init();
     if ((!force || strcmp(force, "sse2") != 0) && __builtin_cpu_supports("avx2") &&
         __builtin_cpu_supports("fma")) {
-        nb->kernel = mixed ? kernel_f_avx2_call : kernel_d_avx2_call;
+        nb->kernel[1] = mixed ? kernel_f_avx2_e1_call : kernel_d_avx2_e1_call;
+        nb->kernel[0] = mixed ? kernel_f_avx2_e0_call : kernel_d_avx2_e0_call;
         nb->kernel_name = mixed ? "float avx2" : "double avx2";
     }
 #endif
@@ -508,7 +573,7 @@ static hx_status ensure_slots(hx_nb *nb, int ncl)
     size_t fb = (size_t)nslot * 3 * sizeof(double);
     for (int c = 0; c < nb->nthreads; c++) {
         nb_chunk *ch = &nb->chunks[c];
-        if (ch->cap_fbuf < fb) {
+        if (ch->cap_fbuf < fb || !ch->fbuf) {
             size_t b = fb + fb / 4 + 64 * 12 * sizeof(double);
             ch->fbuf = realloc_aligned(ch->fbuf, b);
             HX_CHECK(ch->fbuf, HX_ERR_NOMEM, "out of memory for force buffers");
@@ -800,20 +865,12 @@ static inline double gap(double a, double b)
     return m > 0.0 ? m : 0.0;
 }
 
-/* outer_mask[ri][rj]: bit 4*ii + jj set when bit ii of ri and bit jj of rj are (both slots hold
- * atoms) */
-static uint16_t outer_mask[16][16];
-
-static void init_outer_mask(void)
+/* Bit 4*ii + jj set when bit ii of ri and bit jj of rj are (both slots hold atoms): rj times
+ * ri's bits spread to nibble boundaries (rj < 16, so the product never carries). */
+static inline unsigned outer_mask(unsigned ri, unsigned rj)
 {
-    for (int ri = 0; ri < 16; ri++)
-        for (int rj = 0; rj < 16; rj++) {
-            unsigned m = 0;
-            for (int ii = 0; ii < 4; ii++)
-                if (ri >> ii & 1)
-                    m |= (unsigned)rj << (4 * ii);
-            outer_mask[ri][rj] = (uint16_t)m;
-        }
+    unsigned spread = (ri & 1u) | (ri & 2u) << 3 | (ri & 4u) << 6 | (ri & 8u) << 9;
+    return spread * rj;
 }
 
 static inline int popcount16(unsigned m)
@@ -833,6 +890,13 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
     const double rp2 = nb->rlist_prev * nb->rlist_prev;
     const double buf_prev = nb->rlist_prev - nb->p.rc;
     const double rmol2 = nb->rmol * nb->rmol * (1.0 + 1e-9) + 1e-12;
+    /* Cluster pairs farther apart than any molecule is large cannot share a molecule, unless a
+     * molecule reaches its own periodic image within rlist: then always check. */
+    double lmin = INFINITY;
+    for (int d = 0; d < 3; d++)
+        if (set->periodic[d])
+            lmin = set->box[d] < lmin ? set->box[d] : lmin;
+    const int fast_mol = nb->rmol < lmin - rlist;
     const double rprune2 = rlist > 0.35 ? (rlist - 0.35) * (rlist - 0.35) : 0.0;
     const double *xqd = nb->xqd;
     ch->missed = 0;
@@ -929,7 +993,7 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                             const double *xj = xqd + 16 * cj;
                             const int self = half && cj == ci && sidx == SHIFT_ZERO;
                             unsigned mask = 0;
-                            if (d2 < rmol2 || self) {
+                            if (d2 < rmol2 || self || !fast_mol) {
                                 for (int ii = 0; ii < 4; ii++) {
                                     int mi = nb->ms[4 * ci + ii];
                                     if (mi < 0)
@@ -941,7 +1005,7 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                                     }
                                 }
                             } else {
-                                mask = outer_mask[nb->realm[ci]][nb->realm[cj]];
+                                mask = outer_mask(nb->realm[ci], nb->realm[cj]);
                             }
                             if (!mask)
                                 continue;
@@ -1096,7 +1160,7 @@ static void split_work(hx_nb *nb)
 }
 
 /* Thread t's share of class k. */
-static void run_kernel(const hx_nb *nb, const nbk_args *ka, int k, int t, nb_chunk *th)
+static void run_kernel(const hx_nb *nb, const nbk_args *ka, int k, int t, int energy, nb_chunk *th)
 {
     const int b0 = nb->split_b[k][t], e0 = nb->split_e[k][t];
     const int b1 = nb->split_b[k][t + 1], e1 = nb->split_e[k][t + 1];
@@ -1104,7 +1168,7 @@ static void run_kernel(const hx_nb *nb, const nbk_args *ka, int k, int t, nb_chu
         const nb_list *l = &nb->chunks[b].list[k];
         int eb = b == b0 ? e0 : 0, ee = b == b1 ? e1 : l->nent;
         if (ee > eb)
-            nb->kernel(ka, l, eb, ee, th->fbuf, &th->vlj, &th->vc);
+            nb->kernel[energy](ka, l, eb, ee, th->fbuf, &th->vlj, &th->vc);
     }
 }
 
@@ -1163,7 +1227,6 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
     /* i clusters: zones below the i-zone count come first in sorted order */
     int nci = nb->zcl[hx_izone_count(set->ndim)];
     const int nblk = nb->nblocks;
-    init_outer_mask(); /* idempotent; every thread reads the same values afterwards */
     for (int c = 0; c < nblk; c++) {
         nb->chunks[c].cl_begin = (int)((long long)nci * c / nblk);
         nb->chunks[c].cl_end = (int)((long long)nci * (c + 1) / nblk);
@@ -1241,7 +1304,8 @@ static void home_terms(const hx_nb *nb, const hx_local_set *set, double *f, doub
 hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
                              long long step, int part)
 {
-    HX_CHECK(nb && set && f && e, HX_ERR_INVALID_ARG, "hx_nb_compute: NULL argument");
+    HX_CHECK(nb && set && f, HX_ERR_INVALID_ARG, "hx_nb_compute: NULL argument");
+    const int energy = e != NULL;
     HX_CHECK(part == HX_NB_ALL || part == HX_NB_LOCAL || part == HX_NB_NONLOCAL, HX_ERR_INVALID_ARG,
              "hx_nb_compute_part: part %d is not HX_NB_ALL, HX_NB_LOCAL or "
              "HX_NB_NONLOCAL",
@@ -1299,9 +1363,9 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
             memset(ch->fbuf, 0, (size_t)cl_end * 12 * rsz);
             ch->vlj = ch->vc = 0.0;
             if (part != HX_NB_NONLOCAL)
-                run_kernel(nb, &ka, 0, c, ch);
+                run_kernel(nb, &ka, 0, c, energy, ch);
             if (part != HX_NB_LOCAL)
-                run_kernel(nb, &ka, 1, c, ch);
+                run_kernel(nb, &ka, 1, c, energy, ch);
         }
         /* reduce in chunk order into local order */
 #ifdef _OPENMP
@@ -1348,6 +1412,8 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
                     "the system blew up; check the input structure and use a smaller time step",
                     step, a / 3 + 1, a / 3);
     }
+    if (!e)
+        return HX_OK;
     e->lj = vlj;
     e->coulomb = vc + vhome;
     HX_CHECK(isfinite(e->lj) && isfinite(e->coulomb), HX_ERR_PHYSICS,

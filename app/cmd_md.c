@@ -237,6 +237,8 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
     fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    fprintf(flog, "  non-bonded precision %s\n",
+            rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
     else
@@ -526,7 +528,7 @@ static int run_md(int argc, char **argv)
     md_job job;
     memset(&job, 0, sizeof job);
     job.last_ckpt_step = -1;
-    const char *model = "spce", *thermostat = "no", *dd_text = NULL;
+    const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
     job.out = "confout.gro";
     int steps = 0, nstlist = 10, threads = 0;
     job.nstenergy = 100;
@@ -563,6 +565,8 @@ static int run_md(int argc, char **argv)
         {"x", "traj", HX_OPT_STRING, &job.traj, "FILE", "trajectory (multi-frame .gro)"},
         {"g", "log", HX_OPT_STRING, &job.logpath, "FILE", "log file (default md.log next to -o)"},
         {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads per rank (0: all)"},
+        {"precision", NULL, HX_OPT_STRING, &precision, "P",
+         "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
         {"dd", NULL, HX_OPT_STRING, &dd_text, "AxBxC",
          "domain grid (default: 1x1x1, or chosen for the MPI ranks)"},
         {"checkpoint", "cpo", HX_OPT_STRING, &job.ckpt, "FILE",
@@ -603,6 +607,12 @@ static int run_md(int argc, char **argv)
     p->ref_t = job.ref_t;
     p->nthreads = threads;
     job.total_steps = steps;
+    if (strcmp(precision, "mixed") == 0)
+        p->nb_precision = HX_NB_MIXED;
+    else if (strcmp(precision, "double") != 0) {
+        fprintf(stderr, "halox md: unknown precision '%s': use double or mixed\n", precision);
+        return 1;
+    }
     if (strcmp(thermostat, "v-rescale") == 0)
         p->thermostat = HX_THERMOSTAT_VRESCALE;
     else if (strcmp(thermostat, "no") != 0 && strcmp(thermostat, "none") != 0) {

@@ -219,6 +219,9 @@ typedef struct hx_md_params {
     hx_thermostat thermostat;
     double tau_t, ref_t; /* ps, K */
     int nthreads;        /* 0: omp_get_max_threads() */
+    /* Non-bonded arithmetic: HX_NB_DOUBLE (default; energies exact to ~1e-12) or HX_NB_MIXED
+     * (float pair forces, double sums: GROMACS's "mixed" precision, faster). */
+    int nb_precision;
     /* Continuing a run (restart from a checkpoint): the input is a running state, so the start
      * is taken as it is (no constraining, no centre-of-mass removal, no velocity generation),
      * the step counter starts at start_step and the thermostat's random stream resumes from

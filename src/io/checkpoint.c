@@ -77,6 +77,7 @@ void hx_ckpt_params_from_md(const hx_md_params *p, double rlist_option, int nato
         add_param(out, "ref_t", "%.17g", p->ref_t);
     }
     add_param(out, "seed", "%llu", (unsigned long long)p->seed);
+    add_param(out, "precision", "%s", p->nb_precision == HX_NB_MIXED ? "mixed" : "double");
 }
 
 uint64_t hx_ckpt_params_hash(const hx_ckpt_params *p)

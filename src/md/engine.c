@@ -102,6 +102,8 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
              HX_ERR_INVALID_ARG, "v-rescale needs tau_t > 0 (%g) and ref_t >= 0 (%g)", p->tau_t,
              p->ref_t);
     HX_CHECK(p->nthreads >= 0, HX_ERR_INVALID_ARG, "threads = %d: must be >= 0", p->nthreads);
+    HX_CHECK(p->nb_precision == HX_NB_DOUBLE || p->nb_precision == HX_NB_MIXED, HX_ERR_INVALID_ARG,
+             "non-bonded precision %d: use double or mixed", p->nb_precision);
     if (sys) {
         double rmax = p->rlist > p->rc ? p->rlist : p->rc;
         for (int d = 0; d < 3; d++)
@@ -692,8 +694,11 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
     hx_nb_params nbp = {.rc = md->p.rc, .eps_rf = md->p.eps_rf, .eps_r = md->p.eps_r};
     st = HX_OK;
-    for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
         st = hx_nb_create(md->ff, &nbp, p->nthreads, &md->dom[i].nb);
+        if (st == HX_OK)
+            st = hx_nb_set_precision(md->dom[i].nb, (hx_nb_precision)p->nb_precision);
+    }
     if (st == HX_OK)
         st = distribute(md);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);

@@ -9,11 +9,10 @@
  *   NBK_V4     vector of 4 reals (one j cluster)
  *   NBK_VE     vector of NBK_W doubles (energy accumulators)
  *   NBK_W      lanes; a vector holds NBK_W/4 i atoms x the 4 j atoms of one cluster
- *   NBK_MAGIC  first-guess constant of the 1/sqrt bit trick, NBK_NEWTON its Newton steps
  *   NBK_ENERGY 1: also pair energies; 0: forces only (energies untouched)
  *   NBK_GOUTER 1: loop over i-atom vectors outside the j loop (for double), 0: inside
  *   NBK_LANES(b)  optional, NBK_W == 4 only: lane mask vector of 4 exclusion bits b
- *   NBK_RSQRT(y, r2)  optional: y = 1/sqrt(r2) by other means (replaces the bit trick)
+ *   NBK_RSQRT(y, r2)  y = 1/sqrt(r2) for a vector
  *   NBK_ATTR   function attributes (target, ...)
  *   NBK_DUP(v4)        NBK_V4 -> NBK_V, the 4 j lanes repeated for every i atom of a vector
  *   NBK_CAT(a, b)      two NBK_V4 -> NBK_V (only when NBK_W == 8)
@@ -45,9 +44,6 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
     const NBK_REAL rc2 = (NBK_REAL)a->rc2, irc6 = (NBK_REAL)a->irc6, irc12 = (NBK_REAL)a->irc12;
     const NBK_REAL krf = (NBK_REAL)a->krf, crf = (NBK_REAL)a->crf;
     const NBK_REAL two_krf = (NBK_REAL)(2.0 * a->krf), epsfac = (NBK_REAL)a->epsfac;
-#ifndef NBK_RSQRT
-    const NBK_REAL half = (NBK_REAL)0.5, threehalf = (NBK_REAL)1.5;
-#endif
     const NBK_REAL twelve = (NBK_REAL)12.0, six = (NBK_REAL)6.0;
     const NBK_V zero = {0};
     /* lane l of vector g is the pair (i = g*IPV + l/4, j = l%4): exclusion bit g*W + l */
@@ -135,20 +131,8 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
                 const NBK_VI mg = (NBK_VI){0} + (__typeof__(bit[0]))(m >> (g * NBK_W));
                 const NBK_VI in = ((bit & mg) != 0) & (r2 < rc2);
 #endif
-                    /* 1/sqrt(r2): in double a bit-level first guess and Newton steps (no sqrt call,
-                     * so no errno branch and no dependence on -ffast-math); in float the including
-                     * file gives a correctly rounded sqrt and division instead, see there */
-#ifdef NBK_RSQRT
                     NBK_V rinv;
                     NBK_RSQRT(rinv, r2);
-#else
-                NBK_VI bits = (NBK_VI)r2;
-                bits = (__typeof__(bit[0]))NBK_MAGIC - (bits >> 1);
-                NBK_V rinv = (NBK_V)bits;
-                const NBK_V h = half * r2;
-                for (int it = 0; it < NBK_NEWTON; it++)
-                    rinv = rinv * (threehalf - h * rinv * rinv);
-#endif
                     rinv = (NBK_V)((NBK_VI)rinv & in);
                     const NBK_V rinv2 = rinv * rinv;
                     const NBK_V rinv6 = rinv2 * rinv2 * rinv2;

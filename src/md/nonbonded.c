@@ -996,6 +996,9 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                             else
                                 hi = mid;
                         }
+                        /* half list: nothing before ci */
+                        if (half && lo < ci)
+                            lo = ci;
                         const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
                         for (int cj = lo; cj < ce && nb->bb[6 * cj + 2] <= whi; cj++) {
                             if (half && (cj < ci || (cj == ci && sidx < SHIFT_ZERO)))

@@ -164,8 +164,7 @@ hx_status hx_nb_compute(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_ene
  * differs) and energies whose sum is ALL's. Same input and nthreads: bit-identical results.
  * e may be NULL (here and in hx_nb_compute): forces only, with kernels that skip the pair-energy
  * arithmetic (20-25% faster on 45k SPC/E); the forces are bit-identical to those of a call with
- * e. Use it
- * on steps whose energies are not reported. */
+ * e. Use it on steps whose energies are not reported. */
 typedef enum hx_nb_part { HX_NB_ALL = 0, HX_NB_LOCAL = 1, HX_NB_NONLOCAL = 2 } hx_nb_part;
 hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
                              long long step, int part);

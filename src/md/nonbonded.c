@@ -110,6 +110,8 @@ struct hx_nb {
     double *bb;           /* [6 ncl] lo xyz, hi xyz */
     unsigned char *realm; /* [ncl] bit k: slot k holds an atom */
     double *dmax;         /* [ncl] largest displacement since the previous search */
+    double *dslot;        /* [nslot] displacement of each slot's atom (0 for padding) */
+    double *xps;          /* [3 nslot] previous-build positions in slot order (cache-friendly) */
     int zcl[HX_MAX_ZONES + 1];
     zone_grid zg[HX_MAX_ZONES];
     int ncols, cap_cols;
@@ -496,6 +498,8 @@ void hx_nb_destroy(hx_nb **nbp)
     free(nb->bb);
     free(nb->realm);
     free(nb->dmax);
+    free(nb->dslot);
+    free(nb->xps);
     free(nb->colcl);
     free(nb->colbb);
     free(nb->colcount);
@@ -579,6 +583,8 @@ static hx_status ensure_slots(hx_nb *nb, int ncl)
         RE(nb->bb, 6 * C);
         RE(nb->realm, C);
         RE(nb->dmax, C);
+        RE(nb->dslot, N);
+        RE(nb->xps, 3 * N);
         size_t nt = (size_t)nb->ntypes;
         nb->xqd = realloc_aligned(nb->xqd, 4 * N * sizeof(double));
         nb->xqf = realloc_aligned(nb->xqf, 4 * N * sizeof(float));
@@ -893,6 +899,15 @@ static inline unsigned outer_mask(unsigned ri, unsigned rj)
     return spread * rj;
 }
 
+/* v minus the nearest multiple of L; no libm call (nearbyint is one without SSE4.1). Ties and
+ * |v| beyond 2^52 L do not matter here: the result only feeds distance comparisons. */
+static inline double min_image(double v, double L)
+{
+    double t = v / L;
+    double r = (double)(long long)(t + (t >= 0 ? 0.5 : -0.5));
+    return v - L * r;
+}
+
 static inline int popcount16(unsigned m)
 {
     m = m - ((m >> 1) & 0x5555u);
@@ -1053,22 +1068,35 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                             if (!any)
                                 continue;
                             if (check_missed && nb->dmax[ci] + nb->dmax[cj] > buf_prev) {
-                                for (int b = 0; b < 16; b++) {
-                                    if (!(mask >> b & 1))
-                                        continue;
-                                    int ii = b >> 2, jj = b & 3;
-                                    double dx = xi[ii] - sx - xj[jj],
-                                           dy = xi[4 + ii] - sy - xj[4 + jj],
-                                           dz = xi[8 + ii] - sz - xj[8 + jj];
-                                    if (dx * dx + dy * dy + dz * dz >= rc2)
-                                        continue;
+                                /* pairs inside rc now whose atoms moved far enough together to
+                                 * have come from beyond rlist_prev: a 16-bit set, branch-free */
+                                vd4 xj4, yj4, zj4, dj4;
+                                memcpy(&xj4, xj, sizeof xj4);
+                                memcpy(&yj4, xj + 4, sizeof yj4);
+                                memcpy(&zj4, xj + 8, sizeof zj4);
+                                memcpy(&dj4, nb->dslot + 4 * cj, sizeof dj4);
+                                const vl4 lanebit = {1, 2, 4, 8};
+                                unsigned chk = 0;
+                                for (int ii = 0; ii < 4; ii++) {
+                                    const vd4 dx = (xi[ii] - sx) - xj4,
+                                              dy = (xi[4 + ii] - sy) - yj4,
+                                              dz = (xi[8 + ii] - sz) - zj4;
+                                    const vl4 c = ((nb->dslot[4 * ci + ii] + dj4) > buf_prev) &
+                                                  ((dx * dx + dy * dy + dz * dz) < rc2) & lanebit;
+                                    chk |= (unsigned)(c[0] | c[1] | c[2] | c[3]) << (4 * ii);
+                                }
+                                chk &= mask;
+                                while (chk) {
+                                    const int b = __builtin_ctz(chk);
+                                    chk &= chk - 1;
                                     /* distance at the previous build, minimum image */
-                                    int a = nb->perm[4 * ci + ii], bq = nb->perm[4 * cj + jj];
+                                    const double *pa = nb->xps + 3 * (4 * ci + (b >> 2));
+                                    const double *pb = nb->xps + 3 * (4 * cj + (b & 3));
                                     double p2 = 0.0;
                                     for (int d = 0; d < 3; d++) {
-                                        double v = nb->x_prev[3 * a + d] - nb->x_prev[3 * bq + d];
+                                        double v = pa[d] - pb[d];
                                         if (set->periodic[d])
-                                            v -= set->box[d] * nearbyint(v / set->box[d]);
+                                            v = min_image(v, set->box[d]);
                                         p2 += v * v;
                                     }
                                     if (p2 >= rp2)
@@ -1225,18 +1253,23 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
             double m = 0.0;
             for (int k = 0; k < 4; k++) {
                 int a = nb->perm[4 * cl + k];
+                nb->dslot[4 * cl + k] = 0.0;
                 if (a < 0)
                     continue;
+                for (int d = 0; d < 3; d++)
+                    nb->xps[3 * (4 * cl + k) + d] = nb->x_prev[3 * a + d];
                 double d2 = 0.0;
                 for (int d = 0; d < 3; d++) {
                     double v = set->x[3 * a + d] - nb->x_prev[3 * a + d];
                     if (set->periodic[d])
-                        v -= set->box[d] * nearbyint(v / set->box[d]);
+                        v = min_image(v, set->box[d]);
                     d2 += v * v;
                 }
-                m = d2 > m ? d2 : m;
+                double dd = sqrt(d2) * (1.0 + 1e-12) + 1e-12;
+                nb->dslot[4 * cl + k] = dd;
+                m = dd > m ? dd : m;
             }
-            nb->dmax[cl] = sqrt(m) * (1.0 + 1e-12) + 1e-12;
+            nb->dmax[cl] = m;
         }
     }
     for (int kz = -1; kz <= 1; kz++)

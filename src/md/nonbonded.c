@@ -93,6 +93,7 @@ struct hx_nb {
     nb_chunk *chunks;
     /* kernel ranges: thread t does class k from (split_b, split_e)[k][t] to [k][t+1] */
     int *split_b[NCLASS], *split_e[NCLASS];
+    long long ncj_class[NCLASS]; /* cluster pairs of each class */
     hx_nb_precision precision;
     nbk_fn kernel[2]; /* [1]: with energies, [0]: forces only */
     const char *kernel_name;
@@ -1188,6 +1189,7 @@ static void split_work(hx_nb *nb)
         long long total = 0;
         for (int b = 0; b < nb->nblocks; b++)
             total += nb->chunks[b].list[k].ncj;
+        nb->ncj_class[k] = total;
         int t = 1;
         long long done = 0;
         nb->split_b[k][0] = 0;
@@ -1372,6 +1374,12 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
              set->n, nb->have_prev ? nb->n : -1);
     const int mixed = nb->precision == HX_NB_MIXED;
     const int n = nb->n, nth = nb->nthreads;
+    if (part == HX_NB_NONLOCAL && nb->ncj_class[1] == 0) {
+        /* no halo pairs (a single domain): nothing to add */
+        if (e)
+            e->lj = e->coulomb = 0.0;
+        return HX_OK;
+    }
     /* LOCAL reads and reduces only zone-0 clusters (halo positions may not have arrived) */
     const int cl_end = part == HX_NB_LOCAL ? nb->zcl[1] : nb->ncl;
     const double rc = nb->p.rc, rc2 = rc * rc;

@@ -241,10 +241,13 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys);
 
 typedef struct hx_md_energies {
     long long step;
-    double time;                                   /* ps */
-    double lj, coulomb, potential, kinetic, total; /* kJ/mol */
-    double temperature;                            /* K, from kinetic and the degrees of freedom */
-    double constraint_deviation;                   /* after this step's SETTLE (relative) */
+    double time; /* ps */
+    /* kJ/mol. Inside hx_md_run the potential terms (and total) are computed only on energy
+     * output steps (multiples of nstenergy, and the last step) and are NaN on the others;
+     * hx_md_step and hx_md_evaluate called directly always compute them. */
+    double lj, coulomb, potential, kinetic, total;
+    double temperature;          /* K, from kinetic and the degrees of freedom */
+    double constraint_deviation; /* after this step's SETTLE (relative) */
 } hx_md_energies;
 
 typedef struct hx_md_timings {

@@ -212,12 +212,13 @@ def halox_reported(paths):
     return found
 
 
-def halox_run(a, conf, work, ranks):
-    d = os.path.join(work, f"halox_np{ranks}")
+def halox_run(a, conf, work, ranks, precision):
+    d = os.path.join(work, f"halox_np{ranks}_{precision}")
     os.makedirs(d, exist_ok=True)
     base = {"system": f"water-{a.model}", "atoms": a.natoms, "mode": "md",
             "backend": "cpu" if ranks == 1 else "cpu-mpi", "ranks": ranks, "gpus": 0,
-            "threads_per_rank": max(1, a.threads // ranks), "precision": "double"}
+            "threads_per_rank": max(1, a.threads // ranks), "precision": precision,
+            "dd": [ranks, 1, 1]}
     if not a.halox or not halox_has(a.halox, "md"):
         return dict(base, skipped="halox md is not available (no binary or no md subcommand)")
     if ranks > 1 and not halox_has(a.halox, "md", "--dd"):
@@ -231,7 +232,8 @@ def halox_run(a, conf, work, ranks):
               "--eps-rf", str(a.eps_rf), "--model", a.model,
               "--gen-vel", "-1" if a.have_velocities else str(a.temp),
               "--seed", str(a.seed), "--energy", f"{tag}.jsonl", "--nstenergy", str(a.nstenergy),
-              "-o", f"{tag}.gro", "-g", f"{tag}.log", "--threads", str(nt)]
+              "-o", f"{tag}.gro", "-g", f"{tag}.log", "--threads", str(nt),
+              "--precision", precision]
         if ranks == 1:
             return md
         # Bind each rank to its cores; OMP_* above pins the threads inside.
@@ -299,6 +301,8 @@ def main():
                     help="halox warm-up steps (GROMACS warms up for --steps with -resethway)")
     ap.add_argument("--threads", type=int, default=2, help="cores per run (split over ranks)")
     ap.add_argument("--ranks", default="1", help='rank counts, e.g. "1 2"')
+    ap.add_argument("--precision", default="double mixed",
+                    help='halox non-bonded precisions to run, e.g. "double mixed"')
     ap.add_argument("--rc", type=float, default=1.0)
     ap.add_argument("--rlist", type=float, default=1.1, help="fixed pair-list radius, both codes")
     ap.add_argument("--nstlist", type=int, default=10)
@@ -367,7 +371,8 @@ def main():
         if not a.skip_gromacs:
             runs.append(gromacs_run(a, conf, work, r))
         if a.halox or not a.skip_halox:
-            runs.append(halox_run(a, conf, work, r))
+            for prec in a.precision.split():
+                runs.append(halox_run(a, conf, work, r, prec))
     params = {"rc": a.rc, "rlist": a.rlist, "nstlist": a.nstlist, "eps_rf": a.eps_rf,
               "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "temperature": a.temp,
               "velocities": "from the equilibrated file" if a.have_velocities
@@ -380,27 +385,32 @@ def main():
     comparison = []
     for r in ranks:
         g = next((x for x in runs if x["backend"] == "gromacs" and x["ranks"] == r), None)
-        h = next((x for x in runs if x["backend"] != "gromacs" and x["ranks"] == r), None)
-        if g and h and "us_per_step" in g and "us_per_step" in h:
-            comparison.append({"ranks": r, "halox_over_gromacs_time": h["us_per_step"] /
-                               g["us_per_step"], "gromacs_us_per_step": g["us_per_step"],
-                               "halox_us_per_step": h["us_per_step"]})
+        for h in (x for x in runs if x["backend"] != "gromacs" and x["ranks"] == r):
+            if g and "us_per_step" in g and "us_per_step" in h:
+                comparison.append({"ranks": r, "halox_precision": h["precision"],
+                                   "halox_over_gromacs_time": h["us_per_step"] /
+                                   g["us_per_step"], "gromacs_us_per_step": g["us_per_step"],
+                                   "halox_us_per_step": h["us_per_step"],
+                                   "halox_halo_share": h.get("halo_share"),
+                                   "gromacs_halo_share": g.get("halo_share")})
     provenance.write_json_atomic(out, {"meta": meta, "runs": runs, "comparison": comparison})
 
     print(f"\n{a.natoms} atoms {a.model}, rc {a.rc} rlist {a.rlist} nstlist {a.nstlist} "
           f"eps_rf {a.eps_rf} dt {a.dt}, {a.threads} cores")
-    print(f"{'code':10s} {'ranks':>5s} {'thr/rank':>8s} {'steps':>6s} {'us/step':>10s} "
-          f"{'ns/day':>9s}")
+    print(f"{'code':16s} {'ranks':>5s} {'thr/rank':>8s} {'steps':>6s} {'us/step':>10s} "
+          f"{'ns/day':>9s} {'halo share':>10s}")
     for r in runs:
-        name = "GROMACS" if r["backend"] == "gromacs" else "halox"
+        name = "GROMACS" if r["backend"] == "gromacs" else f"halox {r['precision']}"
         if "skipped" in r:
-            print(f"{name:10s} {r['ranks']:5d} {r['threads_per_rank']:8d}  skipped: {r['skipped']}")
+            print(f"{name:16s} {r['ranks']:5d} {r['threads_per_rank']:8d}  skipped: {r['skipped']}")
             continue
-        print(f"{name:10s} {r['ranks']:5d} {r['threads_per_rank']:8d} {r['steps']:6d} "
-              f"{r['us_per_step']:10.1f} {r['ns_per_day']:9.3f}")
+        share = r.get("halo_share")
+        share = f"{100 * share:9.1f}%" if share is not None else f"{'-':>10s}"
+        print(f"{name:16s} {r['ranks']:5d} {r['threads_per_rank']:8d} {r['steps']:6d} "
+              f"{r['us_per_step']:10.1f} {r['ns_per_day']:9.3f} {share}")
     for c in comparison:
-        print(f"ranks {c['ranks']}: halox takes {c['halox_over_gromacs_time']:.2f}x GROMACS's "
-              f"time per step")
+        print(f"ranks {c['ranks']}: halox ({c['halox_precision']}) takes "
+              f"{c['halox_over_gromacs_time']:.2f}x GROMACS's time per step")
     print(f"results: {out}")
 
 

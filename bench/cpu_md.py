@@ -190,14 +190,13 @@ def gromacs_run(a, conf, work, ranks):
     }
 
 
-HALOX_PERF = [
-    (re.compile(r"([\d.]+(?:e[+-]?\d+)?)\s*(?:us|µs)\s*/\s*step", re.I), "us_per_step"),
-    (re.compile(r"([\d.]+(?:e[+-]?\d+)?)\s*ns\s*/\s*day", re.I), "ns_per_day"),
-]
+# halox's closing line: "performance: X ns/day, Y us/step, ..., halo exchange Z us/step (...)"
+HALOX_PERF = re.compile(r"^performance:\s*([\d.]+(?:e[+-]?\d+)?)\s*ns/day,\s*"
+                        r"([\d.]+(?:e[+-]?\d+)?)\s*us/step", re.M)
 
 
 def halox_reported(paths):
-    """The last us/step or ns/day figure halox printed in its log or output, if any."""
+    """The ns/day and us/step figures of the last performance line halox wrote, if any."""
     found = {}
     for p in paths:
         try:
@@ -205,10 +204,9 @@ def halox_reported(paths):
                 text = f.read()
         except OSError:
             continue
-        for rx, key in HALOX_PERF:
-            vals = rx.findall(text)
-            if vals:
-                found[key] = float(vals[-1])
+        vals = HALOX_PERF.findall(text)
+        if vals:
+            found = {"ns_per_day": float(vals[-1][0]), "us_per_step": float(vals[-1][1])}
     return found
 
 

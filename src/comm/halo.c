@@ -116,6 +116,19 @@ static hx_status check_args(const hx_halo *h, const void *arrays, hx_real type, 
     return HX_OK;
 }
 
+/* Message of local domain i in forward pulse P: the packed buffer goes down to send_rank, the
+ * upper neighbour's atoms arrive in place at atom_offset of arr (elem bytes per atom). */
+static void forward_message(hx_halo *h, int i, const hx_pulse *P, void *arr, size_t elem)
+{
+    h->dest[i] = P->send_rank;
+    h->src[i] = P->recv_rank;
+    h->sptr[i] = h->buf[i];
+    h->sb[i] = elem * (size_t)P->send_count;
+    h->rptr[i] = (char *)arr + elem * (size_t)P->atom_offset;
+    h->rb[i] = elem * (size_t)P->recv_count;
+    h->stats.bytes_sent += (long long)h->sb[i];
+}
+
 hx_status hx_halo_exchange_x(hx_halo *h, void *const *x, hx_real type, hx_memspace mem,
                              void *stream)
 {
@@ -138,13 +151,7 @@ hx_status hx_halo_exchange_x(hx_halo *h, void *const *x, hx_real type, hx_memspa
                     hx_pack_x_elem_f32(e, map, (const float *)x[i], (float)P->shift[0],
                                        (float)P->shift[1], (float)P->shift[2], (float *)h->buf[i]);
             }
-            h->dest[i] = P->send_rank;
-            h->src[i] = P->recv_rank;
-            h->sptr[i] = h->buf[i];
-            h->sb[i] = 3 * es * (size_t)P->send_count;
-            h->rptr[i] = (char *)x[i] + 3 * es * (size_t)P->atom_offset;
-            h->rb[i] = 3 * es * (size_t)P->recv_count;
-            h->stats.bytes_sent += (long long)h->sb[i];
+            forward_message(h, i, P, x[i], 3 * es);
         }
         HX_TRY(hx_comm_sendrecv(h->comm, h->dest, h->sptr, h->sb, h->src, h->rptr, h->rb));
     }
@@ -203,22 +210,12 @@ hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp)
             const hx_domain_plan *p = hx_plan_domain(h->plan, i);
             const hx_pulse *P = &p->pulses[q];
             const int *map = p->index_map + P->map_offset;
-            int *b = h->buf[i]; /* ints fit: the buffer holds 3 doubles per entry */
-            if ((size_t)ncomp * sizeof(int) * (size_t)P->send_count > h->cap[i]) {
-                void *nb = realloc(h->buf[i], (size_t)ncomp * sizeof(int) * P->send_count);
-                HX_CHECK(nb, HX_ERR_NOMEM, "out of memory");
-                h->buf[i] = b = nb;
-                h->cap[i] = (size_t)ncomp * sizeof(int) * P->send_count;
-            }
+            /* ncomp <= 6 ints fit the 3 doubles per entry the buffer holds */
+            int *b = h->buf[i];
             for (int e = 0; e < P->send_count; e++)
                 for (int c = 0; c < ncomp; c++)
                     b[(size_t)ncomp * e + c] = v[i][(size_t)ncomp * map[e] + c];
-            h->dest[i] = P->send_rank;
-            h->src[i] = P->recv_rank;
-            h->sptr[i] = b;
-            h->sb[i] = (size_t)ncomp * sizeof(int) * P->send_count;
-            h->rptr[i] = v[i] + (size_t)ncomp * P->atom_offset;
-            h->rb[i] = (size_t)ncomp * sizeof(int) * P->recv_count;
+            forward_message(h, i, P, v[i], (size_t)ncomp * sizeof(int));
         }
         HX_TRY(hx_comm_sendrecv(h->comm, h->dest, h->sptr, h->sb, h->src, h->rptr, h->rb));
     }

@@ -37,5 +37,7 @@ if "$halox" --help | grep -q '^  md '; then
             -g "$out/md.log" --energy "$out/energies.jsonl" --nstenergy 50
     fi
     echo
-    echo "outputs in $out"
+    tail -n 16 "$out/md.log"
+    echo
+    echo "outputs in $out (final.gro, energies.jsonl, md.log)"
 fi

@@ -44,6 +44,25 @@ if ! diff <(sed -n '3,1502p' w.gro | cut -c1-20) <(sed -n '3,1502p' mpi.gro | cu
     fail "the final .gro does not list the atoms in the input's order"
 fi
 
+# 1b. the same launch as an ordinary user (root needs --allow-run-as-root, users must not)
+if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1 && command -v su > /dev/null; then
+    check
+    chmod 777 "$hx_work"
+    chmod 644 w.gro
+    # the build tree may sit where other users cannot reach it: run a copy from here
+    cp "$halox" ./halox_copy && chmod 755 ./halox_copy
+    mpiexec_plain=()
+    for f in "${mpiexec[@]}"; do
+        [ "$f" = "--allow-run-as-root" ] || mpiexec_plain+=("$f")
+    done
+    su nobody -s /bin/sh -c "cd '$hx_work' && HOME='$hx_work' timeout 300 ${mpiexec_plain[*]} \
+        -np 2 ./halox_copy md -c w.gro --steps 10 --rc 0.7 --threads 1 -o user.gro -g user.log" \
+        > user.out 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && [ -s user.gro ] || fail "mpirun as an ordinary user: rc $rc, $(tail -3 user.out)"
+    echo "ordinary user (nobody): exit $rc"
+fi
+
 # 2. bad decompositions
 check
 timeout 120 "${mpiexec[@]}" -np 3 "$halox" md "${common[@]}" --dd 2x2x1 -o bad.gro > bad.out 2>&1

@@ -1307,7 +1307,8 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
     split_work(nb);
     if (missed)
         *missed = do_missed ? mtot : 0;
-    memcpy(nb->x_prev, set->x, (size_t)n * 3 * sizeof(double));
+    if (n > 0) /* an empty set may come with no arrays at all */
+        memcpy(nb->x_prev, set->x, (size_t)n * 3 * sizeof(double));
     nb->n_prev = n;
     nb->rlist_prev = rlist;
     nb->rlist = rlist;

@@ -42,7 +42,7 @@ const hx_lj_model *hx_argon_model(void)
 
 double hx_water_number_density(const hx_water_model *m)
 {
-    double mol_mass = m->m_o + 2.0 * m->m_h;          /* g/mol */
+    double mol_mass = m->m_o + 2.0 * m->m_h;              /* g/mol */
     double per_cm3 = m->density / mol_mass * HX_AVOGADRO; /* molecules per cm^3 */
-    return per_cm3 * 1e-21;                           /* 1 nm^3 = 1e-21 cm^3 */
+    return per_cm3 * 1e-21;                               /* 1 nm^3 = 1e-21 cm^3 */
 }

@@ -45,8 +45,7 @@ hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *m
              "hx_settle_create_local: NULL argument");
     *out = NULL;
     const hx_water_model *w = hx_forcefield_water(ff);
-    HX_CHECK(w, HX_ERR_INVALID_ARG, "SETTLE needs a water model, not %s",
-             hx_forcefield_model(ff));
+    HX_CHECK(w, HX_ERR_INVALID_ARG, "SETTLE needs a water model, not %s", hx_forcefield_model(ff));
     hx_settle *s = calloc(1, sizeof *s);
     HX_CHECK(s, HX_ERR_NOMEM, "out of memory");
     s->idx = malloc(((size_t)nmol * 3 + 1) * sizeof *s->idx);

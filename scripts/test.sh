@@ -10,6 +10,7 @@
 # 4. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
+# The Release stage also checks that the sources follow .clang-format.
 # --quick runs step 4 only.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -59,5 +60,8 @@ fi
 echo "== Release build, full test suite"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DHALOX_WERROR=ON
 cmake --build "$build" -j "$jobs"
+if command -v clang-format > /dev/null; then
+    cmake --build "$build" --target format-check # sources follow .clang-format
+fi
 cd "$build"
 ctest --output-on-failure -j "$jobs" --timeout 900

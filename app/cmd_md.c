@@ -375,7 +375,6 @@ static hx_status load_input(md_job *job, hx_system **sys)
         memcpy(job->p.rng_state, cont.rng, sizeof cont.rng);
         job->p.gen_vel = 0;
         job->p.steps = job->total_steps - cont.step;
-        job->cparams.n = 0;
         if (job->root) {
             if (job->energy && cont.energy_bytes >= 0 && truncate(job->energy, cont.energy_bytes))
                 st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,

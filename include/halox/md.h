@@ -247,7 +247,7 @@ typedef struct hx_md_energies {
      * hx_md_step and hx_md_evaluate called directly always compute them. */
     double lj, coulomb, potential, kinetic, total;
     double temperature;          /* K, from kinetic and the degrees of freedom */
-    double constraint_deviation; /* after this step's SETTLE (relative) */
+    double constraint_deviation; /* after this step's SETTLE (relative); NaN like the potential */
 } hx_md_energies;
 
 typedef struct hx_md_timings {

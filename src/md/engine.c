@@ -152,6 +152,10 @@ struct hx_md {
     int nlocal;
     md_dom *dom;
     double **xptr, **fptr; /* per local domain, for the exchange calls */
+    /* per-step reduction inputs of the local domains, allocated once: [lj, coulomb, ke_old] per
+     * domain, ke_new per domain, constraint deviation bits per domain */
+    double *red_part, *ke_part;
+    long long *dev_part;
     int **gptr;
     double ndf;
     long long step;
@@ -477,6 +481,9 @@ static void md_free(hx_md *md)
     free(md->dom);
     free(md->xptr);
     free(md->fptr);
+    free(md->red_part);
+    free(md->ke_part);
+    free(md->dev_part);
     free(md->gptr);
     hx_halo_destroy(&md->halo);
     hx_plan_destroy(&md->plan);
@@ -692,7 +699,11 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     md->xptr = calloc((size_t)md->nlocal, sizeof *md->xptr);
     md->fptr = calloc((size_t)md->nlocal, sizeof *md->fptr);
     md->gptr = calloc((size_t)md->nlocal, sizeof *md->gptr);
-    if (!md->dom || !md->xptr || !md->fptr || !md->gptr)
+    md->red_part = calloc(3 * (size_t)md->nlocal, sizeof *md->red_part);
+    md->ke_part = calloc((size_t)md->nlocal, sizeof *md->ke_part);
+    md->dev_part = calloc((size_t)md->nlocal, sizeof *md->dev_part);
+    if (!md->dom || !md->xptr || !md->fptr || !md->gptr || !md->red_part || !md->ke_part ||
+        !md->dev_part)
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
     hx_nb_params nbp = {.rc = md->p.rc, .eps_rf = md->p.eps_rf, .eps_r = md->p.eps_r};
     st = HX_OK;
@@ -761,8 +772,7 @@ static hx_status do_step(hx_md *md, int commit)
      * involve halo atoms, and the forces back to their owners. */
     double t0 = hx_wtime();
     /* per local domain: [lj, coulomb, ke_old] for the ordered reduction */
-    double *part = calloc((size_t)nl * 3 + 3, sizeof *part);
-    HX_CHECK(part, HX_ERR_NOMEM, "out of memory");
+    double *part = md->red_part;
     /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */
     const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0;
     for (int i = 0; i < nl && st == HX_OK; i++) {
@@ -797,29 +807,19 @@ static hx_status do_step(hx_md *md, int commit)
     if (st == HX_OK)
         st = st_x;
     md->tm.halo_f += hx_wtime() - t3;
-    st = hx_comm_agree(md->comm, st);
-    if (st != HX_OK) {
-        free(part);
-        return st;
-    }
+    HX_TRY(hx_comm_agree(md->comm, st));
     for (int i = 0; i < nl; i++)
         part[3 * i + 2] = kinetic_home(&md->dom[i], md->dom[i].home.v, md->sys->m);
     double red[3];
     double t4 = hx_wtime();
     st = hx_comm_sum_f64(md->comm, part, red, 3);
     md->tm.reduce += hx_wtime() - t4;
-    free(part);
     HX_TRY(st);
     const double ke_old = red[2];
     double lambda = md->p.thermostat == HX_THERMOSTAT_VRESCALE ? vrescale_lambda(md, ke_old) : 1.0;
     double t5 = hx_wtime();
-    double *ke_new_part = calloc((size_t)nl + 1, sizeof *ke_new_part);
-    long long *dev_part = calloc((size_t)nl + 1, sizeof *dev_part);
-    if (!ke_new_part || !dev_part) {
-        free(ke_new_part);
-        free(dev_part);
-        HX_FAIL(HX_ERR_NOMEM, "out of memory");
-    }
+    double *ke_new_part = md->ke_part;
+    long long *dev_part = md->dev_part;
     for (int i = 0; i < nl && st == HX_OK; i++) {
         md_dom *d = &md->dom[i];
         const int n = d->home.natoms;
@@ -836,7 +836,9 @@ static hx_status do_step(hx_md *md, int commit)
         if (d->settle && d->home.nmol > 0)
             st = hx_settle_apply(d->settle, x, xn, vn, dt, md->step);
         ke_new_part[i] = kinetic_home(d, vn, md->sys->m);
-        dev_part[i] = dbits(d->settle && n > 0 ? hx_settle_deviation(d->settle, xn) : 0.0);
+        /* the constraint deviation is reported with the energies: measured only then */
+        dev_part[i] =
+            dbits(want_e && d->settle && n > 0 ? hx_settle_deviation(d->settle, xn) : 0.0);
     }
     st = hx_comm_agree(md->comm, st);
     double ke_new = 0;
@@ -844,14 +846,12 @@ static hx_status do_step(hx_md *md, int commit)
     if (st == HX_OK) {
         double t6 = hx_wtime();
         st = hx_comm_sum_f64(md->comm, ke_new_part, &ke_new, 1);
-        if (st == HX_OK)
+        if (st == HX_OK && want_e)
             st = hx_comm_max_i64(md->comm, dev_part, &dev, 1);
         double t7 = hx_wtime();
         md->tm.reduce += t7 - t6;
         t5 += t7 - t6; /* keep the reduction out of the update time */
     }
-    free(ke_new_part);
-    free(dev_part);
     HX_TRY(st);
     md->ener.step = md->step;
     md->ener.time = md->step * dt;
@@ -861,7 +861,7 @@ static hx_status do_step(hx_md *md, int commit)
     md->ener.kinetic = 0.5 * (ke_old + ke_new);
     md->ener.total = md->ener.potential + md->ener.kinetic;
     md->ener.temperature = 2.0 * md->ener.kinetic / (md->ndf * HX_BOLTZ);
-    md->ener.constraint_deviation = bitsd(dev);
+    md->ener.constraint_deviation = want_e ? bitsd(dev) : NAN;
     HX_CHECK(isfinite(md->ener.kinetic) && (!want_e || isfinite(md->ener.potential)),
              HX_ERR_PHYSICS,
              "step %lld: non-finite energy (kinetic %g, potential %g): the system blew up; use a "
@@ -920,17 +920,21 @@ hx_status hx_md_gather(hx_md *md)
     }
     st = hx_comm_agree(md->comm, st);
     void *all = NULL;
+    size_t *counts = calloc((size_t)hx_comm_ndomains(md->comm), sizeof *counts);
+    if (st == HX_OK && !counts)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     if (st == HX_OK)
-        st = hx_comm_gather_bytes(md->comm, (const void *const *)rec, bytes, &all, NULL);
+        st = hx_comm_gather_bytes(md->comm, (const void *const *)rec, bytes, &all, counts);
+    size_t total = 0;
+    for (int d = 0; all && d < hx_comm_ndomains(md->comm); d++)
+        total += counts[d];
+    free(counts);
+    if (st == HX_OK && all && total != (size_t)md->sys->natoms * 7 * sizeof(double))
+        st = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                          "gathered %zu atoms from the domains, the system has %d",
+                          total / (7 * sizeof(double)), md->sys->natoms);
     if (st == HX_OK && all) {
         /* On the root: every domain's records, in domain order. */
-        size_t total = 0;
-        for (int i = 0; i < nl; i++)
-            total += bytes[i];
-        if (hx_comm_nranks(md->comm) > 1) {
-            /* sizes of other ranks are not known here: count from the atoms of the system */
-            total = (size_t)md->sys->natoms * 7 * sizeof(double);
-        }
         const double *r = all;
         size_t nrec = total / (7 * sizeof(double));
         for (size_t k = 0; k < nrec; k++) {

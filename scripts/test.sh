@@ -5,7 +5,9 @@
 #
 # 1. installs missing dependencies through scripts/setup.sh (Debian packages only);
 # 2. fuzzing: libFuzzer harnesses of the .gro and checkpoint readers, a bounded run each
-#    (HALOX_FUZZ_SECONDS, default 60) starting from the seed corpora in tests/fuzz;
+#    (HALOX_FUZZ_SECONDS, default 60) starting from the seed corpora in tests/fuzz, with a
+#    fixed libFuzzer seed (HALOX_FUZZ_SEED) so that a CI failure can be replayed; longer
+#    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite;
 # 4. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
@@ -38,7 +40,7 @@ if [[ $quick -eq 0 ]]; then
         corpus=$(mktemp -d)
         cp "$here/tests/fuzz/corpus_$h/"* "$corpus/"
         "$fb/tests/fuzz_$h" -max_total_time="${HALOX_FUZZ_SECONDS:-60}" -max_len=4096 \
-            -rss_limit_mb=2048 -print_final_stats=1 "$corpus" 2> "$fb.$h.log" ||
+            -rss_limit_mb=2048 -seed="${HALOX_FUZZ_SEED:-20261202}" -print_final_stats=1 "$corpus" 2> "$fb.$h.log" ||
             { tail -40 "$fb.$h.log"; exit 1; }
         grep -E "^Done|stat::number_of_executed_units" "$fb.$h.log" | sed "s/^/fuzz_$h: /"
         rm -rf "$corpus"

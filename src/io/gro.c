@@ -538,6 +538,13 @@ static hx_status check_system(const hx_system *sys, const char *who)
         HX_CHECK(isfinite(sys->box[d]) && sys->box[d] > 0, HX_ERR_INVALID_ARG,
                  "%s: box edge %c is %g; every edge must be positive and finite", who, "xyz"[d],
                  sys -> box[d]);
+    /* The box line has 5 decimals: an edge below 0.000005 nm would be written as 0.00000 and
+     * the file could not be read back. */
+    for (int d = 0; d < 3; d++)
+        HX_CHECK(sys->box[d] >= 0.5e-5, HX_ERR_INVALID_ARG,
+                 "%s: box edge %c is %g nm, too small for the 5 decimals of a .gro box line "
+                 "(it would be written as 0); check the box units (nm)",
+                 who, "xyz"[d], sys -> box[d]);
     return HX_OK;
 }
 

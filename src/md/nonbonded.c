@@ -96,6 +96,8 @@ struct hx_nb {
     long long ncj_class[NCLASS]; /* cluster pairs of each class */
     hx_nb_precision precision;
     nbk_fn kernel[2]; /* [1]: with energies, [0]: forces only */
+    /* the pair search of one block of i clusters (instruction set chosen with the kernels) */
+    void (*search)(hx_nb *, nb_chunk *, const hx_local_set *, double, int);
     const char *kernel_name;
     /* sorted layout */
     int n;                /* local atoms of the list */
@@ -109,6 +111,7 @@ struct hx_nb {
     float *lj6f, *lj12f;
     int *ts, *ms;         /* [nslot] type (0 for padding), molecule (-1 for padding) */
     double *bb;           /* [6 ncl] lo xyz, hi xyz */
+    float *bbf;           /* [8 ncl] lo xyz 0, hi xyz 0 rounded outwards: the range tests */
     unsigned char *realm; /* [ncl] bit k: slot k holds an atom */
     double *dmax;         /* [ncl] largest displacement since the previous search */
     double *dslot;        /* [nslot] displacement of each slot's atom (0 for padding) */
@@ -128,7 +131,7 @@ struct hx_nb {
     int n_prev;
     double rlist_prev;
     int have_prev;
-    double rlist, rmol;
+    double rlist;
     double shiftvec[NSHIFT][3];
     int ndim;
     int periodic[3];
@@ -375,6 +378,13 @@ void hx_local_set_from_system(hx_local_set *set, const hx_system *sys, int *mol_
     }
 }
 
+static void search_chunk_generic(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist,
+                                 int check_missed);
+#if HX_HAVE_AVX2_KERNELS
+static void search_chunk_avx2(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist,
+                              int check_missed);
+#endif
+
 static void select_kernel(hx_nb *nb, hx_nb_precision prec)
 {
     int mixed = prec == HX_NB_MIXED;
@@ -382,6 +392,7 @@ static void select_kernel(hx_nb *nb, hx_nb_precision prec)
     nb->kernel[1] = mixed ? kernel_f_generic_e1_call : kernel_d_generic_e1_call;
     nb->kernel[0] = mixed ? kernel_f_generic_e0_call : kernel_d_generic_e0_call;
     nb->kernel_name = mixed ? "float sse2" : "double sse2";
+    nb->search = search_chunk_generic;
 #if HX_HAVE_AVX2_KERNELS
     /* HALOX_NB_SIMD=sse2 forces the portable kernels (tests run both on AVX2 machines) */
     const char *force = getenv("HALOX_NB_SIMD");
@@ -391,6 +402,7 @@ static void select_kernel(hx_nb *nb, hx_nb_precision prec)
         nb->kernel[1] = mixed ? kernel_f_avx2_e1_call : kernel_d_avx2_e1_call;
         nb->kernel[0] = mixed ? kernel_f_avx2_e0_call : kernel_d_avx2_e0_call;
         nb->kernel_name = mixed ? "float avx2" : "double avx2";
+        nb->search = search_chunk_avx2;
     }
 #endif
 }
@@ -497,6 +509,7 @@ void hx_nb_destroy(hx_nb **nbp)
     free(nb->ts);
     free(nb->ms);
     free(nb->bb);
+    free(nb->bbf);
     free(nb->realm);
     free(nb->dmax);
     free(nb->dslot);
@@ -582,6 +595,7 @@ static hx_status ensure_slots(hx_nb *nb, int ncl)
         RE(nb->ts, N);
         RE(nb->ms, N);
         RE(nb->bb, 6 * C);
+        RE(nb->bbf, 8 * C);
         RE(nb->realm, C);
         RE(nb->dmax, C);
         RE(nb->dslot, N);
@@ -829,7 +843,10 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
             for (int d = 0; d < 3; d++) {
                 nb->bb[6 * cl + d] = lo[d];
                 nb->bb[6 * cl + 3 + d] = hi[d];
+                nb->bbf[8 * cl + d] = nextafterf((float)lo[d], -INFINITY);
+                nb->bbf[8 * cl + 4 + d] = nextafterf((float)hi[d], INFINITY);
             }
+            nb->bbf[8 * cl + 3] = nb->bbf[8 * cl + 7] = 0.0f;
             nb->realm[cl] = (unsigned char)rm;
             xlo = lo[0] < xlo ? lo[0] : xlo;
             xhi = hi[0] > xhi ? hi[0] : xhi;
@@ -857,34 +874,6 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
     return HX_OK;
 }
 
-/* Largest distance between two atoms of one molecule (molecules are contiguous; minimum image
- * along periodic dimensions): cluster pairs farther apart than this cannot share a molecule. */
-static double molecule_extent(const hx_local_set *set)
-{
-    double r2max = 0.0;
-    int a0 = 0;
-    while (a0 < set->n) {
-        int a1 = a0 + 1;
-        while (a1 < set->n && set->mol[a1] == set->mol[a0])
-            a1++;
-        double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-        for (int a = a0 + 1; a < a1; a++)
-            for (int d = 0; d < 3; d++) {
-                double v = set->x[3 * a + d] - set->x[3 * a0 + d];
-                if (set->periodic[d])
-                    v -= set->box[d] * nearbyint(v / set->box[d]);
-                lo[d] = v < lo[d] ? v : lo[d];
-                hi[d] = v > hi[d] ? v : hi[d];
-            }
-        double r2 = 0.0;
-        for (int d = 0; d < 3; d++)
-            r2 += (hi[d] - lo[d]) * (hi[d] - lo[d]);
-        r2max = r2 > r2max ? r2 : r2max;
-        a0 = a1;
-    }
-    return sqrt(r2max);
-}
-
 static inline double gap(double a, double b)
 {
     /* max(0, a, b) without libm's fmax call (it is not inlined with the project's flags) */
@@ -892,12 +881,34 @@ static inline double gap(double a, double b)
     return m > 0.0 ? m : 0.0;
 }
 
-/* Bit 4*ii + jj set when bit ii of ri and bit jj of rj are (both slots hold atoms): rj times
- * ri's bits spread to nibble boundaries (rj < 16, so the product never carries). */
-static inline unsigned outer_mask(unsigned ri, unsigned rj)
+/* Interaction mask of a cluster pair: bit 4*ii + jj set when slots ii of i and jj of j both hold
+ * atoms of different molecules (same molecule: excluded; padding has molecule -1). Lane jj of
+ * row ii compares j's molecule with mi[ii], i's molecule ii broadcast; rowbits[ii] holds bit
+ * 4*ii + jj in lane jj, or 0 where slot ii is padding. Branch-free, one horizontal OR. */
+static inline unsigned pair_mask(const vi4 mi[4], const vi4 rowbits[4], const int *msj)
 {
-    unsigned spread = (ri & 1u) | (ri & 2u) << 3 | (ri & 4u) << 6 | (ri & 8u) << 9;
-    return spread * rj;
+    vi4 mj;
+    memcpy(&mj, msj, sizeof mj);
+    vi4 acc = (mj != mi[0]) & rowbits[0];
+    for (int ii = 1; ii < 4; ii++)
+        acc |= (mj != mi[ii]) & rowbits[ii];
+    acc &= mj >= 0;
+    return (unsigned)(acc[0] | acc[1] | acc[2] | acc[3]);
+}
+
+/* Pairs of a 16-bit mask, two table lookups (no popcount instruction in baseline x86-64). */
+static inline int popcount16(unsigned m)
+{
+    static const unsigned char pc8[256] = {
+#define HX_B2(n) n, n + 1, n + 1, n + 2
+#define HX_B4(n) HX_B2(n), HX_B2(n + 1), HX_B2(n + 1), HX_B2(n + 2)
+#define HX_B6(n) HX_B4(n), HX_B4(n + 1), HX_B4(n + 1), HX_B4(n + 2)
+        HX_B6(0), HX_B6(1), HX_B6(1), HX_B6(2)
+#undef HX_B2
+#undef HX_B4
+#undef HX_B6
+    };
+    return pc8[m & 0xffu] + pc8[(m >> 8) & 0xffu];
 }
 
 /* v minus the nearest multiple of L; no libm call (nearbyint is one without SSE4.1). Ties and
@@ -909,31 +920,54 @@ static inline double min_image(double v, double L)
     return v - L * r;
 }
 
-static inline int popcount16(unsigned m)
+/* Could clusters i and j (j shifted by sh) hold an atom pair within rlist? In float, from
+ * outward-rounded boxes and float coordinates, against rl2f, which carries a margin far above
+ * float rounding (the callers use 1e-4 relative): a pair inside rlist is never refused, and one
+ * just outside may be accepted, which costs only kernel work (the kernel cuts at rc). Boxes
+ * closer than rprune2f (rlist - 0.35 nm) practically always hold such a pair: accepted without
+ * looking at atoms. Otherwise the 16 distances, branch-free; padding slots sit far away. */
+static inline int pair_in_range(const float *ib, const float *jb, const float *xi, const float *xj,
+                                vf4 sh, float rl2f, float rprune2f)
 {
-    m = m - ((m >> 1) & 0x5555u);
-    m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
-    m = (m + (m >> 4)) & 0x0f0fu;
-    return (int)((m + (m >> 8)) & 0x1fu);
+    vf4 ilo, ihi, jlo, jhi;
+    memcpy(&ilo, ib, sizeof ilo);
+    memcpy(&ihi, ib + 4, sizeof ihi);
+    memcpy(&jlo, jb, sizeof jlo);
+    memcpy(&jhi, jb + 4, sizeof jhi);
+    const vf4 a = jlo + sh - ihi, b = ilo - jhi - sh;
+    const vi4 ab = a > b;
+    vi4 g = ((vi4)a & ab) | ((vi4)b & ~ab);
+    g &= (vf4)g > (vf4){0, 0, 0, 0};
+    const vf4 gf = (vf4)g, g2 = gf * gf;
+    const float d2 = g2[0] + g2[1] + g2[2];
+    if (d2 >= rl2f)
+        return 0;
+    if (d2 < rprune2f)
+        return 1;
+    vf4 xj4, yj4, zj4;
+    memcpy(&xj4, xj, sizeof xj4);
+    memcpy(&yj4, xj + 4, sizeof yj4);
+    memcpy(&zj4, xj + 8, sizeof zj4);
+    vi4 within = {0, 0, 0, 0};
+    for (int ii = 0; ii < 4; ii++) {
+        const vf4 dx = (xi[ii] - sh[0]) - xj4, dy = (xi[4 + ii] - sh[1]) - yj4,
+                  dz = (xi[8 + ii] - sh[2]) - zj4;
+        within |= (dx * dx + dy * dy + dz * dz) < rl2f;
+    }
+    return (within[0] | within[1] | within[2] | within[3]) != 0;
 }
 
 /* The i-cluster range of one chunk, searched; candidates of each i cluster are grouped by
  * (class, shift) into list entries. */
-static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist,
-                         int check_missed)
+static inline __attribute__((always_inline)) void
+search_chunk_body(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist, int check_missed)
 {
     const double rl2 = rlist * rlist, rc2 = nb->p.rc * nb->p.rc;
     const double rp2 = nb->rlist_prev * nb->rlist_prev;
     const double buf_prev = nb->rlist_prev - nb->p.rc;
-    const double rmol2 = nb->rmol * nb->rmol * (1.0 + 1e-9) + 1e-12;
-    /* Cluster pairs farther apart than any molecule is large cannot share a molecule, unless a
-     * molecule reaches its own periodic image within rlist: then always check. */
-    double lmin = INFINITY;
-    for (int d = 0; d < 3; d++)
-        if (set->periodic[d])
-            lmin = set->box[d] < lmin ? set->box[d] : lmin;
-    const int fast_mol = nb->rmol < lmin - rlist;
-    const double rprune2 = rlist > 0.35 ? (rlist - 0.35) * (rlist - 0.35) : 0.0;
+    const float rl2f = (float)(rl2 * (1.0 + 1e-4));
+    const float rprune2f = rlist > 0.35 ? (float)((rlist - 0.35) * (rlist - 0.35)) : 0.0f;
+    const float *xqf = nb->xqf, *bbf = nb->bbf;
     const double *xqd = nb->xqd;
     ch->missed = 0;
     ch->npairs = 0;
@@ -951,6 +985,13 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
             iz++;
         const double *ib = nb->bb + 6 * ci;
         const double *xi = xqd + 16 * ci;
+        const float *xif = xqf + 16 * ci, *ibf = bbf + 8 * ci;
+        vi4 mi[4], rowbits[4];
+        for (int ii = 0; ii < 4; ii++) {
+            const int m = nb->ms[4 * ci + ii], b = m >= 0 ? 1 << (4 * ii) : 0;
+            mi[ii] = (vi4){m, m, m, m};
+            rowbits[ii] = (vi4){b, b << 1, b << 2, b << 3};
+        }
         int j0, j1;
         hx_izone_jrange(set->ndim, iz, &j0, &j1);
         ch->ncand = 0;
@@ -1016,57 +1057,34 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
                         if (half && lo < ci)
                             lo = ci;
                         const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
-                        for (int cj = lo; cj < ce && nb->bb[6 * cj + 2] <= whi; cj++) {
-                            if (half && (cj < ci || (cj == ci && sidx < SHIFT_ZERO)))
-                                continue;
-                            const double *jb = nb->bb + 6 * cj;
-                            const double sh[3] = {sx, sy, sz};
-                            double d2 = 0.0;
-                            for (int d = 0; d < 3; d++) {
-                                double gd =
-                                    gap(jb[d] + sh[d] - ib[3 + d], ib[d] - jb[3 + d] - sh[d]);
-                                d2 += gd * gd;
-                            }
-                            if (d2 >= rl2)
+                        const vf4 sh = {(float)sx, (float)sy, (float)sz, 0.0f};
+                        /* The clusters of the z window that are in range form (nearly) one
+                         * run: test only from both ends inwards and take everything between
+                         * the first and the last one in range, as GROMACS does. A cluster
+                         * pair in between that is out of range costs kernel work only (the
+                         * kernel cuts at rc); one inside rlist is never left out. */
+                        int end = lo;
+                        while (end < ce && nb->bb[6 * end + 2] <= whi)
+                            end++;
+                        int first = lo;
+                        while (first < end && !pair_in_range(ibf, bbf + 8 * first, xif,
+                                                             xqf + 16 * first, sh, rl2f, rprune2f))
+                            first++;
+                        if (first == end)
+                            continue;
+                        int last = end - 1;
+                        while (last > first && !pair_in_range(ibf, bbf + 8 * last, xif,
+                                                              xqf + 16 * last, sh, rl2f, rprune2f))
+                            last--;
+                        for (int cj = first; cj <= last; cj++) {
+                            if (half && cj == ci && sidx < SHIFT_ZERO)
                                 continue;
                             const double *xj = xqd + 16 * cj;
                             const int self = half && cj == ci && sidx == SHIFT_ZERO;
-                            unsigned mask = 0;
-                            if (d2 < rmol2 || self || !fast_mol) {
-                                for (int ii = 0; ii < 4; ii++) {
-                                    int mi = nb->ms[4 * ci + ii];
-                                    if (mi < 0)
-                                        continue;
-                                    for (int jj = self ? ii + 1 : 0; jj < 4; jj++) {
-                                        int mj = nb->ms[4 * cj + jj];
-                                        if (mj >= 0 && mj != mi)
-                                            mask |= 1u << (4 * ii + jj);
-                                    }
-                                }
-                            } else {
-                                mask = outer_mask(nb->realm[ci], nb->realm[cj]);
-                            }
+                            /* self pair: each atom pair once (jj > ii) */
+                            const unsigned mask = pair_mask(mi, rowbits, nb->ms + 4 * cj) &
+                                                  (self ? 0x08ceu : 0xffffu);
                             if (!mask)
-                                continue;
-                            /* keep the cluster pair only if an atom pair is within rlist
-                             * (branch-free: 16 distances in four vectors). Boxes closer than
-                             * rlist - 0.35 nm practically always have one: not checked. */
-                            int any = d2 < rprune2;
-                            if (!any) {
-                                vd4 xj4, yj4, zj4;
-                                memcpy(&xj4, xj, sizeof xj4);
-                                memcpy(&yj4, xj + 4, sizeof yj4);
-                                memcpy(&zj4, xj + 8, sizeof zj4);
-                                vl4 within = {0};
-                                for (int ii = 0; ii < 4; ii++) {
-                                    const vd4 dx = (xi[ii] - sx) - xj4,
-                                              dy = (xi[4 + ii] - sy) - yj4,
-                                              dz = (xi[8 + ii] - sz) - zj4;
-                                    within |= (dx * dx + dy * dy + dz * dz) < rl2;
-                                }
-                                any = (within[0] | within[1] | within[2] | within[3]) != 0;
-                            }
-                            if (!any)
                                 continue;
                             if (check_missed && nb->dmax[ci] + nb->dmax[cj] > buf_prev) {
                                 /* pairs inside rc now whose atoms moved far enough together to
@@ -1168,17 +1186,38 @@ static void search_chunk(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, doubl
             l->ci[l->nent] = ci;
             l->shift[l->nent] = key % NSHIFT;
             l->jbeg[l->nent] = l->ncj;
-            for (int t = 0; t < ch->ncand; t++)
-                if (ch->cand_key[t] == key) {
-                    l->cj[l->ncj] = ch->cand_cj[t];
-                    l->mask[l->ncj] = ch->cand_mask[t];
-                    l->ncj++;
-                }
+            const int nkey = count[key];
+            count[key] = l->ncj; /* from here on: where the key's next candidate goes */
+            l->ncj += nkey;
             l->nent++;
             l->jbeg[l->nent] = l->ncj;
         }
+        /* counting sort: one pass scatters the candidates to their entries */
+        for (int t = 0; t < ch->ncand; t++) {
+            const int key = ch->cand_key[t];
+            nb_list *l = &ch->list[key / NSHIFT];
+            const int at = count[key]++;
+            l->cj[at] = ch->cand_cj[t];
+            l->mask[at] = ch->cand_mask[t];
+        }
     }
 }
+
+/* The search, compiled for baseline x86-64 and, where the compiler can, for AVX2 (chosen with
+ * the kernels in select_kernel): the float range tests and the mask are vector code. */
+static void search_chunk_generic(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist,
+                                 int check_missed)
+{
+    search_chunk_body(nb, ch, set, rlist, check_missed);
+}
+
+#if HX_HAVE_AVX2_KERNELS
+HX_AVX2_ATTR static void search_chunk_avx2(hx_nb *nb, nb_chunk *ch, const hx_local_set *set,
+                                           double rlist, int check_missed)
+{
+    search_chunk_body(nb, ch, set, rlist, check_missed);
+}
+#endif
 
 /* Kernel ranges: the concatenated entries of each class cut into nthreads pieces of about equal
  * cluster-pair counts. Depends only on the lists and nthreads. */
@@ -1245,7 +1284,6 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
     HX_TRY(ensure_atoms(nb, n));
     HX_TRY(build_clusters(nb, set));
     nb->n = n;
-    nb->rmol = molecule_extent(set);
     int do_missed = check_missed && missed && nb->have_prev && nb->n_prev == n;
     if (do_missed) {
         /* displacement of every atom since the previous build, largest per cluster: a pair can
@@ -1293,7 +1331,7 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nb->nthreads)
 #endif
     for (int c = 0; c < nblk; c++)
-        search_chunk(nb, &nb->chunks[c], set, rlist, do_missed);
+        nb->search(nb, &nb->chunks[c], set, rlist, do_missed);
     long long mtot = 0;
     for (int c = 0; c < nblk; c++) {
         nb_chunk *ch = &nb->chunks[c];

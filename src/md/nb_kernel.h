@@ -66,6 +66,11 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
         NBK_V ix[NBK_NG], iy[NBK_NG], iz[NBK_NG], iq[NBK_NG];
         NBK_V fix[NBK_NG], fiy[NBK_NG], fiz[NBK_NG];
         const NBK_REAL *c6row[4], *c12row[4];
+        /* vector g computes LJ only if one of its i atoms has LJ (atoms with LJ come first in
+         * a cluster, so in water the second half usually has none) */
+        int ljg[NBK_NG];
+        for (int g = 0; g < NBK_NG; g++)
+            ljg[g] = (a->ljs[ci] >> (g * NBK_IPV)) & ((1u << NBK_IPV) - 1u);
         for (int ii = 0; ii < 4; ii++) {
             c6row[ii] = lj6 + (size_t)ts[4 * ci + ii] * (size_t)nslot;
             c12row[ii] = lj12 + (size_t)ts[4 * ci + ii] * (size_t)nslot;
@@ -108,21 +113,6 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
 #else
             for (int g = 0; g < NBK_NG; g++) {
 #endif
-                    NBK_V c6, c12;
-#if NBK_W == 8
-                    {
-                        NBK_V4 a6, b6, a12, b12;
-                        memcpy(&a6, c6row[2 * g] + 4 * cj, sizeof a6);
-                        memcpy(&b6, c6row[2 * g + 1] + 4 * cj, sizeof b6);
-                        memcpy(&a12, c12row[2 * g] + 4 * cj, sizeof a12);
-                        memcpy(&b12, c12row[2 * g + 1] + 4 * cj, sizeof b12);
-                        c6 = NBK_CAT(a6, b6);
-                        c12 = NBK_CAT(a12, b12);
-                    }
-#else
-                memcpy(&c6, c6row[g] + 4 * cj, sizeof c6);
-                memcpy(&c12, c12row[g] + 4 * cj, sizeof c12);
-#endif
                     const NBK_V dx = ix[g] - jx, dy = iy[g] - jy, dz = iz[g] - jz;
                     const NBK_V r2 = dx * dx + dy * dy + dz * dz;
 #ifdef NBK_LANES
@@ -135,14 +125,35 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
                     NBK_RSQRT(rinv, r2);
                     rinv = (NBK_V)((NBK_VI)rinv & in);
                     const NBK_V rinv2 = rinv * rinv;
-                    const NBK_V rinv6 = rinv2 * rinv2 * rinv2;
-                    const NBK_V vr6 = c6 * rinv6, vr12 = c12 * rinv6 * rinv6;
                     const NBK_V qq = iq[g] * jq;
-                    NBK_V fs = (twelve * vr12 - six * vr6) * rinv2 + qq * (rinv * rinv2 - two_krf);
+                    NBK_V fs = qq * (rinv * rinv2 - two_krf);
 #if NBK_ENERGY
-                    NBK_V vlj = (vr12 - c12 * irc12) - (vr6 - c6 * irc6);
                     NBK_V vc = qq * (rinv + krf * r2 - crf);
+                    NBK_V vlj = zero;
 #endif
+                    if (ljg[g]) {
+                        NBK_V c6, c12;
+#if NBK_W == 8
+                        {
+                            NBK_V4 a6, b6, a12, b12;
+                            memcpy(&a6, c6row[2 * g] + 4 * cj, sizeof a6);
+                            memcpy(&b6, c6row[2 * g + 1] + 4 * cj, sizeof b6);
+                            memcpy(&a12, c12row[2 * g] + 4 * cj, sizeof a12);
+                            memcpy(&b12, c12row[2 * g + 1] + 4 * cj, sizeof b12);
+                            c6 = NBK_CAT(a6, b6);
+                            c12 = NBK_CAT(a12, b12);
+                        }
+#else
+                    memcpy(&c6, c6row[g] + 4 * cj, sizeof c6);
+                    memcpy(&c12, c12row[g] + 4 * cj, sizeof c12);
+#endif
+                        const NBK_V rinv6 = rinv2 * rinv2 * rinv2;
+                        const NBK_V vr6 = c6 * rinv6, vr12 = c12 * rinv6 * rinv6;
+                        fs += (twelve * vr12 - six * vr6) * rinv2;
+#if NBK_ENERGY
+                        vlj = (vr12 - c12 * irc12) - (vr6 - c6 * irc6);
+#endif
+                    }
                     fs = (NBK_V)((NBK_VI)fs & in);
 #if NBK_ENERGY
                     vlj = (NBK_V)((NBK_VI)vlj & in);

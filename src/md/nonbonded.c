@@ -70,6 +70,7 @@ typedef struct nb_chunk {
 typedef struct nbk_args {
     const void *xq, *lj6, *lj12;
     const int *ts;
+    const unsigned char *ljs; /* [ncl] bit k: slot k holds an atom with Lennard-Jones */
     int nslot;
     const double (*shiftvec)[3];
     double rc2, irc6, irc12, krf, crf, epsfac;
@@ -88,6 +89,7 @@ struct hx_nb {
     hx_rf_consts rf;
     int ntypes;
     double c6[16], c12[16];
+    int has_lj[4]; /* type t has a Lennard-Jones interaction with some type */
     int nthreads;
     int nblocks; /* search blocks, NB_BLOCKS_PER_THREAD * nthreads */
     nb_chunk *chunks;
@@ -113,6 +115,7 @@ struct hx_nb {
     double *bb;           /* [6 ncl] lo xyz, hi xyz */
     float *bbf;           /* [8 ncl] lo xyz 0, hi xyz 0 rounded outwards: the range tests */
     unsigned char *realm; /* [ncl] bit k: slot k holds an atom */
+    unsigned char *ljs;   /* [ncl] bit k: slot k holds an atom with LJ (these come first) */
     double *dmax;         /* [ncl] largest displacement since the previous search */
     double *dslot;        /* [nslot] displacement of each slot's atom (0 for padding) */
     double *xps;          /* [3 nslot] previous-build positions in slot order (cache-friendly) */
@@ -452,6 +455,9 @@ hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthre
     nb->ntypes = nt;
     memcpy(nb->c6, hx_forcefield_c6(ff), (size_t)(nt * nt) * sizeof(double));
     memcpy(nb->c12, hx_forcefield_c12(ff), (size_t)(nt * nt) * sizeof(double));
+    for (int t = 0; t < nt; t++)
+        for (int u = 0; u < nt; u++)
+            nb->has_lj[t] |= nb->c6[t * nt + u] != 0.0 || nb->c12[t * nt + u] != 0.0;
     nb->nthreads = nthreads;
     nb->nblocks = NB_BLOCKS_PER_THREAD * nthreads;
     nb->chunks = calloc((size_t)nb->nblocks, sizeof *nb->chunks);
@@ -511,6 +517,7 @@ void hx_nb_destroy(hx_nb **nbp)
     free(nb->bb);
     free(nb->bbf);
     free(nb->realm);
+    free(nb->ljs);
     free(nb->dmax);
     free(nb->dslot);
     free(nb->xps);
@@ -597,6 +604,7 @@ static hx_status ensure_slots(hx_nb *nb, int ncl)
         RE(nb->bb, 6 * C);
         RE(nb->bbf, 8 * C);
         RE(nb->realm, C);
+        RE(nb->ljs, C);
         RE(nb->dmax, C);
         RE(nb->dslot, N);
         RE(nb->xps, 3 * N);
@@ -672,6 +680,12 @@ static void sort_column(int *a, int m, const double *pos)
             a[j] = v;
         }
     }
+}
+
+/* Does an atom of this type have LJ? (An invalid type is refused later, with its atom.) */
+static inline int lj_atom(const hx_nb *nb, int type)
+{
+    return type >= 0 && type < nb->ntypes && nb->has_lj[type];
 }
 
 /* Bin, sort and cluster the atoms; fills the sorted layout, bounding boxes and zone ranges. */
@@ -804,6 +818,20 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
         int *col = nb->aord + cnt[c];
         int m = cnt[c + 1] - cnt[c];
         sort_column(col, m, pos);
+        /* Within each cluster, atoms with LJ first (stable): in water most clusters then have
+         * an LJ-free second half, whose LJ terms the kernels skip (hydrogens have none). The
+         * slot order inside a cluster changes neither its box nor its pairs. */
+        for (int t0 = 0; t0 < m; t0 += 4) {
+            int tmp[4], nl = 0, k = 0;
+            const int te = t0 + 4 < m ? t0 + 4 : m;
+            for (int t = t0; t < te; t++)
+                if (lj_atom(nb, set->type[col[t]]))
+                    tmp[nl++] = col[t];
+            for (int t = t0; t < te; t++)
+                if (!lj_atom(nb, set->type[col[t]]))
+                    tmp[nl + k++] = col[t];
+            memcpy(col + t0, tmp, (size_t)(te - t0) * sizeof *tmp);
+        }
         double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
         for (int cl = nb->colcl[c]; cl < nb->colcl[c + 1]; cl++) {
             double lo[3] = {INFINITY, INFINITY, INFINITY},
@@ -848,6 +876,11 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
             }
             nb->bbf[8 * cl + 3] = nb->bbf[8 * cl + 7] = 0.0f;
             nb->realm[cl] = (unsigned char)rm;
+            unsigned lm = 0;
+            for (int k = 0; k < 4; k++)
+                if (nb->perm[4 * cl + k] >= 0 && nb->has_lj[nb->ts[4 * cl + k]])
+                    lm |= 1u << k;
+            nb->ljs[cl] = (unsigned char)lm;
             xlo = lo[0] < xlo ? lo[0] : xlo;
             xhi = hi[0] > xhi ? hi[0] : xhi;
             ylo = lo[1] < ylo ? lo[1] : ylo;
@@ -1427,6 +1460,7 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
     ka.lj6 = mixed ? (const void *)nb->lj6f : (const void *)nb->lj6d;
     ka.lj12 = mixed ? (const void *)nb->lj12f : (const void *)nb->lj12d;
     ka.ts = nb->ts;
+    ka.ljs = nb->ljs;
     ka.nslot = nb->nslot;
     ka.shiftvec = (const double(*)[3])nb->shiftvec;
     ka.rc2 = rc2;

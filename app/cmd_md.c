@@ -237,6 +237,8 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
     fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    fprintf(flog, "  missed-pair check every %d pair searches%s\n", rp->nstcheck,
+            rp->nstcheck == 0 ? " (off)" : "");
     fprintf(flog, "  non-bonded precision %s\n",
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     if (job->restart)
@@ -287,8 +289,8 @@ static void write_log_footer(FILE *flog, const hx_md *md)
             "%.6f total %.6f T %.3f K\n",
             e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
     if (t.missed_pairs >= 0)
-        fprintf(flog, "pair searches %lld, missed pairs in total %lld\n", t.searches,
-                t.missed_pairs);
+        fprintf(flog, "pair searches %lld, %lld checked for missed pairs: %lld missed in total\n",
+                t.searches, t.checked_searches, t.missed_pairs);
     else
         fprintf(flog, "repartitions/pair searches %lld (missed-pair check: single domain only)\n",
                 t.searches);
@@ -529,7 +531,7 @@ static int run_md(int argc, char **argv)
     job.last_ckpt_step = -1;
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
     job.out = "confout.gro";
-    int steps = 0, nstlist = 10, threads = 0;
+    int steps = 0, nstlist = 10, nstcheck = 10, threads = 0;
     job.nstenergy = 100;
     job.seed = 1;
     double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0, tol = 0.005;
@@ -548,6 +550,8 @@ static int run_md(int argc, char **argv)
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &tol, "KJ",
          "Verlet buffer tolerance, kJ/mol/ps per atom"},
         {"nstlist", NULL, HX_OPT_INT, &nstlist, "N", "steps between pair searches"},
+        {"check-pairs", NULL, HX_OPT_INT, &nstcheck, "N",
+         "count missed pairs at every N-th pair search (1: all, 0: never; one domain only)"},
         {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
         {"eps-r", NULL, HX_OPT_DOUBLE, &eps_r, "X", "relative dielectric"},
         {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
@@ -596,6 +600,7 @@ static int run_md(int argc, char **argv)
     p->rlist = job.rlist_opt;
     p->verlet_buffer_tolerance = tol;
     p->nstlist = nstlist;
+    p->nstcheck = nstcheck;
     p->eps_rf = eps_rf;
     p->eps_r = eps_r;
     p->model = model;

@@ -10,11 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int g_nstcheck = 1; /* missed-pair check at every search unless a test changes it */
+
 static hx_md *make(const hx_system *s, const char *model, double rlist, int nstlist, double temp,
                    int thermo, int threads, uint64_t seed)
 {
     hx_md_params p;
     hx_md_params_default(&p);
+    p.nstcheck = g_nstcheck;
     p.model = model;
     p.rc = 0.9;
     p.rlist = rlist;
@@ -63,7 +66,7 @@ static void determinism(int threads)
     hx_system_destroy(&s);
 }
 
-static long long missed(double rlist, int nstlist)
+static long long missed(double rlist, int nstlist, long long *checked)
 {
     hx_system *s = tmd_argon_lattice(8, 0.02, 5);
     hx_md *md = make(s, "argon", rlist, nstlist, 2000, 0, 2, 9);
@@ -75,8 +78,10 @@ static long long missed(double rlist, int nstlist)
     hx_md_get_timings(md, &t);
     hx_md_destroy(&md);
     hx_system_destroy(&s);
-    printf("argon 2000 K rlist %.2f nstlist %d: %lld missed pairs in %lld searches\n", rlist,
-           nstlist, t.missed_pairs, t.searches);
+    printf("argon 2000 K rlist %.2f nstlist %d, check every %d searches: %lld missed pairs in "
+           "%lld checked of %lld searches\n",
+           rlist, nstlist, g_nstcheck, t.missed_pairs, t.checked_searches, t.searches);
+    *checked = t.checked_searches;
     return t.missed_pairs;
 }
 
@@ -84,9 +89,17 @@ int main(void)
 {
     determinism(2);
     determinism(1);
-    long long m0 = missed(0.9, 40);
+    long long c0 = 0, c1 = 0, c2 = 0;
+    long long m0 = missed(0.9, 40, &c0);
     T_CHECK(m0 > 0, "rlist = rc, nstlist 40, 2000 K: the counter saw %lld missed pairs", m0);
-    long long m1 = missed(1.2, 10);
+    /* searches at steps 0, 40, ..., 200: all but the first are checked */
+    T_CHECK(c0 == 5, "nstlist 40, 201 steps, check every search: %lld checked, expected 5", c0);
+    long long m1 = missed(1.2, 10, &c1);
     T_CHECK(m1 == 0, "rlist = rc + 0.3, nstlist 10: the counter saw %lld missed pairs", m1);
-    return t_finish("test_md_determinism", 4);
+    /* sampled: only the searches at multiples of 2 * 40 steps (80 and 160) are checked */
+    g_nstcheck = 2;
+    long long m2 = missed(0.9, 40, &c2);
+    T_CHECK(c2 == 2, "nstlist 40, check every 2nd search: %lld checked, expected 2", c2);
+    T_CHECK(m2 > 0 && m2 < m0, "sampled check saw %lld missed pairs (all searches: %lld)", m2, m0);
+    return t_finish("test_md_determinism", 7);
 }

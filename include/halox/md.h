@@ -211,6 +211,10 @@ typedef struct hx_md_params {
     double rlist;                   /* nm; 0: from verlet_buffer_tolerance */
     double verlet_buffer_tolerance; /* kJ/mol/ps per atom, used when rlist == 0 */
     int nstlist;
+    /* The missed-pair check (single domain) runs at every nstcheck-th pair search (searches at
+     * steps that are multiples of nstcheck * nstlist; 1: every search, 0: never). It costs about
+     * a third of a search, so the default 10 samples it. */
+    int nstcheck;
     double eps_rf, eps_r;
     const char *model; /* "spce", ..., "argon" */
     int gen_vel;       /* 1: Maxwell-Boltzmann velocities at gen_temp from seed */
@@ -232,7 +236,8 @@ typedef struct hx_md_params {
     uint64_t rng_state[4];
 } hx_md_params;
 
-/* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, eps_rf 0,
+/* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, nstcheck 10,
+ * eps_rf 0,
  * eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, seed 1. */
 void hx_md_params_default(hx_md_params *p);
 /* Checks every parameter against the system (rc < half box, rlist >= rc, dt > 0, ...);
@@ -261,7 +266,8 @@ typedef struct hx_md_timings {
     double output;      /* gathering and writing output, s */
     double total;       /* wall time of hx_md_run, s */
     long long steps, searches;
-    long long missed_pairs; /* summed over all rebuilds (single domain only; -1 with DD) */
+    long long checked_searches; /* searches that ran the missed-pair check */
+    long long missed_pairs;     /* summed over the checked searches (single domain; -1 with DD) */
 } hx_md_timings;
 
 /* The decomposition as it stands after the latest repartition (reduced over all ranks). */

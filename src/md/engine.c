@@ -69,6 +69,7 @@ void hx_md_params_default(hx_md_params *p)
     p->rlist = 0.0;
     p->verlet_buffer_tolerance = 0.005;
     p->nstlist = 10;
+    p->nstcheck = 10;
     p->eps_rf = 0.0;
     p->eps_r = 1.0;
     p->model = "spce";
@@ -86,6 +87,8 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
              "time step dt = %g ps: must be positive (typically 0.002)", p->dt);
     HX_CHECK(p->steps >= 0, HX_ERR_INVALID_ARG, "steps = %lld: must be >= 0", p->steps);
     HX_CHECK(p->nstlist >= 1, HX_ERR_INVALID_ARG, "nstlist = %d: must be >= 1", p->nstlist);
+    HX_CHECK(p->nstcheck >= 0, HX_ERR_INVALID_ARG,
+             "nstcheck = %d: must be >= 0 (0: no missed-pair check)", p->nstcheck);
     HX_CHECK(p->rc > 0 && isfinite(p->rc), HX_ERR_INVALID_ARG, "cut-off rc = %g nm: must be > 0",
              p->rc);
     HX_CHECK(p->rlist == 0 || p->rlist >= p->rc, HX_ERR_INVALID_ARG,
@@ -432,7 +435,8 @@ static hx_status repartition(hx_md *md, int first)
      * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
      * list missed (a pair that entered during the last step is counted, though the new list is
      * used from this step on), and meaningless when the list is rebuilt every step. */
-    const int check = !first && md->ndim == 0 && md->p.nstlist > 1;
+    const int check = !first && md->ndim == 0 && md->p.nstlist > 1 && md->p.nstcheck > 0 &&
+                      md->step % ((long long)md->p.nstcheck * md->p.nstlist) == 0;
     for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
         long long missed = 0;
         st = hx_nb_search(md->dom[i].nb, &md->dom[i].set, md->p.rlist, check, &missed);
@@ -442,6 +446,7 @@ static hx_status repartition(hx_md *md, int first)
     HX_TRY(update_dd_info(md));
     md->last_missed = check ? missed_total : -1;
     if (check) {
+        md->tm.checked_searches++;
         md->tm.missed_pairs += missed_total;
         if (missed_total > 0)
             hx_log(HX_LOG_WARN,

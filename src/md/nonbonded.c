@@ -28,6 +28,7 @@
 #include "halox/log.h"
 #include "core/error.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,6 +64,7 @@ typedef struct nb_chunk {
     uint16_t *cand_mask;
     long long missed, npairs;
     double vlj, vc;
+    double vhome; /* self and excluded-pair reaction-field energy of this thread's molecules */
     int cl_begin, cl_end; /* i clusters */
     hx_status st;
 } nb_chunk;
@@ -1394,33 +1396,39 @@ hx_status hx_nb_search(hx_nb *nb, const hx_local_set *set, double rlist, int che
 
 /* ---- forces ----------------------------------------------------------------------------- */
 
-/* Home atoms: self term and the reaction-field part of excluded (same-molecule) pairs within the
- * cut-off, in double in both precisions (a few pairs per molecule). */
-static void home_terms(const hx_nb *nb, const hx_local_set *set, double *f, double *vcoul)
+/* Home atoms [b, e): self term and the reaction-field part of excluded (same-molecule) pairs
+ * within the cut-off, in double in both precisions (a few pairs per molecule). Called inside
+ * the parallel region: the work is shared by first atoms of molecules, so a molecule's forces
+ * belong to one thread, and each thread's energy goes to its own chunk (summed in thread order
+ * afterwards: deterministic for a given thread count). */
+static void home_terms(const hx_nb *nb, const hx_local_set *set, int b, int e, double *f,
+                       double *vhome)
 {
     const double epsfac = nb->rf.epsfac, krf = nb->rf.k_rf, crf = nb->rf.c_rf;
     const double rc2 = nb->p.rc * nb->p.rc;
     double vself = 0.0, vexcl = 0.0;
-    for (int r = 0; r < set->nranges; r++) {
-        if (set->ranges[r].zone != 0)
-            continue;
-        int b = set->ranges[r].begin, en = set->ranges[r].end;
-        for (int i = b; i < en; i++) {
-            double qi = set->q[i];
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int i0 = b; i0 < e; i0++) {
+        if (i0 > b && set->mol[i0 - 1] == set->mol[i0])
+            continue; /* not the first atom of its molecule */
+        for (int i = i0; i < e && set->mol[i] == set->mol[i0]; i++) {
+            const double qi = set->q[i];
             vself -= 0.5 * epsfac * qi * qi * crf;
-            for (int j = i + 1; j < en && set->mol[j] == set->mol[i]; j++) {
+            for (int j = i + 1; j < e && set->mol[j] == set->mol[i]; j++) {
                 double d[3], r2 = 0.0;
                 for (int k = 0; k < 3; k++) {
                     d[k] = set->x[3 * i + k] - set->x[3 * j + k];
                     if (set->periodic[k])
-                        d[k] -= set->box[k] * nearbyint(d[k] / set->box[k]);
+                        d[k] = min_image(d[k], set->box[k]);
                     r2 += d[k] * d[k];
                 }
                 if (r2 >= rc2)
                     continue;
-                double qq = epsfac * qi * set->q[j];
+                const double qq = epsfac * qi * set->q[j];
                 vexcl += qq * (krf * r2 - crf);
-                double fs = -2.0 * qq * krf; /* F_i = -dV/dr r_hat = -2 qq krf d */
+                const double fs = -2.0 * qq * krf; /* F_i = -dV/dr r_hat = -2 qq krf d */
                 for (int k = 0; k < 3; k++) {
                     f[3 * i + k] += fs * d[k];
                     f[3 * j + k] -= fs * d[k];
@@ -1428,7 +1436,7 @@ static void home_terms(const hx_nb *nb, const hx_local_set *set, double *f, doub
             }
         }
     }
-    *vcoul = vexcl + vself;
+    *vhome += vexcl + vself;
 }
 
 hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_nb_energies *e,
@@ -1470,6 +1478,15 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
     ka.crf = nb->rf.c_rf;
     ka.epsfac = nb->rf.epsfac;
     const size_t rsz = mixed ? sizeof(float) : sizeof(double);
+    if (part == HX_NB_LOCAL) {
+        /* halo atoms get nothing from the local part (the reduction below writes only
+         * zone-0 clusters) */
+        for (int r = 0; r < set->nranges; r++)
+            if (set->ranges[r].zone != 0)
+                memset(f + 3 * (size_t)set->ranges[r].begin, 0,
+                       3 * (size_t)(set->ranges[r].end - set->ranges[r].begin) * sizeof *f);
+    }
+    int bad = INT_MAX;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
 #endif
@@ -1498,7 +1515,7 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
         for (int c = 0; c < nth; c++) {
             nb_chunk *ch = &nb->chunks[c];
             memset(ch->fbuf, 0, (size_t)cl_end * 12 * rsz);
-            ch->vlj = ch->vc = 0.0;
+            ch->vlj = ch->vc = ch->vhome = 0.0;
             if (part != HX_NB_NONLOCAL)
                 run_kernel(nb, &ka, 0, c, energy, ch);
             if (part != HX_NB_LOCAL)
@@ -1526,29 +1543,34 @@ hx_status hx_nb_compute_part(hx_nb *nb, const hx_local_set *set, double *f, hx_n
                 }
             }
         }
+        if (part != HX_NB_NONLOCAL) {
+#ifdef _OPENMP
+            nb_chunk *me = &nb->chunks[omp_get_thread_num()];
+#else
+            nb_chunk *me = &nb->chunks[0];
+#endif
+            for (int r = 0; r < set->nranges; r++)
+                if (set->ranges[r].zone == 0)
+                    home_terms(nb, set, set->ranges[r].begin, set->ranges[r].end, f, &me->vhome);
+        }
+        /* a non-finite force: the first one (lowest index) is reported */
+#ifdef _OPENMP
+#pragma omp for schedule(static) reduction(min : bad)
+#endif
+        for (int k = 0; k < 3 * n; k++)
+            if (!isfinite(f[k]) && k < bad)
+                bad = k;
     }
-    double vlj = 0.0, vc = 0.0;
+    double vlj = 0.0, vc = 0.0, vhome = 0.0;
     for (int c = 0; c < nth; c++) {
         vlj += nb->chunks[c].vlj;
         vc += nb->chunks[c].vc;
+        vhome += nb->chunks[c].vhome;
     }
-    if (part == HX_NB_LOCAL) {
-        /* halo atoms get nothing from the local part */
-        for (int r = 0; r < set->nranges; r++)
-            if (set->ranges[r].zone != 0)
-                memset(f + 3 * (size_t)set->ranges[r].begin, 0,
-                       3 * (size_t)(set->ranges[r].end - set->ranges[r].begin) * sizeof *f);
-    }
-    double vhome = 0.0;
-    if (part != HX_NB_NONLOCAL)
-        home_terms(nb, set, f, &vhome);
-    for (int a = 0; a < 3 * n; a++) {
-        if (!isfinite(f[a]))
-            HX_FAIL(HX_ERR_PHYSICS,
-                    "step %lld: non-finite force on atom %d (local index %d): atoms overlap or "
-                    "the system blew up; check the input structure and use a smaller time step",
-                    step, a / 3 + 1, a / 3);
-    }
+    HX_CHECK(bad == INT_MAX, HX_ERR_PHYSICS,
+             "step %lld: non-finite force on atom %d (local index %d): atoms overlap or the "
+             "system blew up; check the input structure and use a smaller time step",
+             step, bad / 3 + 1, bad / 3);
     if (!e)
         return HX_OK;
     e->lj = vlj;

@@ -172,14 +172,31 @@ struct hx_md {
     int gathered_step_valid;
 };
 
-static double kinetic_home(const md_dom *d, const double *v, const double *m_global)
+/* Kinetic energy of the home atoms. Threads sum fixed blocks of atoms and the block sums are
+ * added in order: the result depends on the atom count only, not on the thread count. */
+#define KE_MAX_BLOCKS 256
+static double kinetic_home(const md_dom *d, const double *v, const double *m_global, int nthreads)
 {
-    double ke = 0.0;
-    for (int a = 0; a < d->home.natoms; a++) {
-        double m = m_global[d->home.gid[a]];
-        ke += 0.5 * m *
-              (v[3 * a] * v[3 * a] + v[3 * a + 1] * v[3 * a + 1] + v[3 * a + 2] * v[3 * a + 2]);
+    const int n = d->home.natoms;
+    const int bs = n / KE_MAX_BLOCKS + 1 > 1024 ? n / KE_MAX_BLOCKS + 1 : 1024;
+    const int nb = (n + bs - 1) / bs;
+    double part[KE_MAX_BLOCKS + 1];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (nb > 1)
+#endif
+    for (int b = 0; b < nb; b++) {
+        const int a1 = (b + 1) * bs < n ? (b + 1) * bs : n;
+        double ke = 0.0;
+        for (int a = b * bs; a < a1; a++) {
+            double m = m_global[d->home.gid[a]];
+            ke += 0.5 * m *
+                  (v[3 * a] * v[3 * a] + v[3 * a + 1] * v[3 * a + 1] + v[3 * a + 2] * v[3 * a + 2]);
+        }
+        part[b] = ke;
     }
+    double ke = 0.0;
+    for (int b = 0; b < nb; b++)
+        ke += part[b];
     return ke;
 }
 
@@ -814,7 +831,7 @@ static hx_status do_step(hx_md *md, int commit)
     md->tm.halo_f += hx_wtime() - t3;
     HX_TRY(hx_comm_agree(md->comm, st));
     for (int i = 0; i < nl; i++)
-        part[3 * i + 2] = kinetic_home(&md->dom[i], md->dom[i].home.v, md->sys->m);
+        part[3 * i + 2] = kinetic_home(&md->dom[i], md->dom[i].home.v, md->sys->m, md->p.nthreads);
     double red[3];
     double t4 = hx_wtime();
     st = hx_comm_sum_f64(md->comm, part, red, 3);
@@ -830,6 +847,9 @@ static hx_status do_step(hx_md *md, int commit)
         const int n = d->home.natoms;
         const double *restrict x = d->home.x, *restrict v = d->home.v, *restrict f = d->f;
         double *restrict xn = d->xn, *restrict vn = d->vn;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(md->p.nthreads)
+#endif
         for (int a = 0; a < n; a++) {
             double im = d->invm[a] * dt;
             for (int k = 0; k < 3; k++) {
@@ -840,7 +860,7 @@ static hx_status do_step(hx_md *md, int commit)
         }
         if (d->settle && d->home.nmol > 0)
             st = hx_settle_apply(d->settle, x, xn, vn, dt, md->step);
-        ke_new_part[i] = kinetic_home(d, vn, md->sys->m);
+        ke_new_part[i] = kinetic_home(d, vn, md->sys->m, md->p.nthreads);
         /* the constraint deviation is reported with the energies: measured only then */
         dev_part[i] =
             dbits(want_e && d->settle && n > 0 ? hx_settle_deviation(d->settle, xn) : 0.0);

@@ -709,6 +709,9 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
     for (int a = 0; a < n; a++) {
         int z = zone[a];
         zcount[z]++;
+        HX_CHECK(set->type[a] >= 0 && set->type[a] < nb->ntypes, HX_ERR_INVALID_ARG,
+                 "atom %d has LJ type %d outside the force field's %d types", a + 1, set->type[a],
+                 nb->ntypes);
         for (int d = 0; d < 3; d++) {
             double v = set->x[3 * a + d];
             HX_CHECK(isfinite(v), HX_ERR_PHYSICS,
@@ -813,9 +816,12 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
     HX_TRY(ensure_slots(nb, ncl));
     nb->ncl = ncl;
     nb->nslot = 4 * ncl;
-    /* fill slots column by column */
+    /* fill slots column by column; columns are independent, so threads share them */
     const int nt = nb->ntypes;
     const size_t ns = (size_t)nb->nslot;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nb->nthreads)
+#endif
     for (int c = 0; c < ncols; c++) {
         int *col = nb->aord + cnt[c];
         int m = cnt[c + 1] - cnt[c];
@@ -853,9 +859,6 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
                         hi[d] = v > hi[d] ? v : hi[d];
                     }
                     xq[12 + k] = set->q[a];
-                    HX_CHECK(set->type[a] >= 0 && set->type[a] < nt, HX_ERR_INVALID_ARG,
-                             "atom %d has LJ type %d outside the force field's %d types", a + 1,
-                             set->type[a], nt);
                     nb->ts[s] = set->type[a];
                     nb->ms[s] = set->mol[a];
                     rm |= 1u << k;
@@ -893,10 +896,14 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
         nb->colbb[4 * c + 2] = ylo;
         nb->colbb[4 * c + 3] = yhi;
     }
-    /* LJ parameters of every j slot for each i type (padding: 0) */
-    for (int ti = 0; ti < nt; ti++)
-        for (size_t s = 0; s < ns; s++) {
-            int real = nb->perm[s] >= 0;
+    /* LJ parameters of every j slot for each i type (padding: 0), float coordinates */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nb->nthreads)
+#endif
+    for (long long sl = 0; sl < (long long)ns; sl++) {
+        const size_t s = (size_t)sl;
+        const int real = nb->perm[s] >= 0;
+        for (int ti = 0; ti < nt; ti++) {
             double c6 = real ? nb->c6[ti * nt + nb->ts[s]] : 0.0;
             double c12 = real ? nb->c12[ti * nt + nb->ts[s]] : 0.0;
             nb->lj6d[(size_t)ti * ns + s] = c6;
@@ -904,8 +911,9 @@ static hx_status build_clusters(hx_nb *nb, const hx_local_set *set)
             nb->lj6f[(size_t)ti * ns + s] = (float)c6;
             nb->lj12f[(size_t)ti * ns + s] = (float)c12;
         }
-    for (size_t k = 0; k < 4 * ns; k++)
-        nb->xqf[k] = (float)nb->xqd[k];
+        for (int k = 0; k < 4; k++)
+            nb->xqf[4 * s + (size_t)k] = (float)nb->xqd[4 * s + (size_t)k];
+    }
     return HX_OK;
 }
 

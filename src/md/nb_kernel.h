@@ -107,7 +107,8 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
                 memcpy(&jq4, xj + 12, sizeof jq4);
                 const NBK_V jx = NBK_DUP(jx4), jy = NBK_DUP(jy4), jz = NBK_DUP(jz4);
                 const NBK_V jq = NBK_DUP(jq4);
-                NBK_V4 fjx = {0}, fjy = {0}, fjz = {0};
+                /* j forces summed over the i vectors, folded to 4 lanes once per cluster pair */
+                NBK_V fjx = zero, fjy = zero, fjz = zero;
 #if NBK_GOUTER
                 {
 #else
@@ -165,20 +166,20 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
                     fix[g] += tx;
                     fiy[g] += ty;
                     fiz[g] += tz;
-                    fjx -= NBK_FOLD(tx);
-                    fjy -= NBK_FOLD(ty);
-                    fjz -= NBK_FOLD(tz);
+                    fjx += tx;
+                    fjy += ty;
+                    fjz += tz;
                 }
                 NBK_REAL *fj = fb + 12 * cj;
                 NBK_V4 t;
                 memcpy(&t, fj, sizeof t);
-                t += fjx;
+                t -= NBK_FOLD(fjx);
                 memcpy(fj, &t, sizeof t);
                 memcpy(&t, fj + 4, sizeof t);
-                t += fjy;
+                t -= NBK_FOLD(fjy);
                 memcpy(fj + 4, &t, sizeof t);
                 memcpy(&t, fj + 8, sizeof t);
-                t += fjz;
+                t -= NBK_FOLD(fjz);
                 memcpy(fj + 8, &t, sizeof t);
             }
         NBK_REAL *fi = fb + 12 * ci;

@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -127,8 +128,8 @@ def equilibrate(a, conf, work):
     return out
 
 
-def gromacs_run(a, conf, work, ranks):
-    d = os.path.join(work, f"gromacs_np{ranks}")
+def gromacs_run(a, conf, work, ranks, rnd=0):
+    d = os.path.join(work, f"gromacs_np{ranks}" + (f"_r{rnd}" if a.repeat > 1 else ""))
     os.makedirs(d, exist_ok=True)
     nsteps = 2 * a.steps  # -resethway: the first half is the warm-up
     gmx = a.gmx if ranks == 1 else a.gmx_mpi
@@ -210,8 +211,8 @@ def halox_reported(paths):
     return found
 
 
-def halox_run(a, conf, work, ranks, precision):
-    d = os.path.join(work, f"halox_np{ranks}_{precision}")
+def halox_run(a, conf, work, ranks, precision, rnd=0):
+    d = os.path.join(work, f"halox_np{ranks}_{precision}" + (f"_r{rnd}" if a.repeat > 1 else ""))
     os.makedirs(d, exist_ok=True)
     base = {"system": f"water-{a.model}", "atoms": a.natoms, "mode": "md",
             "backend": "cpu" if ranks == 1 else "cpu-mpi", "ranks": ranks, "gpus": 0,
@@ -299,6 +300,9 @@ def main():
                     help="halox warm-up steps (GROMACS warms up for --steps with -resethway)")
     ap.add_argument("--threads", type=int, default=2, help="cores per run (split over ranks)")
     ap.add_argument("--ranks", default="1", help='rank counts, e.g. "1 2"')
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of every run, interleaved (GROMACS, halox, GROMACS, ...); the "
+                    "comparison uses medians, for machines whose speed drifts")
     ap.add_argument("--precision", default="double mixed",
                     help='halox non-bonded precisions to run, e.g. "double mixed"')
     ap.add_argument("--rc", type=float, default=1.0)
@@ -328,6 +332,8 @@ def main():
         ap.error("--ranks needs positive rank counts")
     if a.rlist < a.rc:
         ap.error("--rlist must be >= --rc")
+    if a.repeat < 1:
+        ap.error("--repeat must be >= 1")
     if a.skip_halox:
         a.halox = None
     elif a.halox is None:
@@ -365,12 +371,15 @@ def main():
         raise SystemExit(f"cpu_md: box {box} is shorter than 2 rlist = {2 * a.rlist}")
 
     runs = []
-    for r in ranks:
-        if not a.skip_gromacs:
-            runs.append(gromacs_run(a, conf, work, r))
-        if a.halox or not a.skip_halox:
-            for prec in a.precision.split():
-                runs.append(halox_run(a, conf, work, r, prec))
+    for rnd in range(a.repeat):
+        if a.repeat > 1:
+            log(f"round {rnd + 1} of {a.repeat}")
+        for r in ranks:
+            if not a.skip_gromacs:
+                runs.append(dict(gromacs_run(a, conf, work, r, rnd), round=rnd))
+            if a.halox or not a.skip_halox:
+                for prec in a.precision.split():
+                    runs.append(dict(halox_run(a, conf, work, r, prec, rnd), round=rnd))
     params = {"rc": a.rc, "rlist": a.rlist, "nstlist": a.nstlist, "eps_rf": a.eps_rf,
               "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "temperature": a.temp,
               "velocities": "from the equilibrated file" if a.have_velocities
@@ -380,35 +389,74 @@ def main():
     for r in runs:
         r["parameters"] = params
 
+    # One row per (code, ranks, precision): the median over the rounds (the run itself with
+    # one round); the comparison is made on these medians.
+    def key(x):
+        return (x["backend"] == "gromacs", x["ranks"], x.get("precision"))
+
+    summary = []
+    for k in dict.fromkeys(key(x) for x in runs):
+        rs = [x for x in runs if key(x) == k and "us_per_step" in x]
+        if not rs:
+            continue
+        us = sorted(x["us_per_step"] for x in rs)
+        med = statistics.median(us)
+        first = rs[0]
+        summary.append({"backend": first["backend"], "ranks": first["ranks"],
+                        "precision": first.get("precision"),
+                        "threads_per_rank": first["threads_per_rank"], "steps": first["steps"],
+                        "rounds": len(us), "us_per_step_median": med, "us_per_step_min": us[0],
+                        "us_per_step_max": us[-1],
+                        "ns_per_day_median": a.dt * 1e-3 * 86400 / (med * 1e-6),
+                        "halo_share_median": statistics.median(
+                            [x["halo_share"] for x in rs if x.get("halo_share") is not None])
+                        if any(x.get("halo_share") is not None for x in rs) else None})
     comparison = []
     for r in ranks:
-        g = next((x for x in runs if x["backend"] == "gromacs" and x["ranks"] == r), None)
-        for h in (x for x in runs if x["backend"] != "gromacs" and x["ranks"] == r):
-            if g and "us_per_step" in g and "us_per_step" in h:
+        g = next((x for x in summary if x["backend"] == "gromacs" and x["ranks"] == r), None)
+        for h in (x for x in summary if x["backend"] != "gromacs" and x["ranks"] == r):
+            if g:
+                per_round = []
+                for rnd in range(a.repeat):
+                    gr = [x for x in runs if x["backend"] == "gromacs" and x["ranks"] == r and
+                          x["round"] == rnd and "us_per_step" in x]
+                    hr = [x for x in runs if x["backend"] != "gromacs" and x["ranks"] == r and
+                          x.get("precision") == h["precision"] and x["round"] == rnd and
+                          "us_per_step" in x]
+                    if gr and hr:
+                        per_round.append(hr[0]["us_per_step"] / gr[0]["us_per_step"])
                 comparison.append({"ranks": r, "halox_precision": h["precision"],
-                                   "halox_over_gromacs_time": h["us_per_step"] /
-                                   g["us_per_step"], "gromacs_us_per_step": g["us_per_step"],
-                                   "halox_us_per_step": h["us_per_step"],
-                                   "halox_halo_share": h.get("halo_share"),
-                                   "gromacs_halo_share": g.get("halo_share")})
-    provenance.write_json_atomic(out, {"meta": meta, "runs": runs, "comparison": comparison})
+                                   "halox_over_gromacs_time": h["us_per_step_median"] /
+                                   g["us_per_step_median"],
+                                   "ratio_per_round": per_round,
+                                   "gromacs_us_per_step": g["us_per_step_median"],
+                                   "halox_us_per_step": h["us_per_step_median"],
+                                   "halox_halo_share": h["halo_share_median"],
+                                   "gromacs_halo_share": g["halo_share_median"]})
+    provenance.write_json_atomic(out, {"meta": meta, "runs": runs, "summary": summary,
+                                       "comparison": comparison})
 
     print(f"\n{a.natoms} atoms {a.model}, rc {a.rc} rlist {a.rlist} nstlist {a.nstlist} "
           f"eps_rf {a.eps_rf} dt {a.dt}, {a.threads} cores")
-    print(f"{'code':16s} {'ranks':>5s} {'thr/rank':>8s} {'steps':>6s} {'us/step':>10s} "
-          f"{'ns/day':>9s} {'halo share':>10s}")
+    print(f"{'code':16s} {'ranks':>5s} {'thr/rank':>8s} {'steps':>6s} {'rounds':>6s} "
+          f"{'us/step':>10s} {'min':>9s} {'max':>9s} {'ns/day':>9s} {'halo share':>10s}")
     for r in runs:
-        name = "GROMACS" if r["backend"] == "gromacs" else f"halox {r['precision']}"
-        if "skipped" in r:
+        if "skipped" in r and r.get("round", 0) == 0:
+            name = "GROMACS" if r["backend"] == "gromacs" else f"halox {r['precision']}"
             print(f"{name:16s} {r['ranks']:5d} {r['threads_per_rank']:8d}  skipped: {r['skipped']}")
-            continue
-        share = r.get("halo_share")
+    for r in summary:
+        name = "GROMACS" if r["backend"] == "gromacs" else f"halox {r['precision']}"
+        share = r.get("halo_share_median")
         share = f"{100 * share:9.1f}%" if share is not None else f"{'-':>10s}"
         print(f"{name:16s} {r['ranks']:5d} {r['threads_per_rank']:8d} {r['steps']:6d} "
-              f"{r['us_per_step']:10.1f} {r['ns_per_day']:9.3f} {share}")
+              f"{r['rounds']:6d} {r['us_per_step_median']:10.1f} {r['us_per_step_min']:9.1f} "
+              f"{r['us_per_step_max']:9.1f} {r['ns_per_day_median']:9.3f} {share}")
+    print("us/step: the median over the rounds")
     for c in comparison:
+        rounds = ", ".join(f"{x:.2f}" for x in c["ratio_per_round"])
         print(f"ranks {c['ranks']}: halox ({c['halox_precision']}) takes "
-              f"{c['halox_over_gromacs_time']:.2f}x GROMACS's time per step")
+              f"{c['halox_over_gromacs_time']:.2f}x GROMACS's time per step"
+              + (f" (per round: {rounds})" if len(c["ratio_per_round"]) > 1 else ""))
     print(f"results: {out}")
 
 

@@ -458,6 +458,13 @@ def main():
               f"{c['halox_over_gromacs_time']:.2f}x GROMACS's time per step"
               + (f" (per round: {rounds})" if len(c["ratio_per_round"]) > 1 else ""))
     print(f"results: {out}")
+    # the same numbers as a bar chart next to the JSON, where gnuplot is installed
+    if summary and shutil.which("gnuplot"):
+        plot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "plot.py")
+        svg = os.path.splitext(out)[0] + ".svg"
+        r = subprocess.run([sys.executable, plot, "bench", out, "-o", svg], capture_output=True,
+                           text=True)
+        print(f"plot: {svg}" if r.returncode == 0 else f"plot failed: {r.stderr.strip()}")
 
 
 if __name__ == "__main__":

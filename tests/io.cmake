@@ -20,3 +20,8 @@ endif()
 # libFuzzer harness of the .gro reader (tests/fuzz/README.md).
 halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro
              SOURCES src/io/gro.c LABELS io)
+
+# scripts/plot.py on a halox md energy file and on the committed benchmark result.
+add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>
+                                ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_RETURN_CODE 77)

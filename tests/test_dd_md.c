@@ -5,6 +5,8 @@
  *  - single-point energies equal the one-domain result (relative 1e-10);
  *  - a short NVE run: per-step energies match the one-domain run (relative 1e-6 of the
  *    potential/kinetic magnitude), the largest coordinate deviation at the end is reported;
+ *  - 200 NVE steps of water at 300 K with the production time step (2 fs) on one grid per
+ *    domain count (1D, 2D and 3D), with the same checks;
  *  - under MPI, the same grid run in-process gives bit-identical energies (same arithmetic).
  * Systems: SPC/E water (1D/2D/3D grids, a multi-pulse 1D grid), a half-empty water box (domains
  * without atoms), and a hot dilute argon gas whose atoms cross several domains during the run.
@@ -65,6 +67,17 @@ static hx_status run_series(const hx_system *sys, const hx_md_params *p, hx_comm
         st = s < steps ? hx_md_step(md) : hx_md_evaluate(md);
         if (st == HX_OK)
             ser[s] = *hx_md_last_energies(md);
+    }
+    if (st == HX_OK && !comm && p->nstcheck == 1) {
+        /* the reference run checks every pair list: the comparison assumes that no pair came
+         * inside the cut-off unlisted (a list buffer too small makes the single-domain and the
+         * decomposed run, whose cluster lists hold different extra pairs, differ by the
+         * buffer error, which is not what this test measures) */
+        hx_md_timings t;
+        hx_md_get_timings(md, &t);
+        T_CHECK(t.missed_pairs == 0,
+                "reference run: %lld pairs came inside the cut-off unlisted; raise rlist",
+                t.missed_pairs);
     }
     if (st == HX_OK && final) {
         st = hx_md_gather(md);
@@ -222,6 +235,8 @@ static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, i
 static const int grids_all[][3] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2}, {3, 1, 1},
                                    {1, 3, 1}, {2, 2, 1}, {4, 1, 1}, {1, 2, 2}, {2, 1, 2},
                                    {2, 2, 2}, {4, 2, 1}, {8, 1, 1}};
+/* The 200-step runs: one grid per domain count, as many decomposed dimensions as it allows. */
+static const int grids_long[][3] = {{1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 1}, {2, 2, 2}};
 
 int main(int argc, char **argv)
 {
@@ -235,7 +250,7 @@ int main(int argc, char **argv)
     (void)argv;
 #endif
     hx_log_set_level(HX_LOG_ERROR);
-    sysdef sd[3];
+    sysdef sd[4];
     memset(sd, 0, sizeof sd);
     /* SPC/E water, 3000 atoms, box 3.107 nm */
     sd[0].name = "water";
@@ -266,6 +281,14 @@ int main(int argc, char **argv)
     sd[2].p.gen_temp = 5000;
     sd[2].p.nthreads = 1;
     sd[2].steps = 300;
+    /* 200 NVE steps of water at 300 K and 2 fs */
+    sd[3] = sd[0];
+    sd[3].name = "water-200";
+    sd[3].p.dt = 0.002;
+    sd[3].p.gen_temp = 300;
+    sd[3].p.rlist = 1.1; /* a buffer that misses no pair in 10 steps at 300 K */
+    sd[3].p.nstcheck = 1;
+    sd[3].steps = 200;
 
 #ifdef HX_TEST_MPI
     int nd = comm ? hx_comm_ndomains(comm) : 0;
@@ -276,6 +299,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             compare_case(&sd[k], comm, grid, &ncases);
     }
+    for (size_t g = 0; g < sizeof grids_long / sizeof grids_long[0]; g++)
+        if (grids_long[g][0] * grids_long[g][1] * grids_long[g][2] == nd)
+            compare_case(&sd[3], comm, grids_long[g], &ncases);
     if (comm)
         error_cases(comm, &sd[0], &sd[2], &ncases);
 #else
@@ -287,6 +313,12 @@ int main(int argc, char **argv)
             compare_case(&sd[k], comm, grid, &ncases);
         if (n == 2 || n == 4 || n == 8)
             error_cases(comm, &sd[0], &sd[2], &ncases);
+        hx_comm_destroy(&comm);
+    }
+    for (size_t g = 0; g < sizeof grids_long / sizeof grids_long[0]; g++) {
+        const int *grid = grids_long[g];
+        T_OK(hx_comm_create_serial(grid[0] * grid[1] * grid[2], &comm));
+        compare_case(&sd[3], comm, grid, &ncases);
         hx_comm_destroy(&comm);
     }
 #endif

@@ -275,8 +275,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     fflush(flog);
 }
 
-static void write_log_footer(FILE *flog, const hx_md *md)
+static void write_log_footer(const md_job *job, const hx_md *md)
 {
+    FILE *flog = job->flog;
     const hx_md_energies *e = hx_md_last_energies(md);
     const hx_md_params *rp = hx_md_get_params(md);
     const hx_system *s = hx_md_system(md);
@@ -289,8 +290,11 @@ static void write_log_footer(FILE *flog, const hx_md *md)
             "%.6f total %.6f T %.3f K\n",
             e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
     if (t.missed_pairs >= 0)
-        fprintf(flog, "pair searches %lld, %lld checked for missed pairs: %lld missed in total\n",
-                t.searches, t.checked_searches, t.missed_pairs);
+        fprintf(flog, "pair searches %lld, %lld checked for missed pairs: %lld missed in total%s\n",
+                t.searches, t.checked_searches, t.missed_pairs,
+                t.missed_pairs > 0 && job->rlist_opt <= 0
+                    ? " (rlist is from the buffer tolerance, which bounds the drift they cause)"
+                    : "");
     else
         fprintf(flog, "repartitions/pair searches %lld (missed-pair check: single domain only)\n",
                 t.searches);
@@ -499,7 +503,7 @@ static int run_job(md_job *job, int parallel)
                    e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
         st = hx_gro_write(job->out, hx_md_system(md), 1);
         if (st == HX_OK)
-            write_log_footer(job->flog, md);
+            write_log_footer(job, md);
         if (st == HX_OK && job->fen && fflush(job->fen) != 0)
             st =
                 hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,

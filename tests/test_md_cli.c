@@ -98,6 +98,28 @@ int main(int argc, char **argv)
     const char *log = slurp(path);
     T_CHECK(log && strstr(log, "performance:"), "md.log lacks the performance line");
     ncase++;
+    /* Missed pairs: with an explicit, too short rlist one warning on stderr (not one per check)
+     * and the total in the log; with rlist from the buffer tolerance no warning at all. */
+    rc = run(prog, "-c conf.gro -o miss.gro -g miss.log --steps 60 --rc 0.7 --rlist 0.7001 "
+                   "--nstlist 10 --check-pairs 1 --gen-vel 300");
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    const char *err = slurp(path);
+    int nwarn = 0;
+    for (const char *q = err; q && (q = strstr(q, "were missing from the pair list")); q++)
+        nwarn++;
+    T_CHECK(rc == 0 && nwarn == 1, "rlist 0.7001: exit %d, %d missed-pair warnings (want 1):\n%s",
+            rc, nwarn, err ? err : "");
+    snprintf(path, sizeof path, "%s/miss.log", dir);
+    log = slurp(path);
+    T_CHECK(log && strstr(log, "checked for missed pairs") && !strstr(log, " 0 missed in total"),
+            "miss.log lacks the missed-pair total");
+    rc = run(prog, "-c conf.gro -o auto.gro -g auto.log --steps 60 --rc 0.7 --nstlist 10 "
+                   "--check-pairs 1 --gen-vel 300");
+    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    err = slurp(path);
+    T_CHECK(rc == 0 && err && !strstr(err, "were missing from the pair list"),
+            "rlist from the tolerance: exit %d, stderr:\n%s", rc, err ? err : "");
+    ncase += 2;
     hx_system_destroy(&s);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -213,7 +213,9 @@ typedef struct hx_md_params {
     int nstlist;
     /* The missed-pair check (single domain) runs at every nstcheck-th pair search (searches at
      * steps that are multiples of nstcheck * nstlist; 1: every search, 0: never). It costs about
-     * a third of a search, so the default 10 samples it. */
+     * a third of a search, so the default 10 samples it. Missed pairs are counted in the
+     * timings; with an explicit rlist the first ones also give one warning, while with rlist
+     * from the buffer tolerance they are expected (the tolerance bounds their drift). */
     int nstcheck;
     double eps_rf, eps_r;
     const char *model; /* "spce", ..., "argon" */

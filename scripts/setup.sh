@@ -43,7 +43,7 @@ if [[ ! -r /etc/debian_version ]] || ! command -v dpkg-query >/dev/null 2>&1; th
 fi
 
 # python3 is in the minimal set because the provenance script and the test drivers use it.
-packages=(build-essential cmake libopenmpi-dev openmpi-bin python3)
+packages=(build-essential cmake libopenmpi-dev openmpi-bin python3 libcjson-dev)
 if [[ $minimal -eq 0 ]]; then
     packages+=(ninja-build gromacs gnuplot-nox)
 fi
@@ -54,6 +54,29 @@ fi
 is_installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
+
+# NVSHMEM for the GPU-initiated halo backend: where nvcc exists (CUDA code is compiled, also in
+# CI without a GPU), the nvidia-nvshmem-cu13 wheel from PyPI, the version of the H200 test
+# machine. CMake finds it through python3. Skipped when importable already or with --minimal.
+NVSHMEM_WHEEL=nvidia-nvshmem-cu13==3.4.5
+ensure_nvshmem() {
+    [[ $minimal -eq 0 ]] || return 0
+    command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]] || return 0
+    if python3 -c "import nvidia.nvshmem" >/dev/null 2>&1; then
+        return 0
+    fi
+    if [[ $dry_run -eq 1 ]]; then
+        echo "setup.sh: missing: $NVSHMEM_WHEEL (python wheel)"
+        return 0
+    fi
+    echo "setup.sh: installing $NVSHMEM_WHEEL (pip)"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        "$NVSHMEM_WHEEL" || {
+        echo "setup.sh: pip could not install $NVSHMEM_WHEEL; the NVSHMEM backend will not be" \
+            "built" >&2
+    }
+}
+ensure_nvshmem
 
 missing=()
 for p in "${packages[@]}"; do

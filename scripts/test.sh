@@ -48,7 +48,9 @@ if [[ $quick -eq 0 ]]; then
 
     echo "== AddressSanitizer + UndefinedBehaviorSanitizer build, CPU and MPI tests"
     sb=$build-asan
-    cmake -S "$here" -B "$sb" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    # CUDA off here: the sanitizers check the host code; the CUDA code is compiled (and its
+    # tests report skipped without a GPU) in the Release stage.
+    cmake -S "$here" -B "$sb" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHALOX_WITH_CUDA=OFF \
         -DHALOX_SANITIZE=address,undefined > "$sb.configure.log"
     cmake --build "$sb" -j "$jobs" > "$sb.build.log" 2>&1 || { tail -30 "$sb.build.log"; exit 1; }
     # Open MPI's own allocations at exit are not ours: suppress leaks inside its libraries only.

@@ -6,11 +6,7 @@
 #ifndef HX_COMM_PACK_H
 #define HX_COMM_PACK_H
 
-#if defined(__CUDACC__)
-#define HX_HD __host__ __device__ __forceinline__
-#else
-#define HX_HD static inline
-#endif
+#include "core/hd.h"
 
 /* Coordinates: out[e] = x[map[e]] + shift. */
 #define HX_DEFINE_PACK(T, SUFFIX)                                                                  \

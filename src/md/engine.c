@@ -154,7 +154,6 @@ struct hx_md {
     int ndim;
     int nlocal;
     md_dom *dom;
-    double **xptr, **fptr; /* per local domain, for the exchange calls */
     /* per-step reduction inputs of the local domains, allocated once: [lj, coulomb, ke_old] per
      * domain, ke_new per domain, constraint deviation bits per domain */
     double *red_part, *ke_part;
@@ -265,12 +264,6 @@ static hx_status grow_local(md_dom *d, int n)
     int cap = d->cap_local ? d->cap_local : 256;
     while (cap < n)
         cap *= 2;
-    double *x = realloc(d->x, 3 * (size_t)cap * sizeof *x);
-    if (x)
-        d->x = x;
-    double *f = realloc(d->f, 3 * (size_t)cap * sizeof *f);
-    if (f)
-        d->f = f;
     int *g = realloc(d->gid, (size_t)cap * sizeof *g);
     if (g)
         d->gid = g;
@@ -283,7 +276,7 @@ static hx_status grow_local(md_dom *d, int n)
     double *q = realloc(d->q, (size_t)cap * sizeof *q);
     if (q)
         d->q = q;
-    HX_CHECK(x && f && g && m && t && q, HX_ERR_NOMEM, "out of memory for %d local atoms", cap);
+    HX_CHECK(g && m && t && q, HX_ERR_NOMEM, "out of memory for %d local atoms", cap);
     d->cap_local = cap;
     return HX_OK;
 }
@@ -390,10 +383,13 @@ static hx_status repartition(hx_md *md, int first)
     free(nh);
     free(xh);
     HX_TRY(st);
-    if (!md->halo)
-        HX_TRY(hx_halo_create(md->plan, md->comm, &md->halo));
-    else
+    if (!md->halo) {
+        hx_halo_config hc;
+        hx_halo_config_default(&hc);
+        HX_TRY(hx_halo_create(md->plan, md->comm, &hc, &md->halo));
+    } else {
         HX_TRY(hx_halo_update(md->halo));
+    }
     const hx_system *s = md->sys;
     for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
         md_dom *d = &md->dom[i];
@@ -408,7 +404,7 @@ static hx_status repartition(hx_md *md, int first)
         md->gptr[i] = d->gid;
     }
     HX_TRY(hx_comm_agree(md->comm, st));
-    HX_TRY(hx_halo_exchange_int(md->halo, md->gptr, 1));
+    HX_TRY(hx_halo_exchange_int(md->halo, md->gptr, 1, HX_MEM_HOST));
     long long missed_total = 0;
     for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
         md_dom *d = &md->dom[i];
@@ -423,9 +419,10 @@ static hx_status repartition(hx_md *md, int first)
             d->invm[a] = 1.0 / s->m[d->home.gid[a]];
             d->htype[a] = s->type[d->home.gid[a]];
         }
+        /* the exchange owns the local coordinate and force arrays */
+        d->x = hx_halo_x(md->halo, i);
+        d->f = hx_halo_f(md->halo, i);
         memcpy(d->x, d->home.x, 3 * (size_t)d->home.natoms * sizeof(double));
-        md->xptr[i] = d->x;
-        md->fptr[i] = d->f;
         d->set.n = d->n_local;
         d->set.x = d->x;
         d->set.type = d->type;
@@ -449,7 +446,7 @@ static hx_status repartition(hx_md *md, int first)
     }
     HX_TRY(hx_comm_agree(md->comm, st));
     /* Halo coordinates for the search (positions of this step). */
-    HX_TRY(hx_halo_exchange_x(md->halo, (void *const *)md->xptr, HX_REAL_F64, HX_MEM_HOST, NULL));
+    HX_TRY(hx_halo_exchange_x(md->halo, NULL));
     /* The count compares the positions of this step with the previous list: pairs now inside
      * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
      * list missed (a pair that entered during the last step is counted, though the new list is
@@ -500,8 +497,6 @@ static void md_free(hx_md *md)
     for (int i = 0; md->dom && i < md->nlocal; i++) {
         md_dom *d = &md->dom[i];
         hx_home_free(&d->home);
-        free(d->x);
-        free(d->f);
         free(d->gid);
         free(d->mol);
         free(d->type);
@@ -514,8 +509,6 @@ static void md_free(hx_md *md)
         hx_settle_destroy(&d->settle);
     }
     free(md->dom);
-    free(md->xptr);
-    free(md->fptr);
     free(md->red_part);
     free(md->ke_part);
     free(md->dev_part);
@@ -732,14 +725,11 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_TRY_GOTO(st, hx_plan_create(md->dd, comm, &md->plan), fail);
     md->nlocal = hx_comm_nlocal(comm);
     md->dom = calloc((size_t)md->nlocal, sizeof *md->dom);
-    md->xptr = calloc((size_t)md->nlocal, sizeof *md->xptr);
-    md->fptr = calloc((size_t)md->nlocal, sizeof *md->fptr);
     md->gptr = calloc((size_t)md->nlocal, sizeof *md->gptr);
     md->red_part = calloc(3 * (size_t)md->nlocal, sizeof *md->red_part);
     md->ke_part = calloc((size_t)md->nlocal, sizeof *md->ke_part);
     md->dev_part = calloc((size_t)md->nlocal, sizeof *md->dev_part);
-    if (!md->dom || !md->xptr || !md->fptr || !md->gptr || !md->red_part || !md->ke_part ||
-        !md->dev_part)
+    if (!md->dom || !md->gptr || !md->red_part || !md->ke_part || !md->dev_part)
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
     hx_nb_params nbp = {.rc = md->p.rc, .eps_rf = md->p.eps_rf, .eps_r = md->p.eps_r};
     st = HX_OK;
@@ -824,8 +814,7 @@ static hx_status do_step(hx_md *md, int commit)
     md->tm.nb_local += t1 - t0;
     /* The exchanges run even after a local failure: the neighbours are waiting for them, and
      * the agreement after the force exchange tells every rank. */
-    hx_status st_x =
-        hx_halo_exchange_x(md->halo, (void *const *)md->xptr, HX_REAL_F64, HX_MEM_HOST, NULL);
+    hx_status st_x = hx_halo_exchange_x(md->halo, NULL);
     if (st == HX_OK)
         st = st_x;
     double t2 = hx_wtime();
@@ -839,7 +828,7 @@ static hx_status do_step(hx_md *md, int commit)
     }
     double t3 = hx_wtime();
     md->tm.nb_nonlocal += t3 - t2;
-    st_x = hx_halo_exchange_f(md->halo, (void *const *)md->fptr, HX_REAL_F64, HX_MEM_HOST, NULL);
+    st_x = hx_halo_exchange_f(md->halo, NULL);
     if (st == HX_OK)
         st = st_x;
     md->tm.halo_f += hx_wtime() - t3;

@@ -86,6 +86,10 @@ hx_status hx_plan_create(const hx_dd *dd, hx_comm *comm, hx_plan **out);
  * domain's cell. Communicates coordinates pulse by pulse (forwarding needs the atoms received so
  * far). */
 hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x_home);
+/* Collective: forward ncomp ints per atom (global ids, types) through the plan, like the
+ * coordinates but without shift; v[i] is local domain i's array in the local layout, home part
+ * filled. Host memory. */
+hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp);
 int hx_plan_nlocal(const hx_plan *plan);
 const hx_domain_plan *hx_plan_domain(const hx_plan *plan, int local);
 const hx_dd *hx_plan_dd(const hx_plan *plan);
@@ -151,6 +155,9 @@ void *hx_halo_f(const hx_halo *h, int local);
 int hx_halo_capacity(const hx_halo *h);
 const hx_halo_config *hx_halo_get_config(const hx_halo *h);
 const char *hx_halo_backend_name(const hx_halo *h);
+/* 1 when exchange_x/exchange_f only enqueue device work (no host waits), so that a step can be
+ * captured in a CUDA graph: nvshmem. 0 for host and the CPU-driven baselines. */
+int hx_halo_capturable(const hx_halo *h);
 /* One line about how the backend runs here (transport, per-peer paths), for logs. */
 const char *hx_halo_describe(const hx_halo *h);
 

@@ -87,7 +87,6 @@ void hx_halo_destroy(hx_halo **hp)
         h->ops->destroy(h);
     free(h->x);
     free(h->f);
-    free(h->ibuf);
     free(h);
     *hp = NULL;
 }
@@ -180,6 +179,11 @@ const char *hx_halo_backend_name(const hx_halo *h)
     return h->ops->name;
 }
 
+int hx_halo_capturable(const hx_halo *h)
+{
+    return h->ops->capturable;
+}
+
 const char *hx_halo_describe(const hx_halo *h)
 {
     return h->describe[0] ? h->describe : h->ops->name;
@@ -219,70 +223,13 @@ hx_status hx_halo_exchange_f(hx_halo *h, void *stream)
     return st;
 }
 
-/* Integers forward, pulse by pulse over the communicator: used at repartition (global atom ids
- * of the halo), the same for every backend. */
-static hx_status exchange_int_host(hx_halo *h, int *const *v, int ncomp)
-{
-    const int nl = h->nlocal;
-    const hx_domain_plan *p0 = hx_plan_domain(h->plan, 0);
-    size_t need = 0;
-    for (int i = 0; i < nl; i++) {
-        const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-        for (int q = 0; q < p->npulses; q++)
-            if ((size_t)p->pulses[q].send_count > need)
-                need = (size_t)p->pulses[q].send_count;
-    }
-    /* per domain: packed ints, then the message descriptors */
-    size_t per = need * (size_t)ncomp * sizeof(int) + 16;
-    size_t bytes =
-        per * (size_t)nl + (size_t)nl * (2 * sizeof(int) + 2 * sizeof(void *) + 2 * sizeof(size_t));
-    hx_status st = HX_OK;
-    if (bytes > h->ibuf_cap) {
-        void *b = realloc(h->ibuf, bytes);
-        if (b) {
-            h->ibuf = b;
-            h->ibuf_cap = bytes;
-        } else {
-            st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
-                              "out of memory for %zu bytes of halo buffers", bytes);
-        }
-    }
-    HX_TRY(hx_comm_agree(h->comm, st));
-    char *base = h->ibuf;
-    int *dest = (int *)(base + per * (size_t)nl);
-    int *src = dest + nl;
-    const void **sptr = (const void **)(src + nl);
-    void **rptr = (void **)(sptr + nl);
-    size_t *sb = (size_t *)(rptr + nl);
-    size_t *rb = sb + nl;
-    for (int q = 0; q < p0->npulses; q++) {
-        for (int i = 0; i < nl; i++) {
-            const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-            const hx_pulse *P = &p->pulses[q];
-            const int *map = p->index_map + P->map_offset;
-            int *b = (int *)(base + per * (size_t)i);
-            for (int e = 0; e < P->send_count; e++)
-                for (int c = 0; c < ncomp; c++)
-                    b[(size_t)ncomp * e + c] = v[i][(size_t)ncomp * map[e] + c];
-            dest[i] = P->send_rank;
-            src[i] = P->recv_rank;
-            sptr[i] = b;
-            sb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->send_count;
-            rptr[i] = v[i] + (size_t)ncomp * P->atom_offset;
-            rb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->recv_count;
-        }
-        HX_TRY(hx_comm_sendrecv(h->comm, dest, sptr, sb, src, rptr, rb));
-    }
-    return HX_OK;
-}
-
 hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem)
 {
     HX_CHECK(h && v && ncomp >= 1, HX_ERR_INVALID_ARG,
              "hx_halo_exchange_int: bad argument (ncomp %d must be >= 1)", ncomp);
     HX_TRY(check_current(h));
     if (mem == HX_MEM_HOST)
-        return exchange_int_host(h, v, ncomp);
+        return hx_plan_exchange_int((hx_plan *)h->plan, v, ncomp);
     HX_CHECK(mem == HX_MEM_DEVICE, HX_ERR_INVALID_ARG, "hx_halo_exchange_int: unknown memory %d",
              (int)mem);
     HX_CHECK(h->ops->exchange_int, HX_ERR_UNSUPPORTED,

@@ -27,6 +27,7 @@
 
 typedef struct hx_halo_ops {
     const char *name;
+    int capturable; /* exchanges only enqueue device work: CUDA-graph capturable */
     hx_status (*setup)(hx_halo *h);
     hx_status (*update)(hx_halo *h);
     hx_status (*exchange_x)(hx_halo *h, void *stream);
@@ -48,9 +49,6 @@ struct hx_halo {
     char describe[512];   /* the backend's one-line account of itself (paths, transport) */
     hx_halo_stats stats;
     void *impl; /* backend private data */
-    /* front end: host buffers of the integer exchange */
-    void *ibuf;
-    size_t ibuf_cap;
 };
 
 /* Bytes of one real of the configured type. */

@@ -43,8 +43,10 @@ struct hx_plan {
     hx_comm *comm;
     int nlocal;
     dplan *d;
-    int zone_bits[HX_MAX_ZONES];             /* bit k set when the zone is shifted along d_k */
-    long long generation;                    /* builds so far */
+    int zone_bits[HX_MAX_ZONES]; /* bit k set when the zone is shifted along d_k */
+    long long generation;        /* builds so far */
+    void *ibuf;                  /* host buffers of the integer exchange */
+    size_t ibuf_cap;
     int cap_local, cap_pulse[HX_MAX_PULSES]; /* grow-only capacities, the same on every rank */
 };
 
@@ -155,6 +157,7 @@ void hx_plan_destroy(hx_plan **plan)
         free(d->image);
     }
     free(pl->d);
+    free(pl->ibuf);
     free(pl);
     *plan = NULL;
 }
@@ -474,4 +477,63 @@ done:
     free(rb);
     free(counts);
     return st;
+}
+
+/* Integers forward, pulse by pulse over the communicator: used at repartition (global atom ids
+ * of the halo), the same for every halo backend. */
+hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp)
+{
+    HX_CHECK(plan && v && ncomp >= 1, HX_ERR_INVALID_ARG,
+             "hx_plan_exchange_int: bad argument (ncomp %d must be >= 1)", ncomp);
+    const int nl = plan->nlocal;
+    const hx_domain_plan *p0 = hx_plan_domain(plan, 0);
+    size_t need = 0;
+    for (int i = 0; i < nl; i++) {
+        const hx_domain_plan *p = hx_plan_domain(plan, i);
+        for (int q = 0; q < p->npulses; q++)
+            if ((size_t)p->pulses[q].send_count > need)
+                need = (size_t)p->pulses[q].send_count;
+    }
+    /* per domain: packed ints, then the message descriptors */
+    size_t per = need * (size_t)ncomp * sizeof(int) + 16;
+    size_t bytes =
+        per * (size_t)nl + (size_t)nl * (2 * sizeof(int) + 2 * sizeof(void *) + 2 * sizeof(size_t));
+    hx_status st = HX_OK;
+    if (bytes > plan->ibuf_cap) {
+        void *b = realloc(plan->ibuf, bytes);
+        if (b) {
+            plan->ibuf = b;
+            plan->ibuf_cap = bytes;
+        } else {
+            st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                              "out of memory for %zu bytes of halo buffers", bytes);
+        }
+    }
+    HX_TRY(hx_comm_agree(plan->comm, st));
+    char *base = plan->ibuf;
+    int *dest = (int *)(base + per * (size_t)nl);
+    int *src = dest + nl;
+    const void **sptr = (const void **)(src + nl);
+    void **rptr = (void **)(sptr + nl);
+    size_t *sb = (size_t *)(rptr + nl);
+    size_t *rb = sb + nl;
+    for (int q = 0; q < p0->npulses; q++) {
+        for (int i = 0; i < nl; i++) {
+            const hx_domain_plan *p = hx_plan_domain(plan, i);
+            const hx_pulse *P = &p->pulses[q];
+            const int *map = p->index_map + P->map_offset;
+            int *b = (int *)(base + per * (size_t)i);
+            for (int e = 0; e < P->send_count; e++)
+                for (int c = 0; c < ncomp; c++)
+                    b[(size_t)ncomp * e + c] = v[i][(size_t)ncomp * map[e] + c];
+            dest[i] = P->send_rank;
+            src[i] = P->recv_rank;
+            sptr[i] = b;
+            sb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->send_count;
+            rptr[i] = v[i] + (size_t)ncomp * P->atom_offset;
+            rb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->recv_count;
+        }
+        HX_TRY(hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb));
+    }
+    return HX_OK;
 }

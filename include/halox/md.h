@@ -298,6 +298,10 @@ typedef struct hx_md_dd_info {
 
 typedef struct hx_md hx_md;
 
+/* HX_OK when the MD backend `name` ("cpu", "gpu") is compiled into this build;
+ * HX_ERR_NOT_COMPILED saying what to rebuild with; HX_ERR_INVALID_ARG for another name. */
+hx_status hx_md_backend_available(const char *name);
+
 /* Copies sys (the forcefield of p->model is applied to the copy; molecules made whole), draws
  * velocities if asked, builds the first pair list. One domain, this process only. */
 hx_status hx_md_create(const hx_system *sys, const hx_md_params *p, hx_md **out);

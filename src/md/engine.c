@@ -244,11 +244,26 @@ static const hx_md_backend_ops *find_backend(const char *name)
 {
     if (!name || strcmp(name, "cpu") == 0)
         return &hx_md_backend_cpu;
+#ifndef HX_MD_HAVE_GPU
+#define HX_MD_HAVE_GPU 0 /* set by the build once the GPU backend (src/gpu) is compiled in */
+#endif
 #if HX_MD_HAVE_GPU
     if (strcmp(name, "gpu") == 0)
         return &hx_md_backend_gpu;
 #endif
     return NULL;
+}
+
+hx_status hx_md_backend_available(const char *name)
+{
+    HX_CHECK(name, HX_ERR_INVALID_ARG, "hx_md_backend_available: NULL name");
+    HX_CHECK(strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0, HX_ERR_INVALID_ARG,
+             "unknown MD backend '%s': use cpu or gpu", name);
+    HX_CHECK(find_backend(name), HX_ERR_NOT_COMPILED,
+             "the %s MD backend was not compiled into this halox: rebuild with CUDA (nvcc found "
+             "at configure time)",
+             name);
+    return HX_OK;
 }
 
 hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *comm,
@@ -257,11 +272,8 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_CHECK(sys && p && comm && out, HX_ERR_INVALID_ARG, "hx_md_create_dd: NULL argument");
     *out = NULL;
     HX_TRY(hx_md_params_check(p, sys));
+    HX_TRY(hx_md_backend_available(p->backend ? p->backend : "cpu"));
     const hx_md_backend_ops *B = find_backend(p->backend);
-    HX_CHECK(B, HX_ERR_NOT_COMPILED,
-             "the %s MD backend was not compiled into this halox: rebuild with CUDA (nvcc found "
-             "at configure time)",
-             p->backend);
     const char *halo = p->halo ? p->halo : (B->mem == HX_MEM_HOST ? "host" : "nvshmem");
     HX_TRY(hx_halo_backend_available(halo));
     hx_md *md = calloc(1, sizeof *md);

@@ -83,7 +83,7 @@ fi
 gen=""
 command -v ninja > /dev/null && gen="-G Ninja"
 if ! cmake -S "$here" -B "$build" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
-    -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=ON ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
+    -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
     ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/configure.log" 2>&1; then
     say "configure FAILED (logs/configure.log):"
     tail -30 "$OUT/logs/configure.log" | tee -a "$summary"

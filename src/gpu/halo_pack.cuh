@@ -105,15 +105,15 @@ static __device__ __forceinline__ void hx_bulk_complete(void)
  * to the bulk-copy engine, so warps never wait for each other; *bulk_parity (per thread, the
  * same in a warp) carries the buffer alternation across calls. After the last call the caller
  * runs hx_bulk_complete in lane 0 of every warp before publishing. Contains no block barrier. */
-static __device__ __forceinline__ void hx_block_pack_x(const hx_plan_view &v, int p, const float *x,
+static __device__ __forceinline__ void hx_block_pack_x(const hx_plan_view *v, int p, const float *x,
                                                        float *dst, int e0, int e1, float *smem,
                                                        int *bulk_parity)
 {
     if (e0 >= e1)
         return;
-    const int *map = v.index_map + v.map_offset[p];
-    const float sx = v.shift_f32[3 * p + 0], sy = v.shift_f32[3 * p + 1],
-                sz = v.shift_f32[3 * p + 2];
+    const int *map = v->index_map + v->map_offset[p];
+    const float sx = v->shift_f32[3 * p + 0], sy = v->shift_f32[3 * p + 1],
+                sz = v->shift_f32[3 * p + 2];
     const int t = (int)threadIdx.x;
     const int ea = min(hx_first_aligned(dst, e0), e1);
     const int ngroups = (e1 - ea) / 4;
@@ -170,11 +170,11 @@ static __device__ __forceinline__ void hx_block_copy(const float *src, float *ds
 /* Accumulate entries [e0, e1) of pulse p from buf (entry 0's forces; buf + 3*e0 16-byte aligned
  * when e0 is a multiple of 4 in an aligned slot) into f[map[e]]: f[map[e]] += buf[e], atomically
  * when other pulses may add into the same atoms at the same time. */
-static __device__ __forceinline__ void hx_block_unpack_f(const hx_plan_view &v, int p,
+static __device__ __forceinline__ void hx_block_unpack_f(const hx_plan_view *v, int p,
                                                          const float *buf, float *f, int e0, int e1,
                                                          bool atomic)
 {
-    const int *map = v.index_map + v.map_offset[p];
+    const int *map = v->index_map + v->map_offset[p];
     const int t = (int)threadIdx.x;
     if (!atomic) {
         for (int e = e0 + t; e < e1; e += HX_HALO_THREADS)

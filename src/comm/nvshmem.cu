@@ -332,10 +332,16 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
              * transport (a NIC reads it) before the put */
             __threadfence_system();
             __syncthreads();
-            nvshmemx_float_put_signal_nbi_block(a->x + 3 * (size_t)a->v.peer_atom_offset[p],
-                                                a->xstage + 3 * (size_t)a->v.buf_offset[p],
-                                                3 * (size_t)n, a->xsig + p, s, NVSHMEM_SIGNAL_SET,
-                                                a->v.send_pe[p]);
+            if (n == 0) {
+                /* nothing to send: the signal alone (a zero-length put is not relied on) */
+                if (threadIdx.x == 0)
+                    nvshmemx_signal_op(a->xsig + p, s, NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+            } else {
+                nvshmemx_float_put_signal_nbi_block(a->x + 3 * (size_t)a->v.peer_atom_offset[p],
+                                                    a->xstage + 3 * (size_t)a->v.buf_offset[p],
+                                                    3 * (size_t)n, a->xsig + p, s,
+                                                    NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+            }
         }
     }
     /* the stream passes this kernel only when the pulse we receive is here */
@@ -375,6 +381,9 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa) && !withhold &&
                 threadIdx.x == 0)
                 st_release_sys(P.fsig_dst, s);
+        } else if (!withhold && r == 0) {
+            if (threadIdx.x == 0)
+                nvshmemx_signal_op(a->fsig + p, s, NVSHMEM_SIGNAL_SET, a->v.recv_pe[p]);
         } else if (!withhold) {
             /* one block, blocking: f may be overwritten as soon as this kernel has ended */
             nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)a->v.buf_offset[p], src,

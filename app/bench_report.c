@@ -72,8 +72,8 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root) {
-        snprintf(err, errcap, "%s: not valid JSON (near: %.40s); expected a halox result file", path,
-                 cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+        snprintf(err, errcap, "%s: not valid JSON (near: %.40s); expected a halox result file",
+                 path, cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
         return -1;
     }
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
@@ -128,8 +128,7 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
         if (!(b->atoms_per_domain > 0) && b->ranks > 0)
             b->atoms_per_domain = (double)b->atoms / b->ranks;
         if (b->mode[0] == 0 || b->backend[0] == 0) {
-            snprintf(err, errcap, "%s: run %d lacks \"mode\" or \"backend\"", path,
-                     set->nruns + 1);
+            snprintf(err, errcap, "%s: run %d lacks \"mode\" or \"backend\"", path, set->nruns + 1);
             cJSON_Delete(root);
             free(set->runs);
             set->runs = NULL;
@@ -175,8 +174,9 @@ int hx_bench_compare(const char *a_path, const char *b_path, FILE *out)
         hx_bench_free(&a);
         return 1;
     }
-    fprintf(out, "A: %s (%s, %s, %.12s)\nB: %s (%s, %s, %.12s)\n\n", a_path, a.gpu[0] ? a.gpu : "no GPU",
-            a.date, a.git_revision, b_path, b.gpu[0] ? b.gpu : "no GPU", b.date, b.git_revision);
+    fprintf(out, "A: %s (%s, %s, %.12s)\nB: %s (%s, %s, %.12s)\n\n", a_path,
+            a.gpu[0] ? a.gpu : "no GPU", a.date, a.git_revision, b_path,
+            b.gpu[0] ? b.gpu : "no GPU", b.date, b.git_revision);
     fprintf(out, "%-58s %12s %12s %8s\n", "run", "A us", "B us", "B/A");
     int matched = 0;
     double logsum = 0.0;
@@ -215,17 +215,32 @@ static int gnuplot_png(const char *png, const char *script)
 {
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.png", png, (long)getpid());
-    FILE *g = popen("gnuplot 2>&1", "w");
+    char logf[1300];
+    snprintf(logf, sizeof logf, "%s.log", tmp);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "gnuplot 2> '%s'", logf);
+    FILE *g = popen(cmd, "w");
     if (!g)
         return -1;
-    fprintf(g, "set terminal pngcairo size 960,600 enhanced font 'sans,11'\nset output '%s'\n%s\n"
-               "set output\n",
+    fprintf(g,
+            "set terminal pngcairo size 960,600 enhanced font 'sans,11'\nset output '%s'\n%s\n"
+            "set output\n",
             tmp, script);
     int rc = pclose(g);
     if (rc != 0) {
+        /* gnuplot's own words say what was wrong */
+        fprintf(stderr, "halox bench report: gnuplot failed drawing %s:\n", png);
+        FILE *l = fopen(logf, "r");
+        char line[512];
+        while (l && fgets(line, sizeof line, l))
+            fputs(line, stderr);
+        if (l)
+            fclose(l);
+        unlink(logf);
         unlink(tmp);
         return -1;
     }
+    unlink(logf);
     if (rename(tmp, png) != 0) {
         unlink(tmp);
         return -1;
@@ -377,7 +392,8 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
         "set xtics rotate by -30\nset key outside top center horizontal\nset grid y\n"
         "set yrange [0:*]\n"
         "plot $D using 2:xtic(1) title 'local work', '' using 3 title 'non-overlap (halo on the "
-        "critical path)', '' using 4 title 'rest of the step', '' using 0:5 with points pt 7 ps 1.5 "
+        "critical path)', '' using 4 title 'rest of the step', '' using 0:5 with points pt 7 ps "
+        "1.5 "
         "lc rgb 'black' title 'non-local work'\n",
         title);
 #undef APP
@@ -429,8 +445,9 @@ int hx_bench_report(const char *dir, const char *report_path)
         return 1;
     }
     const int plots = have_gnuplot();
-    fprintf(md, "# halox benchmark report\n\nResults in `%s`, one JSON file per series (format: "
-                "DESIGN §7). Times are medians over steps; ns/day from the time per step.\n\n",
+    fprintf(md,
+            "# halox benchmark report\n\nResults in `%s`, one JSON file per series (format: "
+            "DESIGN §7). Times are medians over steps; ns/day from the time per step.\n\n",
             dir);
     if (!plots)
         fprintf(md, "_No plots: gnuplot is not installed (scripts/setup.sh installs it)._\n\n");
@@ -471,8 +488,9 @@ int hx_bench_report(const char *dir, const char *report_path)
                         "|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (int i = 0; i < set.nruns; i++) {
                 const hx_bench_run *r = &set.runs[i];
-                fprintf(md, "| %s | %lld | %s%s%s | %d | %d | %dx%dx%d | %.1f | %.1f | %.1f | "
-                            "%.1f | %.1f |\n",
+                fprintf(md,
+                        "| %s | %lld | %s%s%s | %d | %d | %dx%dx%d | %.1f | %.1f | %.1f | "
+                        "%.1f | %.1f |\n",
                         r->system, r->atoms, r->backend, r->path[0] ? " " : "", r->path, r->ranks,
                         r->gpus, r->dd[0], r->dd[1], r->dd[2], r->us_per_step, r->ns_per_day,
                         r->local_work_us, r->nonlocal_work_us, r->non_overlap_us);
@@ -508,6 +526,14 @@ int hx_bench_report(const char *dir, const char *report_path)
     }
     for (int i = 0; i < nf; i++)
         free(names[i]);
+    if (rc != 0) {
+        /* an unreadable result file: the report would be incomplete, keep the old one */
+        fclose(md);
+        unlink(tmp);
+        fprintf(stderr, "halox bench report: %s not written (fix or remove the file above)\n",
+                report_path);
+        return rc;
+    }
     if (fclose(md) != 0 || rename(tmp, report_path) != 0) {
         fprintf(stderr, "halox bench report: error: %s: could not be written: %s\n", report_path,
                 strerror(errno));

@@ -5,6 +5,7 @@
  *              (median and spread), bytes and pulses. Run under mpirun, one rank per domain.
  *
  * The series table below is where later series (the MD suite) are added. */
+#include "bench.h"
 #include "commands.h"
 
 #include "halox/gpu.h"
@@ -34,8 +35,8 @@ static int run_bench(int argc, char **argv);
 
 const hx_cmd hx_cmd_bench = {
     "bench",
-    "benchmarks with JSON results: halox bench exchange",
-    "halox bench <series> [options]   (series: exchange; halox bench <series> --help)",
+    "benchmarks with JSON results, comparisons and reports",
+    "halox bench <series> [options]   (exchange, compare, report; halox bench <series> --help)",
     "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
     "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
     "             water box; run under mpirun with one rank per domain.",
@@ -653,9 +654,82 @@ static int run_exchange(int argc, char **argv)
 }
 #endif
 
+/* ---- compare and report ------------------------------------------------------------------- */
+
+static int run_compare(int argc, char **argv);
+static const hx_cmd cmd_compare = {
+    "compare", "ratios between two result files (another machine, another revision)",
+    "halox bench compare A.json B.json",
+    "Matches the runs of two result files (mode, system, atoms, backend and path, ranks, GPUs,\n"
+    "grid) and prints the time of each in both and the ratio B/A, then the geometric mean of\n"
+    "the ratios. Exit status 1 when no run is in both files.",
+    run_compare};
+
+static int run_compare(int argc, char **argv)
+{
+    hx_opt opts[1];
+    int pr = hx_cli_parse(&cmd_compare, opts, 0, argc < 2 ? argc : 1, argv);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            hx_cli_print_help(&cmd_compare, opts, 0);
+            return 0;
+        }
+    if (argc != 3) {
+        fprintf(stderr, "halox bench compare: expects two result files: %s\n", cmd_compare.usage);
+        return 2;
+    }
+    return hx_bench_compare(argv[1], argv[2], stdout);
+}
+
+static int run_report(int argc, char **argv);
+static const hx_cmd cmd_report = {
+    "report", "Markdown report with plots of every result file in a directory",
+    "halox bench report [DIR] [-o REPORT.md]",
+    "Reads every .json result file in DIR (default bench/results), writes a Markdown report\n"
+    "(tables per series) and PNG plots next to the results: ns/day against ranks, time per step\n"
+    "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), exchange time\n"
+    "against atoms per domain and against pulses. Plots need gnuplot. Files are replaced only\n"
+    "when written completely.",
+    run_report};
+
+static int run_report(int argc, char **argv)
+{
+    const char *out = NULL;
+    hx_opt opts[] = {
+        {"o", "output", HX_OPT_STRING, &out, "FILE", "the report (default DIR/REPORT.md)"}};
+    /* the results directory is the one positional argument; the rest are options */
+    const char *dir = "bench/results";
+    char *rest[16];
+    int nrest = 0;
+    for (int i = 0; i < argc && nrest < 16; i++) {
+        const int opt_with_value = strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0;
+        if (i > 0 && argv[i][0] != '-') {
+            dir = argv[i];
+            continue;
+        }
+        rest[nrest++] = argv[i];
+        if (opt_with_value && i + 1 < argc && nrest < 16)
+            rest[nrest++] = argv[++i];
+    }
+    int pr = hx_cli_parse(&cmd_report, opts, 1, nrest, rest);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    char path[1100];
+    if (!out) {
+        snprintf(path, sizeof path, "%s/REPORT.md", dir);
+        out = path;
+    }
+    int rc = hx_bench_report(dir, out);
+    if (rc == 0)
+        printf("report: %s\n", out);
+    return rc;
+}
+
 /* ---- the series --------------------------------------------------------------------------- */
 
-static const hx_cmd *const series[] = {&cmd_exchange};
+static const hx_cmd *const series[] = {&cmd_exchange, &cmd_compare, &cmd_report};
 #define NSERIES ((int)(sizeof series / sizeof series[0]))
 
 static int run_bench(int argc, char **argv)
@@ -670,6 +744,7 @@ static int run_bench(int argc, char **argv)
     for (int i = 0; i < NSERIES; i++)
         if (strcmp(argv[1], series[i]->name) == 0)
             return series[i]->run(argc - 1, argv + 1);
-    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange)\n", argv[1]);
+    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange, compare, report)\n",
+            argv[1]);
     return 2;
 }

@@ -19,7 +19,7 @@ endif()
 
 # libFuzzer harness of the .gro reader (tests/fuzz/README.md).
 halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro
-             SOURCES src/io/gro.c LABELS io)
+             SOURCES src/io/gro.c src/io/files.c LABELS io)
 
 # scripts/plot.py on a halox md energy file and on the committed benchmark result.
 add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>

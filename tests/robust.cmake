@@ -11,7 +11,7 @@ halox_test(test_ckpt_corpus SOURCES test_ckpt_corpus.c LABELS robust
 
 # libFuzzer harness of the checkpoint reader (tests/fuzz/README.md).
 halox_fuzzer(fuzz_checkpoint fuzz/fuzz_checkpoint.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_checkpoint
-             SOURCES src/io/checkpoint.c LABELS robust)
+             SOURCES src/io/checkpoint.c src/io/files.c LABELS robust)
 add_test(NAME test_bad_input
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_input.sh $<TARGET_FILE:halox_app>
                  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro)

@@ -12,6 +12,7 @@
  * write asterisks there). The box line is free format: 3 values, or 9 for a triclinic box. */
 #include "halox/io.h"
 #include "core/error.h"
+#include "io/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -601,6 +602,21 @@ hx_status hx_gro_write(const char *path, const hx_system *sys, int with_velociti
     HX_TRY(check_system(sys, "hx_gro_write"));
     HX_CHECK(!with_velocities || sys->natoms == 0 || sys->v, HX_ERR_INVALID_ARG,
              "hx_gro_write: velocities requested but the system has none");
+    if (hx_path_kind_of(path) == HX_PATH_SPECIAL) {
+        /* a device, FIFO or a link to one: written through; renaming a temporary file over it
+         * would replace /dev/null (as root) with a regular file */
+        FILE *f = fopen(path, "w");
+        HX_CHECK(f, HX_ERR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        const char *title = sys->title[0] ? sys->title : "halox";
+        hx_status st = write_stream(f, sys, title, with_velocities, path);
+        if (fflush(f) != 0 && st == HX_OK)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing '%s': %s",
+                              path, strerror(errno));
+        if (fclose(f) != 0 && st == HX_OK)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing '%s': %s",
+                              path, strerror(errno));
+        return st;
+    }
     /* Replacing through rename would succeed even for a write-protected file; respect the
      * protection instead. */
     HX_CHECK(access(path, F_OK) != 0 || access(path, W_OK) == 0, HX_ERR_IO,

@@ -252,7 +252,9 @@ static hx_status read_atom(const char *name, const gro_line *l, int k, int w, in
              "residue number, residue name, atom name and atom number, then %d fields of width "
              "%d for %s)",
              name, l->no, k + 1, l->len, need, nf, w,
-             nf == 6 ? "positions and velocities, as on the first atom line" : "x, y, z");
+             nf == 6 ? "positions and velocities, as on the first atom line (line 3): every "
+                       "atom line must have velocities, or none"
+                     : "x, y, z");
     long resnr;
     HX_CHECK(parse_long(l->s, 5, &resnr) == 0, HX_ERR_INPUT,
              "%s:%ld: residue number '%s' (columns 1-5) is not an integer", name, l->no,
@@ -260,6 +262,19 @@ static hx_status read_atom(const char *name, const gro_line *l, int k, int w, in
     sys->res_id[k] = (int)resnr;
     copy_name(sys->res_name[k], l->s + 5, 5);
     copy_name(sys->atom_name[k], l->s + 10, 5);
+    if (nf == 3) {
+        /* GROMACS decides from the first atom line alone whether a file has velocities and
+         * silently drops them on every other line when that one has none: a whole system
+         * would then start at rest. Refuse a file that mixes the two kinds of line instead. */
+        size_t end = l->len;
+        while (end > need && (l->s[end - 1] == ' ' || l->s[end - 1] == '\t'))
+            end--;
+        HX_CHECK(end <= need, HX_ERR_INPUT,
+                 "%s:%ld: atom line %d has text after z ('%s'), such as velocities, but the "
+                 "first atom line (line 3) has none: every atom line must have velocities, or "
+                 "none",
+                 name, l->no, k + 1, show(l->s + need, end - need, tok, sizeof tok));
+    }
     for (int f = 0; f < nf; f++) {
         const char *fs = l->s + 20 + (size_t)f * (size_t)w;
         double val;

@@ -25,3 +25,7 @@ halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gr
 add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>
                                 ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
+# tests/gromacs_topology.sh runs them in GROMACS.
+halox_test(test_topology SOURCES test_topology.c LABELS io)

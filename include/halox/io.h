@@ -47,6 +47,18 @@ hx_status hx_build_argon(int natoms, double box_nm, uint64_t seed, hx_system **o
 hx_status hx_build_min_distance(const hx_system *sys, const char *atom_name, double cutoff,
                                 double *out_min);
 
+/* ---- GROMACS topologies ------------------------------------------------------------------ */
+
+/* Write a self-contained GROMACS topology (.top) of sys under model (a name hx_forcefield_create
+ * takes: spce, spc, tip3p, argon), so that `gmx grompp -c` the same .gro with it gives the
+ * interactions of `halox md --model MODEL`: [ defaults ] (comb-rule 1), [ atomtypes ],
+ * [ nonbond_params ] with halox's c6/c12 of every pair of types, one [ moleculetype ] per kind of
+ * molecule (atom and residue names from sys; [ settles ] for rigid water; every pair in a
+ * molecule in [ exclusions ]), [ system ] and [ molecules ]. Written atomically (devices and
+ * FIFOs: through). Names that do not fit the model are HX_ERR_INPUT as in hx_forcefield_apply.
+ * Cut-off, reaction field and shift are run parameters for the .mdp. */
+hx_status hx_topology_write(const char *path, const hx_system *sys, const char *model);
+
 /* ---- GROMACS run-parameter (.mdp) files ---------------------------------------------------- */
 
 /* The run parameters of an .mdp file that halox supports, with GROMACS's names and meanings.

@@ -199,6 +199,46 @@ hx_status hx_output_backup(const char *path, int keep_original, char *backup, si
             path + dirlen);
 }
 
+hx_status hx_output_write(const char *path, const char *what,
+                          hx_status (*writer)(FILE *f, void *user), void *user)
+{
+    HX_CHECK(path && *path && writer, HX_ERR_INVALID_ARG, "hx_output_write: empty argument");
+    const int special = hx_path_kind_of(path) == HX_PATH_SPECIAL;
+    char tmp[PATH_MAX + 32];
+    if (special) {
+        snprintf(tmp, sizeof tmp, "%s", path);
+    } else {
+        HX_CHECK(access(path, F_OK) != 0 || access(path, W_OK) == 0, HX_ERR_IO,
+                 "%s '%s' exists and is not writable; choose another name or change its "
+                 "permissions",
+                 what, path);
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    }
+    FILE *f = fopen(tmp, "w");
+    HX_CHECK(f, HX_ERR_IO,
+             "cannot create %s '%s': %s; check that the directory exists and is "
+             "writable",
+             what, path, strerror(errno));
+    hx_status st = writer(f, user);
+    if (st == HX_OK && fflush(f) != 0)
+        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing %s '%s': %s",
+                          what, path, strerror(errno));
+    if (st == HX_OK && !special && fsync(fileno(f)) != 0)
+        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing %s '%s': %s",
+                          what, path, strerror(errno));
+    if (fclose(f) != 0 && st == HX_OK)
+        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error closing %s '%s': %s",
+                          what, path, strerror(errno));
+    if (!special) {
+        if (st == HX_OK && rename(tmp, path) != 0)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                              "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        if (st != HX_OK)
+            remove(tmp);
+    }
+    return st;
+}
+
 struct hx_lock {
     int fd;
     char path[PATH_MAX + 32];

@@ -18,6 +18,7 @@
 #include "halox/status.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef enum hx_path_kind {
     HX_PATH_MISSING = 0, /* nothing there (or a dangling symbolic link) */
@@ -52,6 +53,12 @@ hx_status hx_output_check(const char *path, const char *what);
  * when the file is an input that the run reads and later replaces. Nothing happens for a
  * missing or non-regular path (backup receives ""). */
 hx_status hx_output_backup(const char *path, int keep_original, char *backup, size_t cap);
+
+/* Write an output file through writer(f, user), atomically for a regular or new file
+ * (PATH.tmp.<pid>, fsync, rename: an existing file is replaced only when everything was
+ * written) and straight into a device or FIFO. `what` names the file in messages. */
+hx_status hx_output_write(const char *path, const char *what,
+                          hx_status (*writer)(FILE *f, void *user), void *user);
 
 /* Advisory locks (fcntl) that keep two runs from writing the same output. The lock lives in a
  * small file ".NAME.halox-lock" next to the output (in the directory the output resolves to),

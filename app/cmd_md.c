@@ -88,6 +88,10 @@ typedef struct md_job {
     int energy_new, traj_new; /* 1: the file starts here (new run, or a restart's new file) */
     int no_velocities;        /* the input has none and none are generated: starts from rest */
     hx_app_estats estats;     /* rank 0: energy frames of this run */
+    /* rank 0: sizes of the energy file and trajectory when step `at_step` began, before its
+     * energy line and frame: what a checkpoint of that step records, since the continued run
+     * writes that step's line and frame again */
+    long long at_step, energy_at, traj_at;
 } md_job;
 
 static void progress(void *user, long long step, long long nsteps, double ns_per_day,
@@ -256,7 +260,6 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
         cJSON_AddItemToObject(run, "box_nm", box);
     cJSON_AddNumberToObject(run, "dt_ps", rp->dt);
     cJSON_AddNumberToObject(run, "start_step", (double)hx_md_current_step(md));
-    cJSON_AddNumberToObject(run, "end_step", (double)job->total_steps);
     cJSON_AddNumberToObject(run, "nstenergy", job->nstenergy);
     cJSON_AddNumberToObject(run, "rc_nm", rp->rc);
     cJSON_AddNumberToObject(run, "rlist_nm", rp->rlist);
@@ -306,11 +309,18 @@ static hx_status open_outputs(md_job *job, const hx_md *md)
                  strerror(errno));
         if (job->energy_new)
             HX_TRY(write_energy_header(job, md));
+        /* in append mode the position before the first write is unspecified: make it the end */
+        if (!job->energy_new)
+            HX_CHECK(fseek(job->fen, 0, SEEK_END) == 0, HX_ERR_IO, "cannot seek in %s: %s",
+                     job->energy, strerror(errno));
     }
     if (job->traj && job->nstxout > 0) {
         job->ftr = fopen(job->traj, job->traj_new ? "w" : "a");
         HX_CHECK(job->ftr, HX_ERR_IO, "cannot open the trajectory %s: %s", job->traj,
                  strerror(errno));
+        if (!job->traj_new)
+            HX_CHECK(fseek(job->ftr, 0, SEEK_END) == 0, HX_ERR_IO, "cannot seek in %s: %s",
+                     job->traj, strerror(errno));
     }
     return HX_OK;
 }
@@ -357,15 +367,22 @@ static hx_status fault_fire(const fault *f, int rank, long long step)
 
 /* ---- checkpoints ---------------------------------------------------------------------------- */
 
-/* Bytes written to an output so far (-1 when there is none, or it is a device or FIFO, which
- * a restart cannot cut back). */
+/* Bytes written to an output so far, buffered ones included (-1 when there is none, or it is
+ * a device or FIFO, which a restart cannot cut back). */
 static long long file_size(FILE *f, const char *path)
 {
     if (!f || hx_path_kind_of(path) != HX_PATH_REGULAR)
         return -1;
-    fflush(f);
     long pos = ftell(f);
     return pos < 0 ? -1 : pos;
+}
+
+/* Rank 0, at the start of every step: where the outputs stand before the step writes. */
+static void note_sizes(md_job *job, long long step)
+{
+    job->at_step = step;
+    job->energy_at = file_size(job->fen, job->energy);
+    job->traj_at = file_size(job->ftr, job->traj);
 }
 
 /* Flush an output to disk before a checkpoint records its size (regular files only: fsync of a
@@ -398,8 +415,14 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     c.params = job->cparams;
     HX_TRY(sync_output(job->fen, job->energy));
     HX_TRY(sync_output(job->ftr, job->traj));
-    c.energy_bytes = file_size(job->fen, job->energy);
-    c.traj_bytes = file_size(job->ftr, job->traj);
+    /* The continued run starts with step c.step and writes its energy line and frame again:
+     * record the sizes from before this step wrote them. A checkpoint at the end of a run (or
+     * at a stop) comes after the last step's line; one inside the run before it. */
+    HX_CHECK(job->at_step == c.step, HX_ERR_INTERNAL,
+             "checkpoint at step %lld but the output sizes are of step %lld", c.step,
+             job->at_step);
+    c.energy_bytes = job->energy_at;
+    c.traj_bytes = job->traj_at;
     if (c.energy_bytes >= 0 &&
         hx_path_canonical(job->energy, c.energy_path, sizeof c.energy_path) != HX_OK)
         snprintf(c.energy_path, sizeof c.energy_path, "%s", job->energy);
@@ -421,10 +444,13 @@ typedef struct hook_ctx {
 static hx_status step_hook(void *user, hx_md *md, long long step)
 {
     hook_ctx *h = user;
-    /* the energies of the previous step (NaN potential on steps without energy output, which
-     * the statistics skip); the last step's are added after the run */
-    if (h->job->root && step != h->start)
-        hx_app_estats_add(&h->job->estats, hx_md_last_energies(md));
+    if (h->job->root) {
+        note_sizes(h->job, step);
+        /* the energies of the previous step (NaN potential on steps without energy output,
+         * which the statistics skip); the last step's are added after the run */
+        if (step != h->start)
+            hx_app_estats_add(&h->job->estats, hx_md_last_energies(md));
+    }
     HX_TRY(fault_fire(&h->flt, hx_comm_rank(h->job->comm), step));
     if (h->job->ckpt && h->job->nstckpt > 0 && step % h->job->nstckpt == 0 && step != h->start)
         HX_TRY(write_checkpoint(h->job, md));

@@ -19,3 +19,15 @@ set_tests_properties(test_bad_input PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 6
 if(HALOX_SANITIZE AND TEST test_checkpoint)
   set_tests_properties(test_checkpoint PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 endif()
+# Output files: devices and FIFOs written through, paths checked and outputs locked before the
+# run, -o = -c keeps the input.
+add_test(NAME test_outputs COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_outputs.sh $<TARGET_FILE:halox_app>)
+set_tests_properties(test_outputs PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 300)
+# Graceful stop on SIGINT/SIGTERM, one process and under MPI; a second signal ends at once.
+add_test(NAME test_signal
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_signal.sh $<TARGET_FILE:halox_app>
+                 ${PROJECT_SOURCE_DIR} ${_ckpt_mpi})
+set_tests_properties(test_signal PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 600 PROCESSORS 2)
+if(HALOX_SANITIZE)
+  set_tests_properties(test_signal PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+endif()

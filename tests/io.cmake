@@ -29,3 +29,6 @@ set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_R
 # GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
 # tests/gromacs_topology.sh runs them in GROMACS.
 halox_test(test_topology SOURCES test_topology.c LABELS io)
+
+# GROMACS .mdp files: the supported keys and values, and every refusal with file:line.
+halox_test(test_mdp SOURCES test_mdp.c LABELS io)

@@ -419,8 +419,7 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
      * record the sizes from before this step wrote them. A checkpoint at the end of a run (or
      * at a stop) comes after the last step's line; one inside the run before it. */
     HX_CHECK(job->at_step == c.step, HX_ERR_INTERNAL,
-             "checkpoint at step %lld but the output sizes are of step %lld", c.step,
-             job->at_step);
+             "checkpoint at step %lld but the output sizes are of step %lld", c.step, job->at_step);
     c.energy_bytes = job->energy_at;
     c.traj_bytes = job->traj_at;
     if (c.energy_bytes >= 0 &&

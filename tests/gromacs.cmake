@@ -26,3 +26,5 @@ add_test(NAME gromacs_topology
 # PROCESSORS 1: GROMACS runs one thread; halox one, except one gromacs_nve case with two.
 set_tests_properties(gromacs_reference gromacs_energy gromacs_nve gromacs_topology PROPERTIES
                      LABELS gromacs SKIP_RETURN_CODE 77 TIMEOUT 300 PROCESSORS 1)
+# trajectories step by step: "long" (scripts/test.sh --quick skips it)
+set_property(TEST gromacs_nve APPEND PROPERTY LABELS long)

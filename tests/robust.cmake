@@ -31,3 +31,7 @@ set_tests_properties(test_signal PROPERTIES LABELS "cpu;robust;cli" TIMEOUT 600 
 if(HALOX_SANITIZE)
   set_tests_properties(test_signal PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 endif()
+# scripts/test.sh --quick skips the tests labelled "long".
+add_test(NAME test_quick COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_quick.sh ${PROJECT_BINARY_DIR}
+                                 ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_quick PROPERTIES LABELS "cpu;robust" TIMEOUT 60)

@@ -107,7 +107,8 @@ static void progress(void *user, long long step, long long nsteps, double ns_per
 static void default_log_path(const char *out, char *buf, size_t cap)
 {
     const char *slash = strrchr(out, '/');
-    if (!slash)
+    /* next to -o, unless -o is a device or FIFO: -o /dev/null must not put md.log into /dev */
+    if (!slash || hx_path_kind_of(out) == HX_PATH_SPECIAL)
         snprintf(buf, cap, "md.log");
     else
         snprintf(buf, cap, "%.*s/md.log", (int)(slash - out), out);
@@ -948,7 +949,8 @@ static int run_md(int argc, char **argv)
         {"nstxout", NULL, HX_OPT_INT, &job.nstxout, "N",
          "steps between trajectory frames (0: none)"},
         {"x", "traj", HX_OPT_STRING, &job.traj, "FILE", "trajectory (multi-frame .gro)"},
-        {"g", "log", HX_OPT_STRING, &job.logpath, "FILE", "log file (default: md.log next to -o)"},
+        {"g", "log", HX_OPT_STRING, &job.logpath, "FILE",
+         "log file (default: md.log next to -o, or here when -o is a device)"},
         {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads per rank (0: all)"},
         {"precision", NULL, HX_OPT_STRING, &precision, "P",
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},

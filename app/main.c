@@ -29,6 +29,8 @@ static int run_version(int argc, char **argv)
     printf("  openmp:  %s\n", HALOX_HAVE_OPENMP ? "yes" : "no");
     printf("  cuda:    %s\n", HALOX_HAVE_CUDA ? "yes" : "no");
     printf("  nvshmem: %s\n", HALOX_HAVE_NVSHMEM ? "yes" : "no");
+    printf("  build:   %s, %s, C flags '%s'\n", HALOX_BUILD_TYPE, HALOX_BUILD_COMPILER,
+           HALOX_BUILD_FLAGS);
     return 0;
 }
 

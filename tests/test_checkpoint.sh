@@ -68,11 +68,13 @@ fi
 mkdir -p run
 "$halox" md "${common[@]}" -o run/full.gro -e run/full.jsonl -x run/full.traj.gro --nstxout 10 \
     -g run/full.log > id.full.out 2>&1 || fail "identity: the uninterrupted run failed"
-# crash_run NAME: a run killed at step 33 that left run/NAME.cpt of step 20
+# crash_run NAME: a run killed at step 33 that left run/NAME.cpt of step 20, and half an energy
+# line after what the checkpoint recorded (what a crash leaves when the buffer was flushed)
 crash_run() {
     HALOX_FAULT_INJECT=exit:0:33 "$halox" md "${common[@]}" -o "run/$1.gro" -e "run/$1.jsonl" \
         -x "run/$1.traj.gro" --nstxout 10 -g "run/$1.log" --checkpoint "run/$1.cpt" \
         --nstcheckpoint 20 > "$1.crash.out" 2>&1
+    printf '{"step": 25, "time": 0.05, "lj": -12' >> "run/$1.jsonl"
 }
 check
 crash_run id

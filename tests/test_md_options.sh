@@ -140,7 +140,7 @@ check
 timeout 120 "$halox" md -c big.gro --steps 100000 --rc 0.9 --threads 1 --gen-vel 300 -o p.gro \
     -g p.log > p.out 2>&1 &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     grep -q "^step " p.out && break
     sleep 0.2
 done

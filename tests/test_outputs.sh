@@ -81,6 +81,11 @@ if [ $special_ok -eq 1 ]; then
     [ -c /dev/null ] || fail "/dev/null is no longer a character device"
     ls -a /dev | grep -q '^#null' && fail "a backup of /dev/null appeared in /dev"
     [ -L nul.link ] || fail "the link to /dev/null was replaced"
+    # without -g the log goes next to -o, but not into /dev
+    rm -f md.log
+    "$halox" md "${short[@]}" -o /dev/null > devlog.out 2>&1 || fail "-o /dev/null: $(tail -2 devlog.out)"
+    [ -e /dev/md.log ] && { fail "-o /dev/null put its log into /dev"; rm -f /dev/md.log; }
+    [ -s md.log ] || fail "-o /dev/null: no md.log in the working directory"
     check
     "$halox" md "${short[@]}" -o /dev/full -g full.log > full.out 2>&1
     rc=$?
@@ -154,11 +159,11 @@ grep -q "backed up the input in.gro to #in.gro.1#" inplace.out || fail "-o = -c:
 check
 "$halox" md "${huge[@]}" --nstenergy 10 -e a.jsonl -g a.log -o a.gro > a.out 2>&1 &
 pid_a=$!
-for _ in $(seq 100); do
-    grep -q '"step"' a.jsonl 2> /dev/null && break
+for _ in $(seq 150); do
+    grep -q '^{"step"' a.jsonl 2> /dev/null && break
     sleep 0.2
 done
-grep -q '"step"' a.jsonl 2> /dev/null || fail "run A did not start: $(tail -2 a.out)"
+grep -q '^{"step"' a.jsonl 2> /dev/null || fail "run A did not start: $(tail -2 a.out)"
 # B: same energy file and log, its own final configuration
 timeout 20 "$halox" md "${short[@]}" -e a.jsonl -g a.log -o b.gro > b.out 2>&1
 rc=$?
@@ -167,8 +172,12 @@ rc=$?
 no_backups . a.log && no_backups . a.jsonl ||
     fail "the second run backed up the first run's files"
 kill -0 $pid_a 2> /dev/null || fail "run A died"
+# A goes on writing (on a loaded machine that may take a while)
 n1=$(wc -l < a.jsonl)
-sleep 1
+for _ in $(seq 150); do
+    [ "$(wc -l < a.jsonl)" -gt "$n1" ] && break
+    sleep 0.2
+done
 [ "$(wc -l < a.jsonl)" -gt "$n1" ] || fail "run A stopped writing its energy file"
 kill -TERM $pid_a
 wait $pid_a

@@ -6,8 +6,11 @@ set -u
 build=$1
 src=$2
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
-long=$(cd "$build" && ctest -N -L long | sed -n 's/^ *Test *#[0-9]*: //p')
-quick=$(cd "$build" && ctest -N -LE long | sed -n 's/^ *Test *#[0-9]*: //p')
+# Read the labels from the generated test files: running `ctest -N` here would overwrite the
+# Testing/Temporary/LastTest.log of the ctest run that runs this test.
+props=$(cat "$build"/tests/CTestTestfile.cmake 2> /dev/null | grep '^set_tests_properties')
+long=$(echo "$props" | grep 'LABELS "[^"]*long' | sed 's/^set_tests_properties(\[=\[\([^]]*\)\]=\].*/\1/')
+quick=$(echo "$props" | grep -v 'LABELS "[^"]*long' | sed 's/^set_tests_properties(\[=\[\([^]]*\)\]=\].*/\1/')
 # the tests that take tens of seconds to minutes on CI's two cores
 for t in test_md_nve test_md_determinism test_dd_md test_dd_md_mpi_np4 test_dd_md_mpi_np8; do
     check

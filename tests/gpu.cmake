@@ -61,3 +61,12 @@ halox_gpu_test(test_gpu_md SOURCES test_gpu_md.c ARGS ${HALOX_GPU_TEST_ARGS})
 if(TARGET test_gpu_md)
   target_link_libraries(test_gpu_md PRIVATE halox_gputest)
 endif()
+
+# The single-GPU MD benchmark (bench/gpu_md_bench.c): built with CUDA, run by hand on the GPU
+# machine (see docs/design/gpu-engine.md).
+if(HALOX_HAVE_CUDA)
+  add_executable(gpu_md_bench ${PROJECT_SOURCE_DIR}/bench/gpu_md_bench.c)
+  target_include_directories(gpu_md_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${HALOX_CJSON_INCLUDE})
+  target_link_libraries(gpu_md_bench PRIVATE halox_gputest ${HALOX_CJSON_LIB})
+  target_compile_options(gpu_md_bench PRIVATE ${HALOX_WARNINGS})
+endif()

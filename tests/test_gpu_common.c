@@ -287,7 +287,7 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, do
     long long cap = 0;
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < L.nitems[c]; k++)
-            cap += 64 * (long long)__builtin_popcount(L.outer[c][2 * k + 1] & 0xffu);
+            cap += 32 * (long long)__builtin_popcount(L.masko[c][k]);
     pair_rec *outer = malloc(sizeof(pair_rec) * (size_t)(cap + 1));
     pair_rec *inner = malloc(sizeof(pair_rec) * (size_t)(cap + 1));
     long long no = 0, ni = 0;
@@ -303,22 +303,21 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, do
                 continue;
             }
             for (int k = en[2]; k < en[3]; k++) {
-                const uint32_t cj = L.outer[c][2 * k], wo = L.outer[c][2 * k + 1];
-                const uint32_t wi = L.items[c][2 * k + 1];
-                const uint32_t ex = wo >> 8;
-                if (L.items[c][2 * k] != cj || (wi >> 8) != ex || (wi & 0xffu & ~wo) != 0 ||
-                    (int)ex > L.nexcl || (int)cj * 8 >= L.nslots) {
-                    T_FAIL("%s: list %d item %d: pruned (%u, %#x) does not match outer (%u, %#x) "
-                           "or is out of range",
-                           what, c, k, L.items[c][2 * k], wi, cj, wo);
+                const uint32_t cj = L.items[c][2 * k], ex = L.items[c][2 * k + 1];
+                const uint32_t wo = L.masko[c][k], wi = L.mask[c][k];
+                if ((wi & ~wo) != 0 || (wo & 0xffu) != (wo >> 8) || (int)ex > L.nexcl ||
+                    (int)cj * 8 >= L.nslots) {
+                    T_FAIL("%s: list %d item %d: cluster %u, exclusion mask %u, masks pruned %#x "
+                           "outer %#x: out of range or pruned not within outer",
+                           what, c, k, cj, ex, wi, wo);
                     continue;
                 }
                 for (int ic = 0; ic < 8; ic++) {
-                    const int bo = (wo >> ic) & 1, bi = (wi >> ic) & 1;
-                    if (!bo)
+                    if (!((wo >> ic) & 1))
                         continue;
                     for (int t = 0; t < 64; t++) {
                         const int ti = t & 7, tj = t >> 3;
+                        const int bi = (wi >> (8 * (tj >> 2) + ic)) & 1;
                         if (ex && !((L.excl[64 * (size_t)ex + t] >> ic) & 1))
                             continue;
                         const int sa = sci * 64 + ic * 8 + ti, sb = (int)cj * 8 + tj;

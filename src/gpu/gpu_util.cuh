@@ -22,6 +22,20 @@
 
 #define HX_FULL_MASK 0xffffffffu
 
+/* 1/sqrt(x) by the special-function unit alone (rsqrt.approx.ftz: ~2 ulp, denormals flushed).
+ * rsqrtf() adds a denormal-input fix-up around it (4 more instructions per pair in the pair
+ * kernel); the pair kernels never take a denormal (masked pairs select their result away). */
+static __device__ __forceinline__ float hx_rsqrt_fast(float x)
+{
+#ifdef HX_CUDA_EMULATION
+    return 1.0f / sqrtf(x);
+#else
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
 static __device__ __forceinline__ int hx_imin(int a, int b)
 {
     return a < b ? a : b;

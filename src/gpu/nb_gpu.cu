@@ -118,19 +118,20 @@ __global__ __launch_bounds__(128) void k_reduce(gnb_dev d, float *__restrict__ f
 
 static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__restrict__ ent,
                                                const uint2 *__restrict__ items,
+                                               const unsigned short *__restrict__ masks,
                                                const unsigned char *__restrict__ ljg,
                                                const bool energy)
 {
-    HX_DYN_SMEM(smem);
+    /* static (not dynamic) shared tables: their addresses are immediate offsets in the loop */
+    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES];   /* 6 c6, 12 c12 */
+    __shared__ double2 s_ljd[GNB_MAXTYPES * GNB_MAXTYPES]; /* c6, c12 (energy kernel only) */
     const int nt2 = d.ntypes * d.ntypes;
-    float2 *s_lj = (float2 *)smem;                                   /* 6 c6, 12 c12 */
-    double2 *s_ljd = (double2 *)(smem + 16 * ((8 * nt2 + 15) / 16)); /* c6, c12 */
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_ti[GNB_SCA];
     __shared__ float s_f[3 * GNB_SCC * GNB_SCA];
     __shared__ double s_qd[GNB_SCA];
     __shared__ double s_red[32];
-    const int t = threadIdx.x, ti = t & 7, tj = t >> 3;
+    const int t = threadIdx.x, ti = t & 7, tj = t >> 3, half = t >> 5;
     const int4 en = ent[blockIdx.x];
     const int sci = en.x;
     {
@@ -155,16 +156,17 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
     int npair = 0;
     const float rc2 = d.rc2, two_krf = d.two_krf;
     for (int k = en.z; k < en.w; k++) {
-        const uint2 it = items[k];
-        const unsigned im = it.y & 0xffu;
+        /* this warp's half of the j cluster: skipped by the warp when pruned away */
+        const unsigned im = (masks[k] >> (8 * half)) & 0xffu;
         if (im == 0u)
-            continue; /* pruned away: the whole block skips it */
-        const unsigned ex = it.y >> 8;
-        const unsigned wm = ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + t] : 0xffu;
+            continue;
+        const uint2 it = items[k];
+        const unsigned ex = it.y;
+        const unsigned wm = ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + t]) : 0xffu;
         const int js = (int)it.x * GNB_CL + tj;
-        const float4 xj = d.xq[js];
-        const int tyj = d.stype[js];
-        const double qjd = energy ? d.sqd[js] : 0.0;
+        const float4 xj = __ldg(&d.xq[js]);
+        const int tyj = __ldg(&d.stype[js]);
+        const double qjd = energy ? __ldg(&d.sqd[js]) : 0.0;
         float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
 #pragma unroll
         for (int ic = 0; ic < GNB_SCC; ic++) {
@@ -172,10 +174,10 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
                 const float4 xi = s_xi[ic * GNB_CL + ti];
                 const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
                 const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
-                const bool in = r2 < rc2 && ((wm >> ic) & 1u);
+                const bool in = r2 < rc2 && (wm & (1u << ic)) != 0u;
                 /* energies need an unbiased 1/sqrt: the Coulomb sum of water is a small
                  * remainder of large terms (see include/halox/md.h, HX_NB_MIXED) */
-                const float rinv = in ? (energy ? __frsqrt_rn(r2) : rsqrtf(r2)) : 0.0f;
+                const float rinv = in ? (energy ? __frsqrt_rn(r2) : hx_rsqrt_fast(r2)) : 0.0f;
                 const float rinv2 = rinv * rinv;
                 const float rinv6 = rinv2 * rinv2 * rinv2;
                 const int tp = s_ti[ic * GNB_CL + ti] + tyj;
@@ -255,27 +257,31 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
  * threads per multiprocessor). */
 __global__ __launch_bounds__(64, 16) void k_nb_f(gnb_dev d, const int4 *__restrict__ ent,
                                                  const uint2 *__restrict__ items,
+                                                 const unsigned short *__restrict__ masks,
                                                  const unsigned char *__restrict__ lj)
 {
-    nb_body(d, ent, items, lj, false);
+    nb_body(d, ent, items, masks, lj, false);
 }
 
 __global__ __launch_bounds__(64, 8) void k_nb_fe(gnb_dev d, const int4 *__restrict__ ent,
                                                  const uint2 *__restrict__ items,
+                                                 const unsigned short *__restrict__ masks,
                                                  const unsigned char *__restrict__ lj)
 {
-    nb_body(d, ent, items, lj, true);
+    nb_body(d, ent, items, masks, lj, true);
 }
 
 /* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
- * pair within rlist_inner of the j cluster now. One warp per item (2 j atoms per lane), one
- * block per entry. parts == 0: every entry (grid = entries); parts > 0: entries e with
- * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish
- * advances the part counter, so the launch is the same every step (graph-capturable). */
+ * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
+ * ti, j atoms ja of half 0 and ja + 4 of half 1), one block per entry. parts == 0: every entry
+ * (grid = entries); parts > 0: entries e with e % parts == the current part (grid =
+ * ceil(entries / parts)); the last block to finish advances the part counter, so the launch is
+ * the same every step (graph-capturable). */
 __global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
-                                              const uint2 *__restrict__ outer,
-                                              uint2 *__restrict__ items, int nent, int parts,
-                                              int cls, int count)
+                                              const uint2 *__restrict__ items,
+                                              const unsigned short *__restrict__ masko,
+                                              unsigned short *__restrict__ mask, int nent,
+                                              int parts, int cls, int count)
 {
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
@@ -300,10 +306,12 @@ __global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict_
         const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3, jb = ja + 4;
         const float r2in = d.rinner2;
         for (int k = en.z + w; k < en.w; k += 2) {
-            const uint2 it = outer[k];
-            const unsigned im = it.y & 0xffu, ex = it.y >> 8;
+            const unsigned mo = masko[k];
+            const unsigned im = (mo | (mo >> 8)) & 0xffu;
             unsigned nm = 0;
             if (im) {
+                const uint2 it = items[k];
+                const unsigned ex = it.y;
                 const unsigned wa =
                     ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti] : 0xffu;
                 const unsigned wb =
@@ -317,15 +325,16 @@ __global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict_
                         const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
                         const float ra = ax * ax + ay * ay + az * az;
                         const float rb = bx * bx + by * by + bz * bz;
-                        const bool in =
-                            (ra < r2in && ((wa >> ic) & 1u)) || (rb < r2in && ((wb >> ic) & 1u));
-                        if (__any_sync(HX_FULL_MASK, in))
+                        if (__any_sync(HX_FULL_MASK, ra < r2in && ((wa >> ic) & 1u)))
                             nm |= 1u << ic;
+                        if (__any_sync(HX_FULL_MASK, rb < r2in && ((wb >> ic) & 1u)))
+                            nm |= 1u << (8 + ic);
                     }
                 }
+                nm &= mo;
             }
             if (lane == 0)
-                items[k] = make_uint2(it.x, (ex << 8) | nm);
+                mask[k] = (unsigned short)nm;
             ncp += (unsigned)__popc(nm);
         }
         if (count && (t & 31) == 0 && ncp)
@@ -388,7 +397,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     for (int c = 0; c < 2; c++) {
         FREE_DEV(d->ent[c]);
         FREE_DEV(d->items[c]);
-        FREE_DEV(d->outer[c]);
+        FREE_DEV(d->mask[c]);
+        FREE_DEV(d->masko[c]);
     }
     FREE_DEV(d->excl);
     FREE_DEV(d->grid);
@@ -660,8 +670,8 @@ hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s)
     for (int c = 0; c < 2; c++) {
         if (nb->nent[c] == 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], GNB_SCA, 0, s, *d, d->ent[c], d->outer[c],
-                  d->items[c], nb->nent[c], 0, c, 1);
+        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], GNB_SCA, 0, s, *d, d->ent[c], d->items[c],
+                  d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
     HX_CUDA(cudaMemcpyAsync(nb->h_st->ncp_inner, d->st->ncp_inner, sizeof nb->h_st->ncp_inner,
@@ -677,15 +687,14 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
     gnb_dev *d = &nb->d;
     if (nb->nent[cls] == 0)
         return HX_OK;
-    const size_t nt2 = (size_t)(nb->ntypes * nb->ntypes);
-    const size_t lj_smem = 16 * ((8 * nt2 + 15) / 16) + sizeof(double2) * nt2;
+    const size_t lj_smem = 0;
     if (flags & HX_GPU_NB_ENERGY) {
         HX_LAUNCH(k_nb_fe, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                  d->items[cls], nb->d_lj);
+                  d->items[cls], d->mask[cls], nb->d_lj);
         HX_CUDA_LAUNCH("k_nb_fe");
     } else {
         HX_LAUNCH(k_nb_f, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                  d->items[cls], nb->d_lj);
+                  d->items[cls], d->mask[cls], nb->d_lj);
         HX_CUDA_LAUNCH("k_nb_f");
     }
     return HX_OK;
@@ -700,7 +709,8 @@ extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
         return HX_OK;
     gnb_dev *d = &nb->d;
     HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), GNB_SCA, 0, (cudaStream_t)stream, *d,
-              d->ent[list], d->outer[list], d->items[list], nb->nent[list], parts, list, 0);
+              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
+              list, 0);
     HX_CUDA_LAUNCH("k_prune");
     return HX_OK;
 }
@@ -767,6 +777,56 @@ extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream
     return HX_OK;
 }
 
+extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps,
+                                            void *stream, double *pair_ms, double *prune_ms)
+{
+    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1) && reps > 0, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_time_kernels: bad argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    gnb_dev *d = &nb->d;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    hx_status st = HX_OK;
+    float ms = 0.0f;
+    *pair_ms = 0.0;
+    if (prune_ms)
+        *prune_ms = 0.0;
+    if (nb->nent[list] == 0)
+        return HX_OK;
+    /* the pair kernel without the prune */
+    const int parts = nb->p.prune_parts;
+    nb->p.prune_parts = 0;
+    HX_CUDA_GOTO(st, cudaEventCreate(&e0), out);
+    HX_CUDA_GOTO(st, cudaEventCreate(&e1), out);
+    HX_TRY_GOTO(st, run_pairs(nb, list, flags, s), out);
+    HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
+    for (int r = 0; r < reps; r++)
+        HX_TRY_GOTO(st, run_pairs(nb, list, flags, s), out);
+    HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
+    HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
+    HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);
+    *pair_ms = ms / reps;
+    nb->p.prune_parts = parts;
+    if (prune_ms && parts > 0) {
+        HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
+        for (int r = 0; r < reps; r++)
+            HX_TRY_GOTO(st, hx_gpu_nb_prune(nb, list, stream), out);
+        HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
+        HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
+        HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);
+        *prune_ms = ms / reps;
+    }
+    HX_CUDA_GOTO(st, cudaMemsetAsync(d->fcl, 0, sizeof(float) * 3 * (size_t)nb->nsc * GNB_SCA, s),
+                 out);
+    HX_CUDA_GOTO(st, cudaStreamSynchronize(s), out);
+out:
+    nb->p.prune_parts = parts;
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return st;
+}
+
 extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
 {
     HX_CHECK(nb, HX_ERR_INVALID_ARG, "hx_gpu_nb_fetch_energies: NULL argument");
@@ -820,7 +880,8 @@ extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)
     for (int c = 0; c < 2; c++) {
         free(l->ent[c]);
         free(l->items[c]);
-        free(l->outer[c]);
+        free(l->mask[c]);
+        free(l->masko[c]);
     }
     free(l->excl);
     memset(l, 0, sizeof *l);
@@ -859,8 +920,9 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
         l->nitems[c] = nb->nitems[c];
         l->ent[c] = (int *)malloc(sizeof(int4) * (size_t)(l->nent[c] + 1));
         l->items[c] = (uint32_t *)malloc(sizeof(uint2) * (size_t)(l->nitems[c] + 1));
-        l->outer[c] = (uint32_t *)malloc(sizeof(uint2) * (size_t)(l->nitems[c] + 1));
-        if (!l->ent[c] || !l->items[c] || !l->outer[c])
+        l->mask[c] = (uint16_t *)malloc(sizeof(uint16_t) * (size_t)(l->nitems[c] + 1));
+        l->masko[c] = (uint16_t *)malloc(sizeof(uint16_t) * (size_t)(l->nitems[c] + 1));
+        if (!l->ent[c] || !l->items[c] || !l->mask[c] || !l->masko[c])
             HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
         if (l->nent[c] > 0)
             HX_CUDA_GOTO(st,
@@ -873,7 +935,12 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
                                     cudaMemcpyDeviceToHost),
                          fail);
             HX_CUDA_GOTO(st,
-                         cudaMemcpy(l->outer[c], d->outer[c], sizeof(uint2) * (size_t)l->nitems[c],
+                         cudaMemcpy(l->mask[c], d->mask[c], sizeof(uint16_t) * (size_t)l->nitems[c],
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->masko[c], d->masko[c],
+                                    sizeof(uint16_t) * (size_t)l->nitems[c],
                                     cudaMemcpyDeviceToHost),
                          fail);
         }

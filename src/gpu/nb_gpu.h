@@ -7,8 +7,8 @@
  * layout; in short:
  *  - atoms are binned into columns, sorted, and cut into super-clusters of 64 atoms, each split
  *    2 x 2 x 2 into clusters of 8; a list entry is (i super-cluster, image shift, run of j
- *    clusters), each j cluster with an 8-bit mask of the i clusters it interacts with and an
- *    optional per-thread exclusion mask;
+ *    clusters), each j cluster with a mask of the i clusters each of its halves (4 atoms)
+ *    interacts with and an optional per-thread exclusion mask;
  *  - a block of 64 threads computes an entry: thread (j atom tj, i atom ti) loops over the j
  *    clusters and the i clusters, i forces in registers, j forces reduced by warp shuffles;
  *  - the outer list (radius rlist) is pruned to an inner one (radius rlist_inner) on the GPU:
@@ -104,7 +104,7 @@ typedef struct hx_gpu_nb_stats {
     int nsc, nslots;           /* super-clusters, atom slots (64 per super-cluster) */
     int ncols;                 /* grid columns */
     int nent[2], nitems[2];    /* list entries and (entry, j cluster) items: local, non-local */
-    long long ncp_outer[2];    /* cluster pairs (8 x 8 atoms) in the outer list */
+    long long ncp_outer[2];    /* cluster-pair halves (8 x 4 atoms) in the outer list */
     long long ncp_inner[2];    /* ... after the prune at the search */
     int nexcl;                 /* items with an exclusion mask */
     int max_cj_per_entry;      /* entry length cap (work split) */
@@ -113,6 +113,14 @@ typedef struct hx_gpu_nb_stats {
     int searches, regrows; /* searches done, buffer growths (a search is redone after one) */
 } hx_gpu_nb_stats;
 void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s);
+
+/* Benchmark helper: the pair kernel of list 0 (local) or 1 (non-local) alone, reps launches
+ * back to back timed with CUDA events on the stream (after one warm-up launch), the rolling
+ * prune kernel likewise when prune is set; ms per launch. The forces the launches accumulate
+ * are discarded (the cluster force buffer is zeroed afterwards). Synchronous; call it between
+ * steps, never inside a capture. */
+hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
+                                 double *pair_ms, double *prune_ms);
 
 /* The list as host data, for tests: positions and masks are those of the last search. */
 typedef struct hx_gpu_nb_list_host {
@@ -123,8 +131,9 @@ typedef struct hx_gpu_nb_list_host {
     int nent[2];         /* entries per class (0 local, 1 non-local) */
     int *ent[2];         /* [4 nent]: i super-cluster, shift index, item begin, item end */
     int nitems[2];       /* items per class */
-    uint32_t *items[2];  /* [2 nitems]: j cluster, (excl index << 8) | pruned i-cluster mask */
-    uint32_t *outer[2];  /* [2 nitems]: the same with the unpruned mask */
+    uint32_t *items[2];  /* [2 nitems]: j cluster, exclusion mask index */
+    uint16_t *mask[2];   /* [nitems] pruned: bit 8 h + ic: i cluster ic x half h of the j cluster */
+    uint16_t *masko[2];  /* [nitems] the same, unpruned */
     int nexcl;           /* exclusion masks 1..nexcl (0: none) */
     uint8_t *excl;       /* [64 (nexcl + 1)]: byte tj*8+ti, bit ic: pair interacts */
     double shift[27][3]; /* shift index -> vector added to the j atom */

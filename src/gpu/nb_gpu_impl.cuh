@@ -14,10 +14,13 @@
  *
  *  Lists, per class (0: zone 0 x zone 0, half list; 1: everything else):
  *    ent[e]     int4 (i super-cluster, shift index, item begin, item end)
- *    items[k]   uint2 (j cluster, excl index << 8 | imask): imask bit ic: i cluster ic of the
- *               entry's super-cluster interacts with this j cluster; excl 0: every atom pair of
- *               those cluster pairs interacts, else excl_tab[64 excl + t] is thread t's mask
- *               (t = 8 tj + ti: j atom tj, i atom ti; bit ic). outer: the unpruned list.
+ *    items[k]   uint2 (j cluster, excl index): excl 0: every atom pair of the cluster pairs
+ *               interacts, else excl_tab[64 excl + t] is thread t's mask (t = 8 tj + ti: j atom
+ *               tj, i atom ti; bit ic);
+ *    mask[k]    16 bits: bit 8 h + ic: i cluster ic of the entry's super-cluster interacts with
+ *               half h of the j cluster (j atoms 4h..4h+3, the atoms warp h of a block
+ *               computes); pruned per half, so a warp skips a half-cluster out of range.
+ *               masko: the outer (unpruned) mask, both halves equal (bounding boxes).
  *  Shift index (kx+1) + 3 (ky+1) + 9 (kz+1): the j atom's image is x_j + (kx Lx, ky Ly, kz Lz).
  */
 #ifndef HX_GPU_NB_GPU_IMPL_CUH
@@ -32,7 +35,7 @@
 #define GNB_NSHIFT 27
 #define GNB_CENTER 13
 #define GNB_MAXZ 8
-#define GNB_MAXTYPES 32
+#define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
 #define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
 #define GNB_FAR 1.0e7f  /* padding positions (masked everywhere; kept finite) */
 #define GNB_ITEMBUF 256 /* list items buffered in shared memory per search block */
@@ -94,7 +97,8 @@ typedef struct gnb_dev {
     float *fcl;
     /* lists */
     int4 *ent[2];
-    uint2 *items[2], *outer[2];
+    uint2 *items[2];
+    unsigned short *mask[2], *masko[2];
     uint8_t *excl;
     /* misc */
     gnb_zone_grid *grid;

@@ -111,6 +111,18 @@ hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
     (void)stream;
     HX_NOGPU_FAIL;
 }
+hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
+                                 double *pair_ms, double *prune_ms)
+{
+    (void)nb;
+    (void)list;
+    (void)flags;
+    (void)reps;
+    (void)stream;
+    (void)pair_ms;
+    (void)prune_ms;
+    HX_NOGPU_FAIL;
+}
 hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
 {
     (void)nb;

@@ -612,13 +612,13 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
     const int base = S->base, ebase = S->ebase;
     unsigned ncp = 0;
     for (int k = t; k < cnt; k += GNB_SCA) {
-        const unsigned ex = (unsigned)S->it_excl[k];
-        const uint2 it = make_uint2((unsigned)S->it_cj[k], (ex << 8) | S->it_mask[k]);
+        const unsigned m = S->it_mask[k];
         if (base + k < d.cap_items[cls]) {
-            d.outer[cls][base + k] = it;
-            d.items[cls][base + k] = it;
+            d.items[cls][base + k] = make_uint2((unsigned)S->it_cj[k], (unsigned)S->it_excl[k]);
+            d.masko[cls][base + k] = (unsigned short)(m | (m << 8));
+            d.mask[cls][base + k] = (unsigned short)(m | (m << 8));
         }
-        ncp += (unsigned)__popc(S->it_mask[k]);
+        ncp += 2u * (unsigned)__popc(m);
     }
     for (int p = t; p < np; p += GNB_SCA)
         if (ebase + p < d.cap_ent[cls])
@@ -821,13 +821,13 @@ static hx_status dev_alloc(void **p, size_t bytes)
 static hx_status alloc_search(hx_gpu_nb *nb)
 {
     gnb_dev *d = &nb->d;
-    void **ptrs[] = {(void **)&d->col_count, (void **)&d->col_start, (void **)&d->col_sc,
-                     (void **)&d->col_bb,    (void **)&d->sc_bb,     (void **)&d->cl_bb,
-                     (void **)&d->perm,      (void **)&d->stype,     (void **)&d->sfirst,
-                     (void **)&d->smask,     (void **)&d->xq,        (void **)&d->swq,
-                     (void **)&d->sqd,       (void **)&d->fcl,       (void **)&d->ent[0],
-                     (void **)&d->ent[1],    (void **)&d->items[0],  (void **)&d->items[1],
-                     (void **)&d->outer[0],  (void **)&d->outer[1],  (void **)&d->excl};
+    void **ptrs[] = {
+        (void **)&d->col_count, (void **)&d->col_start, (void **)&d->col_sc,  (void **)&d->col_bb,
+        (void **)&d->sc_bb,     (void **)&d->cl_bb,     (void **)&d->perm,    (void **)&d->stype,
+        (void **)&d->sfirst,    (void **)&d->smask,     (void **)&d->xq,      (void **)&d->swq,
+        (void **)&d->sqd,       (void **)&d->fcl,       (void **)&d->ent[0],  (void **)&d->ent[1],
+        (void **)&d->items[0],  (void **)&d->items[1],  (void **)&d->mask[0], (void **)&d->mask[1],
+        (void **)&d->masko[0],  (void **)&d->masko[1],  (void **)&d->excl};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;
@@ -851,7 +851,8 @@ static hx_status alloc_search(hx_gpu_nb *nb)
     for (int c = 0; c < 2; c++) {
         HX_TRY(dev_alloc((void **)&d->ent[c], (size_t)d->cap_ent[c] * sizeof(int4)));
         HX_TRY(dev_alloc((void **)&d->items[c], (size_t)d->cap_items[c] * sizeof(uint2)));
-        HX_TRY(dev_alloc((void **)&d->outer[c], (size_t)d->cap_items[c] * sizeof(uint2)));
+        HX_TRY(dev_alloc((void **)&d->mask[c], (size_t)d->cap_items[c] * sizeof(unsigned short)));
+        HX_TRY(dev_alloc((void **)&d->masko[c], (size_t)d->cap_items[c] * sizeof(unsigned short)));
     }
     HX_TRY(dev_alloc((void **)&d->excl, (size_t)d->cap_excl * GNB_SCA));
     /* mask 0 is "no exclusions"; never read, but defined */

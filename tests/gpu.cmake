@@ -90,3 +90,6 @@ if(HALOX_HAVE_CUDA)
   target_link_libraries(gpu_md_bench PRIVATE halox_gputest ${HALOX_CJSON_LIB})
   target_compile_options(gpu_md_bench PRIVATE ${HALOX_WARNINGS})
 endif()
+# The "gpu" MD backend in the engine's schedule against the "cpu" backend (one domain; two
+# domains on one GPU through the gpu-mpi halo)
+halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)

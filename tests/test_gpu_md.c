@@ -1,7 +1,8 @@
 /* The single-GPU MD step (tests/gpu_md_driver.c over src/gpu) against the CPU engine:
  *  1. energies of the same starting state (potential at step 0, the first step's kinetic
  *     energy): LJ and Coulomb within 1e-6 relative (5e-5 kJ/mol per atom for a total that is a
- *     small remainder), kinetic within 1e-9;
+ *     small remainder), kinetic within 1e-6 (its half step after the update comes from float
+ *     forces);
  *  2. at every search of a run, the GPU list holds every pair within rlist of the search
  *     positions (tg_check_list: missing pairs must be 0, printed per search);
  *  3. NVE energy drift over 10 ps at 2 fs of a thermalised 3000-atom SPC/E box (the protocol
@@ -229,7 +230,8 @@ int main(int argc, char **argv)
                 "step 0 LJ: GPU %.12g CPU %.12g", eg.lj, ec->lj);
         T_CHECK(fabs(eg.coulomb - ec->coulomb) <= fmax(1e-6 * fabs(ec->coulomb), 5e-5 * n),
                 "step 0 Coulomb: GPU %.12g CPU %.12g", eg.coulomb, ec->coulomb);
-        T_CHECK(rke <= 1e-9, "step 0 kinetic: GPU %.12g CPU %.12g", eg.kinetic, ec->kinetic);
+        /* v(+dt/2) comes from float forces (3e-6 of the RMS force): ~1e-8 of the kinetic energy */
+        T_CHECK(rke <= 1e-6, "step 0 kinetic: GPU %.12g CPU %.12g", eg.kinetic, ec->kinetic);
     }
 
     /* 2. lists at every search of a short run, with and without the rolling prune */

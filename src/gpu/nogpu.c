@@ -26,6 +26,12 @@ hx_status hx_gpu_set_device(int device)
     HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
 }
 
+hx_status hx_gpu_current_device(int *device)
+{
+    (void)device;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
+}
+
 hx_status hx_gpu_select_for_rank(int local_rank, int *device)
 {
     (void)local_rank;

@@ -39,7 +39,7 @@ struct hx_gpu_update {
     upd_dev d;
     int nblocks;
     struct {
-        double ke[2];
+        double ke[3];
         unsigned dev;
         int bad;
     } * h_res; /* pinned */
@@ -142,7 +142,8 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (
 
 /* The last block to finish sums the per-block kinetic energies in block order and shifts the
  * half-step pair. */
-static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, double *s_red)
+static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, double *s_red,
+                                                 int commit)
 {
     __shared__ int s_last;
     const double bs = hx_block_sum_d(ke, s_red);
@@ -160,15 +161,19 @@ static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, do
         s += *(volatile double *)&d.part[b];
     s = hx_block_sum_d(s, s_red);
     if (threadIdx.x == 0) {
-        d.ke[0] = d.ke[1];
-        d.ke[1] = s;
+        if (commit) {
+            d.ke[0] = d.ke[1];
+            d.ke[1] = s;
+        } else {
+            d.ke[2] = s;
+        }
         *d.done = 0u;
     }
 }
 
 __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
-                                                        int want_dev)
+                                                        int want_dev, int commit)
 {
     __shared__ double s_red[32];
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -187,7 +192,8 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
                 x0[j][k] = d.x[a];
                 vn[j][k] = lambda * d.v[a] + (double)f[a] * im;
                 x1[j][k] = x0[j][k] + vn[j][k] * dt;
-                f[a] = 0.0f;
+                if (commit)
+                    f[a] = 0.0f;
             }
         }
         if (!u_settle(d, x0, x1))
@@ -200,9 +206,11 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
             for (int k = 0; k < 3; k++) {
                 const int a = 3 * id[j] + k;
                 const double v = (x1[j][k] - x0[j][k]) * idt;
-                d.x[a] = x1[j][k];
-                d.v[a] = v;
-                xf[a] = (float)x1[j][k];
+                if (commit) {
+                    d.x[a] = x1[j][k];
+                    d.v[a] = v;
+                    xf[a] = (float)x1[j][k];
+                }
                 v2 += v * v;
             }
             ke += 0.5 * d.m[id[j]] * v2;
@@ -234,15 +242,17 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
             const int a = 3 * a0 + k;
             const double v = lambda * d.v[a] + (double)f[a] * im;
             const double xn = d.x[a] + v * dt;
-            f[a] = 0.0f;
-            d.v[a] = v;
-            d.x[a] = xn;
-            xf[a] = (float)xn;
+            if (commit) {
+                f[a] = 0.0f;
+                d.v[a] = v;
+                d.x[a] = xn;
+                xf[a] = (float)xn;
+            }
             v2 += v * v;
         }
         ke = 0.5 * d.m[a0] * v2;
     }
-    ke_finish(d, ke, s_red);
+    ke_finish(d, ke, s_red, commit);
 }
 
 /* Kinetic energy of the uploaded velocities: becomes the current half step's. */
@@ -255,7 +265,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_ke(upd_dev d)
         const double *v = d.v + 3 * a;
         ke = 0.5 * d.m[a] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     }
-    ke_finish(d, ke, s_red);
+    ke_finish(d, ke, s_red, 1);
 }
 
 __global__ __launch_bounds__(UPD_THREADS) void k_wrap(upd_dev d, float *__restrict__ xf)
@@ -379,7 +389,7 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->free_at, N * sizeof(int)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->part, (size_t)u->nblocks * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->done, sizeof(unsigned)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->ke, 2 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->ke, 3 * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->dev, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad, sizeof(int)), done);
     HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
@@ -412,7 +422,7 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
                      done);
     }
     HX_CUDA_GOTO(st, cudaMemset(d->done, 0, sizeof(unsigned)), done);
-    HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 2 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 3 * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->dev, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad, &int_max, sizeof int_max, cudaMemcpyHostToDevice), done);
 done:
@@ -468,7 +478,9 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     const int want_dev = (flags & HX_GPU_UPDATE_DEVIATION) ? 1 : 0;
     if (want_dev)
         HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
-    HX_LAUNCH(k_update, (unsigned)u->nblocks, UPD_THREADS, 0, s, u->d, xf, f, lambda, want_dev);
+    const int commit = (flags & HX_GPU_UPDATE_NO_COMMIT) ? 0 : 1;
+    HX_LAUNCH(k_update, (unsigned)u->nblocks, UPD_THREADS, 0, s, u->d, xf, f, lambda, want_dev,
+              commit);
     HX_CUDA_LAUNCH("k_update");
     return HX_OK;
 }
@@ -488,7 +500,7 @@ extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
     cudaStream_t s = (cudaStream_t)stream;
-    HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 2 * sizeof(double), cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));
     return HX_OK;
@@ -498,6 +510,7 @@ extern "C" void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result 
 {
     r->ke_prev_half = u->h_res->ke[0];
     r->ke_half = u->h_res->ke[1];
+    r->ke_eval = u->h_res->ke[2];
     float dv;
     memcpy(&dv, &u->h_res->dev, sizeof dv);
     r->deviation = dv;

@@ -47,7 +47,9 @@ hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *
 hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream);
 
 enum {
-    HX_GPU_UPDATE_DEVIATION = 1 /* also measure the largest relative constraint deviation */
+    HX_GPU_UPDATE_DEVIATION = 1, /* also measure the largest relative constraint deviation */
+    HX_GPU_UPDATE_NO_COMMIT = 2  /* compute the step's kinetic energy (and deviation) only:
+                                    positions, velocities and forces stay as they are */
 };
 
 /* One leap-frog step of the home atoms with forces f (device float [3n], zeroed afterwards),
@@ -61,6 +63,7 @@ hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream);
 typedef struct hx_gpu_update_result {
     double ke_prev_half; /* kinetic energy of v(t - dt/2), kJ/mol */
     double ke_half;      /* of v(t + dt/2): after the latest step */
+    double ke_eval;      /* of v(t + dt/2) of the latest HX_GPU_UPDATE_NO_COMMIT step */
     double deviation;    /* largest relative constraint deviation of the latest step measured */
     int bad_molecule;    /* first SETTLE group that could not be constrained, -1: none */
 } hx_gpu_update_result;

@@ -199,6 +199,51 @@ static void run(const char *model, int natoms)
         T_CHECK(nz == 0 && tl, "%s step %d: %d force components not cleared, tail %s", model, step,
                 nz, tl ? "untouched" : "written");
     }
+    /* a step without commit: the kinetic energy of the step, nothing else changes */
+    {
+        for (int k = 0; k < 3 * n; k++)
+            f[k] = (double)(float)(1000.0 * t_rng_normal(&rng));
+        tg_copy_x(d_f, f, 0, n);
+        hx_gpu_update_result r0, r1;
+        T_OK(hx_gpu_update_fetch(u, NULL));
+        cudaDeviceSynchronize();
+        hx_gpu_update_read(u, &r0);
+        double *xb = malloc(sizeof(double) * 3 * (size_t)n),
+               *vb = malloc(sizeof(double) * 3 * (size_t)n);
+        T_OK(hx_gpu_update_download(u, xb, vb, NULL));
+        T_OK(hx_gpu_update_step(u, d_x, d_f, 1.0, HX_GPU_UPDATE_NO_COMMIT, NULL));
+        T_OK(hx_gpu_update_fetch(u, NULL));
+        cudaDeviceSynchronize();
+        hx_gpu_update_read(u, &r1);
+        T_OK(hx_gpu_update_download(u, xg, vg, NULL));
+        double *fb = malloc(sizeof(double) * 3 * (size_t)n);
+        tg_download_f(d_f, fb, 3 * n);
+        int same = 1;
+        for (int k = 0; k < 3 * n; k++)
+            same &= xg[k] == xb[k] && vg[k] == vb[k] && fb[k] == f[k];
+        host_state h2 = {n, malloc(sizeof(double) * 3 * (size_t)n),
+                         malloc(sizeof(double) * 3 * (size_t)n), h.m};
+        memcpy(h2.x, h.x, sizeof(double) * 3 * (size_t)n);
+        memcpy(h2.v, h.v, sizeof(double) * 3 * (size_t)n);
+        cpu_step(&h2, settle, f, 1.0, dt);
+        const double rk = t_reldiff(r1.ke_eval, kinetic(&h2), 1e-12);
+        printf("%-6s step without commit: state %s, KE of the step %.10g (rel %.1e), current "
+               "half step KE %s\n",
+               model, same ? "unchanged" : "CHANGED", r1.ke_eval, rk,
+               r1.ke_half == r0.ke_half && r1.ke_prev_half == r0.ke_prev_half ? "unchanged"
+                                                                              : "CHANGED");
+        ncases += 3;
+        T_CHECK(same, "%s: a step without commit changed positions, velocities or forces", model);
+        T_CHECK(rk <= 1e-12, "%s: kinetic energy of the uncommitted step GPU %.15g CPU %.15g",
+                model, r1.ke_eval, kinetic(&h2));
+        T_CHECK(r1.ke_half == r0.ke_half && r1.ke_prev_half == r0.ke_prev_half,
+                "%s: a step without commit moved the half-step kinetic energies", model);
+        free(fb);
+        free(xb);
+        free(vb);
+        free(h2.x);
+        free(h2.v);
+    }
     /* wrapping: move molecule 1 (or atom 1) by -1.3 box edges in x, +2 in z */
     {
         const int m = 1, a0 = s->mol_start[m], a1 = s->mol_start[m + 1];

@@ -179,7 +179,9 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!t_gpu_require("test_gpu_md"))
         return T_SKIP_CODE;
-    const int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    /* --quick or HALOX_GPU_TEST_QUICK=1 (compute-sanitizer runs): small systems, few steps */
+    const char *qenv = getenv("HALOX_GPU_TEST_QUICK");
+    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) || (qenv && atoi(qenv) > 0);
     const int natoms = quick ? 1500 : 3000;
     const double rc = quick ? 0.9 : 1.0;
     /* thermalised start: the protocol of test_md_nve */

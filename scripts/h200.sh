@@ -138,7 +138,7 @@ if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
         exe=$(find "$build/tests" -maxdepth 1 -name "$t" -type f | head -1)
         [[ -x "$exe" ]] || continue
         for tool in memcheck racecheck synccheck; do
-            timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
+            HALOX_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
                 ${HALOX_SANITIZE_ARGS:-} > "$OUT/logs/san_${t}_$tool.log" 2>&1
             rc=$?
             errs=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$OUT/logs/san_${t}_$tool.log" | tail -1)

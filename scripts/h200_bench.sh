@@ -19,6 +19,14 @@ mpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
 
 # (filled as the GPU benchmarks land)
 
+# The single-GPU MD step (issue 12): SPC/E 45k/180k/360k atoms, three list configurations
+# (nstlist:prune parts), CUDA graph replay; the table is the log's end
+gsteps=4000 gwarm=300
+[[ $QUICK -eq 1 ]] && gsteps=600 gwarm=100
+bench gpu_md timeout 900 "$BUILD/tests/gpu_md_bench" --atoms 45000,180000,360000 \
+    --steps $gsteps --warmup $gwarm --configs 100:4,40:4,20:0 --json "$RES/gpu_md.json" \
+    --git-revision "$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse HEAD 2>/dev/null)"
+
 # GPU halo exchange (issue 11): every backend side by side, the paper's smallest per-GPU size
 xb() { # name np args...
     local name=$1 np=$2

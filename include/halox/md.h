@@ -237,7 +237,8 @@ typedef struct hx_md_params {
      * is timed with events and waited for, so keep it sparse (benchmarks use 10-50). */
     int nstmetrics;
     /* Where the step runs: "cpu" (NULL: default) or "gpu"; and the halo-exchange backend
-     * ("host" for cpu; NULL: "host" on the CPU, "nvshmem" on the GPU). See include/halox/halo.h. */
+     * (include/halox/halo.h). NULL: "host" on the CPU; on the GPU "nvshmem" with several ranks
+     * (when compiled), else "gpu-mpi" (one process: one domain, nothing to send). */
     const char *backend;
     const char *halo;
     /* Continuing a run (restart from a checkpoint): the input is a running state, so the start

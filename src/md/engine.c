@@ -276,7 +276,17 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_TRY(hx_md_params_check(p, sys));
     HX_TRY(hx_md_backend_available(p->backend ? p->backend : "cpu"));
     const hx_md_backend_ops *B = find_backend(p->backend);
-    const char *halo = p->halo ? p->halo : (B->mem == HX_MEM_HOST ? "host" : "nvshmem");
+    /* Default halo backend: the host one for the CPU; on GPUs the GPU-initiated one when
+     * there are several ranks and it was compiled, otherwise gpu-mpi (with one process there
+     * is one domain and no pulse, so nothing is ever sent). */
+    const char *halo = p->halo;
+    if (!halo && B->mem == HX_MEM_HOST)
+        halo = "host";
+    else if (!halo)
+        halo = hx_comm_nranks(comm) > 1 && hx_halo_backend_available("nvshmem") == HX_OK
+                   ? "nvshmem"
+                   : "gpu-mpi";
+    hx_clear_error();
     HX_TRY(hx_halo_backend_available(halo));
     hx_md *md = calloc(1, sizeof *md);
     HX_CHECK(md, HX_ERR_NOMEM, "out of memory");

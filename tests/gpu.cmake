@@ -93,3 +93,7 @@ endif()
 # The "gpu" MD backend in the engine's schedule against the "cpu" backend (one domain; two
 # domains on one GPU through the gpu-mpi halo)
 halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)
+
+# The decomposed GPU step (issue 13): every GPU halo backend in the engine's schedule against
+# the CPU engine and one GPU, 1D/2D/3D and two-pulse grids, NVE drift, a stressed NVSHMEM run
+halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 LABELS dd)

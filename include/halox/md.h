@@ -241,6 +241,13 @@ typedef struct hx_md_params {
      * (when compiled), else "gpu-mpi" (one process: one domain, nothing to send). */
     const char *backend;
     const char *halo;
+    /* Options of the halo backend (include/halox/halo.h, hx_halo_config): the NVSHMEM path and
+     * bulk-copy variant, the deadline of device-side waits (< 0: backend default), and the
+     * stress mode's seed (0: off; testing). */
+    int halo_path;
+    int halo_bulk_copy;
+    double halo_wait_timeout;
+    unsigned long long halo_stress_seed;
     /* Continuing a run (restart from a checkpoint): the input is a running state, so the start
      * is taken as it is (no constraining, no centre-of-mass removal, no velocity generation),
      * the step counter starts at start_step and the thermostat's random stream resumes from
@@ -380,6 +387,8 @@ const hx_md_energies *hx_md_last_energies(const hx_md *md);
  * (automatic for the single-domain engine). */
 const hx_system *hx_md_system(const hx_md *md);
 const hx_md_params *hx_md_get_params(const hx_md *md); /* rlist resolved */
+/* Steps of the next hx_md_run (counted from the current step). */
+void hx_md_set_steps(hx_md *md, long long steps);
 double hx_md_ndf(const hx_md *md);
 long long hx_md_current_step(const hx_md *md);
 long long hx_md_last_missed(const hx_md *md); /* missed pairs at the most recent rebuild */

@@ -42,6 +42,7 @@ void hx_md_params_default(hx_md_params *p)
     p->tau_t = 0.1;
     p->ref_t = 300.0;
     p->nsttcouple = 10;
+    p->halo_wait_timeout = -1.0;
 }
 
 hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
@@ -548,6 +549,11 @@ const hx_system *hx_md_system(const hx_md *md)
     if (!md->gathered_step_valid && md->own_comm)
         hx_md_gather((hx_md *)md);
     return md->sys;
+}
+
+void hx_md_set_steps(hx_md *md, long long steps)
+{
+    md->p.steps = steps;
 }
 
 const hx_md_params *hx_md_get_params(const hx_md *md)

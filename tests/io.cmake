@@ -25,3 +25,8 @@ halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gr
 add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>
                                 ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# JSON output (src/io/json.c): exact numbers, null for non-finite values, escaped UTF-8 strings.
+halox_test(test_json SOURCES test_json.c LABELS io)
+target_include_directories(test_json PRIVATE ${HALOX_CJSON_INCLUDE})
+target_link_libraries(test_json PRIVATE ${HALOX_CJSON_LIB})

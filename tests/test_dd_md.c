@@ -204,6 +204,23 @@ static void compare_case(sysdef *sd, hx_comm *comm, const int grid[3], int *ncas
     free(dd);
 }
 
+/* The error message is exactly want on the rank that failed (rank `culprit`; -1: every rank
+ * fails by itself) and "rank R failed (STATUS): want" on the others. */
+static void expect_message(const char *what, hx_status st, hx_status want_st, int culprit,
+                           const char *want)
+{
+    char full[2048];
+    if (culprit < 0 || culprit == g_rank)
+        snprintf(full, sizeof full, "%s", want);
+    else
+        snprintf(full, sizeof full, "rank %d failed (%s): %s", culprit, hx_status_name(want_st),
+                 want);
+    hx_status st_want = culprit < 0 || culprit == g_rank ? want_st : HX_ERR_REMOTE;
+    T_CHECK(st == st_want && strcmp(hx_last_error_message(), full) == 0,
+            "%s on rank %d: %s\n  '%s'\nexpected %s\n  '%s'", what, g_rank, hx_status_name(st),
+            hx_last_error_message(), hx_status_name(st_want), full);
+}
+
 static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, int *ncases)
 {
     int nd = hx_comm_ndomains(comm);
@@ -211,10 +228,13 @@ static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, i
     /* wrong grid size */
     int wrong[3] = {nd + 1, 1, 1};
     hx_status st = hx_md_create_dd(water->sys, &water->p, comm, wrong, &md);
-    T_CHECK(st == HX_ERR_INVALID_ARG && md == NULL &&
-                strstr(hx_last_error_message(), "ranks") != NULL,
-            "grid of %d domains on %d: %s (%s)", nd + 1, nd, hx_status_name(st),
-            hx_last_error_message());
+    char want[1024];
+    snprintf(want, sizeof want,
+             "the domain grid %dx1x1 has %d domains but the job has %d ranks: give a grid whose "
+             "product is %d, or leave --dd out to choose one",
+             nd + 1, nd + 1, nd, nd);
+    T_CHECK(md == NULL, "grid of %d domains on %d: an engine was made", nd + 1, nd);
+    expect_message("wrong grid size", st, HX_ERR_INVALID_ARG, -1, want);
     (*ncases)++;
     if (nd == 2) {
         /* cells too small: two cells of a 2 nm box cannot hold r_comm > 1 nm in one pulse, and
@@ -223,9 +243,23 @@ static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, i
         T_OK(hx_build_water("spce", 800, 0.0, 3, &small));
         int two[3] = {2, 1, 1};
         st = hx_md_create_dd(small, &water->p, comm, two, &md);
-        T_CHECK(st == HX_ERR_GEOMETRY && strstr(hx_last_error_message(), "too small") != NULL,
-                "2 cells of a %.2f nm box: %s (%s)", small->box[0], hx_status_name(st),
-                hx_last_error_message());
+        /* r_comm (rlist + the largest molecule radius) is read from the message, checked for
+         * range, and the whole message rebuilt from it must be what was printed */
+        double r_comm = 0.0, cell = 0.0;
+        int np = 0, most = 0;
+        sscanf(hx_last_error_message(),
+               "cells along x are too small: the communication distance %lf nm needs %d pulses of "
+               "cell size %lf nm",
+               &r_comm, &np, &cell);
+        most = (int)floor(small->box[0] / r_comm);
+        snprintf(want, sizeof want,
+                 "cells along x are too small: the communication distance %g nm needs 2 pulses of "
+                 "cell size %g nm, but there are only 2 cells (pulses must be fewer than cells); "
+                 "use at most %d domains along x, or a shorter cut-off/rlist, or a larger box",
+                 r_comm, 0.5 * small->box[0], most > 1 ? most : 1);
+        T_CHECK(np == 2 && r_comm > water->p.rlist && r_comm < water->p.rlist + 0.1,
+                "2 cells of a %.2f nm box: r_comm %g nm, %d pulses", small->box[0], r_comm, np);
+        expect_message("cells too small", st, HX_ERR_GEOMETRY, -1, want);
         hx_system_destroy(&small);
         (*ncases)++;
     }
@@ -257,10 +291,14 @@ static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, i
         T_OK(st);
         for (int k = 0; k < 3 * p.nstlist && st == HX_OK; k++)
             st = hx_md_step(md);
-        T_CHECK((st == HX_ERR_PHYSICS || st == HX_ERR_REMOTE) &&
-                    strstr(hx_last_error_message(), "more than one cell") != NULL &&
-                    strstr(hx_last_error_message(), "step") != NULL,
-                "fast atom: %s (%s)", hx_status_name(st), hx_last_error_message());
+        /* caught at the first repartition (step nstlist): atom 0 went from x = 0.3 nm (domain 0)
+         * to 0.3 nm + 2.5 cells (domain 2); rank 0 holds domain 0 and reports it */
+        snprintf(want, sizeof want,
+                 "at step %d molecule 0 (global index, 0-based) moved more than one cell along x "
+                 "since the last repartition: from domain 0 to domain 2; the system is unstable "
+                 "or nstlist is too long",
+                 p.nstlist);
+        expect_message("fast atom", st, HX_ERR_PHYSICS, hx_comm_nranks(comm) > 1 ? 0 : -1, want);
         hx_md_destroy(&md);
         hx_system_destroy(&s);
         (*ncases)++;

@@ -2,7 +2,9 @@
 #include "commands.h"
 
 #include "halox/halox.h"
+#include "halox/decomp.h"
 #include "halox/io.h"
+#include "halox/md.h"
 #include "core/error.h"
 #include "io/json.h"
 
@@ -16,13 +18,16 @@ static int run_plan(int argc, char **argv);
 const hx_cmd hx_cmd_plan = {
     "plan",
     "build a domain decomposition and its halo plan, and report it",
-    "halox plan [-c conf.gro] [--dd AxBxC | --ranks N] [--rc NM] [--rlist NM] [--json]",
+    "halox plan [-c conf.gro] [--dd AxBxC | --ranks N] [md options] [--json]",
     "Builds the halo plan of a GROMACS-style eighth-shell domain decomposition in one process\n"
     "(every domain in memory) and prints the grid, cell sizes, the communication distance,\n"
     "pulses per dimension, per-pulse send/receive atom counts (min/avg/max over domains), and\n"
     "home and halo totals. Without -c it uses a built-in SPC/E water box (--atoms, --seed).\n"
     "Molecules come from residues and are assigned to the domain of their centre of geometry;\n"
-    "r_comm = rlist + the largest molecule radius. --json prints one JSON object (schema in\n"
+    "r_comm = rlist + the largest molecule radius. The pair-list radius and the decomposition\n"
+    "come from the same code as `halox md` with the same options (--rc, --rlist, --buffer-tol,\n"
+    "--nstlist, --dt, --model, --gen-vel, --thermostat, --ref-t, --eps-rf, --eps-r), so the plan\n"
+    "is the one `mpirun -np N halox md` will use. --json prints one JSON object (schema in\n"
     "docs/plan-json.md).",
     run_plan,
 };
@@ -32,26 +37,6 @@ typedef struct pulse_sum {
     long long send_total, recv_total;
     int send_min, send_max, recv_min, recv_max;
 } pulse_sum;
-
-static double mol_radius(const hx_system *s, int m, double cen[3])
-{
-    int a0 = s->mol_start[m], a1 = s->mol_start[m + 1];
-    cen[0] = cen[1] = cen[2] = 0;
-    for (int a = a0; a < a1; a++)
-        for (int d = 0; d < 3; d++)
-            cen[d] += s->x[3 * a + d];
-    for (int d = 0; d < 3; d++)
-        cen[d] /= (a1 - a0);
-    double r2max = 0;
-    for (int a = a0; a < a1; a++) {
-        double r2 = 0;
-        for (int d = 0; d < 3; d++)
-            r2 += (s->x[3 * a + d] - cen[d]) * (s->x[3 * a + d] - cen[d]);
-        if (r2 > r2max)
-            r2max = r2;
-    }
-    return sqrt(r2max);
-}
 
 typedef struct plan_totals {
     int domains;
@@ -117,9 +102,11 @@ static hx_status print_json(const hx_system *sys, const hx_dd *dd, const int gri
 
 static int run_plan(int argc, char **argv)
 {
-    const char *conf = NULL, *grid_text = NULL;
-    double rc = 1.0, rlist = -1.0;
+    const char *conf = NULL, *grid_text = NULL, *model = "spce", *thermostat = "no";
     int ranks = 0, json = 0, atoms = 3000, seed = 1;
+    hx_md_params mp;
+    hx_md_params_default(&mp);
+    double gen_vel = -1.0;
     hx_opt opts[] = {
         {"c", NULL, HX_OPT_STRING, &conf, "FILE", "input configuration (.gro); default: built-in"},
         {"atoms", NULL, HX_OPT_INT, &atoms, "N", "atoms of the built-in SPC/E box (without -c)"},
@@ -128,29 +115,41 @@ static int run_plan(int argc, char **argv)
          "domain grid (default: chosen for --ranks)"},
         {"ranks", NULL, HX_OPT_INT, &ranks, "N",
          "number of domains when --dd is not given (default 8)"},
-        {"rc", NULL, HX_OPT_DOUBLE, &rc, "NM", "interaction cut-off"},
-        {"rlist", NULL, HX_OPT_DOUBLE, &rlist, "NM", "pair-list radius (default: rc + 0.1)"},
+        {"rc", NULL, HX_OPT_DOUBLE, &mp.rc, "NM", "interaction cut-off (as halox md)"},
+        {"rlist", NULL, HX_OPT_DOUBLE, &mp.rlist, "NM",
+         "pair-list radius (0: from --buffer-tol, as halox md)"},
+        {"buffer-tol", NULL, HX_OPT_DOUBLE, &mp.verlet_buffer_tolerance, "KJ",
+         "Verlet buffer tolerance, kJ/mol/ps per atom (as halox md)"},
+        {"nstlist", NULL, HX_OPT_INT, &mp.nstlist, "N", "steps between pair searches"},
+        {"dt", NULL, HX_OPT_DOUBLE, &mp.dt, "PS", "time step"},
+        {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
+        {"gen-vel", NULL, HX_OPT_DOUBLE, &gen_vel, "K",
+         "temperature of generated velocities (<0: velocities of the input)"},
+        {"thermostat", NULL, HX_OPT_STRING, &thermostat, "NAME", "no or v-rescale"},
+        {"ref-t", NULL, HX_OPT_DOUBLE, &mp.ref_t, "K", "thermostat temperature"},
+        {"eps-rf", NULL, HX_OPT_DOUBLE, &mp.eps_rf, "X", "reaction-field dielectric"},
+        {"eps-r", NULL, HX_OPT_DOUBLE, &mp.eps_r, "X", "relative dielectric"},
         {"json", NULL, HX_OPT_FLAG, &json, NULL, "print one JSON object instead of a table"},
     };
     int pr = hx_cli_parse(&hx_cmd_plan, opts, (int)(sizeof opts / sizeof opts[0]), argc, argv);
     if (pr != 0)
         return pr > 0 ? 0 : 2;
-    if (rlist < 0)
-        rlist = rc + 0.1;
-    if (rlist < rc) {
-        fprintf(stderr,
-                "halox plan: error: --rlist %g is shorter than --rc %g: the pair-list "
-                "radius must be at least the cut-off\n",
-                rlist, rc);
-        return 1;
+    mp.model = model;
+    mp.gen_vel = gen_vel >= 0;
+    mp.gen_temp = gen_vel >= 0 ? gen_vel : 0.0;
+    if (strcmp(thermostat, "v-rescale") == 0)
+        mp.thermostat = HX_THERMOSTAT_VRESCALE;
+    else if (strcmp(thermostat, "no") != 0 && strcmp(thermostat, "none") != 0) {
+        fprintf(stderr, "halox plan: error: unknown thermostat '%s': use no or v-rescale\n",
+                thermostat);
+        return 2;
     }
     hx_system *sys = NULL;
-    hx_dd *dd = NULL;
+    hx_decomp *dec = NULL;
     hx_comm *comm = NULL;
-    hx_plan *plan = NULL;
-    int **dom_atoms = NULL;
-    double **xh = NULL;
-    int *nhome = NULL, nd = 0, rcode = 1;
+    const hx_dd *dd = NULL;
+    const hx_plan *plan = NULL;
+    int nd = 0, rcode = 1;
     pulse_sum *ps = NULL;
     hx_status st;
     if (conf)
@@ -163,61 +162,25 @@ static int run_plan(int argc, char **argv)
         fprintf(stderr, "halox plan: error: the system has no atoms\n");
         goto out;
     }
-    /* Molecule centres (assignment) and the largest radius (r_comm). */
-    double *cen = malloc(sizeof(double) * 3 * sys->nmol);
-    double rmol = 0;
-    for (int m = 0; m < sys->nmol; m++) {
-        double r = mol_radius(sys, m, &cen[3 * m]);
-        if (r > rmol)
-            rmol = r;
-    }
-    double r_comm = rlist + rmol;
+    /* exactly what halox md does: the pair-list radius, whole molecules, the decomposition */
+    double rlist = 0.0;
+    if ((st = hx_md_params_check(&mp, sys)) != HX_OK ||
+        (st = hx_md_pair_list_radius(sys, &mp, &rlist)) != HX_OK)
+        goto fail;
+    const double rc = mp.rc;
+    hx_system_make_whole(sys);
     int grid[3] = {0, 0, 0};
-    if (grid_text) {
-        if ((st = hx_dd_parse_grid(grid_text, grid)) != HX_OK) {
-            free(cen);
-            goto fail;
-        }
-    } else {
-        if ((st = hx_dd_choose_grid(sys->box, r_comm, rc, ranks > 0 ? ranks : 8, grid)) != HX_OK) {
-            free(cen);
-            goto fail;
-        }
-    }
-    hx_dd_params p = {
-        {sys->box[0], sys->box[1], sys->box[2]}, {grid[0], grid[1], grid[2]}, r_comm, rc};
-    if ((st = hx_dd_create(&p, &dd)) != HX_OK) {
-        free(cen);
+    if (grid_text && (st = hx_dd_parse_grid(grid_text, grid)) != HX_OK)
         goto fail;
-    }
-    nd = hx_dd_ndomains(dd);
-    nhome = calloc(nd, sizeof *nhome);
-    xh = calloc(nd, sizeof *xh);
-    int *owner = malloc(sizeof(int) * sys->nmol);
-    for (int m = 0; m < sys->nmol; m++) {
-        owner[m] = hx_dd_domain_of_point(dd, &cen[3 * m]);
-        nhome[owner[m]] += sys->mol_start[m + 1] - sys->mol_start[m];
-    }
-    for (int d = 0; d < nd; d++) {
-        xh[d] = malloc(sizeof(double) * 3 * (nhome[d] + 1));
-        nhome[d] = 0;
-    }
-    for (int m = 0; m < sys->nmol; m++) {
-        int d = owner[m];
-        /* Put the molecule's centre in the box; the molecule stays whole around it. */
-        double sh[3];
-        for (int k = 0; k < 3; k++)
-            sh[k] = -floor(cen[3 * m + k] / sys->box[k]) * sys->box[k];
-        for (int a = sys->mol_start[m]; a < sys->mol_start[m + 1]; a++, nhome[d]++)
-            for (int k = 0; k < 3; k++)
-                xh[d][3 * nhome[d] + k] = sys->x[3 * a + k] + sh[k];
-    }
-    free(owner);
-    free(cen);
+    nd = grid_text ? grid[0] * grid[1] * grid[2] : (ranks > 0 ? ranks : 8);
+    hx_decomp_params dparams = {rc, rlist, {grid[0], grid[1], grid[2]}};
     if ((st = hx_comm_create_serial(nd, &comm)) != HX_OK ||
-        (st = hx_plan_create(dd, comm, &plan)) != HX_OK ||
-        (st = hx_plan_build(plan, nhome, (const double *const *)xh)) != HX_OK)
+        (st = hx_decomp_create(sys, &dparams, comm, &dec)) != HX_OK)
         goto fail;
+    dd = hx_decomp_dd(dec);
+    plan = hx_decomp_plan(dec);
+    hx_dd_grid(dd, grid);
+    const double rmol = hx_decomp_molecule_radius(dec), r_comm = hx_decomp_r_comm(dec);
 
     int npulses = hx_dd_npulses(dd);
     ps = calloc(npulses + 1, sizeof *ps);
@@ -278,16 +241,9 @@ static int run_plan(int argc, char **argv)
 fail:
     hx_cli_report_error("plan", st);
 out:
-    if (xh)
-        for (int d = 0; d < nd; d++)
-            free(xh[d]);
-    free(xh);
-    free(nhome);
     free(ps);
-    free(dom_atoms);
-    hx_plan_destroy(&plan);
+    hx_decomp_destroy(&dec);
     hx_comm_destroy(&comm);
-    hx_dd_destroy(&dd);
     hx_system_destroy(&sys);
     return rcode;
 }

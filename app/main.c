@@ -1,6 +1,9 @@
 /* halox: the command-line program. Dispatches to subcommands (app/cmd_*.c). */
 #include "commands.h"
 
+#include "halox/gpu.h"
+#include "halox/halo.h"
+#include "halox/md.h"
 #include "halox/version.h"
 
 #include <stdio.h>
@@ -16,6 +19,7 @@ static const hx_cmd *const commands[] = {
     &hx_cmd_plan,
     &hx_cmd_build,
     &hx_cmd_md,
+    &hx_cmd_bench,
     &hx_cmd_version,
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
@@ -25,10 +29,36 @@ static int run_version(int argc, char **argv)
     (void)argc;
     (void)argv;
     printf("halox %s\n", HALOX_VERSION);
-    printf("  mpi:     %s\n", HALOX_HAVE_MPI ? "yes" : "no");
-    printf("  openmp:  %s\n", HALOX_HAVE_OPENMP ? "yes" : "no");
-    printf("  cuda:    %s\n", HALOX_HAVE_CUDA ? "yes" : "no");
-    printf("  nvshmem: %s\n", HALOX_HAVE_NVSHMEM ? "yes" : "no");
+    printf("  mpi:     %s\n", HALOX_HAVE_MPI ? "compiled" : "not compiled");
+    printf("  openmp:  %s\n", HALOX_HAVE_OPENMP ? "compiled" : "not compiled");
+    printf("  cuda:    %s\n", HALOX_HAVE_CUDA ? "compiled" : "not compiled");
+    printf("  nvshmem: %s\n", HALOX_HAVE_NVSHMEM ? "compiled" : "not compiled");
+    /* what a run can select, asked of the library rather than of the configure step */
+    printf("  md backends:  ");
+    static const char *const md_names[] = {"cpu", "gpu"};
+    for (int i = 0; i < 2; i++)
+        printf("%s%s%s", i ? ", " : "", md_names[i],
+               hx_md_backend_available(md_names[i]) == HX_OK ? "" : " (not compiled)");
+    printf("\n  halo backends:");
+    const char *const *hn = hx_halo_backend_names();
+    for (int i = 0; hn[i]; i++)
+        printf("%s %s%s", i ? "," : "", hn[i],
+               hx_halo_backend_available(hn[i]) == HX_OK ? "" : " (not compiled)");
+    printf("\n");
+    int ngpu = 0;
+    const char *why = NULL;
+    hx_gpu_device_count(&ngpu, &why);
+    if (ngpu == 0)
+        printf("  gpus:    none (%s)\n", why ? why : "none visible");
+    for (int d = 0; d < ngpu; d++) {
+        hx_gpu_info g;
+        char line[512];
+        if (hx_gpu_get_info(d, &g) == HX_OK) {
+            hx_gpu_describe(&g, line, (int)sizeof line);
+            printf("  gpu %d:   %s\n", d, line);
+        }
+    }
+    hx_clear_error();
     return 0;
 }
 

@@ -1,14 +1,20 @@
-/* Using halox from another code: build a halo plan for your own particles and run one coordinate
- * and one force exchange, with only the public API (include/halox).
+/* Using halox from another code: decompose your own particles, build the halo plan and run one
+ * coordinate and one force exchange, with only the public API (include/halox).
+ *
+ * The layers, as the engine uses them: a system (atoms grouped in molecules) -> the
+ * decomposition (hx_decomp: grid, molecules to domains, plan, local atom sets) -> the halo
+ * exchange (hx_halo: a backend by name, owning the local coordinate and force arrays).
  *
  * The example holds every domain in one process (the serial communicator); with MPI, create the
- * communicator with hx_comm_create_mpi(&comm_world, ...) and pass only your rank's domain.
+ * communicator with hx_comm_create_mpi(&comm_world, ...) and each rank holds its own domain.
  * It checks what it computes and exits non-zero when something is wrong. */
+#include <halox/decomp.h>
 #include <halox/halox.h>
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -21,10 +27,12 @@
 
 int main(void)
 {
-    /* 4000 point particles on a jittered lattice in a 5 nm box, cut-off 0.9 nm, 2x2x2 domains. */
-    const double box[3] = {5.0, 5.0, 5.0}, rc = 0.9;
+    /* 4000 point particles (one-atom molecules) on a jittered lattice in a 5 nm box, cut-off
+     * 0.9 nm, pair-list radius 1.0 nm, 2x2x2 domains. */
     const int n = 4000;
-    double *x = malloc(sizeof(double) * 3 * n);
+    hx_system *sys = NULL;
+    CHECK(hx_system_create(n, n, &sys));
+    sys->box[0] = sys->box[1] = sys->box[2] = 5.0;
     unsigned long long s = 12345;
     int side = (int)ceil(cbrt((double)n));
     for (int i = 0; i < n; i++) {
@@ -32,76 +40,60 @@ int main(void)
         for (int d = 0; d < 3; d++) {
             s = s * 6364136223846793005ULL + 1442695040888963407ULL;
             double jitter = ((double)(s >> 11) / 9007199254740992.0 - 0.5) * 0.05;
-            x[3 * i + d] = fmod((c[d] + 0.5) * box[d] / side + jitter + box[d], box[d]);
+            sys->x[3 * i + d] =
+                fmod((c[d] + 0.5) * sys->box[d] / side + jitter + sys->box[d], sys->box[d]);
         }
+        sys->mol_start[i] = i;
     }
-
-    hx_dd *dd = NULL;
-    hx_dd_params p = {{box[0], box[1], box[2]}, {2, 2, 2}, rc + 0.1, rc};
-    CHECK(hx_dd_create(&p, &dd));
-    int nd = hx_dd_ndomains(dd);
-
-    /* Sort the particles into their domains (home atoms). */
-    int *nhome = calloc(nd, sizeof(int));
-    double **xl = calloc(nd, sizeof(double *));
-    double **fl = calloc(nd, sizeof(double *));
-    for (int i = 0; i < n; i++)
-        nhome[hx_dd_domain_of_point(dd, &x[3 * i])]++;
-    for (int d = 0; d < nd; d++) {
-        xl[d] = malloc(sizeof(double) * 3 * nhome[d]);
-        nhome[d] = 0;
-    }
-    for (int i = 0; i < n; i++) {
-        int d = hx_dd_domain_of_point(dd, &x[3 * i]);
-        for (int k = 0; k < 3; k++)
-            xl[d][3 * nhome[d] + k] = x[3 * i + k];
-        nhome[d]++;
-    }
+    sys->mol_start[n] = n;
 
     hx_comm *comm = NULL;
-    hx_plan *plan = NULL;
+    hx_decomp *dec = NULL;
     hx_halo *halo = NULL;
-    CHECK(hx_comm_create_serial(nd, &comm));
-    CHECK(hx_plan_create(dd, comm, &plan));
-    CHECK(hx_plan_build(plan, nhome, (const double *const *)xl));
-    CHECK(hx_halo_create(plan, comm, &halo));
-
-    /* Local arrays: [home | halo]. */
+    CHECK(hx_comm_create_serial(8, &comm));
+    hx_decomp_params dp = {0.9, 1.0, {2, 2, 2}};
+    CHECK(hx_decomp_create(sys, &dp, comm, &dec));
+    CHECK(hx_decomp_update_local(dec)); /* global ids of the halo atoms */
+    /* The exchange (the host backend in double here; "nvshmem" etc. on GPUs) owns the local
+     * arrays [home | halo]. */
+    CHECK(hx_halo_create(hx_decomp_plan(dec), comm, NULL, &halo));
+    const int nd = hx_decomp_nlocal(dec);
     long halo_total = 0;
     for (int d = 0; d < nd; d++) {
-        const hx_domain_plan *dp = hx_plan_domain(plan, d);
-        xl[d] = realloc(xl[d], sizeof(double) * 3 * dp->n_local);
-        fl[d] = calloc(3 * (size_t)dp->n_local, sizeof(double));
-        halo_total += dp->n_local - dp->n_home;
+        const hx_decomp_local *loc = hx_decomp_get_local(dec, d);
+        double *x = hx_halo_x(halo, d), *f = hx_halo_f(halo, d);
+        memcpy(x, loc->home->x, sizeof(double) * 3 * loc->n_home);
         /* A force of 1 on every halo copy: each owner must get back one unit per copy. */
-        for (int i = dp->n_home; i < dp->n_local; i++)
-            fl[d][3 * i] = 1.0;
+        for (int i = 0; i < loc->n_local; i++)
+            f[3 * i] = f[3 * i + 1] = f[3 * i + 2] = i >= loc->n_home ? 1.0 : 0.0;
+        halo_total += loc->n_local - loc->n_home;
     }
-    CHECK(hx_halo_exchange_x(halo, (void *const *)xl, HX_REAL_F64, HX_MEM_HOST, NULL));
-    CHECK(hx_halo_exchange_f(halo, (void *const *)fl, HX_REAL_F64, HX_MEM_HOST, NULL));
+    CHECK(hx_halo_exchange_x(halo, NULL));
+    CHECK(hx_halo_exchange_f(halo, NULL));
 
-    double returned = 0;
+    double returned = 0, worst = 0;
     for (int d = 0; d < nd; d++) {
-        const hx_domain_plan *dp = hx_plan_domain(plan, d);
-        for (int i = 0; i < dp->n_home; i++)
-            returned += fl[d][3 * i];
+        const hx_decomp_local *loc = hx_decomp_get_local(dec, d);
+        const double *x = hx_halo_x(halo, d), *f = hx_halo_f(halo, d);
+        for (int i = 0; i < loc->n_home; i++)
+            returned += f[3 * i];
+        /* every halo atom is its global particle, shifted by whole box vectors */
+        for (int i = loc->n_home; i < loc->n_local; i++)
+            for (int k = 0; k < 3; k++) {
+                double dx = x[3 * i + k] - sys->x[3 * loc->gid[i] + k];
+                dx -= sys->box[k] * nearbyint(dx / sys->box[k]);
+                worst = fmax(worst, fabs(dx));
+            }
     }
-    printf("%d domains, %d pulses, %ld halo atoms; forces returned to owners: %.0f\n", nd,
-           hx_dd_npulses(dd), halo_total, returned);
-    int ok = fabs(returned - (double)halo_total) < 0.5;
+    printf("%d domains, %d pulses, %ld halo atoms; forces returned to owners: %.0f; largest halo "
+           "coordinate error %.3g nm\n",
+           nd, hx_dd_npulses(hx_decomp_dd(dec)), halo_total, returned, worst);
+    int ok = fabs(returned - (double)halo_total) < 0.5 && worst < 1e-12;
     printf("%s\n", ok ? "OK" : "MISMATCH");
 
-    for (int d = 0; d < nd; d++) {
-        free(xl[d]);
-        free(fl[d]);
-    }
-    free(xl);
-    free(fl);
-    free(nhome);
-    free(x);
     hx_halo_destroy(&halo);
-    hx_plan_destroy(&plan);
+    hx_decomp_destroy(&dec);
     hx_comm_destroy(&comm);
-    hx_dd_destroy(&dd);
+    hx_system_destroy(&sys);
     return ok ? 0 : 1;
 }

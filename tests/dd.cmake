@@ -13,3 +13,9 @@ endif()
 if(HALOX_SANITIZE AND TEST test_dd_cli)
   set_tests_properties(test_dd_cli PROPERTIES ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 endif()
+# a local failure between agreement points ends the run on every rank, without a hang
+halox_mpi_test(test_md_fault SOURCES test_md_fault.c test_md_common.c RANKS 2 3 LABELS dd)
+if(TARGET test_md_fault)
+  # seconds normally; a hang (the failure it guards against) should not cost ten minutes
+  set_tests_properties(test_md_fault_np2 test_md_fault_np3 PROPERTIES TIMEOUT 120)
+endif()

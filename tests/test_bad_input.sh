@@ -85,7 +85,7 @@ expect bad-grid 'AxBxC' "${md[@]}" -c good.gro --dd 2y2
 expect cells-too-small 'too small' "${md[@]}" -c good.gro --dd 2x1x1 --rc 1.15 --rlist 1.2
 expect unknown-model 'unknown' "${md[@]}" -c good.gro --model tip5p
 expect unknown-option 'unknown option' "${md[@]}" -c good.gro --frobnicate 3
-expect plan-rlist 'shorter than --rc' plan --rc 1.0 --rlist 0.9
+expect plan-rlist 'rlist = 0.9 nm is shorter than the cut-off rc = 1 nm' plan --rc 1.0 --rlist 0.9
 
 # physics going wrong
 expect non-finite-force 'non-finite force on atom' "${md[@]}" -c overlap.gro --model argon

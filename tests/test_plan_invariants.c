@@ -45,7 +45,7 @@ static int run_case(uint64_t seed, int *pulses_seen)
     hx_dd *dd = NULL;
     hx_comm *comm = NULL;
     hx_plan *plan = NULL;
-    hx_halo *halo = NULL;
+    hx_halo *halo = NULL, *halo32 = NULL; /* the host backend in double and in float */
     hx_status st = hx_dd_create(&dp, &dd);
     if (st != HX_OK) {
         T_FAIL("seed %llu: hx_dd_create failed: %s", (unsigned long long)seed,
@@ -81,7 +81,15 @@ static int run_case(uint64_t seed, int *pulses_seen)
         nhome[d]++;
     }
     T_OK(hx_plan_build(plan, nhome, (const double *const *)xh));
-    T_OK(hx_halo_create(plan, comm, &halo));
+    hx_halo_config hc;
+    hx_halo_config_default(&hc);
+    T_OK(hx_halo_create(plan, comm, &hc, &halo));
+    hc.real = HX_REAL_F32;
+    T_OK(hx_halo_create(plan, comm, &hc, &halo32));
+    if (!halo || !halo32) {
+        pf_free(&s);
+        return 0;
+    }
 
     /* Local arrays: home + halo. */
     double **xl = calloc(nd, sizeof(double *));
@@ -89,17 +97,21 @@ static int run_case(uint64_t seed, int *pulses_seen)
     int **gl = calloc(nd, sizeof(int *));
     for (int d = 0; d < nd; d++) {
         const hx_domain_plan *p = hx_plan_domain(plan, d);
-        xl[d] = calloc(3 * (size_t)p->n_local + 3, sizeof(double));
-        xf[d] = calloc(3 * (size_t)p->n_local + 3, sizeof(float));
+        T_CHECK(hx_halo_capacity(halo) >= p->n_local && hx_halo_capacity(halo32) >= p->n_local,
+                "seed %llu: halo arrays of %d/%d atoms for %d local atoms",
+                (unsigned long long)seed, hx_halo_capacity(halo), hx_halo_capacity(halo32),
+                p->n_local);
+        xl[d] = hx_halo_x(halo, d);
+        xf[d] = hx_halo_x(halo32, d);
         gl[d] = calloc((size_t)p->n_local + 1, sizeof(int));
         memcpy(xl[d], xh[d], sizeof(double) * 3 * nhome[d]);
         for (int k = 0; k < 3 * nhome[d]; k++)
             xf[d][k] = (float)xh[d][k];
         memcpy(gl[d], gid[d], sizeof(int) * nhome[d]);
     }
-    T_OK(hx_halo_exchange_x(halo, (void *const *)xl, HX_REAL_F64, HX_MEM_HOST, NULL));
-    T_OK(hx_halo_exchange_x(halo, (void *const *)xf, HX_REAL_F32, HX_MEM_HOST, NULL));
-    T_OK(hx_halo_exchange_int(halo, gl, 1));
+    T_OK(hx_halo_exchange_x(halo, NULL));
+    T_OK(hx_halo_exchange_x(halo32, NULL));
+    T_OK(hx_halo_exchange_int(halo, gl, 1, HX_MEM_HOST));
 
     /* 2. coordinates, bit for bit; 4. dependencies */
     for (int d = 0; d < nd && hx_test_failures == fails_before; d++) {
@@ -250,20 +262,44 @@ static int run_case(uint64_t seed, int *pulses_seen)
 
     /* 3. forces */
     double **fl = calloc(nd, sizeof(double *));
+    float **ffl = calloc(nd, sizeof(float *));
     double *expect = calloc(3 * (size_t)s.natoms, sizeof(double));
+    double *expectf = calloc(3 * (size_t)s.natoms, sizeof(double));
     double tot_before[3] = {0, 0, 0}, tot_after[3] = {0, 0, 0};
     for (int d = 0; d < nd; d++) {
         const hx_domain_plan *p = hx_plan_domain(plan, d);
-        fl[d] = malloc(sizeof(double) * 3 * (p->n_local + 1));
+        fl[d] = hx_halo_f(halo, d);
+        ffl[d] = hx_halo_f(halo32, d);
         for (int i = 0; i < p->n_local; i++)
             for (int k = 0; k < 3; k++) {
                 double v = 2.0 * t_rng_uniform(&r) - 1.0;
                 fl[d][3 * i + k] = v;
+                ffl[d][3 * i + k] = (float)v;
                 expect[3 * gl[d][i] + k] += v;
+                expectf[3 * gl[d][i] + k] += (float)v;
                 tot_before[k] += v;
             }
     }
-    T_OK(hx_halo_exchange_f(halo, (void *const *)fl, HX_REAL_F64, HX_MEM_HOST, NULL));
+    T_OK(hx_halo_exchange_f(halo, NULL));
+    T_OK(hx_halo_exchange_f(halo32, NULL));
+    /* float: each home atom sums at most one contribution per copy (< 2^3 copies in 3D with up
+     * to 3 pulses per dimension: 64), each |v| <= 1, so the rounding error is below
+     * 64 * 2^-24 ~ 4e-6 in absolute terms */
+    for (int d = 0; d < nd; d++) {
+        const hx_domain_plan *p = hx_plan_domain(plan, d);
+        int bad = 0;
+        for (int i = 0; i < p->n_home && !bad; i++)
+            for (int k = 0; k < 3; k++) {
+                double got = ffl[d][3 * i + k], want = expectf[3 * gl[d][i] + k];
+                if (fabs(got - want) > 4e-6) {
+                    T_FAIL("seed %llu: domain %d home atom %d (global %d) float force[%d] %.9g, "
+                           "expected %.9g",
+                           (unsigned long long)seed, d, i, gl[d][i], k, got, want);
+                    bad = 1;
+                    break;
+                }
+            }
+    }
     int fbad = 0;
     for (int d = 0; d < nd && !fbad; d++) {
         const hx_domain_plan *p = hx_plan_domain(plan, d);
@@ -288,10 +324,7 @@ static int run_case(uint64_t seed, int *pulses_seen)
     for (int d = 0; d < nd; d++) {
         free(gid[d]);
         free(xh[d]);
-        free(xl[d]);
-        free(xf[d]);
         free(gl[d]);
-        free(fl[d]);
     }
     free(gid);
     free(xh);
@@ -299,12 +332,15 @@ static int run_case(uint64_t seed, int *pulses_seen)
     free(xf);
     free(gl);
     free(fl);
+    free(ffl);
+    free(expectf);
     free(nhome);
     free(owner);
     free(expect);
     free(pairs);
     free(ref);
     hx_halo_destroy(&halo);
+    hx_halo_destroy(&halo32);
     hx_plan_destroy(&plan);
     hx_comm_destroy(&comm);
     hx_dd_destroy(&dd);

@@ -78,28 +78,28 @@ static void run_case(uint64_t seed, const int grid[3], int rank, hx_comm *mpi, i
                 "seed %llu rank %d: zone ranges differ", (unsigned long long)seed, rank);
 
         /* Coordinates and forces through both executors. */
-        T_OK(hx_halo_create(ps, ser, &hs));
-        T_OK(hx_halo_create(pm, mpi, &hm));
+        T_OK(hx_halo_create(ps, ser, NULL, &hs));
+        T_OK(hx_halo_create(pm, mpi, NULL, &hm));
         double **xs = calloc(nd, sizeof(double *)), **fs = calloc(nd, sizeof(double *));
         for (int d = 0; d < nd; d++) {
             const hx_domain_plan *p = hx_plan_domain(ps, d);
-            xs[d] = calloc(3 * (size_t)p->n_local + 3, sizeof(double));
-            fs[d] = calloc(3 * (size_t)p->n_local + 3, sizeof(double));
+            xs[d] = hx_halo_x(hs, d);
+            fs[d] = hx_halo_f(hs, d);
             memcpy(xs[d], xh[d], sizeof(double) * 3 * p->n_home);
             for (int i = 0; i < p->n_local; i++)
                 for (int k = 0; k < 3; k++)
                     fs[d][3 * i + k] = force_value(seed, d, i, k);
         }
-        double *xm = calloc(3 * (size_t)b->n_local + 3, sizeof(double));
-        double *fm = calloc(3 * (size_t)b->n_local + 3, sizeof(double));
+        double *xm = hx_halo_x(hm, 0);
+        double *fm = hx_halo_f(hm, 0);
         memcpy(xm, xh[rank], sizeof(double) * 3 * b->n_home);
         for (int i = 0; i < b->n_local; i++)
             for (int k = 0; k < 3; k++)
                 fm[3 * i + k] = force_value(seed, rank, i, k);
-        T_OK(hx_halo_exchange_x(hs, (void *const *)xs, HX_REAL_F64, HX_MEM_HOST, NULL));
-        T_OK(hx_halo_exchange_x(hm, (void *const *)&xm, HX_REAL_F64, HX_MEM_HOST, NULL));
-        T_OK(hx_halo_exchange_f(hs, (void *const *)fs, HX_REAL_F64, HX_MEM_HOST, NULL));
-        T_OK(hx_halo_exchange_f(hm, (void *const *)&fm, HX_REAL_F64, HX_MEM_HOST, NULL));
+        T_OK(hx_halo_exchange_x(hs, NULL));
+        T_OK(hx_halo_exchange_x(hm, NULL));
+        T_OK(hx_halo_exchange_f(hs, NULL));
+        T_OK(hx_halo_exchange_f(hm, NULL));
         for (int i = 0; i < b->n_local; i++) {
             if (memcmp(&xm[3 * i], &xs[rank][3 * i], 3 * sizeof(double)) != 0) {
                 T_FAIL("seed %llu rank %d: local atom %d coordinates differ from the reference",
@@ -114,14 +114,8 @@ static void run_case(uint64_t seed, const int grid[3], int rank, hx_comm *mpi, i
                 break;
             }
         }
-        for (int d = 0; d < nd; d++) {
-            free(xs[d]);
-            free(fs[d]);
-        }
         free(xs);
         free(fs);
-        free(xm);
-        free(fm);
     }
     (*ncases)++;
     for (int d = 0; d < nd; d++)

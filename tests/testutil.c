@@ -148,3 +148,16 @@ int t_mpi_end(hx_comm **world, const char *name, int ncases)
     hx_mpi_finalize();
     return rc;
 }
+
+#include "halox/gpu.h"
+
+int t_gpu_require(const char *name)
+{
+    int n = 0;
+    const char *why = NULL;
+    if (hx_gpu_device_count(&n, &why) != HX_OK || n == 0) {
+        printf("%s: SKIPPED: %s\n", name, why ? why : "no usable CUDA device");
+        return 0;
+    }
+    return 1;
+}

@@ -66,3 +66,9 @@ int t_finish(const char *name, int ncases);
 struct hx_comm;
 void t_mpi_begin(int *argc, char ***argv, struct hx_comm **world, int *rank, int *size);
 int t_mpi_end(struct hx_comm **world, const char *name, int ncases);
+
+/* GPU tests: exit code 77 makes CTest report SKIPPED. t_gpu_require() returns 1 when a CUDA
+ * device is usable; otherwise it prints "SKIPPED: <reason>" and the caller returns
+ * T_SKIP_CODE. */
+#define T_SKIP_CODE 77
+int t_gpu_require(const char *name);

@@ -88,14 +88,26 @@ typedef struct hx_pulse {
     int dim;       /* cartesian dimension 0..2 */
     int dim_index; /* k of d_k */
     int pulse_in_dim;
-    int send_rank;  /* lower neighbour: receives our coordinates, sends forces back */
-    int recv_rank;  /* upper neighbour: sends us coordinates, receives our forces */
+    int send_rank; /* lower neighbour's DOMAIN index: receives our coordinates, sends forces back */
+    int recv_rank; /* upper neighbour's domain index: sends us coordinates, receives our forces */
+    int send_pe;   /* process (MPI rank / NVSHMEM PE) holding send_rank's domain */
+    int recv_pe;   /* process holding recv_rank's domain */
     int map_offset; /* this pulse's entries are index_map[map_offset .. map_offset+send_count) */
     int send_count;
     int dep_offset; /* entries [0, dep_offset) are home atoms: packable at once */
     uint64_t deps;  /* bit k: the dependent entries reference atoms received in pulse k */
+    /* Force pass: bit q set when pulse q (> this one) forwarded atoms that this pulse received,
+     * so their forces must have come back through q and been added before this pulse's forces
+     * are sent on. rdeps of p = { q : bit p of deps[q] }. */
+    uint64_t rdeps;
     int recv_count;
-    int atom_offset; /* received atoms are local atoms [atom_offset, atom_offset+recv_count) */
+    int atom_offset;      /* received atoms are local atoms [atom_offset, atom_offset+recv_count) */
+    int peer_atom_offset; /* where our sent atoms land on send_rank: its atom_offset of this pulse
+                           */
+    /* Offset (in atoms) of this pulse's slot in per-pulse staging buffers: the prefix sum of the
+     * pulse capacities below. Identical on every domain, so a sender can address the slot of a
+     * pulse in its peer's buffer without asking (pulses run concurrently, so each has its own). */
+    int buf_offset;
     double shift[3]; /* added to sent coordinates (box vector when we are at grid coord 0) */
     /* Entries per zone of the *sender*, in map order (zone 0 first). The receiver stores them
      * as zone (z | bit of this pulse's dimension), in the same order. */
@@ -119,8 +131,16 @@ typedef struct hx_domain_plan {
     hx_pulse *pulses; /* [npulses] */
     int *index_map;   /* concatenated send maps, local atom indices */
     int index_map_len;
-    int nranges;           /* zone ranges covering [0, n_local) in order */
-    hx_zone_range *ranges; /* home is ranges[0] with zone 0 */
+    int nranges; /* zone ranges covering [0, n_local) in order; ranges[0] is home */
+    hx_zone_range *ranges;
+    /* Capacities for collectively allocated buffers, identical on every domain: the largest
+     * n_local and, per pulse, the largest send_count over all domains, with headroom. They only
+     * grow (by a collective decision at a rebuild), so buffers sized from them are reallocated
+     * rarely and in the same order everywhere. */
+    int cap_local;                /* atoms of a coordinate or force array */
+    int cap_pulse[HX_MAX_PULSES]; /* entries of pulse p's staging slot; multiples of 4 */
+    int cap_buf;                  /* sum of cap_pulse: atoms of a staging buffer */
+    long long generation;         /* incremented by every hx_plan_build */
 } hx_domain_plan;
 
 #ifdef __cplusplus

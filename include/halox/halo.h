@@ -1,7 +1,8 @@
 /* halox: communicators, plan building and the halo exchange.
  *
- * Data path: geometry (hx_dd) -> plan (hx_plan: plain arrays per domain) -> executor (hx_halo,
- * runs the plan on host or device memory). The plan never knows which backend runs it; a backend
+ * Data path: geometry (hx_dd) -> plan (hx_plan: plain arrays per domain, and a device-ready
+ * image of them) -> backend (hx_halo: runs the plan on host or device memory) -> engine (calls
+ * the exchange between its force kernels). The plan never knows which backend runs it; a backend
  * never recomputes the plan.
  *
  * A process holds one or more "local domains": the serial communicator holds every domain of a
@@ -37,6 +38,9 @@ const char *hx_comm_name(const hx_comm *c); /* "serial" or "mpi" */
 int hx_comm_ndomains(const hx_comm *c);     /* domains in the whole job */
 int hx_comm_nlocal(const hx_comm *c);       /* domains held by this process */
 int hx_comm_local_domain(const hx_comm *c, int local);
+/* Process (rank) that holds `domain`: 0 for the serial communicator, the domain itself for MPI
+ * (one domain per rank). Plans store it per pulse as the peer's process / NVSHMEM PE. */
+int hx_comm_rank_of_domain(const hx_comm *c, int domain);
 int hx_comm_rank(const hx_comm *c);   /* process rank (0 for serial) */
 int hx_comm_nranks(const hx_comm *c); /* processes (1 for serial) */
 
@@ -90,6 +94,10 @@ hx_status hx_plan_create(const hx_dd *dd, hx_comm *comm, hx_plan **out);
  * domain's cell. Communicates coordinates pulse by pulse (forwarding needs the atoms received so
  * far). */
 hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x_home);
+/* Collective: forward ncomp ints per atom (global ids, types) through the plan, like the
+ * coordinates but without shift; v[i] is local domain i's array in the local layout, home part
+ * filled. Host memory. */
+hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp);
 int hx_plan_nlocal(const hx_plan *plan);
 const hx_domain_plan *hx_plan_domain(const hx_plan *plan, int local);
 const hx_dd *hx_plan_dd(const hx_plan *plan);
@@ -97,29 +105,87 @@ void hx_plan_destroy(hx_plan **plan);
 
 /* ---- the exchange ----------------------------------------------------------------------- */
 
+/* hx_halo runs a plan through a backend chosen by name (libCEED-style registry):
+ *   "host"       the host executor over the communicator (serial or MPI): per pulse pack, send,
+ *                receive, unpack, in double or float, on host memory. The reference.
+ *   "gpu-mpi"    CPU-driven GPU baseline: per pulse a pack kernel, the CPU waits for it, MPI
+ *                moves the data (through pinned host buffers unless MPI is CUDA-aware), an
+ *                unpack kernel. What GROMACS did before its GPU-direct paths.
+ *   "gpu-direct" CPU-driven GPU baseline over CUDA IPC: per pulse a pack kernel, cudaMemcpyAsync
+ *                into the peer's buffer, small handshakes over the communicator.
+ *   "nvshmem"    GPU-initiated (Doijade et al., arXiv 2509.21527): one fused kernel per
+ *                direction for all pulses, packing, transfer and signalling inside the kernel.
+ * A backend that was not compiled into this build answers HX_ERR_NOT_COMPILED. */
 typedef struct hx_halo hx_halo;
 
-/* Host executor over a communicator (serial or MPI). It keeps pointers to plan and comm:
- * both must outlive it; rebuild the plan at repartition, then call hx_halo_update. */
-hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, hx_halo **out);
-/* Resize internal buffers after hx_plan_build. */
+typedef enum hx_halo_path {
+    HX_HALO_PATH_AUTO = 0,    /* nvshmem: peer-to-peer where the peer's memory is addressable */
+    HX_HALO_PATH_P2P = 1,     /* nvshmem: force stores into the peer's memory (nvshmem_ptr) */
+    HX_HALO_PATH_NETWORK = 2, /* nvshmem: force put-with-signal through a staging buffer */
+} hx_halo_path;
+
+typedef struct hx_halo_config {
+    const char *backend; /* a name above; NULL means "host" */
+    hx_real real;        /* element type of the coordinate and force arrays */
+    hx_memspace mem;     /* where they live: HX_MEM_HOST ("host") or HX_MEM_DEVICE (GPU ones) */
+    hx_halo_path path;   /* nvshmem only */
+    int bulk_copy;       /* nvshmem P2P: pack through shared memory and the bulk-copy engine */
+    /* Diagnostic mode of device-side waits: give up after this many seconds, report rank, peer,
+     * pulse, step, expected and observed signal, and stop the kernel. < 0: the backend's
+     * default (on in debug builds), 0: off. */
+    double wait_timeout;
+    /* Testing: non-zero injects random delays into blocks and processes (a race shows up as a
+     * changed result), seeded with this value. */
+    unsigned long long stress_seed;
+} hx_halo_config;
+
+/* host backend, double, host memory, automatic path, no bulk copy, default timeout, no stress */
+void hx_halo_config_default(hx_halo_config *cfg);
+/* HX_OK when `name` is a backend compiled into this build, HX_ERR_NOT_COMPILED (with what to
+ * rebuild with) when known but not compiled, HX_ERR_INVALID_ARG (listing the names) otherwise. */
+hx_status hx_halo_backend_available(const char *name);
+/* The names of every backend halox knows, NULL-terminated. */
+const char *const *hx_halo_backend_names(void);
+
+/* Collective. Keeps pointers to plan and comm: both must outlive the exchange. The backend
+ * allocates the coordinate and force arrays of every local domain (hx_halo_x / hx_halo_f) from
+ * the plan's capacities. The plan must have been built (hx_plan_build) once. */
+hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_config *cfg,
+                         hx_halo **out);
+/* Collective, after every hx_plan_build: adopt the rebuilt plan (buffers regrown when the
+ * capacities grew, device plan re-uploaded). Exchanges refuse a plan rebuilt since the last
+ * update. Array addresses may change here and only here. */
 hx_status hx_halo_update(hx_halo *h);
-/* Coordinates forward: x[i] is the local coordinate array of local domain i ([n_local][3]),
- * home part filled; on return the halo part holds the upper neighbours' atoms, shifted by the
- * box where the plan says. The host executor takes mem = HX_MEM_HOST and stream = NULL. */
-hx_status hx_halo_exchange_x(hx_halo *h, void *const *x, hx_real type, hx_memspace mem,
-                             void *stream);
-/* Forces backward, in reverse pulse order: the halo part of f[i] is sent to its owners and
- * added there (into home atoms, or into halo atoms that are forwarded further). */
-hx_status hx_halo_exchange_f(hx_halo *h, void *const *f, hx_real type, hx_memspace mem,
-                             void *stream);
-/* Forward exchange of ncomp ints per atom (global ids, types), no shift. */
-hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp);
+/* The coordinate and force arrays of local domain `local`: [hx_halo_capacity] atoms x 3 reals
+ * of cfg.real in cfg.mem; local atom order [home | pulse 0 | pulse 1 | ...] of the plan. */
+void *hx_halo_x(const hx_halo *h, int local);
+void *hx_halo_f(const hx_halo *h, int local);
+int hx_halo_capacity(const hx_halo *h);
+const hx_halo_config *hx_halo_get_config(const hx_halo *h);
+const char *hx_halo_backend_name(const hx_halo *h);
+/* 1 when exchange_x/exchange_f only enqueue device work (no host waits), so that a step can be
+ * captured in a CUDA graph: nvshmem. 0 for host and the CPU-driven baselines. */
+int hx_halo_capturable(const hx_halo *h);
+/* One line about how the backend runs here (transport, per-peer paths), for logs. */
+const char *hx_halo_describe(const hx_halo *h);
+
+/* Coordinates forward: the home part of every x array filled; when the stream reaches this
+ * point the halo part holds the upper neighbours' atoms, shifted by the box where the plan says.
+ * stream: a cudaStream_t for the GPU backends, NULL for "host" (which completes before it
+ * returns). */
+hx_status hx_halo_exchange_x(hx_halo *h, void *stream);
+/* Forces backward, in reverse pulse order: the halo part of every f array is sent to its owners
+ * and added there (into home atoms, or into halo atoms that are forwarded further). */
+hx_status hx_halo_exchange_f(hx_halo *h, void *stream);
+/* Forward exchange of ncomp ints per atom (global ids, types), no shift; v[i] has the local
+ * layout of domain i and lives in `mem`. Synchronous. */
+hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem);
 
 typedef struct hx_halo_stats {
     long long x_calls, f_calls;
-    double x_seconds, f_seconds; /* wall time inside exchange_x / exchange_f */
-    long long bytes_sent;
+    double x_seconds, f_seconds; /* host wall time inside exchange_x / exchange_f (for device
+                                    backends: enqueueing, plus the CPU waits of the baselines) */
+    long long bytes_sent;        /* payload bytes sent by this process's domains */
 } hx_halo_stats;
 void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s);
 void hx_halo_destroy(hx_halo **h);

@@ -8,5 +8,7 @@
 #include "halox/system.h"
 #include "halox/dd.h"
 #include "halox/halo.h"
+#include "halox/decomp.h"
+#include "halox/gpu.h"
 
 #endif

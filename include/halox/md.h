@@ -228,6 +228,17 @@ typedef struct hx_md_params {
     /* Non-bonded arithmetic: HX_NB_DOUBLE (default; energies exact to ~1e-12) or HX_NB_MIXED
      * (float pair forces, double sums: GROMACS's "mixed" precision, faster). */
     int nb_precision;
+    /* v-rescale couples every nsttcouple steps, over nsttcouple * dt (GROMACS's convention;
+     * default 10): the thermostat's kinetic energy is a collective, and on a GPU a host round
+     * trip, so coupling every step would make every step wait. */
+    int nsttcouple;
+    /* Sample the paper's device-side metrics every nstmetrics steps (0: never); a sampled step
+     * is timed with events and waited for, so keep it sparse (benchmarks use 10-50). */
+    int nstmetrics;
+    /* Where the step runs: "cpu" (NULL: default) or "gpu"; and the halo-exchange backend
+     * ("host" for cpu; NULL: "host" on the CPU, "nvshmem" on the GPU). See include/halox/halo.h. */
+    const char *backend;
+    const char *halo;
     /* Continuing a run (restart from a checkpoint): the input is a running state, so the start
      * is taken as it is (no constraining, no centre-of-mass removal, no velocity generation),
      * the step counter starts at start_step and the thermostat's random stream resumes from
@@ -239,9 +250,14 @@ typedef struct hx_md_params {
 } hx_md_params;
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, nstcheck 10,
- * eps_rf 0,
- * eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, seed 1. */
+ * eps_rf 0, eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, nsttcouple 10, seed 1, cpu. */
 void hx_md_params_default(hx_md_params *p);
+/* The pair-list radius a run with these parameters uses: p->rlist when set, otherwise the
+ * Verlet-buffer estimate for p->verlet_buffer_tolerance at the run's temperature (gen_temp with
+ * gen_vel; else the input velocities' temperature; at least ref_t with a thermostat; 300 K for
+ * a cold start). sys as read from the input. hx_md_create and `halox plan` both call it, so the
+ * plan predicts the run's decomposition. */
+hx_status hx_md_pair_list_radius(const hx_system *sys, const hx_md_params *p, double *rlist);
 /* Checks every parameter against the system (rc < half box, rlist >= rc, dt > 0, ...);
  * HX_ERR_INVALID_ARG with what to change. */
 hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys);
@@ -249,9 +265,10 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys);
 typedef struct hx_md_energies {
     long long step;
     double time; /* ps */
-    /* kJ/mol. Inside hx_md_run the potential terms (and total) are computed only on energy
-     * output steps (multiples of nstenergy, and the last step) and are NaN on the others;
-     * hx_md_step and hx_md_evaluate called directly always compute them. */
+    /* kJ/mol. Inside hx_md_run the energies (potential, kinetic, total, temperature and the
+     * constraint deviation) are computed only on energy output steps (multiples of nstenergy,
+     * and the last step) and are NaN on the others: the other steps make no collective and no
+     * host round trip. hx_md_step and hx_md_evaluate called directly always compute them. */
     double lj, coulomb, potential, kinetic, total;
     double temperature;          /* K, from kinetic and the degrees of freedom */
     double constraint_deviation; /* after this step's SETTLE (relative); NaN like the potential */
@@ -270,6 +287,12 @@ typedef struct hx_md_timings {
     long long steps, searches;
     long long checked_searches; /* searches that ran the missed-pair check */
     long long missed_pairs;     /* summed over the checked searches (single domain; -1 with DD) */
+    /* The paper's metrics (Doijade et al.), this process, sampled every nstmetrics steps: local
+     * work (start to end of the local non-bonded forces), non-local work (start of the
+     * coordinate halo to end of the force halo), non-overlap (end of the local forces to end of
+     * the force halo, at least 0). Sums over the samples, µs; device time on a GPU. */
+    long long metric_samples;
+    double local_work_us, nonlocal_work_us, non_overlap_us;
 } hx_md_timings;
 
 /* The decomposition as it stands after the latest repartition (reduced over all ranks). */
@@ -283,6 +306,10 @@ typedef struct hx_md_dd_info {
 } hx_md_dd_info;
 
 typedef struct hx_md hx_md;
+
+/* HX_OK when the MD backend `name` ("cpu", "gpu") is compiled into this build;
+ * HX_ERR_NOT_COMPILED saying what to rebuild with; HX_ERR_INVALID_ARG for another name. */
+hx_status hx_md_backend_available(const char *name);
 
 /* Copies sys (the forcefield of p->model is applied to the copy; molecules made whole), draws
  * velocities if asked, builds the first pair list. One domain, this process only. */

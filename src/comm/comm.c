@@ -35,6 +35,12 @@ int hx_comm_local_domain(const hx_comm *c, int local)
     return c->local_domains[local];
 }
 
+int hx_comm_rank_of_domain(const hx_comm *c, int domain)
+{
+    /* serial: every domain here; MPI: one domain per rank, domain index == rank */
+    return c->nranks == 1 ? 0 : domain;
+}
+
 int hx_comm_rank(const hx_comm *c)
 {
     return c->rank;

@@ -1,77 +1,139 @@
-/* Host halo executor: runs a plan over a transport (serial or MPI), pulse by pulse, the way
- * GROMACS's CPU-driven exchange does: for each pulse pack, exchange, unpack.
- *
- * Coordinates go forward in pulse order: a pulse may forward atoms received by an earlier one,
- * so pulse p must have arrived before pulse p+1 is packed. Forces go back in reverse order: the
- * forces of atoms that were forwarded must have been accumulated from later pulses before the
- * earlier pulse sends them on. The split-phase begin/end form is not offered here because every
- * pulse depends on the previous one on the host; the GPU backends overlap instead. */
-#include "halox/halo.h"
-#include "comm/pack.h"
+/* hx_halo, the front end of the halo exchange: the backend registry, argument checks, the
+ * update/generation protocol, statistics, and the integer exchange on host memory, which every
+ * backend shares. Backends implement src/comm/halo_impl.h. */
+#include "comm/halo_impl.h"
+#include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "halox/version.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-struct hx_halo {
-    const hx_plan *plan;
-    hx_comm *comm;
-    int nlocal;
-    void **buf;  /* [nlocal] pack/unpack buffers */
-    size_t *cap; /* bytes */
-    int *dest, *src;
-    const void **sptr;
-    void **rptr;
-    size_t *sb, *rb;
-    hx_halo_stats stats;
-};
+/* GPU backends are registered once their sources are compiled in. */
+#ifndef HX_HALO_HAVE_GPU
+#define HX_HALO_HAVE_GPU 0
+#endif
+#ifndef HX_HALO_HAVE_NVSHMEM
+#define HX_HALO_HAVE_NVSHMEM 0
+#endif
 
-void hx_halo_destroy(hx_halo **h)
+typedef struct backend_entry {
+    const char *name;
+    const hx_halo_ops *ops; /* NULL: not compiled into this build */
+    const char *needs;      /* what to rebuild with */
+} backend_entry;
+
+static const backend_entry registry[] = {
+    {"host", &hx_halo_ops_host, ""},
+#if HX_HALO_HAVE_GPU
+    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},
+    {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
+#else
+    {"gpu-mpi", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
+    {"gpu-direct", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
+#endif
+#if HX_HALO_HAVE_NVSHMEM
+    {"nvshmem", &hx_halo_ops_nvshmem, ""},
+#else
+    {"nvshmem", NULL,
+     "CUDA, MPI and NVSHMEM (pip install nvidia-nvshmem-cu13, or set NVSHMEM_HOME)"},
+#endif
+};
+#define NBACKENDS ((int)(sizeof registry / sizeof registry[0]))
+
+static const char *const backend_names[] = {"host", "gpu-mpi", "gpu-direct", "nvshmem", NULL};
+
+const char *const *hx_halo_backend_names(void)
 {
-    if (!h || !*h)
-        return;
-    hx_halo *x = *h;
-    if (x->buf)
-        for (int i = 0; i < x->nlocal; i++)
-            free(x->buf[i]);
-    free(x->buf);
-    free(x->cap);
-    free(x->dest);
-    free(x->src);
-    free(x->sptr);
-    free(x->rptr);
-    free(x->sb);
-    free(x->rb);
-    free(x);
-    *h = NULL;
+    return backend_names;
 }
 
-hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, hx_halo **out)
+static const backend_entry *find_backend(const char *name)
+{
+    for (int i = 0; i < NBACKENDS; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+hx_status hx_halo_backend_available(const char *name)
+{
+    HX_CHECK(name, HX_ERR_INVALID_ARG, "hx_halo_backend_available: NULL name");
+    const backend_entry *e = find_backend(name);
+    HX_CHECK(e, HX_ERR_INVALID_ARG,
+             "unknown halo backend '%s': use host, gpu-mpi, gpu-direct or nvshmem", name);
+    HX_CHECK(e->ops, HX_ERR_NOT_COMPILED,
+             "halo backend '%s' was not compiled into this halox: rebuild with %s", name, e->needs);
+    return HX_OK;
+}
+
+void hx_halo_config_default(hx_halo_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->backend = "host";
+    cfg->real = HX_REAL_F64;
+    cfg->mem = HX_MEM_HOST;
+    cfg->path = HX_HALO_PATH_AUTO;
+    cfg->wait_timeout = -1.0;
+}
+
+void hx_halo_destroy(hx_halo **hp)
+{
+    if (!hp || !*hp)
+        return;
+    hx_halo *h = *hp;
+    if (h->ops && h->ops->destroy)
+        h->ops->destroy(h);
+    free(h->x);
+    free(h->f);
+    free(h);
+    *hp = NULL;
+}
+
+hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_config *cfg,
+                         hx_halo **out)
 {
     HX_CHECK(plan && comm && out, HX_ERR_INVALID_ARG, "hx_halo_create: NULL argument");
     *out = NULL;
+    hx_halo_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        hx_halo_config_default(&c);
+    if (!c.backend)
+        c.backend = "host";
+    /* Every check below depends only on arguments that are the same on every rank, so all
+     * ranks fail together and nobody is left in a collective. */
+    HX_TRY(hx_halo_backend_available(c.backend));
     HX_CHECK(hx_plan_nlocal(plan) == hx_comm_nlocal(comm), HX_ERR_INVALID_ARG,
              "hx_halo_create: the plan was built for another communicator");
+    HX_CHECK(c.real == HX_REAL_F64 || c.real == HX_REAL_F32, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown real type %d", (int)c.real);
+    HX_CHECK(c.mem == HX_MEM_HOST || c.mem == HX_MEM_DEVICE, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown memory space %d", (int)c.mem);
+    HX_CHECK(c.path >= HX_HALO_PATH_AUTO && c.path <= HX_HALO_PATH_NETWORK, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown path %d", (int)c.path);
+    HX_CHECK(hx_plan_domain(plan, 0)->generation > 0, HX_ERR_INVALID_ARG,
+             "hx_halo_create: build the plan (hx_plan_build) before creating its exchange");
     hx_halo *h = calloc(1, sizeof *h);
     HX_CHECK(h, HX_ERR_NOMEM, "out of memory");
     h->plan = plan;
     h->comm = comm;
+    h->cfg = c;
+    h->ops = find_backend(c.backend)->ops;
+    h->cfg.backend = h->ops->name; /* a static string: the caller's may not outlive us */
     h->nlocal = hx_plan_nlocal(plan);
-    size_t n = (size_t)h->nlocal;
-    h->buf = calloc(n, sizeof *h->buf);
-    h->cap = calloc(n, sizeof *h->cap);
-    h->dest = calloc(n, sizeof *h->dest);
-    h->src = calloc(n, sizeof *h->src);
-    h->sptr = calloc(n, sizeof *h->sptr);
-    h->rptr = calloc(n, sizeof *h->rptr);
-    h->sb = calloc(n, sizeof *h->sb);
-    h->rb = calloc(n, sizeof *h->rb);
-    if (!h->buf || !h->cap || !h->dest || !h->src || !h->sptr || !h->rptr || !h->sb || !h->rb) {
-        hx_halo_destroy(&h);
-        HX_FAIL(HX_ERR_NOMEM, "out of memory");
-    }
-    hx_status st = hx_halo_update(h);
+    h->x = calloc((size_t)h->nlocal, sizeof *h->x);
+    h->f = calloc((size_t)h->nlocal, sizeof *h->f);
+    hx_status st = h->x && h->f
+                       ? HX_OK
+                       : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    st = hx_comm_agree(comm, st);
+    if (st == HX_OK)
+        st = h->ops->setup(h);
+    if (st == HX_OK)
+        st = hx_halo_update(h);
     if (st != HX_OK) {
         hx_halo_destroy(&h);
         return st;
@@ -80,146 +142,99 @@ hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, hx_halo **out)
     return HX_OK;
 }
 
-/* Buffers hold the largest pulse of either direction in double precision, allocated once per
- * repartition, never per exchange. */
 hx_status hx_halo_update(hx_halo *h)
 {
     HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_update: NULL handle");
-    for (int i = 0; i < h->nlocal; i++) {
-        const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-        size_t need = 0;
-        for (int q = 0; q < p->npulses; q++) {
-            size_t m = (size_t)(p->pulses[q].send_count > p->pulses[q].recv_count
-                                    ? p->pulses[q].send_count
-                                    : p->pulses[q].recv_count);
-            if (m > need)
-                need = m;
-        }
-        need = 3 * sizeof(double) * need;
-        if (need > h->cap[i]) {
-            void *b = realloc(h->buf[i], need);
-            HX_CHECK(b, HX_ERR_NOMEM, "out of memory for halo buffers (%zu bytes)", need);
-            h->buf[i] = b;
-            h->cap[i] = need;
-        }
-    }
+    hx_status st = h->ops->update(h);
+    /* agreed, so that a backend's collective allocations never run on a subset of ranks */
+    HX_TRY(hx_comm_agree(h->comm, st));
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    h->generation = p->generation;
+    h->cap_local = p->cap_local;
     return HX_OK;
 }
 
-static hx_status check_args(const hx_halo *h, const void *arrays, hx_real type, hx_memspace mem)
+void *hx_halo_x(const hx_halo *h, int local)
 {
-    HX_CHECK(h && arrays, HX_ERR_INVALID_ARG, "halo exchange: NULL argument");
-    HX_CHECK(type == HX_REAL_F64 || type == HX_REAL_F32, HX_ERR_INVALID_ARG,
-             "halo exchange: unknown real type %d", (int)type);
-    HX_CHECK(mem == HX_MEM_HOST, HX_ERR_UNSUPPORTED,
-             "the host halo executor works on host memory; for device memory use a GPU backend");
+    return h->x[local];
+}
+
+void *hx_halo_f(const hx_halo *h, int local)
+{
+    return h->f[local];
+}
+
+int hx_halo_capacity(const hx_halo *h)
+{
+    return h->cap_local;
+}
+
+const hx_halo_config *hx_halo_get_config(const hx_halo *h)
+{
+    return &h->cfg;
+}
+
+const char *hx_halo_backend_name(const hx_halo *h)
+{
+    return h->ops->name;
+}
+
+int hx_halo_capturable(const hx_halo *h)
+{
+    return h->ops->capturable;
+}
+
+const char *hx_halo_describe(const hx_halo *h)
+{
+    return h->describe[0] ? h->describe : h->ops->name;
+}
+
+/* A plan rebuilt after the last update has other sizes than the buffers: refuse it (rather
+ * than overflow), naming the fix. */
+static hx_status check_current(const hx_halo *h)
+{
+    long long g = hx_plan_domain(h->plan, 0)->generation;
+    HX_CHECK(g == h->generation, HX_ERR_INVALID_ARG,
+             "halo exchange: the plan was rebuilt (build %lld) after the exchange was last "
+             "updated (build %lld): call hx_halo_update after every hx_plan_build",
+             g, h->generation);
     return HX_OK;
 }
 
-/* Message of local domain i in forward pulse P: the packed buffer goes down to send_rank, the
- * upper neighbour's atoms arrive in place at atom_offset of arr (elem bytes per atom). */
-static void forward_message(hx_halo *h, int i, const hx_pulse *P, void *arr, size_t elem)
+hx_status hx_halo_exchange_x(hx_halo *h, void *stream)
 {
-    h->dest[i] = P->send_rank;
-    h->src[i] = P->recv_rank;
-    h->sptr[i] = h->buf[i];
-    h->sb[i] = elem * (size_t)P->send_count;
-    h->rptr[i] = (char *)arr + elem * (size_t)P->atom_offset;
-    h->rb[i] = elem * (size_t)P->recv_count;
-    h->stats.bytes_sent += (long long)h->sb[i];
-}
-
-hx_status hx_halo_exchange_x(hx_halo *h, void *const *x, hx_real type, hx_memspace mem,
-                             void *stream)
-{
-    (void)stream;
-    HX_TRY(check_args(h, x, type, mem));
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_x: NULL handle");
+    HX_TRY(check_current(h));
     double t0 = hx_wtime();
-    const size_t es = type == HX_REAL_F64 ? sizeof(double) : sizeof(float);
-    const int npulses = hx_plan_domain(h->plan, 0)->npulses;
-    for (int q = 0; q < npulses; q++) {
-        for (int i = 0; i < h->nlocal; i++) {
-            const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-            const hx_pulse *P = &p->pulses[q];
-            const int *map = p->index_map + P->map_offset;
-            if (type == HX_REAL_F64) {
-                for (int e = 0; e < P->send_count; e++)
-                    hx_pack_x_elem_f64(e, map, (const double *)x[i], P->shift[0], P->shift[1],
-                                       P->shift[2], (double *)h->buf[i]);
-            } else {
-                for (int e = 0; e < P->send_count; e++)
-                    hx_pack_x_elem_f32(e, map, (const float *)x[i], (float)P->shift[0],
-                                       (float)P->shift[1], (float)P->shift[2], (float *)h->buf[i]);
-            }
-            forward_message(h, i, P, x[i], 3 * es);
-        }
-        HX_TRY(hx_comm_sendrecv(h->comm, h->dest, h->sptr, h->sb, h->src, h->rptr, h->rb));
-    }
+    hx_status st = h->ops->exchange_x(h, stream);
     h->stats.x_calls++;
     h->stats.x_seconds += hx_wtime() - t0;
-    return HX_OK;
+    return st;
 }
 
-hx_status hx_halo_exchange_f(hx_halo *h, void *const *f, hx_real type, hx_memspace mem,
-                             void *stream)
+hx_status hx_halo_exchange_f(hx_halo *h, void *stream)
 {
-    (void)stream;
-    HX_TRY(check_args(h, f, type, mem));
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_f: NULL handle");
+    HX_TRY(check_current(h));
     double t0 = hx_wtime();
-    const size_t es = type == HX_REAL_F64 ? sizeof(double) : sizeof(float);
-    const int npulses = hx_plan_domain(h->plan, 0)->npulses;
-    for (int q = npulses - 1; q >= 0; q--) {
-        for (int i = 0; i < h->nlocal; i++) {
-            const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-            const hx_pulse *P = &p->pulses[q];
-            /* Reverse roles: our received atoms' forces go back up to their sender. */
-            h->dest[i] = P->recv_rank;
-            h->src[i] = P->send_rank;
-            h->sptr[i] = (const char *)f[i] + 3 * es * (size_t)P->atom_offset;
-            h->sb[i] = 3 * es * (size_t)P->recv_count;
-            h->rptr[i] = h->buf[i];
-            h->rb[i] = 3 * es * (size_t)P->send_count;
-            h->stats.bytes_sent += (long long)h->sb[i];
-        }
-        HX_TRY(hx_comm_sendrecv(h->comm, h->dest, h->sptr, h->sb, h->src, h->rptr, h->rb));
-        for (int i = 0; i < h->nlocal; i++) {
-            const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-            const hx_pulse *P = &p->pulses[q];
-            const int *map = p->index_map + P->map_offset;
-            if (type == HX_REAL_F64) {
-                for (int e = 0; e < P->send_count; e++)
-                    hx_unpack_f_elem_f64(e, map, (const double *)h->buf[i], (double *)f[i]);
-            } else {
-                for (int e = 0; e < P->send_count; e++)
-                    hx_unpack_f_elem_f32(e, map, (const float *)h->buf[i], (float *)f[i]);
-            }
-        }
-    }
+    hx_status st = h->ops->exchange_f(h, stream);
     h->stats.f_calls++;
     h->stats.f_seconds += hx_wtime() - t0;
-    return HX_OK;
+    return st;
 }
 
-hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp)
+hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem)
 {
-    HX_CHECK(h && v && ncomp >= 1 && ncomp <= 6, HX_ERR_INVALID_ARG,
-             "hx_halo_exchange_int: bad argument (ncomp %d must be 1..6)", ncomp);
-    const int npulses = hx_plan_domain(h->plan, 0)->npulses;
-    for (int q = 0; q < npulses; q++) {
-        for (int i = 0; i < h->nlocal; i++) {
-            const hx_domain_plan *p = hx_plan_domain(h->plan, i);
-            const hx_pulse *P = &p->pulses[q];
-            const int *map = p->index_map + P->map_offset;
-            /* ncomp <= 6 ints fit the 3 doubles per entry the buffer holds */
-            int *b = h->buf[i];
-            for (int e = 0; e < P->send_count; e++)
-                for (int c = 0; c < ncomp; c++)
-                    b[(size_t)ncomp * e + c] = v[i][(size_t)ncomp * map[e] + c];
-            forward_message(h, i, P, v[i], (size_t)ncomp * sizeof(int));
-        }
-        HX_TRY(hx_comm_sendrecv(h->comm, h->dest, h->sptr, h->sb, h->src, h->rptr, h->rb));
-    }
-    return HX_OK;
+    HX_CHECK(h && v && ncomp >= 1, HX_ERR_INVALID_ARG,
+             "hx_halo_exchange_int: bad argument (ncomp %d must be >= 1)", ncomp);
+    HX_TRY(check_current(h));
+    if (mem == HX_MEM_HOST)
+        return hx_plan_exchange_int((hx_plan *)h->plan, v, ncomp);
+    HX_CHECK(mem == HX_MEM_DEVICE, HX_ERR_INVALID_ARG, "hx_halo_exchange_int: unknown memory %d",
+             (int)mem);
+    HX_CHECK(h->ops->exchange_int, HX_ERR_UNSUPPORTED,
+             "halo backend '%s' exchanges integers in host memory only", h->ops->name);
+    return h->ops->exchange_int(h, v, ncomp);
 }
 
 void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s)

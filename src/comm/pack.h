@@ -6,11 +6,7 @@
 #ifndef HX_COMM_PACK_H
 #define HX_COMM_PACK_H
 
-#if defined(__CUDACC__)
-#define HX_HD __host__ __device__ __forceinline__
-#else
-#define HX_HD static inline
-#endif
+#include "core/hd.h"
 
 /* Coordinates: out[e] = x[map[e]] + shift. */
 #define HX_DEFINE_PACK(T, SUFFIX)                                                                  \
@@ -34,5 +30,18 @@
 
 HX_DEFINE_PACK(double, f64)
 HX_DEFINE_PACK(float, f32)
+
+#if defined(__CUDACC__)
+/* The force accumulation with atomics, for kernels in which several pulses add into the same
+ * atom at once (the fused NVSHMEM force kernel): the same sums, in an order set by the hardware. */
+__device__ __forceinline__ void hx_unpack_f_elem_f32_atomic(int e, const int *map, const float *buf,
+                                                            float *f)
+{
+    float *dst = f + 3 * (long)map[e];
+    atomicAdd(dst + 0, buf[3 * (long)e + 0]);
+    atomicAdd(dst + 1, buf[3 * (long)e + 1]);
+    atomicAdd(dst + 2, buf[3 * (long)e + 2]);
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 
 #include "halox/status.h"
 
+#ifdef __cplusplus
+extern "C" { /* also used by the CUDA sources, which nvcc compiles as C++ */
+#endif
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
@@ -17,6 +21,10 @@ hx_status
 hx_error_set(hx_status st, const char *file, int line, const char *func, const char *fmt, ...);
 /* Append "via file:line: call" to the current error's trace; returns st. */
 hx_status hx_error_trace(hx_status st, const char *file, int line, const char *call);
+
+#ifdef __cplusplus
+}
+#endif
 
 #define HX_FAIL(st, ...) return hx_error_set((st), __FILE__, __LINE__, __func__, __VA_ARGS__)
 

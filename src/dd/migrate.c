@@ -13,6 +13,7 @@
  * Every local step that can fail (bad arguments, allocations, a molecule too far) is followed by
  * an agreement before the next message, so that a failure on one rank stops all of them
  * instead of leaving its neighbours waiting. */
+#include "halox/decomp.h"
 #include "halox/halo.h"
 #include "core/error.h"
 #include "core/fault.h"
@@ -71,28 +72,22 @@ static hx_status home_reserve(hx_home *h, int natoms, int nmol)
     return HX_OK;
 }
 
+/* The one centre-of-geometry routine (hx_molecule_centre), so that migration, the initial
+ * distribution and a restart put a molecule on the same domain. */
 static void mol_centre(const hx_home *h, int m, double c[3])
 {
-    int a0 = h->mol_start[m], a1 = h->mol_start[m + 1];
-    c[0] = c[1] = c[2] = 0.0;
-    for (int a = a0; a < a1; a++)
-        for (int d = 0; d < 3; d++)
-            c[d] += h->x[3 * a + d];
-    for (int d = 0; d < 3; d++)
-        c[d] /= (a1 - a0);
+    hx_molecule_centre(h->x, h->mol_start[m], h->mol_start[m + 1], c);
 }
 
 void hx_wrap_molecules(double *x, const int *mol_start, int nmol, const double box[3])
 {
     for (int m = 0; m < nmol; m++) {
         int a0 = mol_start[m], a1 = mol_start[m + 1];
+        double c[3];
+        hx_molecule_centre(x, a0, a1, c);
         for (int d = 0; d < 3; d++) {
-            double c = 0.0;
-            for (int a = a0; a < a1; a++)
-                c += x[3 * a + d];
-            c /= (a1 - a0);
-            double s = -floor(c / box[d]) * box[d];
-            if (c + s >= box[d]) /* rounding at the upper edge */
+            double s = -floor(c[d] / box[d]) * box[d];
+            if (c[d] + s >= box[d]) /* rounding at the upper edge */
                 s -= box[d];
             if (s != 0.0)
                 for (int a = a0; a < a1; a++)

@@ -18,8 +18,10 @@
 #include "halox/halo.h"
 #include "comm/pack.h"
 #include "core/error.h"
+#include "dd/plan_image.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,8 @@ typedef struct dplan {
     int *from; /* pulse that delivered it, -1 for home atoms */
     int *tmp;  /* candidate list for the current pulse */
     int tmp_cap;
+    void *image; /* the device-ready image (src/dd/plan_image.h) of the last build */
+    size_t image_cap, image_bytes;
 } dplan;
 
 struct hx_plan {
@@ -40,6 +44,10 @@ struct hx_plan {
     int nlocal;
     dplan *d;
     int zone_bits[HX_MAX_ZONES]; /* bit k set when the zone is shifted along d_k */
+    long long generation;        /* builds so far */
+    void *ibuf;                  /* host buffers of the integer exchange */
+    size_t ibuf_cap;
+    int cap_local, cap_pulse[HX_MAX_PULSES]; /* grow-only capacities, the same on every rank */
 };
 
 static hx_status grow(void **ptr, int *cap, int need, size_t elem)
@@ -120,6 +128,8 @@ hx_status hx_plan_create(const hx_dd *dd, hx_comm *comm, hx_plan **out)
                 P->send_rank = hx_dd_domain_at(dd, c);
                 c[dim] = p->coord[dim] + 1;
                 P->recv_rank = hx_dd_domain_at(dd, c);
+                P->send_pe = hx_comm_rank_of_domain(comm, P->send_rank);
+                P->recv_pe = hx_comm_rank_of_domain(comm, P->recv_rank);
                 /* The domain at grid coordinate 0 sends across the periodic boundary: its atoms
                  * appear one box length up in the receiver's frame. */
                 P->shift[dim] = p->coord[dim] == 0 ? box[dim] : 0.0;
@@ -144,8 +154,10 @@ void hx_plan_destroy(hx_plan **plan)
         free(d->zone);
         free(d->from);
         free(d->tmp);
+        free(d->image);
     }
     free(pl->d);
+    free(pl->ibuf);
     free(pl);
     *plan = NULL;
 }
@@ -158,6 +170,13 @@ int hx_plan_nlocal(const hx_plan *plan)
 const hx_domain_plan *hx_plan_domain(const hx_plan *plan, int local)
 {
     return &plan->d[local].p;
+}
+
+const void *hx_plan_image(const hx_plan *plan, int local, size_t *bytes)
+{
+    if (bytes)
+        *bytes = plan->d[local].image_bytes;
+    return plan->d[local].image;
 }
 
 const hx_dd *hx_plan_dd(const hx_plan *plan)
@@ -309,6 +328,85 @@ static hx_status plan_set_recv(hx_plan *pl, dplan *d, int gp, const int *zone_co
     return HX_OK;
 }
 
+/* Capacity with headroom for a collectively allocated buffer: unchanged while `need` fits,
+ * otherwise 25 % + 64 more, rounded to a multiple of 32 atoms (16-byte alignment of float3 and
+ * double3 slots). Every rank computes it from the same global maximum, so all agree. */
+static int grow_capacity(int cur, long long need)
+{
+    if (need <= cur)
+        return cur;
+    long long c = need + need / 4 + 64;
+    c = (c + 31) & ~31LL;
+    return c > INT32_MAX / 4 ? INT32_MAX / 4 : (int)c;
+}
+
+/* After the pulses: what a device backend needs beyond the host executor's data. Each sender
+ * learns where its atoms land on the receiver (one int per pulse travels back up), the reverse
+ * dependency sets of the force pass are derived, and the capacities of collectively allocated
+ * buffers are agreed (a max over all domains), then every domain's image is laid out. */
+static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sptr, void **rptr,
+                             size_t *sb, size_t *rb, int *scratch)
+{
+    const int nl = plan->nlocal;
+    const int npulses = hx_dd_npulses(plan->dd);
+    hx_status st = HX_OK;
+    for (int gp = 0; gp < npulses; gp++) {
+        for (int i = 0; i < nl; i++) {
+            const hx_pulse *P = &plan->d[i].p.pulses[gp];
+            /* reverse direction: to the upper neighbour that sent us atoms in this pulse */
+            dest[i] = P->recv_rank;
+            src[i] = P->send_rank;
+            sptr[i] = &P->atom_offset;
+            sb[i] = rb[i] = sizeof(int);
+            rptr[i] = &scratch[i];
+        }
+        HX_TRY(hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb));
+        for (int i = 0; i < nl; i++)
+            plan->d[i].p.pulses[gp].peer_atom_offset = scratch[i];
+    }
+    long long *mx = malloc(((size_t)nl + 1) * (npulses + 1) * sizeof *mx);
+    if (!mx)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    /* agree before the collective below: a rank that failed must not leave the others in it */
+    HX_TRY(hx_comm_agree(plan->comm, st));
+    for (int i = 0; i < nl; i++) {
+        hx_domain_plan *p = &plan->d[i].p;
+        mx[(size_t)i * (npulses + 1)] = p->n_local;
+        for (int gp = 0; gp < npulses; gp++) {
+            hx_pulse *P = &p->pulses[gp];
+            mx[(size_t)i * (npulses + 1) + 1 + gp] = P->send_count;
+            P->rdeps = 0;
+            for (int q = gp + 1; q < npulses; q++)
+                if (p->pulses[q].deps & ((uint64_t)1 << gp))
+                    P->rdeps |= (uint64_t)1 << q;
+        }
+    }
+    long long *gmax = mx + (size_t)nl * (npulses + 1);
+    st = hx_comm_max_i64(plan->comm, mx, gmax, npulses + 1);
+    if (st == HX_OK) {
+        plan->generation++;
+        plan->cap_local = grow_capacity(plan->cap_local, gmax[0]);
+        int off = 0;
+        for (int gp = 0; gp < npulses; gp++) {
+            plan->cap_pulse[gp] = grow_capacity(plan->cap_pulse[gp], gmax[1 + gp]);
+            for (int i = 0; i < nl; i++)
+                plan->d[i].p.pulses[gp].buf_offset = off;
+            off += plan->cap_pulse[gp];
+        }
+        for (int i = 0; i < nl && st == HX_OK; i++) {
+            dplan *d = &plan->d[i];
+            d->p.cap_local = plan->cap_local;
+            d->p.cap_buf = off;
+            memcpy(d->p.cap_pulse, plan->cap_pulse, sizeof d->p.cap_pulse);
+            d->p.generation = plan->generation;
+            st = hx_plan_image_write(&d->p, &d->image, &d->image_cap, &d->image_bytes);
+        }
+    }
+    free(mx);
+    HX_TRY(hx_comm_agree(plan->comm, st));
+    return HX_OK;
+}
+
 hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x_home)
 {
     HX_CHECK(plan && n_home && x_home, HX_ERR_INVALID_ARG, "hx_plan_build: NULL argument");
@@ -365,6 +463,7 @@ hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x
         }
         HX_TRY_GOTO(st, hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb), done);
     }
+    HX_TRY_GOTO(st, plan_finish(plan, dest, src, sptr, rptr, sb, rb, counts), done);
 done:
     if (sbuf)
         for (int i = 0; i < nl; i++)
@@ -378,4 +477,63 @@ done:
     free(rb);
     free(counts);
     return st;
+}
+
+/* Integers forward, pulse by pulse over the communicator: used at repartition (global atom ids
+ * of the halo), the same for every halo backend. */
+hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp)
+{
+    HX_CHECK(plan && v && ncomp >= 1, HX_ERR_INVALID_ARG,
+             "hx_plan_exchange_int: bad argument (ncomp %d must be >= 1)", ncomp);
+    const int nl = plan->nlocal;
+    const hx_domain_plan *p0 = hx_plan_domain(plan, 0);
+    size_t need = 0;
+    for (int i = 0; i < nl; i++) {
+        const hx_domain_plan *p = hx_plan_domain(plan, i);
+        for (int q = 0; q < p->npulses; q++)
+            if ((size_t)p->pulses[q].send_count > need)
+                need = (size_t)p->pulses[q].send_count;
+    }
+    /* per domain: packed ints, then the message descriptors */
+    size_t per = need * (size_t)ncomp * sizeof(int) + 16;
+    size_t bytes =
+        per * (size_t)nl + (size_t)nl * (2 * sizeof(int) + 2 * sizeof(void *) + 2 * sizeof(size_t));
+    hx_status st = HX_OK;
+    if (bytes > plan->ibuf_cap) {
+        void *b = realloc(plan->ibuf, bytes);
+        if (b) {
+            plan->ibuf = b;
+            plan->ibuf_cap = bytes;
+        } else {
+            st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                              "out of memory for %zu bytes of halo buffers", bytes);
+        }
+    }
+    HX_TRY(hx_comm_agree(plan->comm, st));
+    char *base = plan->ibuf;
+    int *dest = (int *)(base + per * (size_t)nl);
+    int *src = dest + nl;
+    const void **sptr = (const void **)(src + nl);
+    void **rptr = (void **)(sptr + nl);
+    size_t *sb = (size_t *)(rptr + nl);
+    size_t *rb = sb + nl;
+    for (int q = 0; q < p0->npulses; q++) {
+        for (int i = 0; i < nl; i++) {
+            const hx_domain_plan *p = hx_plan_domain(plan, i);
+            const hx_pulse *P = &p->pulses[q];
+            const int *map = p->index_map + P->map_offset;
+            int *b = (int *)(base + per * (size_t)i);
+            for (int e = 0; e < P->send_count; e++)
+                for (int c = 0; c < ncomp; c++)
+                    b[(size_t)ncomp * e + c] = v[i][(size_t)ncomp * map[e] + c];
+            dest[i] = P->send_rank;
+            src[i] = P->recv_rank;
+            sptr[i] = b;
+            sb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->send_count;
+            rptr[i] = v[i] + (size_t)ncomp * P->atom_offset;
+            rb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->recv_count;
+        }
+        HX_TRY(hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb));
+    }
+    return HX_OK;
 }

@@ -75,6 +75,7 @@ void hx_ckpt_params_from_md(const hx_md_params *p, double rlist_option, int nato
     if (p->thermostat == HX_THERMOSTAT_VRESCALE) {
         add_param(out, "tau_t", "%.17g", p->tau_t);
         add_param(out, "ref_t", "%.17g", p->ref_t);
+        add_param(out, "nsttcouple", "%d", p->nsttcouple);
     }
     add_param(out, "seed", "%llu", (unsigned long long)p->seed);
     add_param(out, "precision", "%s", p->nb_precision == HX_NB_MIXED ? "mixed" : "double");

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The GPU session on the H200 test machine, in one call: record the machine, build halox with
+# CUDA + NVSHMEM + MPI, start MPS, run every GPU test (ctest -L gpu, several PEs on the one GPU),
+# compute-sanitizer on the single-process GPU tests, the GPU benchmarks, stop MPS, and print a
+# short table last. Everything it writes goes under $OUT (default: out/h200): summary.txt,
+# env.txt, logs.tar.gz (every log) and results.tar.gz (benchmark JSON).
+#
+#   scripts/h200.sh [--build-only] [--tests] [--sanitize] [--bench] [--bench-quick]
+#                   [--filter REGEX] [--build DIR]
+#
+# Without a selection it runs --tests --sanitize --bench. --filter limits ctest (-R). The
+# machine has no network: cJSON comes from the .deb files in .deps/ when it is not installed
+# (carry .deps with the call), NVSHMEM from the nvidia-nvshmem-cu13 wheel that is installed
+# there. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1) everywhere.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$here/out/h200}
+mkdir -p "$OUT/logs" "$OUT/results"
+build=/tmp/halox-h200-build
+do_tests=0 do_san=0 do_bench=0 bench_quick=0 build_only=0 filter=""
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+    --tests) do_tests=1 ;;
+    --sanitize) do_san=1 ;;
+    --bench) do_bench=1 ;;
+    --bench-quick) do_bench=1 bench_quick=1 ;;
+    --build-only) build_only=1 ;;
+    --filter) filter=$2; shift ;;
+    --build) build=$2; shift ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "h200.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [[ $do_tests -eq 0 && $do_san -eq 0 && $do_bench -eq 0 && $build_only -eq 0 ]]; then
+    do_tests=1 do_san=1 do_bench=1
+fi
+summary=$OUT/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+t_start=$(date +%s)
+elapsed() { echo $(($(date +%s) - t_start)); }
+
+export NVSHMEM_DISABLE_NVLS=1
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
+
+# ---- 1. the machine ----------------------------------------------------------------------
+{
+    date -u +%Y-%m-%dT%H:%M:%SZ
+    uname -a
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem \
+        --format=csv 2>&1
+    nvidia-smi 2>&1 | head -20
+    nvcc --version 2>&1 | tail -2
+    mpirun --version 2>&1 | head -1
+    ompi_info 2>/dev/null | grep -i "cuda support" | head -2
+    cmake --version | head -1
+    nproc
+} > "$OUT/env.txt" 2>&1
+NVSHMEM_HOME_WHEEL=$(python3 -c "import nvidia.nvshmem as m; print(m.__path__[0])" 2>/dev/null)
+echo "nvshmem wheel: ${NVSHMEM_HOME_WHEEL:-not found}" >> "$OUT/env.txt"
+if [[ -n "$NVSHMEM_HOME_WHEEL" ]]; then
+    export NVSHMEM_BOOTSTRAP_MPI_PLUGIN=$NVSHMEM_HOME_WHEEL/lib/nvshmem_bootstrap_mpi.so.3
+    export LD_LIBRARY_PATH=$NVSHMEM_HOME_WHEEL/lib:${LD_LIBRARY_PATH:-}
+fi
+
+# ---- 2. dependencies without network ------------------------------------------------------
+prefix=""
+if ! ldconfig -p 2>/dev/null | grep -q "libcjson.so.1 "; then
+    if ls "$here"/.deps/libcjson*.deb > /dev/null 2>&1; then
+        rm -rf /tmp/halox-deps && mkdir -p /tmp/halox-deps
+        for f in "$here"/.deps/libcjson*.deb; do dpkg -x "$f" /tmp/halox-deps; done
+        prefix=/tmp/halox-deps/usr
+        export LD_LIBRARY_PATH=$prefix/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+        echo "cjson: from .deps (dpkg -x into /tmp/halox-deps)" >> "$OUT/env.txt"
+    else
+        say "h200.sh: libcjson is not installed and .deps/ has no .deb: carry .deps"
+        exit 1
+    fi
+fi
+
+# ---- 3. build -----------------------------------------------------------------------------
+gen=""
+command -v ninja > /dev/null && gen="-G Ninja"
+if ! cmake -S "$here" -B "$build" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
+    -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
+    ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/configure.log" 2>&1; then
+    say "configure FAILED (logs/configure.log):"
+    tail -30 "$OUT/logs/configure.log" | tee -a "$summary"
+    tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
+    exit 1
+fi
+if ! cmake --build "$build" -j "$(nproc)" > "$OUT/logs/build.log" 2>&1; then
+    say "build FAILED (logs/build.log):"
+    grep -E "error|Error" "$OUT/logs/build.log" | head -30 | tee -a "$summary"
+    tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$OUT/logs"
+    exit 1
+fi
+"$build/halox" version > "$OUT/logs/version.txt" 2>&1
+cat "$OUT/logs/version.txt" >> "$OUT/env.txt"
+say "build ok ($(elapsed) s): $(grep -E 'gpu 0|gpus' "$OUT/logs/version.txt" | head -1)"
+git -C "$here" rev-parse HEAD > "$OUT/logs/git_revision.txt" 2>/dev/null || true
+
+finish() {
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1 || true
+    tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs 2>/dev/null && rm -rf "$OUT/logs"
+    if compgen -G "$OUT/results/*" > /dev/null; then
+        tar -C "$OUT" -czf "$OUT/results.tar.gz" results && rm -rf "$OUT/results"
+    else
+        rmdir "$OUT/results" 2>/dev/null
+    fi
+    say "total $(elapsed) s"
+}
+trap finish EXIT
+[[ $build_only -eq 1 ]] && exit 0
+
+# ---- 4. MPS: several PEs on the one GPU run concurrently only under MPS -------------------
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+nvidia-cuda-mps-control -d > "$OUT/logs/mps.log" 2>&1 && say "MPS started" || say "MPS did not start"
+
+# ---- 5. GPU tests -------------------------------------------------------------------------
+if [[ $do_tests -eq 1 ]]; then
+    (cd "$build" && ctest -L gpu ${filter:+-R "$filter"} --output-on-failure --timeout 300 \
+        > "$OUT/logs/ctest_gpu.log" 2>&1)
+    say ""
+    say "GPU tests ($(elapsed) s):"
+    grep -E "Test +#[0-9]+:" "$OUT/logs/ctest_gpu.log" |
+        sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //' | tee -a "$summary"
+    grep -E "tests passed|tests failed" "$OUT/logs/ctest_gpu.log" | tee -a "$summary"
+fi
+
+# ---- 6. compute-sanitizer on the single-process GPU tests ---------------------------------
+if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
+    say ""
+    say "compute-sanitizer ($(elapsed) s):"
+    for t in $(cd "$build" && ctest -L gpu -LE mpi -N ${filter:+-R "$filter"} |
+        sed -nE 's/^ *Test +#[0-9]+: (test_gpu[A-Za-z0-9_]*)$/\1/p'); do
+        exe=$(find "$build/tests" -maxdepth 1 -name "$t" -type f | head -1)
+        [[ -x "$exe" ]] || continue
+        for tool in memcheck racecheck synccheck; do
+            timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
+                ${HALOX_SANITIZE_ARGS:-} > "$OUT/logs/san_${t}_$tool.log" 2>&1
+            rc=$?
+            errs=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$OUT/logs/san_${t}_$tool.log" | tail -1)
+            say "  $t $tool: rc $rc ${errs:-(no summary)}"
+        done
+    done
+fi
+
+# ---- 7. benchmarks ------------------------------------------------------------------------
+# Each line: a name and a command run from the build directory; the command writes its JSON to
+# $RES/<name>.json. scripts/h200_bench.sh holds the list (sourced, so it can use these names).
+if [[ $do_bench -eq 1 ]]; then
+    say ""
+    say "benchmarks ($(elapsed) s):"
+    export RES=$OUT/results BUILD=$build HALOX=$build/halox QUICK=$bench_quick
+    # shellcheck source=/dev/null
+    source "$here/scripts/h200_bench.sh"
+fi

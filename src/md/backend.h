@@ -1,0 +1,86 @@
+/* The MD backend contract: what the one step schedule (src/md/schedule.c) asks of the code that
+ * computes forces and integrates, on the host ("cpu", src/md/cpu_backend.c) or on a GPU ("gpu",
+ * src/gpu/). The schedule owns the order (DESIGN §4); a backend owns its data and streams.
+ *
+ * Per step t, for every local domain i (the decomposition layer and the halo exchange are the
+ * schedule's):
+ *
+ *   [search step]  download(i) -> home store; repartition; set_local(i, ...); halo x;
+ *                  search(i)
+ *   forces(i, LOCAL)      home-home pairs; f cleared first         (local stream)
+ *   halo exchange_x       on halo_stream(i)                        (non-local stream)
+ *   forces(i, NONLOCAL)   pairs with halo atoms, added to f        (non-local stream)
+ *   halo exchange_f       on halo_stream(i)
+ *   [thermostat step] kinetic(i) -> schedule sums, draws lambda
+ *   update(i, lambda)     leap-frog + constraints of home atoms    (update stream: waits for
+ *                         the local forces and for everything enqueued on halo_stream so far;
+ *                         afterwards the local and non-local streams wait for the update)
+ *   [energy step]  energies(i) -> schedule sums over domains
+ *
+ * Every call that returns data to the host (kinetic, energies, download, npairs) synchronises
+ * with the device; the others only enqueue. A schedule step without energies, thermostat or
+ * search makes no host round trip, so a GPU backend can capture it in a CUDA graph. */
+#ifndef HX_MD_BACKEND_H
+#define HX_MD_BACKEND_H
+
+#include "halox/decomp.h"
+#include "halox/halo.h"
+#include "halox/md.h"
+
+/* the points of a step that mark() records (metrics steps only) */
+enum { HX_MARK_LOCAL_BEGIN, HX_MARK_LOCAL_END, HX_MARK_NL_BEGIN, HX_MARK_NL_END, HX_MARK_N };
+
+/* indices of energies() output */
+enum { HX_E_LJ, HX_E_COUL, HX_E_KE_NEW, HX_E_DEV, HX_E_N };
+
+typedef struct hx_md_backend_ops {
+    const char *name; /* "cpu", "gpu" */
+    hx_memspace mem;  /* where the halo's x and f arrays live */
+    hx_real real;     /* their element type */
+    /* nd local domains; the global system (force field applied), parameters resolved */
+    hx_status (*create)(const hx_system *sys, const hx_forcefield *ff, const hx_md_params *p,
+                        int nlocal, void **impl);
+    void (*destroy)(void *impl);
+    /* Repartition of local domain i: new local set (home store authoritative for x and v),
+     * coordinate and force arrays of the halo exchange (cap atoms, fixed until the next
+     * set_local). Writes the home coordinates into x. */
+    hx_status (*set_local)(void *impl, int i, const hx_decomp_local *loc, void *x, void *f);
+    /* Pair search on the local set once its halo coordinates are in x. check_missed: count the
+     * pairs the previous list missed (single domain). */
+    hx_status (*search)(void *impl, int i, double rlist, int check_missed, long long *missed);
+    long long (*npairs)(void *impl, int i);
+    /* HX_NB_LOCAL (clears f, copies the current home positions into x first) or HX_NB_NONLOCAL
+     * (adds). Energies are kept for energies() when want_energy. */
+    hx_status (*forces)(void *impl, int i, int part, int want_energy, long long step);
+    void *(*halo_stream)(void *impl, int i);
+    /* Kinetic energy of the current half-step velocities v(t - dt/2) of home atoms. */
+    hx_status (*kinetic)(void *impl, int i, double *ke);
+    /* v' = lambda v + f/m dt, x' = x + v' dt, constraints, v' = (x' - x)/dt. commit = 0 leaves
+     * the state as it was (energies of the current step only). want_energy keeps KE(v') and
+     * the constraint deviation for energies(). */
+    hx_status (*update)(void *impl, int i, double lambda, int want_energy, int commit,
+                        long long step);
+    /* [HX_E_N] of the last forces/update with want_energy. */
+    hx_status (*energies)(void *impl, int i, double out[HX_E_N]);
+    /* Positions and velocities of the home atoms into the home store (no-op on the host). */
+    hx_status (*download)(void *impl, int i, hx_home *home);
+    /* Optional (NULL: not available): capture the enqueued work of one step into a graph and
+     * replay it. The schedule calls capture_begin, enqueues a step as usual, capture_end; then
+     * replay for each following step until the next search/energy/thermostat step. */
+    hx_status (*capture_begin)(void *impl);
+    hx_status (*capture_end)(void *impl);
+    hx_status (*replay)(void *impl);
+    void (*invalidate_graph)(void *impl);
+    /* Metrics steps: record a point of the step (local ones on the local stream, HX_MARK_NL_* on
+     * halo_stream), then read them back (waits), as µs after the step began. */
+    void (*mark)(void *impl, int i, int which);
+    hx_status (*read_marks)(void *impl, int i, double t_us[HX_MARK_N]);
+    /* Wait until everything enqueued has finished (NULL: nothing runs asynchronously). */
+    hx_status (*sync)(void *impl);
+    /* One line for the log: kernels, device. */
+    const char *(*describe)(void *impl);
+} hx_md_backend_ops;
+
+extern const hx_md_backend_ops hx_md_backend_cpu;
+
+#endif

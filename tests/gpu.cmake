@@ -1,0 +1,58 @@
+# GPU tests (label "gpu"): compiled in every build with CUDA; without a usable device they
+# print the reason and exit 77, which CTest reports as skipped. They run on the H200 machine
+# through scripts/h200.sh.
+#
+#   halox_gpu_test(NAME SOURCES a.c [b.cu] [ARGS ...] [LABELS ...])
+#   halox_gpu_mpi_test(NAME SOURCES a.c RANKS 2 4 8 [ARGS ...])   several PEs (MPS on one GPU)
+function(halox_gpu_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LABELS;ARGS" ${ARGN})
+  if(NOT HALOX_HAVE_CUDA)
+    return()
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE halox_testutil)
+  target_compile_options(${name} PRIVATE ${HALOX_ALL_WARNINGS})
+  add_test(NAME ${name} COMMAND ${name} ${T_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;${T_LABELS}" TIMEOUT 900
+                       SKIP_RETURN_CODE 77)
+endfunction()
+
+function(halox_gpu_mpi_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;RANKS;ARGS;LABELS" ${ARGN})
+  if(NOT HALOX_HAVE_CUDA OR NOT HALOX_HAVE_MPI)
+    return()
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE halox_testutil)
+  target_compile_options(${name} PRIVATE ${HALOX_ALL_WARNINGS})
+  foreach(n ${T_RANKS})
+    add_test(NAME ${name}_np${n}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${HALOX_MPIEXEC_FLAGS}
+                     -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS
+                     $<TARGET_FILE:${name}> ${T_ARGS})
+    set_tests_properties(${name}_np${n} PROPERTIES LABELS "gpu;mpi;${T_LABELS}" TIMEOUT 900
+                         SKIP_RETURN_CODE 77 PROCESSORS 1)
+  endforeach()
+endfunction()
+
+halox_gpu_test(test_gpu_device SOURCES test_gpu_device.c)
+
+# The GPU halo backends (issue 11). Every test also builds (and reports skipped) without a GPU.
+if(HALOX_HAVE_CUDA)
+  add_library(halox_gpu_halo_fixture STATIC gpu_halo_fixture.c plan_fixture.c)
+  target_link_libraries(halox_gpu_halo_fixture PUBLIC halox_testutil)
+endif()
+# single process: the shared pack/unpack kernels (the compute-sanitizer target)
+halox_gpu_test(test_gpu_halo_kernels SOURCES test_gpu_halo_kernels.c plan_fixture.c LABELS halo)
+# every backend/path/variant against the host backend, 1D/2D/3D, multi-pulse, empty domains
+halox_gpu_mpi_test(test_gpu_halo SOURCES test_gpu_halo.c RANKS 2 4 8 LABELS halo)
+# NVSHMEM with injected delays, thousands of steps, bit-exact
+halox_gpu_mpi_test(test_gpu_halo_stress SOURCES test_gpu_halo_stress.c RANKS 2 4 8
+                   ARGS --steps 2000 LABELS halo stress)
+# withheld signals caught by the deadline with the exact message; MPS placement rule
+halox_gpu_mpi_test(test_gpu_halo_deadline SOURCES test_gpu_halo_deadline.c RANKS 2 LABELS halo)
+foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline)
+  if(TARGET ${t})
+    target_link_libraries(${t} PRIVATE halox_gpu_halo_fixture)
+  endif()
+endforeach()

@@ -28,7 +28,7 @@ typedef struct mpi_impl {
     double *red_all;               /* rank 0: [nranks][cap+1] */
     long long *max_send, *max_res; /* [cap+1] */
     int *sizes, *displs;           /* [nranks] gather sizes and offsets (used on rank 0) */
-    int node_rank, node_size; /* computed on first use; node_size 0: not yet */
+    int node_rank, node_size;      /* computed on first use; node_size 0: not yet */
 } mpi_impl;
 
 #define HX_MPI_MSG_LEN 1024

@@ -71,12 +71,15 @@ int main(int argc, char **argv)
     /* the box edge as the program reads it (five decimals) */
     hx_system *conf = NULL;
     T_OK(hx_gro_read(path, &conf));
-    char halfbox[256];
+    /* the program names the input and its box; velocities are generated so that the start
+     * from rest warning does not precede the error */
+    char halfbox[512];
+    const double L = conf ? conf->box[0] : 0.0;
     snprintf(halfbox, sizeof halfbox,
-             "halox md: error: cut-off/pair-list radius 1.2 nm is not below half the box edge x "
-             "= %g nm: use a shorter cut-off or a larger box\n"
+             "halox md: error: conf.gro (box %g x %g x %g nm): cut-off/pair-list radius 1.2 nm is "
+             "not below half the box edge x = %g nm: use a shorter cut-off or a larger box\n"
              "  (HX_ERR_INVALID_ARG; set HALOX_LOG=debug for where it was raised)\n",
-             conf ? conf->box[0] : 0.0); /* the message gives the whole edge */
+             L, L, L, L); /* the message gives the whole edge */
     hx_system_destroy(&conf);
 #define LIB_ERROR(msg)                                                                             \
     "halox md: error: " msg "\n  (HX_ERR_INVALID_ARG; set HALOX_LOG=debug for where it was "       \
@@ -94,7 +97,7 @@ int main(int argc, char **argv)
         {"--steps 10 --nstlist 0", LIB_ERROR("nstlist = 0: must be >= 1")},
         {"--steps -5", "halox md: --steps (-5), --nstenergy (100), --nstxout (0), --threads (0), "
                        "--seed (1) and --nstcheckpoint (0) must be >= 0\n"},
-        {"--steps 10 --rc 1.2", halfbox},
+        {"--steps 10 --rc 1.2 --gen-vel 300", halfbox},
         {"--steps 10 --model tip5p",
          LIB_ERROR("unknown model 'tip5p': use spce, spc, tip3p or argon")},
         {"--steps 10 --thermostat berendsen",

@@ -130,9 +130,10 @@ hx_status hx_forcefield_apply(const hx_forcefield *ff, hx_system *sys)
         char res[HX_NAME_LEN];
         trimmed(sys->res_name[a0], res, sizeof res);
         HX_CHECK(a1 - a0 == want, HX_ERR_INPUT,
-                 "molecule %d (residue %d %s, atoms %d-%d) has %d atoms but a %s molecule has %d:"
-                 " check the residue numbering of the input or the --model",
-                 k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, ff->model, want);
+                 "molecule %d (residue %d %s, atoms %d-%d) has %d atom%s, but model %s has %d "
+                 "atom%s per molecule: check the residue numbering of the input or the --model",
+                 k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, a1 - a0 == 1 ? "" : "s",
+                 ff->model, want, want == 1 ? "" : "s");
         int no = 0, nh = 0;
         for (int a = a0; a < a1; a++) {
             char name[HX_NAME_LEN];

@@ -396,7 +396,9 @@ long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
 /* The thermostat's random stream, to store in a checkpoint. */
 void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
-/* One JSON object (no newline) of e into buf. */
+/* One JSON object (no newline) of e into buf, as in the energy file (docs/energy-json.md:
+ * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
+ * bytes always suffice). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
 
 #ifdef __cplusplus

@@ -16,6 +16,7 @@
 #include "halox/version.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "io/json.h"
 
 #include <limits.h>
 #include <math.h>
@@ -438,24 +439,28 @@ int hx_md_is_root(const hx_md *md)
     return hx_comm_rank(md->comm) == 0;
 }
 
+/* The JSON is written by src/io/json.c (cJSON, exact numbers, null for non-finite values). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len)
 {
-    snprintf(buf, len,
-             "{\"step\": %lld, \"time\": %.6f, \"lj\": %.10g, \"coulomb\": %.10g, "
-             "\"potential\": %.10g, \"kinetic\": %.10g, \"total\": %.10g, \"temperature\": "
-             "%.8g}",
-             e->step, e->time, e->lj, e->coulomb, e->potential, e->kinetic, e->total,
-             e->temperature);
+    char *text = NULL;
+    if (!buf || len == 0)
+        return;
+    buf[0] = '\0';
+    if (hx_json_energies(e, &text) == HX_OK && strlen(text) < len)
+        memcpy(buf, text, strlen(text) + 1);
+    cJSON_free(text);
 }
 
 static hx_status write_outputs(hx_md *md, const hx_md_output *out, int energy_now)
 {
     double t0 = hx_wtime();
     if (out && out->energy && energy_now) {
-        char line[512];
-        hx_md_energies_json(&md->ener, line, sizeof line);
-        HX_CHECK(fprintf(out->energy, "%s\n", line) > 0, HX_ERR_IO,
-                 "step %lld: writing the energy file failed (disk full?)", md->ener.step);
+        char *line = NULL;
+        HX_TRY(hx_json_energies(&md->ener, &line));
+        int ok = fprintf(out->energy, "%s\n", line) > 0;
+        cJSON_free(line);
+        HX_CHECK(ok, HX_ERR_IO, "step %lld: writing the energy file failed (disk full?)",
+                 md->ener.step);
     }
     md->tm.output += hx_wtime() - t0;
     return HX_OK;

@@ -169,7 +169,7 @@ static hx_status check_outputs(md_job *job)
                 "name",
                 s[k].what, s[k].path, input);
     }
-    char host[256], now[64], info[1024];
+    char host[256], now[64], info[8192];
     hx_app_hostname(host, sizeof host);
     hx_app_now(now, sizeof now);
     snprintf(info, sizeof info, "pid %ld on %s, started %s, log %s", (long)getpid(), host, now,

@@ -496,8 +496,8 @@ hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp)
     }
     /* per domain: packed ints, then the message descriptors */
     size_t per = need * (size_t)ncomp * sizeof(int) + 16;
-    size_t bytes =
-        per * (size_t)nl + (size_t)nl * (2 * sizeof(int) + 2 * sizeof(void *) + 2 * sizeof(size_t));
+    size_t bytes = per * (size_t)nl +
+                   (size_t)nl * (2 * sizeof(int) + 2 * sizeof(void *) + 2 * sizeof(size_t)) + 16;
     hx_status st = HX_OK;
     if (bytes > plan->ibuf_cap) {
         void *b = realloc(plan->ibuf, bytes);
@@ -510,13 +510,15 @@ hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp)
         }
     }
     HX_TRY(hx_comm_agree(plan->comm, st));
-    char *base = plan->ibuf;
-    int *dest = (int *)(base + per * (size_t)nl);
-    int *src = dest + nl;
-    const void **sptr = (const void **)(src + nl);
+    /* descriptors first (pointers and sizes stay aligned), then the packed ints */
+    const void **sptr = (const void **)plan->ibuf;
     void **rptr = (void **)(sptr + nl);
     size_t *sb = (size_t *)(rptr + nl);
     size_t *rb = sb + nl;
+    int *dest = (int *)(rb + nl);
+    int *src = dest + nl;
+    char *base =
+        (char *)plan->ibuf + (((char *)(src + nl) - (char *)plan->ibuf + 15) & ~(size_t)15);
     for (int q = 0; q < p0->npulses; q++) {
         for (int i = 0; i < nl; i++) {
             const hx_domain_plan *p = hx_plan_domain(plan, i);

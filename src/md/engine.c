@@ -393,6 +393,7 @@ hx_status hx_md_gather(hx_md *md)
     size_t *counts = calloc((size_t)hx_comm_ndomains(md->comm), sizeof *counts);
     if (st == HX_OK && !counts)
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    st = hx_comm_agree(md->comm, st); /* the gather is entered by all ranks or by none */
     if (st == HX_OK)
         st = hx_comm_gather_bytes(md->comm, (const void *const *)rec, bytes, &all, counts);
     size_t total = 0;

@@ -42,7 +42,7 @@ typedef struct gb_impl {
     int nlocal;
     gb_dom *dom;
     cudaStream_t s_local, s_nl, s_update;
-    cudaEvent_t ev_fork, ev_local, ev_nl, ev_update, ev_join;
+    cudaEvent_t ev_fork, ev_local, ev_nl, ev_update, ev_join, ev_clear;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     char desc[600];
@@ -61,7 +61,7 @@ static void gb_destroy(void *vimpl)
                 cudaEventDestroy(g->dom[i].marks[k]);
     }
     free(g->dom);
-    cudaEvent_t evs[] = {g->ev_fork, g->ev_local, g->ev_nl, g->ev_update, g->ev_join};
+    cudaEvent_t evs[] = {g->ev_fork, g->ev_local, g->ev_nl, g->ev_update, g->ev_join, g->ev_clear};
     for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
         if (evs[k])
             cudaEventDestroy(evs[k]);
@@ -85,7 +85,8 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     HX_CUDA(cudaStreamCreateWithPriority(&g->s_local, cudaStreamNonBlocking, least));
     HX_CUDA(cudaStreamCreateWithPriority(&g->s_nl, cudaStreamNonBlocking, greatest));
     HX_CUDA(cudaStreamCreateWithPriority(&g->s_update, cudaStreamNonBlocking, least));
-    cudaEvent_t *evs[] = {&g->ev_fork, &g->ev_local, &g->ev_nl, &g->ev_update, &g->ev_join};
+    cudaEvent_t *evs[] = {&g->ev_fork,   &g->ev_local, &g->ev_nl,
+                          &g->ev_update, &g->ev_join,  &g->ev_clear};
     for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
         HX_CUDA(cudaEventCreateWithFlags(evs[k], cudaEventDisableTiming));
     hx_gpu_nb_params np;
@@ -239,9 +240,14 @@ static hx_status gb_forces(void *vimpl, int i, int part, int want_energy, long l
     (void)step;
     const int flags = want_energy ? HX_GPU_NB_ENERGY : 0;
     if (part == HX_NB_LOCAL) {
-        if (!d->f_clean && d->loc->n_local > 0)
+        if (!d->f_clean && d->loc->n_local > 0) {
+            /* after an update that did not commit (it left f as it was): clear it, and let the
+             * halo stream (non-local pairs, the force halo's accumulation) start after that */
             HX_CUDA(
                 cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)d->loc->n_local, g->s_local));
+            HX_CUDA(cudaEventRecord(g->ev_clear, g->s_local));
+            HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_clear, 0));
+        }
         d->f_clean = 0;
         HX_TRY(hx_gpu_nb_local(d->nb, d->x, d->f, flags, g->s_local));
         HX_CUDA(cudaEventRecord(g->ev_local, g->s_local));

@@ -70,12 +70,14 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
     if (!text)
         return -1;
     cJSON *root = cJSON_Parse(text);
-    free(text);
     if (!root) {
+        /* the error position points into text: report before freeing it */
         snprintf(err, errcap, "%s: not valid JSON (near: %.40s); expected a halox result file",
                  path, cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+        free(text);
         return -1;
     }
+    free(text);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "meta");
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
     if (!cJSON_IsObject(meta) || !cJSON_IsArray(runs)) {

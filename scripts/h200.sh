@@ -151,7 +151,7 @@ if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
             HALOX_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
                 ${HALOX_SANITIZE_ARGS:-} > "$OUT/logs/san_${t}_$tool.log" 2>&1
             rc=$?
-            errs=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$OUT/logs/san_${t}_$tool.log" | tail -1)
+            errs=$(grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)" "$OUT/logs/san_${t}_$tool.log" | tail -1)
             say "  $t $tool: rc $rc ${errs:-(no summary)}"
         done
     done

@@ -8,11 +8,11 @@
  *     terms), kinetic 1e-6;
  *  2. 200 steps (nstlist 10: migration and repartitions every 10 steps) against the single-GPU
  *     run from the same start: total energy of every 10th step within 2e-4 kJ/mol per atom and
- *     final positions within 2e-3 nm. Why these: the runs add the same float forces in other
- *     orders (atomics, halo accumulation), about 1e-7 relative per step; in a liquid such
- *     differences grow by roughly e per 0.1 ps, i.e. about e^4 over 0.4 ps, to 1e-4 nm and
- *     1e-5 kJ/mol per atom - the bounds leave an order of magnitude for that estimate and
- *     fail on any real error (a lost halo contribution moves an atom by far more);
+ *     final positions within 5x the spread of two single-GPU runs (at least 5e-3 nm). Why: the
+ *     runs add the same float forces in other orders (atomics, halo accumulation), about 1e-7
+ *     relative per step, and a liquid amplifies such differences (measured on the H200: 7e-4
+ *     to 3e-3 nm after 200 steps, 4e-5 to 6e-5 kJ/mol per atom) - a lost or doubled halo
+ *     contribution gives far more;
  *  3. NVE drift over 5 ps (nvshmem on the largest grid): within 1.5x the single-GPU run's, or
  *     the buffer tolerance 2.5e-4 kJ/mol/ps per atom where both are below it (noise);
  *  4. stress: 10,000 steps of nvshmem with random delays injected into blocks and PEs complete
@@ -127,14 +127,29 @@ int main(int argc, char **argv)
     hx_md_energies ecpu;
     memset(&ecpu, 0, sizeof ecpu);
     hx_system *xref = NULL;
+    double rep = 0.0; /* how far two runs of one GPU from the same start end apart */
     if (cpu && one) {
         T_OK(hx_md_evaluate(cpu));
         ecpu = *hx_md_last_energies(cpu);
         T_OK(trajectory(one, nsteps, eref));
         T_OK(hx_md_gather(one));
         T_OK(hx_system_copy(hx_md_system(one), &xref));
+        hx_md *two = make(s, "gpu", NULL, self, NULL, 0);
+        if (two) {
+            T_OK(trajectory(two, nsteps, e));
+            T_OK(hx_md_gather(two));
+            rep = max_pos_dev(hx_md_system(two), xref);
+        }
+        hx_md_destroy(&two);
     }
     hx_md_destroy(&cpu);
+    /* Positions after nsteps: the float sums of atomics differ from run to run, and the liquid
+     * amplifies the differences; the bound is 5x the spread of two single-GPU runs, at least
+     * 5e-3 nm (a lost or doubled halo force moves atoms by far more, and shows in the energy) */
+    const double xtol = fmax(5.0 * rep, 5e-3);
+    if (g_rank == 0)
+        printf("two single-GPU runs of %d steps end %.2e nm apart: position bound %.2e nm\n",
+               nsteps, rep, xtol);
 
     int grids[2][3] = {{size, 1, 1}, {0, 0, 0}};
     int ngrids = 1;
@@ -193,8 +208,9 @@ int main(int argc, char **argv)
                     "%s %dx%dx%d: total energy of step %d differs from one GPU by "
                     "%.3e kJ/mol per atom",
                     halos[h], grids[g][0], grids[g][1], grids[g][2], 10 * wk, wde);
-            T_CHECK(dx <= 2e-3, "%s %dx%dx%d: final positions differ from one GPU by %.3e nm",
-                    halos[h], grids[g][0], grids[g][1], grids[g][2], dx);
+            T_CHECK(dx <= xtol,
+                    "%s %dx%dx%d: final positions differ from one GPU by %.3e nm (bound %.2e)",
+                    halos[h], grids[g][0], grids[g][1], grids[g][2], dx, xtol);
             ncases += 2;
             hx_md_destroy(&md);
         }

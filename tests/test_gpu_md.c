@@ -338,7 +338,9 @@ int main(int argc, char **argv)
             ncases += 3;
             T_CHECK(fabs(os[k]->drift) <= 7.6e-4,
                     "GPU run %d: NVE drift %.3e kJ/mol/ps/atom exceeds 7.6e-4", k, os[k]->drift);
-            T_CHECK(fabs(os[k]->drift) <= 1.5 * fabs(dcpu) + 1e-4,
+            /* 1.5 x the CPU's: for the run with the CPU's settings (nstlist 10, the same
+             * rlist); the pruned nstlist-40 run has another list and only the absolute bar */
+            T_CHECK(k == 1 || fabs(os[k]->drift) <= 1.5 * fabs(dcpu) + 1e-4,
                     "GPU run %d: NVE drift %.3e exceeds 1.5 x the CPU's %.3e (+1e-4)", k,
                     os[k]->drift, dcpu);
             T_CHECK(os[k]->maxdev < 1e-6, "GPU run %d: constraint deviation %.3g", k,

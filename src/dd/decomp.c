@@ -229,6 +229,9 @@ hx_status hx_decomp_create(const hx_system *sys, const hx_decomp_params *p, hx_c
     for (int i = 0; i < d->nlocal && st == HX_OK; i++) {
         d->homes[i] = &d->loc[i].home;
         st = distribute(d, i);
+        /* the home store is part of the local view from the start (topology: update_local) */
+        d->loc[i].pub.home = &d->loc[i].home;
+        d->loc[i].pub.n_home = d->loc[i].home.natoms;
     }
     /* agreed before the first collective of the plan build */
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);

@@ -44,8 +44,9 @@ struct hx_md {
     double *ke_old; /* [nlocal] */
     long long *dev; /* [nlocal] constraint deviation bits */
     /* CUDA graph of a plain step (backend and halo permitting) */
-    int graph_ok;    /* both can capture */
-    int graph_valid; /* captured for the current partition */
+    int graph_ok;     /* both can capture */
+    int graph_valid;  /* captured for the current partition */
+    int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
 };
 
 /* src/md/schedule.c */

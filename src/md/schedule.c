@@ -179,8 +179,11 @@ hx_status hx_md_repartition(hx_md *md, int first)
         st = md->B->set_local(md->bimpl, i, hx_decomp_get_local(md->dec, i), hx_halo_x(md->halo, i),
                               hx_halo_f(md->halo, i));
     HX_TRY(hx_comm_agree(md->comm, st));
-    /* Halo coordinates for the search (positions of this step). */
+    /* Halo coordinates for the search (positions of this step). The step's own force
+     * computation uses them as they are: exchanging the same coordinates twice would break the
+     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. */
     HX_TRY(hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0)));
+    md->halo_x_fresh = 1;
     /* The count compares the positions of this step with the previous list: pairs now inside
      * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
      * list missed (a pair that entered during the last step is counted, though the new list is
@@ -249,7 +252,10 @@ static hx_status enqueue_forces(hx_md *md, int want_e, int marks)
     md->tm.nb_local += t1 - t0;
     /* The exchanges run even after a local failure: the neighbours are waiting for them. */
     mark(md, marks, HX_MARK_NL_BEGIN);
-    NOTE(hx_halo_exchange_x(md->halo, stream));
+    if (md->halo_x_fresh)
+        md->halo_x_fresh = 0; /* exchanged by this step's repartition */
+    else
+        NOTE(hx_halo_exchange_x(md->halo, stream));
     double t2 = hx_wtime();
     md->tm.halo_x += t2 - t1;
     for (int i = 0; i < md->nlocal; i++)
@@ -293,7 +299,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
                       md->B->mark && md->B->read_marks;
 
     /* A plain step: replay the captured graph (or capture it now) where the backend can. */
-    if (md->graph_ok && commit && !want_e && !tcouple && !marks) {
+    if (md->graph_ok && commit && !want_e && !tcouple && !marks && !md->halo_x_fresh) {
         double t0 = hx_wtime();
         if (!md->graph_valid) {
             NOTE(B->capture_begin(md->bimpl));

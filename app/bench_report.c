@@ -225,7 +225,7 @@ static int gnuplot_png(const char *png, const char *script)
     if (!g)
         return -1;
     fprintf(g,
-            "set terminal pngcairo size 960,600 enhanced font 'sans,11'\nset output '%s'\n%s\n"
+            "set terminal pngcairo size 960,600 noenhanced font 'sans,11'\nset output '%s'\n%s\n"
             "set output\n",
             tmp, script);
     int rc = pclose(g);
@@ -332,7 +332,12 @@ static int plot_lines(const char *png, const char *title, const char *xlabel, co
         if (k == nl)
             snprintf(labels[nl++], sizeof labels[0], "%s", lab);
     }
-    if (nl == 0) {
+    /* a line needs two x values: a set that does not vary this x gets no plot */
+    int varies = 0;
+    for (int i = 0; i < n && !varies; i++)
+        for (int j = i + 1; j < n && !varies; j++)
+            varies = gy(&runs[i]) > 0 && gy(&runs[j]) > 0 && gx(&runs[i]) != gx(&runs[j]);
+    if (nl == 0 || !varies) {
         free(s);
         return 1; /* nothing to draw */
     }
@@ -383,8 +388,8 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
             rest = 0;
         char lab[96];
         label_of(r, lab, sizeof lab);
-        APP("\"%s %dr %dx%dx%d\" %.3f %.3f %.3f %.3f\n", lab, r->ranks, r->dd[0], r->dd[1],
-            r->dd[2], r->local_work_us, r->non_overlap_us, rest,
+        APP("\"%s %dr %dx%dx%d %lldk\" %.3f %.3f %.3f %.3f\n", lab, r->ranks, r->dd[0], r->dd[1],
+            r->dd[2], (r->atoms + 500) / 1000, r->local_work_us, r->non_overlap_us, rest,
             r->nonlocal_work_us >= 0 ? r->nonlocal_work_us : 0.0);
         rows++;
     }
@@ -525,6 +530,84 @@ int hx_bench_report(const char *dir, const char *report_path)
             }
         }
         hx_bench_free(&set);
+    }
+    /* Across the files: every md run of the most common size, ns/day against ranks and the
+     * time per step by phase, so that one GPU and the decompositions stand side by side. */
+    if (plots && rc == 0) {
+        hx_bench_run *all = NULL;
+        int nall = 0, cap = 0;
+        for (int f = 0; f < nf; f++) {
+            char path[1200], err[512];
+            snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+            hx_bench_set set;
+            if (hx_bench_load(path, &set, err, sizeof err) != 0)
+                continue;
+            for (int i = 0; i < set.nruns; i++) {
+                if (strcmp(set.runs[i].mode, "md") != 0)
+                    continue;
+                if (nall == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    hx_bench_run *na = realloc(all, (size_t)cap * sizeof *na);
+                    if (!na)
+                        break;
+                    all = na;
+                }
+                all[nall++] = set.runs[i];
+            }
+            hx_bench_free(&set);
+        }
+        long long size = 0;
+        int best = 0;
+        for (int i = 0; i < nall; i++) {
+            int c = 0;
+            for (int j = 0; j < nall; j++)
+                c += all[j].atoms == all[i].atoms;
+            if (c > best) {
+                best = c;
+                size = all[i].atoms;
+            }
+        }
+        int k = 0;
+        for (int i = 0; i < nall; i++)
+            if (all[i].atoms == size)
+                all[k++] = all[i];
+        /* the line of a backend: its best grid and configuration at each rank count */
+        hx_bench_run *bestr = malloc(sizeof *bestr * (size_t)(k > 0 ? k : 1));
+        int nb = 0;
+        for (int i = 0; bestr && i < k; i++) {
+            char li[96], lj[96];
+            label_of(&all[i], li, sizeof li);
+            int j = 0;
+            for (; j < nb; j++) {
+                label_of(&bestr[j], lj, sizeof lj);
+                if (strcmp(li, lj) == 0 && bestr[j].ranks == all[i].ranks)
+                    break;
+            }
+            if (j == nb)
+                bestr[nb++] = all[i];
+            else if (all[i].ns_per_day > bestr[j].ns_per_day)
+                bestr[j] = all[i];
+        }
+        if (k > 1 && bestr) {
+            char png[1200], title[200];
+            fprintf(md,
+                    "## All MD runs of %lld atoms\n\nns/day: the best grid and list "
+                    "configuration of each backend at each rank count. Time per step by phase: "
+                    "the phases are averages over the sampled steps (timed with events and "
+                    "waited for, so a little slower than the graph-replayed steps that the "
+                    "time per step averages).\n\n",
+                    size);
+            snprintf(png, sizeof png, "%s/md_%lld_nsday.png", dir, size);
+            snprintf(title, sizeof title, "%lld atoms: ns/day against ranks", size);
+            if (plot_lines(png, title, "ranks", "ns/day", 0, 0, bestr, nb, g_ranks, g_nsday) == 0)
+                fprintf(md, "![%s](md_%lld_nsday.png)\n\n", title, size);
+            snprintf(png, sizeof png, "%s/md_%lld_breakdown.png", dir, size);
+            snprintf(title, sizeof title, "%lld atoms: time per step by phase", size);
+            if (plot_breakdown(png, title, all, k) == 0)
+                fprintf(md, "![%s](md_%lld_breakdown.png)\n\n", title, size);
+        }
+        free(bestr);
+        free(all);
     }
     for (int i = 0; i < nf; i++)
         free(names[i]);

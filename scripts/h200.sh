@@ -103,7 +103,10 @@ fi
 "$build/halox" version > "$OUT/logs/version.txt" 2>&1
 cat "$OUT/logs/version.txt" >> "$OUT/env.txt"
 say "build ok ($(elapsed) s): $(grep -E 'gpu 0|gpus' "$OUT/logs/version.txt" | head -1)"
-git -C "$here" rev-parse HEAD > "$OUT/logs/git_revision.txt" 2>/dev/null || true
+# The tree copied to a device machine may carry a stale .git: the caller passes the commit it
+# sent (HALOX_GIT_REVISION=$(git rev-parse HEAD)), and every result records that one.
+export HALOX_GIT_REVISION=${HALOX_GIT_REVISION:-$(git -C "$here" rev-parse HEAD 2>/dev/null)}
+echo "$HALOX_GIT_REVISION" > "$OUT/logs/git_revision.txt"
 
 finish() {
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1 || true

@@ -19,7 +19,7 @@ bench() {
 
 mpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
-    -x LD_LIBRARY_PATH)
+    -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION)
 
 # (filled as the GPU benchmarks land)
 
@@ -29,7 +29,7 @@ gsteps=4000 gwarm=300
 [[ $QUICK -eq 1 ]] && gsteps=600 gwarm=100
 bench gpu_md timeout $(($(left) / 3)) "$BUILD/tests/gpu_md_bench" --atoms 45000,180000,360000 \
     --steps $gsteps --warmup $gwarm --configs 100:4,40:4,20:0 --json "$RES/gpu_md.json" \
-    --git-revision "$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse HEAD 2>/dev/null)"
+    --git-revision "$HALOX_GIT_REVISION"
 
 # GPU halo exchange (issue 11): every backend side by side, the paper's smallest per-GPU size
 xb() { # name np args...

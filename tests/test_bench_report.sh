@@ -18,7 +18,10 @@ cat > res/md.json <<'J'
            "local_work_us": 60, "nonlocal_work_us": 200, "non_overlap_us": 150},
           {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 4,
            "gpus": 1, "dd": [4, 1, 1], "us_per_step": 120, "ns_per_day": 1440,
-           "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5}]}
+           "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5},
+          {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 2,
+           "gpus": 1, "dd": [2, 1, 1], "us_per_step": 150, "ns_per_day": 1152,
+           "local_work_us": 90, "nonlocal_work_us": 30, "non_overlap_us": 2}]}
 J
 cat > res/exchange.json <<'J'
 {"meta": {"git_revision": "abc", "date": "2026-12-03", "gpu": "NVIDIA H200", "series": "exchange"},
@@ -30,7 +33,10 @@ cat > res/exchange.json <<'J'
            "exchange_us": 20},
           {"system": "water", "atoms": 88000, "mode": "exchange", "backend": "gpu-mpi",
            "ranks": 8, "dd": [2, 2, 2], "pulses": 3, "atoms_per_domain": 11000,
-           "exchange_us": 700}]}
+           "exchange_us": 700},
+          {"system": "water", "atoms": 88000, "mode": "exchange", "backend": "nvshmem",
+           "path": "p2p", "ranks": 8, "dd": [8, 1, 1], "pulses": 1, "atoms_per_domain": 11000,
+           "exchange_us": 15}]}
 J
 sed 's/"us_per_step": 120/"us_per_step": 96/' res/md.json > md_b.json
 
@@ -41,8 +47,8 @@ grep -Eq "^md water-spce 45000 nvshmem 4r 1g 4x1x1 +120\.00 +96\.00 +0\.800$" cm
     fail "compare: the nvshmem run's ratio is not 96/120 = 0.800: $(cat cmp.out)"
 grep -Eq "^md water-spce 45000 gpu-mpi 4r 1g 4x1x1 +300\.00 +300\.00 +1\.000$" cmp.out ||
     fail "compare: the gpu-mpi run is not 1.000: $(cat cmp.out)"
-grep -q "2 runs in both; geometric mean of B/A time: 0.894" cmp.out ||
-    fail "compare: geometric mean sqrt(0.8) = 0.894 missing: $(tail -2 cmp.out)"
+grep -q "3 runs in both; geometric mean of B/A time: 0.928" cmp.out ||
+    fail "compare: geometric mean (0.8 x 1 x 1)^(1/3) = 0.928 missing: $(tail -2 cmp.out)"
 check
 "$halox" bench compare res/md.json res/exchange.json > cmp2.out 2>&1
 [ $? -eq 1 ] || fail "compare of disjoint files should exit 1"
@@ -88,6 +94,10 @@ check
     fail "the report lacks the bench md run: $(cat rep2.out)"
 "$halox" bench md --atoms 1500 --backends tpu > bad5.out 2>&1
 [ $? -eq 2 ] && grep -q "unknown backend 'tpu'" bad5.out || fail "bench md, bad backend: $(cat bad5.out)"
+
+# a series whose x does not vary gets no line plot: the md_cpu set has one rank count
+check
+[ ! -e res/md_cpu_nsday.png ] || fail "report drew ns/day against ranks for a single rank count"
 
 # bad input
 good=$(md5sum res/REPORT.md)

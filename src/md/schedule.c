@@ -149,6 +149,19 @@ hx_status hx_md_repartition(hx_md *md, int first)
     double t0 = hx_wtime();
     HX_TRY(hx_md_agree(md));
     hx_status st = HX_OK;
+    if (!first && md->ndim == 0 && md->B->mem == HX_MEM_DEVICE) {
+        /* One domain on a device: nothing migrates and the plan has no pulse, so the state
+         * stays on the device and only the pair search runs (it wraps the coordinates into the
+         * box itself). No host round trip but the list statistics. */
+        for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+            st = md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
+        HX_TRY(hx_comm_agree(md->comm, st));
+        md->last_missed = -1;
+        md->tm.searches++;
+        md->last_search = md->step;
+        md->tm.search += hx_wtime() - t0;
+        return HX_OK;
+    }
     if (!first) {
         /* the state comes home (a no-op on the host) for migration */
         for (int i = 0; i < md->nlocal && st == HX_OK; i++)

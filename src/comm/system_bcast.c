@@ -12,13 +12,14 @@ hx_status hx_system_bcast(hx_comm *c, hx_system **sys)
     if (hx_comm_nranks(c) == 1)
         return HX_OK;
     const int root = hx_comm_rank(c) == 0;
-    long long hdr[4] = {0, 0, 0, 0};
+    long long hdr[5] = {0, 0, 0, 0, 0};
     if (root) {
         HX_CHECK(*sys, HX_ERR_INVALID_ARG, "hx_system_bcast: no system on rank 0");
         hdr[0] = (*sys)->natoms;
         hdr[1] = (*sys)->nmol;
         hdr[2] = (*sys)->has_velocities;
         hdr[3] = (*sys)->type != NULL;
+        hdr[4] = (*sys)->excl != NULL && (*sys)->mol_type != NULL;
     }
     HX_TRY(hx_comm_bcast_bytes(c, hdr, sizeof hdr));
     if (!root) {
@@ -46,6 +47,16 @@ hx_status hx_system_bcast(hx_comm *c, hx_system **sys)
         HX_TRY(hx_comm_bcast_bytes(c, s->type, n * sizeof *s->type));
         HX_TRY(hx_comm_bcast_bytes(c, s->q, n * sizeof *s->q));
         HX_TRY(hx_comm_bcast_bytes(c, s->m, n * sizeof *s->m));
+    }
+    /* exclusions and molecule types come with the force field: all or nothing */
+    if (hdr[3] && hdr[4]) {
+        if (!root) {
+            s->excl = malloc((n + 1) * sizeof *s->excl);
+            s->mol_type = malloc(((size_t)s->nmol + 1) * sizeof *s->mol_type);
+            HX_CHECK(s->excl && s->mol_type, HX_ERR_NOMEM, "out of memory");
+        }
+        HX_TRY(hx_comm_bcast_bytes(c, s->excl, n * sizeof *s->excl));
+        HX_TRY(hx_comm_bcast_bytes(c, s->mol_type, (size_t)s->nmol * sizeof *s->mol_type));
     }
     return HX_OK;
 }

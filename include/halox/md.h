@@ -197,7 +197,8 @@ hx_rf_consts hx_rf_constants(const hx_nb_params *p);
 
 /* The atoms one force computation sees. Pointers are borrowed for the duration of a call.
  * Molecules must be contiguous in local storage and never split between zones (the halo plan
- * guarantees this); atoms of the same molecule (equal mol[] value) are excluded pairs. */
+ * guarantees this). Atoms of different molecules (mol[] values) always interact; within a
+ * molecule the exclusion masks decide (see excl). */
 typedef struct hx_local_set {
     int n;           /* local atoms (home + halo) */
     const double *x; /* [3n] positions; halo atoms already shifted */
@@ -209,6 +210,15 @@ typedef struct hx_local_set {
     int ndim;        /* decomposed dimensions: selects the i-zone x j-zone table */
     int periodic[3]; /* 1: periodic with box[d]; 0: open (decomposed) */
     double box[3];
+    /* Exclusions within molecules (molecules of at most HX_MAX_MOL_ATOMS atoms): excl[a] bit p
+     * is set when atom a and the atom at position p of its own molecule are an excluded pair (no
+     * LJ, no plain Coulomb; within rc they get the reaction-field exclusion correction, as in
+     * GROMACS), its own bit included; mol_pos[a] is a's position in its molecule (0-based, the
+     * molecule type's order). Water fills every bit of its molecule. NULL excl: every pair of a
+     * molecule is excluded (the rule of rigid molecules). The GPU kernels build their masks from
+     * the same two arrays. */
+    const uint32_t *excl;
+    const unsigned char *mol_pos;
 } hx_local_set;
 
 /* Fill a local set for a whole periodic system (ndim 0, one range [0,n) zone 0). range_store

@@ -121,6 +121,8 @@ static hx_status cpu_set_local(void *vimpl, int i, const hx_decomp_local *loc, v
     d->set.type = loc->type;
     d->set.q = loc->q;
     d->set.mol = loc->mol;
+    d->set.excl = loc->excl;
+    d->set.mol_pos = loc->mol_pos;
     d->set.nranges = loc->plan->nranges;
     d->set.ranges = loc->plan->ranges;
     d->set.ndim = loc->ndim;

@@ -7,6 +7,7 @@
 extern const hx_cmd hx_cmd_plan;    /* cmd_plan.c  */
 extern const hx_cmd hx_cmd_build;   /* cmd_build.c */
 extern const hx_cmd hx_cmd_md;      /* cmd_md.c    */
+extern const hx_cmd hx_cmd_bench;   /* cmd_bench.c */
 extern const hx_cmd hx_cmd_version; /* main.c      */
 
 #endif

@@ -19,6 +19,7 @@ static const hx_cmd *const commands[] = {
     &hx_cmd_plan,
     &hx_cmd_build,
     &hx_cmd_md,
+    &hx_cmd_bench,
     &hx_cmd_version,
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);

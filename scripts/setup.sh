@@ -59,19 +59,25 @@ is_installed() {
 # CI without a GPU), the nvidia-nvshmem-cu13 wheel from PyPI, the version of the H200 test
 # machine. CMake finds it through python3. Skipped when importable already or with --minimal.
 NVSHMEM_WHEEL=nvidia-nvshmem-cu13==3.4.5
+# Installed with --target into a directory every user can read (not root's own site-packages):
+# the programs link libnvshmem_host from there, and they also run as ordinary users (the MPI
+# tests launch halox as one). CMake looks there first.
+NVSHMEM_TARGET=/usr/local/lib/halox-deps
 ensure_nvshmem() {
     [[ $minimal -eq 0 ]] || return 0
     command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]] || return 0
-    if python3 -c "import nvidia.nvshmem" >/dev/null 2>&1; then
+    if [[ -r $NVSHMEM_TARGET/nvidia/nvshmem/include/nvshmem.h ]]; then
         return 0
     fi
     if [[ $dry_run -eq 1 ]]; then
-        echo "setup.sh: missing: $NVSHMEM_WHEEL (python wheel)"
+        echo "setup.sh: missing: $NVSHMEM_WHEEL (python wheel, into $NVSHMEM_TARGET)"
         return 0
     fi
-    echo "setup.sh: installing $NVSHMEM_WHEEL (pip)"
-    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-        "$NVSHMEM_WHEEL" || {
+    echo "setup.sh: installing $NVSHMEM_WHEEL into $NVSHMEM_TARGET (pip)"
+    local as=()
+    [[ $(id -u) -eq 0 ]] || as=(sudo)
+    "${as[@]}" python3 -m pip install --quiet --disable-pip-version-check --no-deps --root-user-action=ignore \
+        --target "$NVSHMEM_TARGET" "$NVSHMEM_WHEEL" && "${as[@]}" chmod -R a+rX "$NVSHMEM_TARGET" || {
         echo "setup.sh: pip could not install $NVSHMEM_WHEEL; the NVSHMEM backend will not be" \
             "built" >&2
     }

@@ -36,3 +36,23 @@ function(halox_gpu_mpi_test name)
 endfunction()
 
 halox_gpu_test(test_gpu_device SOURCES test_gpu_device.c)
+
+# The GPU halo backends (issue 11). Every test also builds (and reports skipped) without a GPU.
+if(HALOX_HAVE_CUDA)
+  add_library(halox_gpu_halo_fixture STATIC gpu_halo_fixture.c plan_fixture.c)
+  target_link_libraries(halox_gpu_halo_fixture PUBLIC halox_testutil)
+endif()
+# single process: the shared pack/unpack kernels (the compute-sanitizer target)
+halox_gpu_test(test_gpu_halo_kernels SOURCES test_gpu_halo_kernels.c plan_fixture.c LABELS halo)
+# every backend/path/variant against the host backend, 1D/2D/3D, multi-pulse, empty domains
+halox_gpu_mpi_test(test_gpu_halo SOURCES test_gpu_halo.c RANKS 2 4 8 LABELS halo)
+# NVSHMEM with injected delays, thousands of steps, bit-exact
+halox_gpu_mpi_test(test_gpu_halo_stress SOURCES test_gpu_halo_stress.c RANKS 2 4 8
+                   ARGS --steps 2000 LABELS halo stress)
+# withheld signals caught by the deadline with the exact message; MPS placement rule
+halox_gpu_mpi_test(test_gpu_halo_deadline SOURCES test_gpu_halo_deadline.c RANKS 2 LABELS halo)
+foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline)
+  if(TARGET ${t})
+    target_link_libraries(${t} PRIVATE halox_gpu_halo_fixture)
+  endif()
+endforeach()

@@ -77,6 +77,25 @@ rc=$?
 { [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "too small" bad2.out; } ||
     fail "too-small cells: rc $rc, $(head -3 bad2.out)"
 
+# 2b. `halox plan` predicts the decomposition `halox md` uses: same pair-list radius (default:
+#     from the buffer tolerance at the generated temperature), grid and pulses
+for np_ in 2 4; do
+    check
+    "$halox" plan -c w.gro --ranks $np_ --rc 0.7 --gen-vel 300 --json > plan_$np_.json 2> plan_$np_.err ||
+        fail "halox plan --ranks $np_: $(head -3 plan_$np_.err)"
+    timeout 300 "${mpiexec[@]}" -np $np_ "$halox" md -c w.gro --steps 0 --rc 0.7 --gen-vel 300 \
+        --threads 1 -o pred_$np_.gro -g pred_$np_.log > pred_$np_.out 2>&1 ||
+        fail "md for the plan prediction ($np_ ranks): $(tail -3 pred_$np_.out)"
+    want=$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+print("grid %d x %d x %d" % tuple(p["grid"]), "pulses x %d, y %d, z %d" % tuple(p["pulses_per_dim"]),
+      "rlist %.4f" % p["rlist"])' plan_$np_.json)
+    got="$(sed -n 's/^  \(grid [0-9]* x [0-9]* x [0-9]*\).*/\1/p' pred_$np_.log) $(sed -n 's/^  \(pulses x .*\)/\1/p' pred_$np_.log) $(sed -n 's/^  \(rlist [0-9.]*\) nm.*/\1/p' pred_$np_.log)"
+    [ "$want" = "$got" ] || fail "plan predicts '$want' for $np_ ranks, md used '$got'"
+    echo "plan = md for $np_ ranks: $got"
+done
+
 # 3. faults end the job
 for mode in kill exit error; do
     check

@@ -388,6 +388,9 @@ typedef struct hx_md_params {
      * default 10): the thermostat's kinetic energy is a collective, and on a GPU a host round
      * trip, so coupling every step would make every step wait. */
     int nsttcouple;
+    /* Sample the paper's device-side metrics every nstmetrics steps (0: never); a sampled step
+     * is timed with events and waited for, so keep it sparse (benchmarks use 10-50). */
+    int nstmetrics;
     /* Where the step runs: "cpu" (NULL: default) or "gpu"; and the halo-exchange backend
      * ("host" for cpu; NULL: "host" on the CPU, "nvshmem" on the GPU). See include/halox/halo.h. */
     const char *backend;
@@ -448,6 +451,12 @@ typedef struct hx_md_timings {
     long long steps, searches;
     long long checked_searches; /* searches that ran the missed-pair check */
     long long missed_pairs;     /* summed over the checked searches (single domain; -1 with DD) */
+    /* The paper's metrics (Doijade et al.), this process, sampled every nstmetrics steps: local
+     * work (start to end of the local non-bonded forces), non-local work (start of the
+     * coordinate halo to end of the force halo), non-overlap (end of the local forces to end of
+     * the force halo, at least 0). Sums over the samples, µs; device time on a GPU. */
+    long long metric_samples;
+    double local_work_us, nonlocal_work_us, non_overlap_us;
 } hx_md_timings;
 
 /* The decomposition as it stands after the latest repartition (reduced over all ranks). */

@@ -6,6 +6,10 @@
 
 #include "halox/halo.h"
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA backends (C++ to nvcc) call these too */
+#endif
+
 typedef struct hx_comm_ops {
     const char *name;
     hx_status (*sendrecv)(hx_comm *c, const int *dest, const void *const *send,
@@ -29,5 +33,32 @@ struct hx_comm {
     int rank, nranks;
     void *impl; /* transport private data */
 };
+
+/* ---- services for the GPU halo backends ----------------------------------------------------
+ * Implemented in src/comm/mpi.c (the only file that calls MPI) and in src/comm/nompi.c for
+ * builds without MPI. On the serial communicator they answer as for a job of one process. */
+
+/* Node-local rank and number of processes of this process's node (MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED, computed once per communicator); 0 and 1 for the serial communicator. */
+hx_status hx_comm_node_info(hx_comm *c, int *local_rank, int *local_size);
+/* Whether the MPI library accepts device pointers, as the library itself says (Open MPI's
+ * MPIX_Query_cuda_support; MPICH's MPIX_GPU_query_support); HALOX_MPI_CUDA_AWARE=0 or 1 in the
+ * environment overrides. 0 without MPI. *why (static string) says where the answer came from.
+ * The GPU backend confirms a "yes" with a self-test before it passes device memory. */
+int hx_comm_mpi_cuda_aware(const char **why);
+/* A new duplicate of c's MPI communicator, returned as a malloc'ed MPI_Comm behind an opaque
+ * pointer (what NVSHMEMX_INIT_WITH_MPI_COMM takes); release with hx_comm_mpi_free, which is
+ * safe after MPI_Finalize. HX_ERR_UNSUPPORTED for the serial communicator. Collective. */
+hx_status hx_comm_mpi_dup(hx_comm *c, void **mpi_comm);
+void hx_comm_mpi_free(void **mpi_comm);
+/* Register fn to run in hx_mpi_finalize before MPI_Finalize (last registered runs first), for
+ * libraries bootstrapped on MPI that must finalize first (NVSHMEM). At most 8. */
+hx_status hx_mpi_at_finalize(void (*fn)(void));
+/* The MPI library's version (first line of MPI_Get_library_version), "none" without MPI. */
+void hx_mpi_library_version(char *buf, int len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -25,6 +25,10 @@
 
 #include "halox/halo.h"
 
+#ifdef __cplusplus
+extern "C" { /* the GPU backends are CUDA sources: their ops tables have C linkage */
+#endif
+
 typedef struct hx_halo_ops {
     const char *name;
     int capturable; /* exchanges only enqueue device work: CUDA-graph capturable */
@@ -65,6 +69,10 @@ extern const hx_halo_ops hx_halo_ops_gpu_direct;
 #endif
 #if HX_HALO_HAVE_NVSHMEM
 extern const hx_halo_ops hx_halo_ops_nvshmem;
+#endif
+
+#ifdef __cplusplus
+}
 #endif
 
 #endif

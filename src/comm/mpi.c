@@ -7,6 +7,9 @@
 #include "core/error.h"
 
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 
 typedef struct mpi_impl {
     MPI_Comm comm;
+    int node_rank, node_size; /* computed on first use; node_size 0: not yet */
 } mpi_impl;
 
 #define HX_MPI_MSG_LEN 1024
@@ -232,6 +236,130 @@ hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
     return HX_OK;
 }
 
+/* ---- services for the GPU halo backends (src/comm/comm_impl.h) ---------------------------- */
+
+hx_status hx_comm_node_info(hx_comm *c, int *local_rank, int *local_size)
+{
+    HX_CHECK(c && local_rank && local_size, HX_ERR_INVALID_ARG, "hx_comm_node_info: NULL argument");
+    if (c->ops != &mpi_ops) {
+        *local_rank = 0;
+        *local_size = 1;
+        return HX_OK;
+    }
+    mpi_impl *m = c->impl;
+    if (m->node_size == 0) {
+        /* Collective the first time: every rank asks at the same point (backend setup). */
+        MPI_Comm node;
+        HX_MPI(MPI_Comm_split_type(m->comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node));
+        int r = 0, n = 0;
+        int rc = MPI_Comm_rank(node, &r);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(rc, __FILE__, __LINE__, "MPI_Comm_rank/size (node communicator)");
+        m->node_rank = r;
+        m->node_size = n;
+    }
+    *local_rank = m->node_rank;
+    *local_size = m->node_size;
+    return HX_OK;
+}
+
+int hx_comm_mpi_cuda_aware(const char **why)
+{
+    const char *env = getenv("HALOX_MPI_CUDA_AWARE");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) {
+        if (why)
+            *why = "HALOX_MPI_CUDA_AWARE in the environment";
+        return env[0] == '1';
+    }
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    /* built with CUDA support; the run-time query says whether it is enabled */
+    if (why)
+        *why = "MPIX_Query_cuda_support()";
+    return MPIX_Query_cuda_support() == 1;
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    if (why)
+        *why = "the MPI library was built without CUDA support (MPIX_CUDA_AWARE_SUPPORT 0)";
+    return 0;
+#elif defined(MPIX_GPU_SUPPORT_CUDA)
+    int yes = 0;
+    if (MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) != MPI_SUCCESS)
+        yes = 0;
+    if (why)
+        *why = "MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA)";
+    return yes != 0;
+#else
+    if (why)
+        *why = "the MPI library offers no CUDA-awareness query (set HALOX_MPI_CUDA_AWARE=1 to "
+               "assert it)";
+    return 0;
+#endif
+}
+
+hx_status hx_comm_mpi_dup(hx_comm *c, void **mpi_comm)
+{
+    HX_CHECK(c && mpi_comm, HX_ERR_INVALID_ARG, "hx_comm_mpi_dup: NULL argument");
+    *mpi_comm = NULL;
+    HX_CHECK(c->ops == &mpi_ops, HX_ERR_UNSUPPORTED,
+             "the %s communicator has no MPI communicator to duplicate", c->ops->name);
+    MPI_Comm *d = malloc(sizeof *d);
+    HX_CHECK(d, HX_ERR_NOMEM, "out of memory");
+    int rc = MPI_Comm_dup(comm_of(c), d);
+    if (rc != MPI_SUCCESS) {
+        free(d);
+        return mpi_error(rc, __FILE__, __LINE__, "MPI_Comm_dup");
+    }
+    *mpi_comm = d;
+    return HX_OK;
+}
+
+void hx_comm_mpi_free(void **mpi_comm)
+{
+    if (!mpi_comm || !*mpi_comm)
+        return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized)
+        MPI_Comm_free((MPI_Comm *)*mpi_comm);
+    free(*mpi_comm);
+    *mpi_comm = NULL;
+}
+
+#define HX_MAX_FINALIZE_HOOKS 8
+static void (*finalize_hooks[HX_MAX_FINALIZE_HOOKS])(void);
+static int nfinalize_hooks;
+
+hx_status hx_mpi_at_finalize(void (*fn)(void))
+{
+    HX_CHECK(fn, HX_ERR_INVALID_ARG, "hx_mpi_at_finalize: NULL function");
+    HX_CHECK(nfinalize_hooks < HX_MAX_FINALIZE_HOOKS, HX_ERR_INTERNAL,
+             "more than %d MPI finalize hooks", HX_MAX_FINALIZE_HOOKS);
+    finalize_hooks[nfinalize_hooks++] = fn;
+    return HX_OK;
+}
+
+void hx_mpi_library_version(char *buf, int len)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    if (len <= 0)
+        return;
+    if (MPI_Get_library_version(v, &n) != MPI_SUCCESS)
+        snprintf(v, sizeof v, "unknown");
+    v[sizeof v - 1] = 0;
+    char *nl = strpbrk(v, "\r\n");
+    if (nl)
+        *nl = 0;
+    /* Open MPI appends ", package: ..., ident: ..., repo rev: ..." to its version: keep the
+     * version itself */
+    char *comma = strstr(v, ", package");
+    if (comma)
+        *comma = 0;
+    snprintf(buf, (size_t)len, "%s", v);
+}
+
 /* ---- program-level MPI -------------------------------------------------------------------- */
 
 static int hx_mpi_started; /* we called MPI_Init and must finalize */
@@ -275,6 +403,9 @@ void hx_mpi_finalize(void)
 {
     int finalized = 0;
     MPI_Finalized(&finalized);
+    /* libraries bootstrapped on MPI finalize first, newest first; each hook runs once */
+    while (nfinalize_hooks > 0 && !finalized)
+        finalize_hooks[--nfinalize_hooks]();
     if (hx_mpi_started && !finalized)
         MPI_Finalize();
     hx_mpi_started = 0;

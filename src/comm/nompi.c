@@ -1,6 +1,9 @@
 /* Built without MPI: the MPI communicator reports that it is not compiled in. */
 #include "halox/halo.h"
+#include "comm/comm_impl.h"
 #include "core/error.h"
+
+#include <stdio.h>
 
 hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
 {
@@ -32,4 +35,45 @@ void hx_mpi_rank_size(int *rank, int *size)
 {
     *rank = 0;
     *size = 1;
+}
+
+/* GPU backend services (src/comm/comm_impl.h): a job of one process. */
+hx_status hx_comm_node_info(hx_comm *c, int *local_rank, int *local_size)
+{
+    HX_CHECK(c && local_rank && local_size, HX_ERR_INVALID_ARG, "hx_comm_node_info: NULL argument");
+    *local_rank = 0;
+    *local_size = 1;
+    return HX_OK;
+}
+
+int hx_comm_mpi_cuda_aware(const char **why)
+{
+    if (why)
+        *why = "halox was built without MPI";
+    return 0;
+}
+
+hx_status hx_comm_mpi_dup(hx_comm *c, void **mpi_comm)
+{
+    (void)c;
+    if (mpi_comm)
+        *mpi_comm = NULL;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without MPI: no MPI communicator to duplicate");
+}
+
+void hx_comm_mpi_free(void **mpi_comm)
+{
+    (void)mpi_comm;
+}
+
+hx_status hx_mpi_at_finalize(void (*fn)(void))
+{
+    (void)fn;
+    return HX_OK;
+}
+
+void hx_mpi_library_version(char *buf, int len)
+{
+    if (len > 0)
+        snprintf(buf, (size_t)len, "none");
 }

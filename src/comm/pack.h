@@ -31,4 +31,17 @@
 HX_DEFINE_PACK(double, f64)
 HX_DEFINE_PACK(float, f32)
 
+#if defined(__CUDACC__)
+/* The force accumulation with atomics, for kernels in which several pulses add into the same
+ * atom at once (the fused NVSHMEM force kernel): the same sums, in an order set by the hardware. */
+__device__ __forceinline__ void hx_unpack_f_elem_f32_atomic(int e, const int *map, const float *buf,
+                                                            float *f)
+{
+    float *dst = f + 3 * (long)map[e];
+    atomicAdd(dst + 0, buf[3 * (long)e + 0]);
+    atomicAdd(dst + 1, buf[3 * (long)e + 1]);
+    atomicAdd(dst + 2, buf[3 * (long)e + 2]);
+}
+#endif
+
 #endif

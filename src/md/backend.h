@@ -27,6 +27,9 @@
 #include "halox/halo.h"
 #include "halox/md.h"
 
+/* the points of a step that mark() records (metrics steps only) */
+enum { HX_MARK_LOCAL_BEGIN, HX_MARK_LOCAL_END, HX_MARK_NL_BEGIN, HX_MARK_NL_END, HX_MARK_N };
+
 /* indices of energies() output. The schedule zeroes the array before the call, so a backend
  * that computes no bonded terms may leave HX_E_BOND..HX_E_COUL14 untouched. */
 enum {
@@ -82,6 +85,12 @@ typedef struct hx_md_backend_ops {
     hx_status (*capture_end)(void *impl);
     hx_status (*replay)(void *impl);
     void (*invalidate_graph)(void *impl);
+    /* Metrics steps: record a point of the step (local ones on the local stream, HX_MARK_NL_* on
+     * halo_stream), then read them back (waits), as µs after the step began. */
+    void (*mark)(void *impl, int i, int which);
+    hx_status (*read_marks)(void *impl, int i, double t_us[HX_MARK_N]);
+    /* Wait until everything enqueued has finished (NULL: nothing runs asynchronously). */
+    hx_status (*sync)(void *impl);
     /* One line for the log: kernels, device. */
     const char *(*describe)(void *impl);
 } hx_md_backend_ops;

@@ -6,6 +6,7 @@
  * on whole home molecules, so they read home positions only and need nothing from the halo. */
 #include "md/backend.h"
 #include "core/error.h"
+#include "core/timer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@ typedef struct cpu_dom {
     double e[HX_E_N];
     hx_nb_energies nbe_local, nbe_nonlocal;
     hx_bonded_energies be;
+    double marks[HX_MARK_N]; /* host wall time, s */
 } cpu_dom;
 
 typedef struct cpu_impl {
@@ -310,6 +312,20 @@ static hx_status cpu_download(void *vimpl, int i, hx_home *home)
     return HX_OK;
 }
 
+/* On the host the phases run one after the other: the marks are wall-clock times. */
+static void cpu_mark(void *vimpl, int i, int which)
+{
+    ((cpu_impl *)vimpl)->dom[i].marks[which] = hx_wtime();
+}
+
+static hx_status cpu_read_marks(void *vimpl, int i, double t_us[HX_MARK_N])
+{
+    const double *m = ((cpu_impl *)vimpl)->dom[i].marks;
+    for (int k = 0; k < HX_MARK_N; k++)
+        t_us[k] = 1e6 * (m[k] - m[HX_MARK_LOCAL_BEGIN]);
+    return HX_OK;
+}
+
 static const char *cpu_describe(void *vimpl)
 {
     return ((cpu_impl *)vimpl)->desc;
@@ -330,5 +346,7 @@ const hx_md_backend_ops hx_md_backend_cpu = {
     .update = cpu_update,
     .energies = cpu_energies,
     .download = cpu_download,
+    .mark = cpu_mark,
+    .read_marks = cpu_read_marks,
     .describe = cpu_describe,
 };

@@ -73,6 +73,8 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
              "nsttcouple = %d: the thermostat needs an interval >= 1 step", p->nsttcouple);
     HX_CHECK(!p->backend || strcmp(p->backend, "cpu") == 0 || strcmp(p->backend, "gpu") == 0,
              HX_ERR_INVALID_ARG, "MD backend '%s': use cpu or gpu", p->backend);
+    HX_CHECK(p->nstmetrics >= 0, HX_ERR_INVALID_ARG, "nstmetrics = %d: must be >= 0",
+             p->nstmetrics);
     HX_CHECK(p->nthreads >= 0, HX_ERR_INVALID_ARG, "threads = %d: must be >= 0", p->nthreads);
     HX_CHECK(p->nb_precision == HX_NB_DOUBLE || p->nb_precision == HX_NB_MIXED, HX_ERR_INVALID_ARG,
              "non-bonded precision %d: use double or mixed", p->nb_precision);
@@ -470,6 +472,8 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
                        &md->tm.reduce,   &md->tm.output,      &md->tm.total};
     for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
         *times[k] = 0.0;
+    md->tm.metric_samples = 0;
+    md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
     double start = hx_wtime(), last_report = start;
     for (;;) {

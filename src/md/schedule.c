@@ -142,6 +142,10 @@ static hx_status update_dd_info(hx_md *md)
 
 hx_status hx_md_repartition(hx_md *md, int first)
 {
+    /* the steps before have finished, so that their device time is not counted as search time
+     * (the paper's time per step leaves out search and repartition steps) */
+    if (md->B->sync)
+        HX_TRY(hx_md_note(md, md->B->sync(md->bimpl)));
     double t0 = hx_wtime();
     HX_TRY(hx_md_agree(md));
     hx_status st = HX_OK;
@@ -221,16 +225,26 @@ hx_status hx_md_repartition(hx_md *md, int first)
 
 /* Enqueue the force part of a step: local forces, the coordinate halo, non-local forces, the
  * force halo. On the host every call completes before it returns. */
-static hx_status enqueue_forces(hx_md *md, int want_e)
+static void mark(hx_md *md, int marks, int which)
+{
+    if (marks)
+        for (int i = 0; i < md->nlocal; i++)
+            md->B->mark(md->bimpl, i, which);
+}
+
+static hx_status enqueue_forces(hx_md *md, int want_e, int marks)
 {
     const hx_md_backend_ops *B = md->B;
     void *stream = B->halo_stream(md->bimpl, 0);
     double t0 = hx_wtime();
+    mark(md, marks, HX_MARK_LOCAL_BEGIN);
     for (int i = 0; i < md->nlocal; i++)
         NOTE(B->forces(md->bimpl, i, HX_NB_LOCAL, want_e, md->step));
+    mark(md, marks, HX_MARK_LOCAL_END);
     double t1 = hx_wtime();
     md->tm.nb_local += t1 - t0;
     /* The exchanges run even after a local failure: the neighbours are waiting for them. */
+    mark(md, marks, HX_MARK_NL_BEGIN);
     NOTE(hx_halo_exchange_x(md->halo, stream));
     double t2 = hx_wtime();
     md->tm.halo_x += t2 - t1;
@@ -239,7 +253,25 @@ static hx_status enqueue_forces(hx_md *md, int want_e)
     double t3 = hx_wtime();
     md->tm.nb_nonlocal += t3 - t2;
     NOTE(hx_halo_exchange_f(md->halo, stream));
+    mark(md, marks, HX_MARK_NL_END);
     md->tm.halo_f += hx_wtime() - t3;
+    return HX_OK;
+}
+
+/* The paper's metrics of a sampled step, from the marks (after the step's update). */
+static hx_status read_metrics(hx_md *md)
+{
+    for (int i = 0; i < md->nlocal; i++) {
+        double t[HX_MARK_N];
+        HX_TRY(hx_md_note(md, md->B->read_marks(md->bimpl, i, t)));
+        const double local = t[HX_MARK_LOCAL_END] - t[HX_MARK_LOCAL_BEGIN];
+        const double nonlocal = t[HX_MARK_NL_END] - t[HX_MARK_NL_BEGIN];
+        const double over = t[HX_MARK_NL_END] - t[HX_MARK_LOCAL_END];
+        md->tm.local_work_us += local;
+        md->tm.nonlocal_work_us += nonlocal;
+        md->tm.non_overlap_us += over > 0 ? over : 0.0;
+        md->tm.metric_samples++;
+    }
     return HX_OK;
 }
 
@@ -253,13 +285,15 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0;
     const int tcouple =
         md->p.thermostat == HX_THERMOSTAT_VRESCALE && md->step % md->p.nsttcouple == 0;
+    const int marks = commit && md->p.nstmetrics > 0 && md->step % md->p.nstmetrics == 0 &&
+                      md->B->mark && md->B->read_marks;
 
     /* A plain step: replay the captured graph (or capture it now) where the backend can. */
-    if (md->graph_ok && commit && !want_e && !tcouple) {
+    if (md->graph_ok && commit && !want_e && !tcouple && !marks) {
         double t0 = hx_wtime();
         if (!md->graph_valid) {
             NOTE(B->capture_begin(md->bimpl));
-            HX_TRY(enqueue_forces(md, 0));
+            HX_TRY(enqueue_forces(md, 0, 0));
             for (int i = 0; i < nl; i++)
                 NOTE(B->update(md->bimpl, i, 1.0, 0, 1, md->step));
             NOTE(B->capture_end(md->bimpl));
@@ -274,7 +308,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         return HX_OK;
     }
 
-    HX_TRY(enqueue_forces(md, want_e));
+    HX_TRY(enqueue_forces(md, want_e, marks));
     double t5 = hx_wtime();
     double lambda = 1.0, ke_old = NAN;
     if (tcouple || want_e)
@@ -290,6 +324,8 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     }
     for (int i = 0; i < nl; i++)
         NOTE(B->update(md->bimpl, i, lambda, want_e, commit, md->step));
+    if (marks)
+        HX_TRY(read_metrics(md));
     md->ener.step = md->step;
     md->ener.time = md->step * md->p.dt;
     if (want_e) {

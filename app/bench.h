@@ -1,0 +1,37 @@
+/* halox bench: result sets (DESIGN §7 JSON), comparison and the report. The series themselves
+ * are run by app/cmd_bench.c. */
+#ifndef HX_APP_BENCH_H
+#define HX_APP_BENCH_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct hx_bench_run {
+    char system[64], mode[16], backend[32], path[16];
+    int bulk_copy; /* 1 on, 0 off, <0 not applicable */
+    long long atoms, steps;
+    int ranks, gpus, pulses, dd[3];
+    double us_per_step, us_min, us_max, ns_per_day;
+    double local_work_us, nonlocal_work_us, non_overlap_us, exchange_us;
+    double atoms_per_domain;
+} hx_bench_run;
+
+typedef struct hx_bench_set {
+    char path[1024];
+    char git_revision[64], gpu[128], date[64], series[64], command[1024];
+    hx_bench_run *runs;
+    int nruns;
+} hx_bench_set;
+
+/* 0 on success; on failure -1 with a message (file and what is wrong) in err. */
+int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap);
+void hx_bench_free(hx_bench_set *set);
+/* The identity of a run across result files: mode, system, atoms, backend/path, ranks, GPUs,
+ * grid. */
+void hx_bench_run_key(const hx_bench_run *r, char *key, size_t cap);
+/* `halox bench compare A B`: the time ratio B/A of every run in both files. Exit code. */
+int hx_bench_compare(const char *a, const char *b, FILE *out);
+/* Markdown report of every result file in dir, with PNG plots next to it (gnuplot). Exit code. */
+int hx_bench_report(const char *dir, const char *report_path);
+
+#endif

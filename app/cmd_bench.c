@@ -1,0 +1,750 @@
+/* halox bench <series>: benchmarks with JSON results (format: shared/DESIGN.md section 7).
+ *
+ *   exchange   repeated coordinate + force halo exchanges on a decomposed SPC/E water box (no
+ *              forces are computed), every GPU backend side by side in one run; per-step time
+ *              (median and spread), bytes and pulses. Run under mpirun, one rank per domain.
+ *
+ * The series table below is where later series (the MD suite) are added. */
+#include "bench.h"
+#include "commands.h"
+
+#include "halox/gpu.h"
+#include "halox/halox.h"
+#include "halox/io.h"
+#include "halox/version.h"
+#include "comm/comm_impl.h" /* hx_mpi_library_version */
+#include "core/error.h"
+#include "core/timer.h"
+
+#include <cjson/cJSON.h>
+#if HALOX_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HALOX_SOURCE_DIR
+#define HALOX_SOURCE_DIR "."
+#endif
+
+static int run_bench(int argc, char **argv);
+
+const hx_cmd hx_cmd_bench = {
+    "bench",
+    "benchmarks with JSON results, comparisons and reports",
+    "halox bench <series> [options]   (exchange, compare, report; halox bench <series> --help)",
+    "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
+    "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
+    "             water box; run under mpirun with one rank per domain.",
+    run_bench,
+};
+
+/* ---- exchange ----------------------------------------------------------------------------- */
+
+static int run_exchange(int argc, char **argv);
+
+static const hx_cmd cmd_exchange = {
+    "exchange",
+    "halo exchange of every GPU backend, side by side",
+    "mpirun -np N halox bench exchange [--dd AxBxC[,...]] [--atoms-per-domain N[,...]] "
+    "[--backends LIST] [--steps N] [-o results.json]",
+    "Builds an SPC/E water box of (atoms per domain x domains) atoms, decomposes it (one domain\n"
+    "per MPI rank; --dd lists grids whose product is the rank count), and times --steps\n"
+    "coordinate + force exchanges per backend after --warmup untimed ones. No forces are\n"
+    "computed: the exchange alone. Backends (comma list): gpu-mpi, gpu-direct, nvshmem\n"
+    "(automatic path), nvshmem-p2p, nvshmem-network, nvshmem-bulk (P2P through the bulk-copy\n"
+    "engine), nvshmem-graph (automatic path, one step captured in a CUDA graph and replayed).\n"
+    "Per step: device time between an event before the coordinate exchange and one after the\n"
+    "force exchange (median, 10th/90th percentile, min, max; the slowest rank's median is\n"
+    "exchange_us), and barrier-to-barrier wall time over all steps (us_per_step). For nvshmem\n"
+    "the model of docs/design/gpu-halo.md gives floor_us (two launches plus one signal per\n"
+    "dependency level and direction) and us_per_level.\n"
+    "HALOX_BENCH_COMMAND, when set, is recorded as the command (the launcher's full line).",
+    run_exchange,
+};
+
+#if HALOX_HAVE_CUDA
+/* The signalling floor measured on the H200 machine (shared/DEVICE.md): an empty kernel between
+ * back-to-back launches, and half the round trip of a 4 KB message stored through nvshmem_ptr
+ * with a release flag, 2 PEs under MPS. */
+#define HX_FLOOR_LAUNCH_US 4.3
+#define HX_FLOOR_LEVEL_US 1.65
+
+typedef struct bench_backend {
+    const char *label, *backend;
+    hx_halo_path path;
+    int bulk, graph;
+} bench_backend;
+
+static const bench_backend bench_backends[] = {
+    {"gpu-mpi", "gpu-mpi", HX_HALO_PATH_AUTO, 0, 0},
+    {"gpu-direct", "gpu-direct", HX_HALO_PATH_AUTO, 0, 0},
+    {"nvshmem", "nvshmem", HX_HALO_PATH_AUTO, 0, 0},
+    {"nvshmem-p2p", "nvshmem", HX_HALO_PATH_P2P, 0, 0},
+    {"nvshmem-network", "nvshmem", HX_HALO_PATH_NETWORK, 0, 0},
+    {"nvshmem-bulk", "nvshmem", HX_HALO_PATH_P2P, 1, 0},
+    {"nvshmem-graph", "nvshmem", HX_HALO_PATH_AUTO, 0, 1},
+};
+#define NBENCH_BACKENDS ((int)(sizeof bench_backends / sizeof bench_backends[0]))
+
+typedef struct xopts {
+    const char *dd_list, *apd_list, *backends, *out, *model;
+    int steps, warmup, seed;
+    double rc, rlist, timeout;
+} xopts;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double pct(const double *sorted, int n, double q)
+{
+    if (n == 0)
+        return 0.0;
+    int i = (int)floor(q * (n - 1) + 0.5);
+    return sorted[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+/* Longest dependency chain of the plan, in levels: a pulse without deps is level 1, otherwise
+ * 1 + the deepest pulse it waits for (the same in the force direction, reversed). The fused
+ * kernels' critical path crosses one signal per level and direction. */
+static int dependency_levels(const hx_domain_plan *p)
+{
+    int lev[HX_MAX_PULSES], maxl = 0;
+    for (int q = 0; q < p->npulses; q++) {
+        lev[q] = 1;
+        for (int k = 0; k < q; k++)
+            if ((p->pulses[q].deps >> k) & 1u)
+                lev[q] = lev[k] + 1 > lev[q] ? lev[k] + 1 : lev[q];
+        maxl = lev[q] > maxl ? lev[q] : maxl;
+    }
+    return maxl;
+}
+
+static void git_revision(char *buf, size_t len)
+{
+    const char *env = getenv("HALOX_GIT_REVISION");
+    snprintf(buf, len, "%s", env ? env : "unknown");
+    if (env)
+        return;
+    FILE *f = popen("git -C '" HALOX_SOURCE_DIR "' rev-parse HEAD 2>/dev/null", "r");
+    if (f) {
+        if (fgets(buf, (int)len, f))
+            buf[strcspn(buf, "\n")] = 0;
+        else
+            snprintf(buf, len, "unknown");
+        pclose(f);
+    }
+    f = popen("git -C '" HALOX_SOURCE_DIR "' status --porcelain --untracked-files=no 2>/dev/null",
+              "r");
+    if (f) {
+        char line[256];
+        if (fgets(line, sizeof line, f) && strlen(buf) + 7 < len)
+            strcat(buf, "-dirty");
+        pclose(f);
+    }
+}
+
+static cJSON *make_meta(int argc, char **argv, const char *nvshmem_version)
+{
+    cJSON *m = cJSON_CreateObject();
+    char buf[1024];
+    git_revision(buf, sizeof buf);
+    cJSON_AddStringToObject(m, "git_revision", buf);
+    time_t now = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(m, "date", buf);
+    if (gethostname(buf, sizeof buf) != 0)
+        snprintf(buf, sizeof buf, "unknown");
+    cJSON_AddStringToObject(m, "host", buf);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    snprintf(buf, sizeof buf, "unknown");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+                snprintf(buf, sizeof buf, "%s", strchr(line, ':') + 2);
+                buf[strcspn(buf, "\n")] = 0;
+                break;
+            }
+        fclose(f);
+    }
+    cJSON_AddStringToObject(m, "cpu", buf);
+    hx_gpu_info g;
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && hx_gpu_get_info(dev, &g) == HX_OK) {
+        cJSON_AddStringToObject(m, "gpu", g.name);
+        snprintf(buf, sizeof buf, "CUDA driver API %d.%d", g.driver_version / 1000,
+                 (g.driver_version % 1000) / 10);
+        cJSON_AddStringToObject(m, "driver", buf);
+        snprintf(buf, sizeof buf, "%d.%d", g.runtime_version / 1000,
+                 (g.runtime_version % 1000) / 10);
+        cJSON_AddStringToObject(m, "cuda", buf);
+    } else {
+        cJSON_AddNullToObject(m, "gpu");
+        cJSON_AddNullToObject(m, "driver");
+        cJSON_AddNullToObject(m, "cuda");
+    }
+    if (nvshmem_version[0])
+        cJSON_AddStringToObject(m, "nvshmem", nvshmem_version);
+    else
+        cJSON_AddNullToObject(m, "nvshmem");
+    hx_mpi_library_version(buf, (int)sizeof buf);
+    cJSON_AddStringToObject(m, "mpi", buf);
+    const char *cmd = getenv("HALOX_BENCH_COMMAND");
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && k + 2 < sizeof buf; i++)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? " " : "", argv[i]);
+    cJSON_AddStringToObject(m, "command", cmd ? cmd : buf);
+    cJSON_AddStringToObject(m, "halox", HALOX_VERSION);
+    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (mps)
+        cJSON_AddStringToObject(m, "mps_active_thread_percentage", mps);
+    return m;
+}
+
+/* Atomic write: a reader never sees half a file. */
+static hx_status write_json(const char *path, cJSON *root)
+{
+    char *text = cJSON_Print(root);
+    HX_CHECK(text, HX_ERR_NOMEM, "out of memory printing JSON");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(text);
+        HX_FAIL(HX_ERR_IO, "cannot write %s", tmp);
+    }
+    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = fclose(f) == 0 && ok;
+    free(text);
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        HX_FAIL(HX_ERR_IO, "cannot write %s", path);
+    }
+    return HX_OK;
+}
+
+typedef struct xsys {
+    hx_system *sys;
+    double *cen; /* [nmol][3] molecule centres, in the box */
+    double rmol;
+} xsys;
+
+static hx_status build_system(int natoms, int seed, xsys *S)
+{
+    memset(S, 0, sizeof *S);
+    HX_TRY(hx_build_water("spce", natoms, 0.0, (uint64_t)seed, &S->sys));
+    const hx_system *s = S->sys;
+    S->cen = malloc(sizeof(double) * 3 * ((size_t)s->nmol + 1));
+    HX_CHECK(S->cen, HX_ERR_NOMEM, "out of memory");
+    for (int m = 0; m < s->nmol; m++) {
+        const int a0 = s->mol_start[m], a1 = s->mol_start[m + 1];
+        double c[3] = {0, 0, 0};
+        for (int a = a0; a < a1; a++)
+            for (int d = 0; d < 3; d++)
+                c[d] += s->x[3 * a + d] / (a1 - a0);
+        for (int a = a0; a < a1; a++) {
+            double r2 = 0;
+            for (int d = 0; d < 3; d++)
+                r2 += (s->x[3 * a + d] - c[d]) * (s->x[3 * a + d] - c[d]);
+            S->rmol = sqrt(r2) > S->rmol ? sqrt(r2) : S->rmol;
+        }
+        for (int d = 0; d < 3; d++)
+            S->cen[3 * m + d] = c[d] - floor(c[d] / s->box[d]) * s->box[d];
+    }
+    return HX_OK;
+}
+
+typedef struct timing {
+    double med, p10, p90, min, max; /* this rank, us */
+    double wall;                    /* us per step, barrier to barrier */
+} timing;
+
+/* Time one backend: warmup, then `steps` exchanges with an event pair around each. */
+static hx_status time_backend(hx_comm *world, hx_halo *h, const bench_backend *b, int warmup,
+                              int steps, cudaStream_t s, timing *t)
+{
+    cudaEvent_t *ev = calloc(2 * (size_t)steps, sizeof *ev);
+    double *us = calloc((size_t)steps + 1, sizeof *us);
+    hx_status st = HX_OK;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    if (!ev || !us)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory");
+    for (int i = 0; i < 2 * steps; i++)
+        if (cudaEventCreate(&ev[i]) != cudaSuccess)
+            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaEventCreate failed");
+    if (b->graph) {
+        if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
+            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamBeginCapture failed");
+        hx_status a = hx_halo_exchange_x(h, s);
+        hx_status c = a == HX_OK ? hx_halo_exchange_f(h, s) : a;
+        cudaError_t e = cudaStreamEndCapture(s, &graph);
+        HX_TRY_GOTO(st, c, out);
+        if (e != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "capturing the exchange in a CUDA graph failed");
+    }
+    for (int i = -warmup; i < steps; i++) {
+        if (i == 0) {
+            if (cudaStreamSynchronize(s) != cudaSuccess)
+                HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
+            HX_TRY_GOTO(st, hx_comm_agree(world, HX_OK), out); /* start together */
+            t->wall = hx_wtime();
+        }
+        if (i >= 0)
+            cudaEventRecord(ev[2 * i], s);
+        if (exec) {
+            if (cudaGraphLaunch(exec, s) != cudaSuccess)
+                HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaGraphLaunch failed");
+        } else {
+            HX_TRY_GOTO(st, hx_halo_exchange_x(h, s), out);
+            HX_TRY_GOTO(st, hx_halo_exchange_f(h, s), out);
+        }
+        if (i >= 0)
+            cudaEventRecord(ev[2 * i + 1], s);
+    }
+    if (cudaStreamSynchronize(s) != cudaSuccess)
+        HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
+    HX_TRY_GOTO(st, hx_comm_agree(world, HX_OK), out);
+    t->wall = (hx_wtime() - t->wall) * 1e6 / steps;
+    for (int i = 0; i < steps; i++) {
+        float ms = 0;
+        cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+        us[i] = 1e3 * ms;
+    }
+    qsort(us, (size_t)steps, sizeof *us, cmp_double);
+    t->med = pct(us, steps, 0.5);
+    t->p10 = pct(us, steps, 0.1);
+    t->p90 = pct(us, steps, 0.9);
+    t->min = us[0];
+    t->max = us[steps - 1];
+out:
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (ev)
+        for (int i = 0; i < 2 * steps; i++)
+            if (ev[i])
+                cudaEventDestroy(ev[i]);
+    free(ev);
+    free(us);
+    return st;
+}
+
+/* One grid and size: build, and time every requested backend. Appends to runs. */
+static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], int apd, cJSON *runs,
+                            char *nvv, size_t nvvlen, int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    const int rank = hx_comm_rank(world), nranks = hx_comm_nranks(world);
+    const int nd = grid[0] * grid[1] * grid[2];
+    HX_CHECK(nd == nranks, HX_ERR_INVALID_ARG,
+             "bench exchange: grid %dx%dx%d has %d domains but %d ranks run: one rank per domain",
+             grid[0], grid[1], grid[2], nd, nranks);
+    xsys S;
+    HX_TRY(build_system(apd * nd, o->seed, &S));
+    hx_status st = HX_OK;
+    hx_dd *dd = NULL;
+    hx_plan *plan = NULL;
+    double *xh = NULL;
+    cudaStream_t s = NULL;
+    const hx_system *sys = S.sys;
+    hx_dd_params dp = {{sys->box[0], sys->box[1], sys->box[2]},
+                       {grid[0], grid[1], grid[2]},
+                       o->rlist + S.rmol,
+                       o->rc};
+    HX_TRY_GOTO(st, hx_dd_create(&dp, &dd), out);
+    HX_TRY_GOTO(st, hx_plan_create(dd, world, &plan), out);
+    xh = malloc(sizeof(double) * 3 * ((size_t)sys->natoms + 1));
+    if (!xh)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory");
+    int nh = 0;
+    for (int m = 0; m < sys->nmol; m++) {
+        if (hx_dd_domain_of_point(dd, &S.cen[3 * m]) != rank)
+            continue;
+        const double *c = &S.cen[3 * m];
+        for (int a = sys->mol_start[m]; a < sys->mol_start[m + 1]; a++, nh++)
+            for (int d = 0; d < 3; d++) {
+                /* the molecule whole around its wrapped centre */
+                double x = sys->x[3 * a + d];
+                x -= sys->box[d] * floor((x - c[d]) / sys->box[d] + 0.5);
+                xh[3 * nh + d] = x;
+            }
+    }
+    HX_TRY_GOTO(st, hx_plan_build(plan, &nh, (const double *const *)&xh), out);
+    const hx_domain_plan *p = hx_plan_domain(plan, 0);
+    long long mine[2] = {0, 0}, tot[2];
+    for (int q = 0; q < p->npulses; q++) {
+        mine[0] += 12LL * (p->pulses[q].send_count + p->pulses[q].recv_count);
+        mine[1] += p->pulses[q].send_count;
+    }
+    HX_TRY_GOTO(st, hx_comm_max_i64(world, mine, tot, 2), out);
+    const int levels = dependency_levels(p);
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
+        HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamCreate failed");
+    for (int i = 0; i < NBENCH_BACKENDS; i++) {
+        const bench_backend *b = &bench_backends[i];
+        char want[512];
+        snprintf(want, sizeof want, ",%s,", o->backends);
+        char key[64];
+        snprintf(key, sizeof key, ",%s,", b->label);
+        if (!strstr(want, key))
+            continue;
+        if (hx_halo_backend_available(b->backend) != HX_OK) {
+            if (rank == 0)
+                fprintf(stderr, "halox bench exchange: %s skipped: %s\n", b->label,
+                        hx_last_error_message());
+            continue;
+        }
+        hx_halo_config cfg;
+        hx_halo_config_default(&cfg);
+        cfg.backend = b->backend;
+        cfg.real = HX_REAL_F32;
+        cfg.mem = HX_MEM_DEVICE;
+        cfg.path = b->path;
+        cfg.bulk_copy = b->bulk;
+        cfg.wait_timeout = o->timeout;
+        hx_halo *h = NULL;
+        hx_status cs = hx_halo_create(plan, world, &cfg, &h);
+        if (cs != HX_OK) {
+            /* a backend that cannot run here (e.g. forced P2P without addressable peers) is
+             * reported and skipped; the others still run */
+            if (rank == 0)
+                fprintf(stderr, "halox bench exchange: %s on %dx%dx%d: %s\n", b->label, grid[0],
+                        grid[1], grid[2], hx_last_error_message());
+            continue;
+        }
+        if (strcmp(b->backend, "nvshmem") == 0 && !nvv[0] && nvvlen >= 32)
+            sscanf(hx_halo_describe(h), "nvshmem %31s", nvv);
+        /* coordinates of the home atoms; forces: anything finite */
+        float *xf = malloc(sizeof(float) * 3 * ((size_t)p->n_local + 1));
+        for (int k = 0; k < 3 * p->n_home; k++)
+            xf[k] = (float)xh[k];
+        for (int k = 3 * p->n_home; k < 3 * p->n_local; k++)
+            xf[k] = 0.5f;
+        cudaMemcpy(hx_halo_x(h, 0), xf, sizeof(float) * 3 * (size_t)p->n_home,
+                   cudaMemcpyHostToDevice);
+        cudaMemcpy(hx_halo_f(h, 0), xf + 3 * (size_t)p->n_home,
+                   sizeof(float) * 3 * (size_t)(p->n_local - p->n_home), cudaMemcpyHostToDevice);
+        free(xf);
+        timing t;
+        memset(&t, 0, sizeof t);
+        hx_status ts = time_backend(world, h, b, o->warmup, o->steps, s, &t);
+        double meds_max = 0, meds_min = 0;
+        if (ts == HX_OK) {
+            /* the slowest and the fastest rank's medians (in ns, through the max reduction) */
+            long long in[2] = {llround(t.med * 1e3), -llround(t.med * 1e3)}, out2[2];
+            ts = hx_comm_max_i64(world, in, out2, 2);
+            meds_max = out2[0] * 1e-3;
+            meds_min = -out2[1] * 1e-3;
+        }
+        if (ts == HX_OK && rank == 0) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "system", "water-spce");
+            cJSON_AddNumberToObject(r, "atoms", sys->natoms);
+            cJSON_AddNumberToObject(r, "atoms_per_domain", apd);
+            cJSON_AddStringToObject(r, "mode", "exchange");
+            cJSON_AddStringToObject(r, "backend", b->label);
+            cJSON_AddStringToObject(r, "describe", hx_halo_describe(h));
+            cJSON_AddNumberToObject(r, "ranks", nranks);
+            int ndev = 0;
+            hx_gpu_device_count(&ndev, NULL);
+            cJSON_AddNumberToObject(r, "gpus", ndev < nranks ? ndev : nranks);
+            int gd[3] = {grid[0], grid[1], grid[2]};
+            cJSON_AddItemToObject(r, "dd", cJSON_CreateIntArray(gd, 3));
+            cJSON_AddNumberToObject(r, "pulses", p->npulses);
+            cJSON_AddNumberToObject(r, "dependency_levels", levels);
+            cJSON_AddNumberToObject(r, "steps", o->steps);
+            cJSON_AddNumberToObject(r, "warmup_steps", o->warmup);
+            cJSON_AddNumberToObject(r, "exchange_us", meds_max);
+            cJSON_AddNumberToObject(r, "exchange_us_fastest_rank", meds_min);
+            cJSON_AddNumberToObject(r, "exchange_us_rank0_p10", t.p10);
+            cJSON_AddNumberToObject(r, "exchange_us_rank0_p90", t.p90);
+            cJSON_AddNumberToObject(r, "exchange_us_rank0_min", t.min);
+            cJSON_AddNumberToObject(r, "exchange_us_rank0_max", t.max);
+            cJSON_AddNumberToObject(r, "us_per_step", t.wall);
+            if (strcmp(b->backend, "nvshmem") == 0) {
+                /* docs/design/gpu-halo.md: two kernel launches, then one one-way signal (with
+                 * its data) per dependency level and direction */
+                const double floor_us = 2 * HX_FLOOR_LAUNCH_US + 2 * levels * HX_FLOOR_LEVEL_US;
+                cJSON_AddNumberToObject(r, "floor_us", floor_us);
+                cJSON_AddNumberToObject(r, "us_per_level",
+                                        (meds_max - 2 * HX_FLOOR_LAUNCH_US) / (2.0 * levels));
+                cJSON_AddNumberToObject(r, "floor_us_per_level", HX_FLOOR_LEVEL_US);
+            }
+            cJSON_AddNumberToObject(r, "bytes_per_step_max_rank", (double)tot[0]);
+            cJSON_AddNumberToObject(r, "atoms_sent_per_step_max_rank", (double)tot[1]);
+            cJSON_AddNumberToObject(r, "rc", o->rc);
+            cJSON_AddNumberToObject(r, "rlist", o->rlist);
+            cJSON_AddNumberToObject(r, "r_comm", dp.r_comm);
+            cJSON_AddStringToObject(r, "timing",
+                                    "exchange_us: median over steps of the device time from "
+                                    "before exchange_x to after exchange_f, slowest rank; "
+                                    "us_per_step: barrier-to-barrier wall time / steps");
+            cJSON_AddItemToArray(runs, r);
+            printf("%-16s %dx%dx%d %7d atoms/domain  %2d pulses  %8.1f us/step (device median, "
+                   "slowest rank)  %8.1f us/step (wall)\n",
+                   b->label, grid[0], grid[1], grid[2], apd, p->npulses, meds_max, t.wall);
+            fflush(stdout);
+        }
+        hx_halo_destroy(&h);
+        HX_TRY_GOTO(st, hx_comm_agree(world, ts), out);
+    }
+out:
+    if (s)
+        cudaStreamDestroy(s);
+    free(xh);
+    hx_plan_destroy(&plan);
+    hx_dd_destroy(&dd);
+    hx_system_destroy(&S.sys);
+    free(S.cen);
+    return st;
+}
+
+static int parse_list_int(const char *text, int *out, int max)
+{
+    int n = 0;
+    const char *p = text;
+    while (p && *p && n < max) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v <= 0)
+            return -1;
+        out[n++] = (int)v;
+        p = *end == ',' ? end + 1 : NULL;
+        if (end && *end && *end != ',')
+            return -1;
+    }
+    return n;
+}
+
+static int run_exchange(int argc, char **argv)
+{
+    xopts o = {
+        NULL, "11000", "gpu-mpi,gpu-direct,nvshmem,nvshmem-network,nvshmem-bulk,nvshmem-graph",
+        NULL, "spce",  2000,
+        200,  1,       1.0,
+        1.1,  20.0};
+    hx_opt opts[] = {
+        {"dd", NULL, HX_OPT_STRING, &o.dd_list, "AxBxC[,...]",
+         "domain grids (product = ranks; default: chosen for the rank count)"},
+        {"atoms-per-domain", NULL, HX_OPT_STRING, &o.apd_list, "N[,...]",
+         "atoms per domain (a comma list runs a series)"},
+        {"backends", NULL, HX_OPT_STRING, &o.backends, "LIST",
+         "comma list: gpu-mpi gpu-direct nvshmem nvshmem-p2p nvshmem-network nvshmem-bulk "
+         "nvshmem-graph"},
+        {"steps", NULL, HX_OPT_INT, &o.steps, "N", "timed steps per backend"},
+        {"warmup", NULL, HX_OPT_INT, &o.warmup, "N", "untimed steps first"},
+        {"rc", NULL, HX_OPT_DOUBLE, &o.rc, "NM", "cut-off"},
+        {"rlist", NULL, HX_OPT_DOUBLE, &o.rlist, "NM",
+         "pair-list radius (r_comm adds the molecule radius)"},
+        {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the water box"},
+        {"timeout", NULL, HX_OPT_DOUBLE, &o.timeout, "S",
+         "deadline of NVSHMEM waits in seconds (0: off; a hang becomes a report)"},
+        {"o", "output", HX_OPT_STRING, &o.out, "FILE", "write the JSON results here"},
+    };
+    int pr = hx_cli_parse(&cmd_exchange, opts, (int)(sizeof opts / sizeof opts[0]), argc, argv);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    if (o.steps < 1 || o.warmup < 0 || o.rlist < o.rc) {
+        fprintf(stderr, "halox bench exchange: error: need --steps >= 1, --warmup >= 0 and "
+                        "--rlist >= --rc\n");
+        return 2;
+    }
+    int apd[32], napd = parse_list_int(o.apd_list, apd, 32);
+    if (napd <= 0) {
+        fprintf(stderr,
+                "halox bench exchange: error: --atoms-per-domain '%s': give positive "
+                "integers separated by commas\n",
+                o.apd_list);
+        return 2;
+    }
+    int parallel = 0;
+    hx_status st = hx_mpi_init(&argc, &argv, &parallel);
+    hx_comm *world = NULL;
+    if (st == HX_OK)
+        st = hx_comm_create_world(&world);
+    if (st != HX_OK) {
+        hx_cli_report_error("bench exchange", st);
+        return 1;
+    }
+    const int rank = hx_comm_rank(world), nranks = hx_comm_nranks(world);
+    hx_log_set_rank(rank, nranks);
+    int ndev = 0;
+    const char *why = NULL;
+    hx_gpu_device_count(&ndev, &why);
+    if (ndev == 0) {
+        if (rank == 0)
+            fprintf(stderr, "halox bench exchange: error: no GPU: %s\n", why ? why : "none");
+        hx_comm_destroy(&world);
+        hx_mpi_finalize();
+        return 1;
+    }
+    int grids[16][3], ngrids = 0;
+    if (o.dd_list) {
+        char tmp[256];
+        snprintf(tmp, sizeof tmp, "%s", o.dd_list);
+        for (char *tok = strtok(tmp, ","); tok && ngrids < 16; tok = strtok(NULL, ",")) {
+            if ((st = hx_dd_parse_grid(tok, grids[ngrids])) != HX_OK)
+                break;
+            ngrids++;
+        }
+    } else {
+        /* the box depends on the size; the grid choice on the first size's box */
+        xsys S;
+        st = build_system(apd[0] * nranks, o.seed, &S);
+        if (st == HX_OK)
+            st = hx_dd_choose_grid(S.sys->box, o.rlist + S.rmol, o.rc, nranks, grids[0]);
+        ngrids = 1;
+        hx_system_destroy(&S.sys);
+        free(S.cen);
+    }
+    cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+    char nvv[32] = "";
+    if (rank == 0)
+        printf("halox bench exchange: %d ranks, %d steps (+%d warm-up) per backend\n", nranks,
+               o.steps, o.warmup);
+    for (int g = 0; g < ngrids && st == HX_OK; g++)
+        for (int k = 0; k < napd && st == HX_OK; k++)
+            st = bench_case(world, &o, grids[g], apd[k], runs, nvv, sizeof nvv, argc, argv);
+    int rc = 0;
+    if (st != HX_OK) {
+        hx_cli_report_error("bench exchange", st);
+        rc = 1;
+    }
+    if (rank == 0) {
+        cJSON_AddItemToObject(root, "meta", make_meta(argc, argv, nvv));
+        cJSON_AddItemToObject(root, "runs", runs);
+        runs = NULL;
+        if (o.out) {
+            hx_status ws = write_json(o.out, root);
+            if (ws != HX_OK) {
+                hx_cli_report_error("bench exchange", ws);
+                rc = 1;
+            } else {
+                printf("results: %s\n", o.out);
+            }
+        }
+    }
+    cJSON_Delete(runs);
+    cJSON_Delete(root);
+    hx_comm_destroy(&world);
+    hx_mpi_finalize();
+    return rc;
+}
+
+#else
+static int run_exchange(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "halox bench exchange: this halox was built without CUDA: the exchange "
+                    "benchmark times the GPU backends\n");
+    return 1;
+}
+#endif
+
+/* ---- compare and report ------------------------------------------------------------------- */
+
+static int run_compare(int argc, char **argv);
+static const hx_cmd cmd_compare = {
+    "compare", "ratios between two result files (another machine, another revision)",
+    "halox bench compare A.json B.json",
+    "Matches the runs of two result files (mode, system, atoms, backend and path, ranks, GPUs,\n"
+    "grid) and prints the time of each in both and the ratio B/A, then the geometric mean of\n"
+    "the ratios. Exit status 1 when no run is in both files.",
+    run_compare};
+
+static int run_compare(int argc, char **argv)
+{
+    hx_opt opts[1];
+    int pr = hx_cli_parse(&cmd_compare, opts, 0, argc < 2 ? argc : 1, argv);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            hx_cli_print_help(&cmd_compare, opts, 0);
+            return 0;
+        }
+    if (argc != 3) {
+        fprintf(stderr, "halox bench compare: expects two result files: %s\n", cmd_compare.usage);
+        return 2;
+    }
+    return hx_bench_compare(argv[1], argv[2], stdout);
+}
+
+static int run_report(int argc, char **argv);
+static const hx_cmd cmd_report = {
+    "report", "Markdown report with plots of every result file in a directory",
+    "halox bench report [DIR] [-o REPORT.md]",
+    "Reads every .json result file in DIR (default bench/results), writes a Markdown report\n"
+    "(tables per series) and PNG plots next to the results: ns/day against ranks, time per step\n"
+    "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), exchange time\n"
+    "against atoms per domain and against pulses. Plots need gnuplot. Files are replaced only\n"
+    "when written completely.",
+    run_report};
+
+static int run_report(int argc, char **argv)
+{
+    const char *out = NULL;
+    hx_opt opts[] = {
+        {"o", "output", HX_OPT_STRING, &out, "FILE", "the report (default DIR/REPORT.md)"}};
+    /* the results directory is the one positional argument; the rest are options */
+    const char *dir = "bench/results";
+    char *rest[16];
+    int nrest = 0;
+    for (int i = 0; i < argc && nrest < 16; i++) {
+        const int opt_with_value = strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0;
+        if (i > 0 && argv[i][0] != '-') {
+            dir = argv[i];
+            continue;
+        }
+        rest[nrest++] = argv[i];
+        if (opt_with_value && i + 1 < argc && nrest < 16)
+            rest[nrest++] = argv[++i];
+    }
+    int pr = hx_cli_parse(&cmd_report, opts, 1, nrest, rest);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+    char path[1100];
+    if (!out) {
+        snprintf(path, sizeof path, "%s/REPORT.md", dir);
+        out = path;
+    }
+    int rc = hx_bench_report(dir, out);
+    if (rc == 0)
+        printf("report: %s\n", out);
+    return rc;
+}
+
+/* ---- the series --------------------------------------------------------------------------- */
+
+static const hx_cmd *const series[] = {&cmd_exchange, &cmd_compare, &cmd_report};
+#define NSERIES ((int)(sizeof series / sizeof series[0]))
+
+static int run_bench(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        FILE *out = argc < 2 ? stderr : stdout;
+        fprintf(out, "usage: %s\n\n%s\n\nseries:\n", hx_cmd_bench.usage, hx_cmd_bench.description);
+        for (int i = 0; i < NSERIES; i++)
+            fprintf(out, "  %-10s %s\n", series[i]->name, series[i]->summary);
+        return argc < 2 ? 2 : 0;
+    }
+    for (int i = 0; i < NSERIES; i++)
+        if (strcmp(argv[1], series[i]->name) == 0)
+            return series[i]->run(argc - 1, argv + 1);
+    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange, compare, report)\n",
+            argv[1]);
+    return 2;
+}

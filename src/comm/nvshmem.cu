@@ -1,0 +1,911 @@
+/* The "nvshmem" halo backend: GPU-initiated, fused (Doijade et al., arXiv 2509.21527), and the
+ * only file of halox that calls NVSHMEM. It is built as its own relocatable-device-code module
+ * (CMake target halox_nvshmem), so no other kernel pays for -rdc.
+ *
+ * Per step two kernels, each covering every pulse of every dimension (blockIdx.y <-> pulse,
+ * blockIdx.x <-> chunks of the pulse's map), and no CPU involvement:
+ *
+ *   coordinates  pack the independent entries (home atoms, [0, dep_offset)) at once; one thread
+ *                per block waits (acquire) for exactly the pulses the dependent entries reference
+ *                (the plan's deps mask), the block packs them; the pulse's last block (release
+ *                counter) notifies the receiver. Then block 0 of each pulse waits for the pulse
+ *                we receive, so the stream passes the kernel only when our halo is complete.
+ *   forces       later pulses first. Per pulse, "role A" blocks send the forces on the atoms we
+ *                received in it back to their owner once every later pulse that forwarded those
+ *                atoms has been accumulated (the plan's rdeps mask); "role B" blocks wait for the
+ *                forces on the atoms we sent, and add them into f[map[e]] with atomics (pulses
+ *                run concurrently and may share atoms). The kernel's last block advances the
+ *                step counter.
+ *
+ * Data paths, chosen per peer at update (and forced by cfg.path):
+ *   P2P      nvshmem_ptr gives the peer's address: coordinates are packed straight into the
+ *            peer's x at our peer_atom_offset (vector stores, or through shared memory and the
+ *            bulk-copy engine with cfg.bulk_copy), forces are stored into the peer's force slot;
+ *            then a system-scope release store of the signal.
+ *   network  coordinates are packed into our symmetric staging slot and sent with
+ *            nvshmemx_float_put_signal_nbi_block; forces go straight from our (symmetric) f with
+ *            the blocking block-scoped put-with-signal (f must be reusable when the kernel ends).
+ *   Forces are pushed on both paths, never pulled: a pull would need a "done reading" signal
+ *   back before the owner may clear its forces (docs/design/gpu-halo.md).
+ *
+ * Signals: 64-bit words per pulse and direction in symmetric memory, SET to the step number and
+ * waited for with >=; nothing is reset. The step number lives in device memory (read by both
+ * kernels, advanced by the force kernel), so a CUDA graph of the two kernels replays correctly.
+ * Why a sender never overwrites a region still being read: docs/design/gpu-halo.md, in short:
+ * everything we write into a peer at step s+1 comes after we received that peer's forces of
+ * step s, which it sends only after its own stream has finished reading what we wrote at step s.
+ *
+ * Never hang: every device wait has a deadline (cfg.wait_timeout; on by default in debug
+ * builds, HALOX_HALO_WAIT_TIMEOUT=seconds in release); on expiry the waiting thread records
+ * rank, peer, pulse, step, expected and observed signal in mapped host memory, prints it, and
+ * raises an abort flag that makes every other wait and every later halo kernel of this exchange
+ * return at once; the host turns the record into HX_ERR_NVSHMEM at its next call. */
+#include <nvshmem.h>
+#include <nvshmemx.h>
+
+#include "gpu/halo_gpu.h"
+#include "gpu/halo_pack.cuh"
+#include "gpu/cuda_check.h"
+#include "comm/comm_impl.h"
+#include "halox/log.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef HX_NVSHMEM_BOOTSTRAP_MPI_PLUGIN
+#define HX_NVSHMEM_BOOTSTRAP_MPI_PLUGIN ""
+#endif
+
+/* ---- data shared by host and kernels ------------------------------------------------------ */
+
+enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
+
+/* Per pulse, rebuilt at every update. */
+typedef struct nv_pulse {
+    float *x_dst;       /* P2P: send_pe's x + 3 peer_atom_offset; NULL: network path */
+    uint64_t *xsig_dst; /* P2P: send_pe's coordinate signal of this pulse */
+    float *f_dst;       /* P2P: recv_pe's force slot of this pulse; NULL: network path */
+    uint64_t *fsig_dst; /* P2P: recv_pe's force signal of this pulse */
+    int nb_x;           /* blocks of this pulse in the coordinate kernel */
+    int nb_fa, nb_fb;   /* force kernel: blocks sending our forces (A), accumulating (B) */
+} nv_pulse;
+
+/* Device memory of one exchange (not symmetric: only this PE's kernels touch it). */
+typedef struct nv_state {
+    uint64_t step;                    /* steps completed: this step is step + 1 */
+    uint64_t fdone[HX_MAX_PULSES];    /* last step whose pulse-q forces were accumulated */
+    unsigned x_count[HX_MAX_PULSES];  /* blocks of pulse q done (the last one resets it) */
+    unsigned fa_count[HX_MAX_PULSES]; /* role A blocks of pulse q done */
+    unsigned fb_count[HX_MAX_PULSES]; /* role B blocks of pulse q done */
+    unsigned f_grid_count;            /* force-kernel blocks done */
+    int abort;                        /* a wait gave up: every other wait returns at once */
+    int err_claim;                    /* the first to give up writes the record */
+} nv_state;
+
+/* The deadline record, in mapped pinned host memory: the host reads it without a sync. */
+typedef struct nv_error {
+    volatile int flag;
+    volatile int rank, peer, pulse, kind;
+    volatile unsigned long long step, expected, observed;
+} nv_error;
+
+typedef struct nv_args {
+    hx_plan_view v;
+    float *x, *f, *xstage, *fbuf; /* symmetric, this PE's addresses */
+    uint64_t *xsig, *fsig;        /* symmetric [HX_MAX_PULSES] each */
+    const nv_pulse *pulses;       /* device [npulses] */
+    nv_state *st;
+    nv_error *err; /* device address of the mapped record */
+    int rank, npulses, chunk, bulk;
+    int f_blocks;                  /* active blocks of the force kernel */
+    unsigned long long timeout_ns; /* 0: no deadline */
+    unsigned long long stress;     /* 0: no injected delays */
+    int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */
+    unsigned long long wh_step;
+} nv_args;
+
+/* ---- device helpers ----------------------------------------------------------------------- */
+
+static __device__ __forceinline__ uint64_t ld_acquire_sys(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t *p)
+{
+    uint64_t v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static __device__ __forceinline__ void st_release_sys(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ void st_release_gpu(uint64_t *p, uint64_t v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+static __device__ __forceinline__ uint64_t globaltimer_ns(void)
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+static __device__ __forceinline__ uint64_t nv_mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Stress mode: at `site`, one block in four waits a pseudo-random 0-20 us (a function of the
+ * seed, PE, step, pulse, block and site), so that blocks and PEs run in orders a quiet machine
+ * never shows. Block-uniform call (contains a barrier). */
+static __device__ void nv_stress(const nv_args *a, uint64_t s, int p, int b, int site)
+{
+    if (!a->stress)
+        return;
+    if (threadIdx.x == 0) {
+        const uint64_t h =
+            nv_mix(a->stress ^ nv_mix(s * 0x100000001b3ull + (uint64_t)a->rank * 7919u +
+                                      (uint64_t)p * 104729u + (uint64_t)b * 31u + (uint64_t)site));
+        if ((h & 3u) == 0) {
+            const uint64_t ns = (h >> 8) % 20000u, t0 = globaltimer_ns();
+            while (globaltimer_ns() - t0 < ns) {
+            }
+        }
+    }
+    __syncthreads();
+}
+
+/* A wait gave up: record it once (the first thread to give up on this PE), print it, and raise
+ * the abort flag for every other wait. */
+static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer, uint64_t want,
+                                 uint64_t seen)
+{
+    atomicExch(&a->st->abort, 1);
+    if (atomicCAS(&a->st->err_claim, 0, 1) != 0)
+        return;
+    nv_error *e = a->err;
+    e->rank = a->rank;
+    e->peer = peer;
+    e->pulse = pulse;
+    e->kind = kind;
+    e->step = want;
+    e->expected = want;
+    e->observed = seen;
+    __threadfence_system();
+    e->flag = 1;
+    __threadfence_system();
+    printf("halox nvshmem: rank %d: deadline of %.3g s passed waiting for %s of pulse %d from "
+           "rank %d (step %llu): expected signal %llu, observed %llu\n",
+           a->rank, (double)a->timeout_ns * 1e-9,
+           kind == NV_WAIT_X   ? "the coordinates"
+           : kind == NV_WAIT_F ? "the forces"
+                               : "the local accumulation of the forces",
+           pulse, peer, (unsigned long long)want, (unsigned long long)want,
+           (unsigned long long)seen);
+}
+
+/* Wait (one thread) until *sig >= want. sys: the word is written by another PE (system-scope
+ * acquire); otherwise by this PE's own blocks (gpu scope). false: gave up (deadline or abort). */
+static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t want, bool sys,
+                               int kind, int pulse, int peer)
+{
+    uint64_t v = sys ? ld_acquire_sys(sig) : ld_acquire_gpu(sig);
+    if (v >= want)
+        return true;
+    const uint64_t t0 = globaltimer_ns();
+    for (;;) {
+        v = sys ? ld_acquire_sys(sig) : ld_acquire_gpu(sig);
+        if (v >= want)
+            return true;
+        if (*(volatile int *)&a->st->abort)
+            return false;
+        if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
+            nv_report(a, kind, pulse, peer, want, v);
+            return false;
+        }
+    }
+}
+
+/* Arrival of every pulse in `mask` at this PE (coordinates). */
+static __device__ bool nv_wait_x_mask(const nv_args *a, uint64_t mask, uint64_t s)
+{
+    while (mask) {
+        const int k = __ffsll((long long)mask) - 1;
+        mask &= mask - 1;
+        if (!nv_wait(a, a->xsig + k, s, true, NV_WAIT_X, k, a->v.recv_pe[k]))
+            return false;
+    }
+    return true;
+}
+
+/* Accumulation, on this PE, of the forces of every pulse in `mask`. */
+static __device__ bool nv_wait_fdone_mask(const nv_args *a, uint64_t mask, uint64_t s)
+{
+    while (mask) {
+        const int q = __ffsll((long long)mask) - 1;
+        mask &= mask - 1;
+        if (!nv_wait(a, a->st->fdone + q, s, false, NV_WAIT_FDONE, q, a->rank))
+            return false;
+    }
+    return true;
+}
+
+/* Block-uniform: this step's number and whether an earlier wait gave up. */
+static __device__ bool nv_begin(const nv_args *a, uint64_t *s)
+{
+    __shared__ uint64_t s_step;
+    __shared__ int s_abort;
+    if (threadIdx.x == 0) {
+        s_step = *(volatile uint64_t *)&a->st->step + 1;
+        s_abort = *(volatile int *)&a->st->abort;
+    }
+    __syncthreads();
+    *s = s_step;
+    return s_abort == 0;
+}
+
+/* Block-uniform "thread 0 decides": broadcast a flag through shared memory. */
+static __device__ bool nv_bcast(int flag)
+{
+    __shared__ int s_flag;
+    __syncthreads(); /* earlier readers of s_flag are done */
+    if (threadIdx.x == 0)
+        s_flag = flag;
+    __syncthreads();
+    return s_flag != 0;
+}
+
+/* Count this block done in *count (of n blocks); true in the last one (which resets it for the
+ * next launch). Each thread first fences its own writes at system scope (they may be in a peer's
+ * memory); the last block then orders its reads after every other block's writes. */
+static __device__ bool nv_last_block(unsigned *count, unsigned n)
+{
+    __threadfence_system();
+    int last = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(count, 1u) == n - 1;
+        if (last) {
+            *count = 0;
+            __threadfence();
+        }
+    }
+    return nv_bcast(last);
+}
+
+/* ---- the coordinate kernel ---------------------------------------------------------------- */
+
+__global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
+{
+    extern __shared__ __align__(128) float nv_smem[];
+    const nv_args *a = &args;
+    const int p = (int)blockIdx.y, b = (int)blockIdx.x;
+    const nv_pulse P = a->pulses[p];
+    if (b >= P.nb_x)
+        return;
+    uint64_t s;
+    if (!nv_begin(a, &s))
+        return;
+    nv_stress(a, s, p, b, 0);
+    const int n = a->v.send_count[p], d = a->v.dep_offset[p], C = a->chunk;
+    float *dst = P.x_dst ? P.x_dst : a->xstage + 3 * (size_t)a->v.buf_offset[p];
+    float *smem = a->bulk && P.x_dst ? nv_smem : NULL;
+    int parity = 0;
+    /* independent entries: home atoms, packable at once */
+    hx_block_pack_x(&a->v, p, a->x, dst, b * C, min(d, (b + 1) * C), smem, &parity);
+    /* dependent entries: after the pulses they reference have arrived here */
+    const int e0 = d + b * C, e1 = min(n, e0 + C);
+    bool ok = true;
+    if (e0 < e1) {
+        nv_stress(a, s, p, b, 1);
+        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_x_mask(a, a->v.deps[p], s) : 0);
+        if (ok)
+            hx_block_pack_x(&a->v, p, a->x, dst, e0, e1, smem, &parity);
+    }
+    if (smem && (threadIdx.x & 31) == 0)
+        hx_bulk_complete();
+    if (!ok)
+        return;
+    nv_stress(a, s, p, b, 2);
+    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x)) {
+        const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
+        if (withhold) {
+            /* test hook: the receiver's deadline must catch this */
+        } else if (P.x_dst) {
+            if (threadIdx.x == 0)
+                st_release_sys(P.xsig_dst, s);
+        } else {
+            /* the staging slot was written by every block of the pulse: make it visible to the
+             * transport (a NIC reads it) before the put */
+            __threadfence_system();
+            __syncthreads();
+            if (n == 0) {
+                /* nothing to send: the signal alone (a zero-length put is not relied on) */
+                if (threadIdx.x == 0)
+                    nvshmemx_signal_op(a->xsig + p, s, NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+            } else {
+                nvshmemx_float_put_signal_nbi_block(a->x + 3 * (size_t)a->v.peer_atom_offset[p],
+                                                    a->xstage + 3 * (size_t)a->v.buf_offset[p],
+                                                    3 * (size_t)n, a->xsig + p, s,
+                                                    NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+            }
+        }
+    }
+    /* the stream passes this kernel only when the pulse we receive is here */
+    if (b == 0 && threadIdx.x == 0)
+        (void)nv_wait(a, a->xsig + p, s, true, NV_WAIT_X, p, a->v.recv_pe[p]);
+}
+
+/* ---- the force kernel --------------------------------------------------------------------- */
+
+__global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
+{
+    const nv_args *a = &args;
+    /* later pulses first: their accumulation is what earlier pulses wait for */
+    const int p = a->npulses - 1 - (int)blockIdx.y, b = (int)blockIdx.x;
+    const nv_pulse P = a->pulses[p];
+    if (b >= P.nb_fa + P.nb_fb)
+        return;
+    uint64_t s;
+    if (!nv_begin(a, &s))
+        return;
+    const int C = a->chunk;
+    bool ok;
+    if (b < P.nb_fa) {
+        /* A: forces on the atoms we received in pulse p go back to recv_pe, once every later
+         * pulse that forwarded some of them has been added in */
+        nv_stress(a, s, p, b, 3);
+        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_fdone_mask(a, a->v.rdeps[p], s) : 0);
+        if (!ok)
+            return;
+        const bool withhold = a->wh_dir == 1 && a->wh_pulse == p && a->wh_step == s;
+        const int r = a->v.recv_count[p];
+        const float *src = a->f + 3 * (size_t)a->v.atom_offset[p];
+        if (P.f_dst) {
+            const int a0 = b * C, a1 = min(r, a0 + C);
+            if (a0 < a1)
+                hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
+            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa) && !withhold &&
+                threadIdx.x == 0)
+                st_release_sys(P.fsig_dst, s);
+        } else if (!withhold && r == 0) {
+            if (threadIdx.x == 0)
+                nvshmemx_signal_op(a->fsig + p, s, NVSHMEM_SIGNAL_SET, a->v.recv_pe[p]);
+        } else if (!withhold) {
+            /* one block, blocking: f may be overwritten as soon as this kernel has ended */
+            nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)a->v.buf_offset[p], src,
+                                            3 * (size_t)r, a->fsig + p, s, NVSHMEM_SIGNAL_SET,
+                                            a->v.recv_pe[p]);
+        }
+    } else {
+        /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]] */
+        const int bb = b - P.nb_fa;
+        nv_stress(a, s, p, b, 4);
+        ok = nv_bcast(
+            threadIdx.x == 0 ? nv_wait(a, a->fsig + p, s, true, NV_WAIT_F, p, a->v.send_pe[p]) : 0);
+        if (!ok)
+            return;
+        const int n = a->v.send_count[p], e0 = bb * C, e1 = min(n, e0 + C);
+        hx_block_unpack_f(&a->v, p, a->fbuf + 3 * (size_t)a->v.buf_offset[p], a->f, e0, e1, true);
+        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb) && threadIdx.x == 0)
+            st_release_gpu(&a->st->fdone[p], s);
+    }
+    /* the last block of the kernel ends the step: every block has read the step number */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&a->st->f_grid_count, 1u) == (unsigned)a->f_blocks - 1) {
+            a->st->f_grid_count = 0;
+            st_release_gpu(&a->st->step, s);
+        }
+    }
+}
+
+/* Stress mode: this PE's stream starts its exchange late by `ns`. */
+__global__ void nv_delay_kernel(unsigned long long ns)
+{
+    const uint64_t t0 = globaltimer_ns();
+    while (globaltimer_ns() - t0 < ns) {
+    }
+}
+
+/* ---- the process-wide NVSHMEM state ------------------------------------------------------- */
+
+/* NVSHMEM can be initialised once per process (a second nvshmem_init is undefined): it starts
+ * with the first nvshmem exchange and ends in hx_mpi_finalize, before MPI_Finalize. */
+static struct {
+    int state; /* 0 never started, 1 running, 2 finalised */
+    void *mpi_comm;
+    int pe, npes;
+    char version[64];
+} g_nv;
+
+static void nv_finalize_hook(void)
+{
+    if (g_nv.state == 1) {
+        nvshmem_finalize();
+        g_nv.state = 2;
+    }
+    hx_comm_mpi_free(&g_nv.mpi_comm);
+}
+
+/* Environment NVSHMEM reads at initialisation. */
+static void nv_environment(void)
+{
+    /* NVLink multicast can take a shared host's GPUs out of service: always off */
+    const char *nvls = getenv("NVSHMEM_DISABLE_NVLS");
+    if (nvls && strcmp(nvls, "1") != 0)
+        hx_log(HX_LOG_WARN,
+               "nvshmem: NVSHMEM_DISABLE_NVLS=%s overridden to 1 (NVLink multicast "
+               "stays off in halox)",
+               nvls);
+    setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
+    if (!getenv("NVSHMEM_BOOTSTRAP_MPI_PLUGIN") && HX_NVSHMEM_BOOTSTRAP_MPI_PLUGIN[0] &&
+        access(HX_NVSHMEM_BOOTSTRAP_MPI_PLUGIN, R_OK) == 0)
+        setenv("NVSHMEM_BOOTSTRAP_MPI_PLUGIN", HX_NVSHMEM_BOOTSTRAP_MPI_PLUGIN, 1);
+}
+
+/* Collective: start NVSHMEM on a duplicate of the exchange's communicator (every rank is a PE,
+ * PE index = rank), after the device was chosen. */
+static hx_status nv_init(hx_halo *h)
+{
+    const int rank = hx_comm_rank(h->comm), nranks = hx_comm_nranks(h->comm);
+    HX_CHECK(g_nv.state != 2, HX_ERR_UNSUPPORTED,
+             "nvshmem was finalised (hx_mpi_finalize) and cannot start again in this process");
+    if (g_nv.state == 0) {
+        nv_environment();
+        HX_TRY(hx_comm_mpi_dup(h->comm, &g_nv.mpi_comm));
+        nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+        attr.mpi_comm = g_nv.mpi_comm;
+        nvshmemx_init_init_attr_ver_only(attr);
+        nvshmemi_version_t ver = {NVSHMEM_VENDOR_MAJOR_VERSION, NVSHMEM_VENDOR_MINOR_VERSION,
+                                  NVSHMEM_VENDOR_PATCH_VERSION};
+        int provided = 0;
+        /* nvshmemx_init_attr would exit the process on failure; the library reports instead, so
+         * it calls what that inline wrapper calls */
+        const int rc = nvshmemi_init_thread(NVSHMEM_THREAD_SERIALIZED, &provided,
+                                            NVSHMEMX_INIT_WITH_MPI_COMM, &attr, ver);
+        if (rc != 0) {
+            hx_comm_mpi_free(&g_nv.mpi_comm);
+            const char *plug = getenv("NVSHMEM_BOOTSTRAP_MPI_PLUGIN");
+            HX_FAIL(HX_ERR_NVSHMEM,
+                    "nvshmem initialisation on the MPI communicator failed on rank %d (status "
+                    "%d): check NVSHMEM_BOOTSTRAP_MPI_PLUGIN (%s) and the NVSHMEM_* settings",
+                    rank, rc, plug ? plug : "unset");
+        }
+        g_nv.state = 1;
+        HX_TRY(hx_mpi_at_finalize(nv_finalize_hook));
+        g_nv.pe = nvshmem_my_pe();
+        g_nv.npes = nvshmem_n_pes();
+        int ma = 0, mi = 0, pa = 0;
+        nvshmemx_vendor_get_version_info(&ma, &mi, &pa);
+        snprintf(g_nv.version, sizeof g_nv.version, "%d.%d.%d", ma, mi, pa);
+    }
+    HX_CHECK(g_nv.pe == rank && g_nv.npes == nranks, HX_ERR_NVSHMEM,
+             "nvshmem runs %d PEs with this process as PE %d, but the exchange's communicator "
+             "has %d ranks with this process as rank %d: create every nvshmem exchange on the "
+             "same communicator",
+             g_nv.npes, g_nv.pe, nranks, rank);
+    return HX_OK;
+}
+
+/* ---- the backend -------------------------------------------------------------------------- */
+
+typedef struct nv_impl {
+    hx_gpu_place place;
+    hx_gpu_plan gp;
+    int npulses;
+    float *x, *f, *xstage, *fbuf; /* symmetric */
+    uint64_t *sig;                /* symmetric [2][HX_MAX_PULSES]: coordinates, forces */
+    int cap_local, cap_buf;
+    nv_pulse hp[HX_MAX_PULSES]; /* host copy of the pulse table */
+    int p2p_x[HX_MAX_PULSES], p2p_f[HX_MAX_PULSES];
+    nv_pulse *dp;         /* device pulse table */
+    nv_state *st;         /* device */
+    nv_error *err, *derr; /* mapped host record, its device address */
+    nv_args args;
+    dim3 grid_x, grid_f;
+    int smem_x;
+    int capacity; /* blocks this PE may keep resident at once */
+    int phase;    /* 1 after exchange_x until exchange_f */
+    double timeout;
+    unsigned long long stress_rng;
+    char error[512]; /* the deadline report, once seen (sticky) */
+} nv_impl;
+
+/* The deadline record, as the host sees it: the first report stays the answer of every later
+ * call (the exchange is unusable after it). */
+static hx_status nv_check(nv_impl *m)
+{
+    if (!m->error[0] && m->err && m->err->flag) {
+        const nv_error *e = m->err;
+        snprintf(m->error, sizeof m->error,
+                 "nvshmem halo: rank %d waited %g s for %s of pulse %d from rank %d (step %llu): "
+                 "expected signal %llu, observed %llu",
+                 e->rank, m->timeout,
+                 e->kind == NV_WAIT_X   ? "the coordinates"
+                 : e->kind == NV_WAIT_F ? "the forces"
+                                        : "its own accumulation of the forces",
+                 e->pulse, e->peer, e->step, e->expected, e->observed);
+    }
+    HX_CHECK(!m->error[0], HX_ERR_NVSHMEM, "%s", m->error);
+    return HX_OK;
+}
+
+static void nv_destroy(hx_halo *h)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    if (!m)
+        return;
+    if (m->place.ndevices > 0) {
+        cudaSetDevice(m->place.device);
+        cudaDeviceSynchronize();
+    }
+    /* collective frees, in the same order on every PE (every PE destroys its exchange) */
+    if (m->x)
+        nvshmem_free(m->x);
+    if (m->f)
+        nvshmem_free(m->f);
+    if (m->xstage)
+        nvshmem_free(m->xstage);
+    if (m->fbuf)
+        nvshmem_free(m->fbuf);
+    if (m->sig)
+        nvshmem_free(m->sig);
+    cudaFree(m->dp);
+    cudaFree(m->st);
+    if (m->err)
+        cudaFreeHost(m->err);
+    hx_gpu_plan_free(&m->gp);
+    free(m);
+    h->impl = NULL;
+    h->x[0] = h->f[0] = NULL;
+}
+
+/* Test hook (never set in production): HALOX_TEST_WITHHOLD="rank:x|f:pulse:step" makes that
+ * rank skip that signal, so that the receiver's deadline must report it. */
+static void nv_withhold_hook(nv_args *a, int rank)
+{
+    a->wh_dir = -1;
+    const char *w = getenv("HALOX_TEST_WITHHOLD");
+    int r = -1, pulse = -1;
+    char dir = 0;
+    unsigned long long step = 0;
+    if (w && sscanf(w, "%d:%c:%d:%llu", &r, &dir, &pulse, &step) == 4 && r == rank &&
+        (dir == 'x' || dir == 'f')) {
+        a->wh_dir = dir == 'x' ? 0 : 1;
+        a->wh_pulse = pulse;
+        a->wh_step = step;
+        hx_log(HX_LOG_WARN,
+               "nvshmem: test hook: rank %d withholds its %s signal of pulse %d at "
+               "step %llu",
+               rank, dir == 'x' ? "coordinate" : "force", pulse, step);
+    }
+}
+
+static hx_status nv_setup_local(hx_halo *h)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    HX_CUDA(cudaMalloc((void **)&m->st, sizeof(nv_state)));
+    HX_CUDA(cudaMemset(m->st, 0, sizeof(nv_state)));
+    HX_CUDA(cudaMalloc((void **)&m->dp, HX_MAX_PULSES * sizeof(nv_pulse)));
+    HX_CUDA(cudaHostAlloc((void **)&m->err, sizeof(nv_error), cudaHostAllocMapped));
+    memset((void *)m->err, 0, sizeof(nv_error));
+    HX_CUDA(cudaHostGetDevicePointer((void **)&m->derr, m->err, 0));
+    /* deadline: the configuration, else HALOX_HALO_WAIT_TIMEOUT, else on in debug builds */
+    double t = h->cfg.wait_timeout;
+    if (t < 0) {
+        const char *e = getenv("HALOX_HALO_WAIT_TIMEOUT");
+#ifdef NDEBUG
+        t = e ? atof(e) : 0.0;
+#else
+        t = e ? atof(e) : 30.0;
+#endif
+    }
+    m->timeout = t > 0 ? t : 0;
+    return HX_OK;
+}
+
+static hx_status nv_setup(hx_halo *h)
+{
+    nv_impl *m = (nv_impl *)calloc(1, sizeof *m);
+    HX_CHECK(m, HX_ERR_NOMEM, "out of memory");
+    h->impl = m;
+    /* argument checks first (identical on every rank), then the collective steps, each agreed,
+     * so that no rank enters NVSHMEM's collective initialisation alone */
+    hx_status st = hx_gpu_halo_place(h, 1, &m->place);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    HX_TRY(hx_comm_agree(h->comm, nv_init(h)));
+    m->npulses = hx_plan_domain(h->plan, 0)->npulses;
+    HX_CHECK(m->npulses <= HX_MAX_PULSES, HX_ERR_INTERNAL, "%d pulses", m->npulses);
+    m->sig = (uint64_t *)nvshmem_calloc(2 * HX_MAX_PULSES, sizeof(uint64_t)); /* collective */
+    st = m->sig ? HX_OK
+                : hx_error_set(HX_ERR_NVSHMEM, __FILE__, __LINE__, __func__,
+                               "nvshmem_calloc of the signal words failed: raise "
+                               "NVSHMEM_SYMMETRIC_SIZE");
+    if (st == HX_OK)
+        st = nv_setup_local(h);
+    return hx_comm_agree(h->comm, st);
+}
+
+/* Symmetric (re)allocation: collective, the same sizes on every PE (capacities are global). */
+static hx_status nv_malloc(size_t bytes, const char *what, float **out)
+{
+    *out = (float *)nvshmem_malloc(bytes < 64 ? 64 : bytes);
+    if (!*out) {
+        const char *cur = getenv("NVSHMEM_SYMMETRIC_SIZE");
+        HX_FAIL(HX_ERR_NVSHMEM,
+                "nvshmem_malloc of %zu bytes (%s) failed: the symmetric heap is full; raise "
+                "NVSHMEM_SYMMETRIC_SIZE (now %s) in the environment of every process",
+                bytes, what, cur ? cur : "the default, 1 GiB");
+    }
+    return HX_OK;
+}
+
+static hx_status nv_regrow(hx_halo *h, int grow_local, int grow_buf)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    hx_status st = HX_OK;
+    if (grow_local) {
+        float *x = NULL, *f = NULL;
+        const size_t bytes = 12 * (size_t)p->cap_local, keep = 12 * (size_t)m->cap_local;
+        hx_status s1 = nv_malloc(bytes, "coordinates", &x);
+        hx_status s2 = nv_malloc(bytes, "forces", &f);
+        st = s1 != HX_OK ? s1 : s2;
+        if (st == HX_OK && m->x) {
+            /* contents survive a regrow, as with the other backends */
+            HX_CUDA_GOTO(st, cudaMemcpy(x, m->x, keep, cudaMemcpyDeviceToDevice), done);
+            HX_CUDA_GOTO(st, cudaMemcpy(f, m->f, keep, cudaMemcpyDeviceToDevice), done);
+        }
+    done:
+        if (m->x)
+            nvshmem_free(m->x);
+        if (m->f)
+            nvshmem_free(m->f);
+        m->x = x;
+        m->f = f;
+        m->cap_local = p->cap_local;
+    }
+    if (grow_buf) {
+        if (m->xstage)
+            nvshmem_free(m->xstage);
+        if (m->fbuf)
+            nvshmem_free(m->fbuf);
+        m->xstage = m->fbuf = NULL;
+        hx_status s1 = nv_malloc(12 * (size_t)p->cap_buf, "coordinate staging", &m->xstage);
+        hx_status s2 = nv_malloc(12 * (size_t)p->cap_buf, "force slots", &m->fbuf);
+        if (st == HX_OK)
+            st = s1 != HX_OK ? s1 : s2;
+        m->cap_buf = p->cap_buf;
+    }
+    h->x[0] = m->x;
+    h->f[0] = m->f;
+    return st;
+}
+
+/* Paths, launch sizes and the kernel argument (local). Blocks of one PE's kernel may wait for
+ * each other (force pulses wait for later pulses' accumulation) and for other PEs' kernels, so
+ * every block of every PE sharing the GPU must be able to be resident at once: each PE keeps
+ * its grids within its share of the GPU (chunk size doubled until they fit). */
+static hx_status nv_configure(hx_halo *h)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    const int rank = hx_comm_rank(h->comm);
+    int per_sm_x = 0, per_sm_f = 0;
+    m->smem_x = h->cfg.bulk_copy ? HX_HALO_BULK_SMEM : 0;
+    HX_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_x, nv_x_kernel, HX_HALO_THREADS,
+                                                          (size_t)m->smem_x));
+    HX_CUDA(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_f, nv_f_kernel, HX_HALO_THREADS, 0));
+    const int per_sm = per_sm_x < per_sm_f ? per_sm_x : per_sm_f;
+    m->capacity =
+        per_sm * m->place.sm_count / (m->place.pes_per_gpu > 0 ? m->place.pes_per_gpu : 1);
+    int np2p = 0;
+    for (int q = 0; q < p->npulses; q++) {
+        const hx_pulse *P = &p->pulses[q];
+        nv_pulse *N = &m->hp[q];
+        memset(N, 0, sizeof *N);
+        float *rx = (float *)nvshmem_ptr(m->x, P->send_pe);
+        uint64_t *rxs = (uint64_t *)nvshmem_ptr(m->sig + q, P->send_pe);
+        float *rf = (float *)nvshmem_ptr(m->fbuf, P->recv_pe);
+        uint64_t *rfs = (uint64_t *)nvshmem_ptr(m->sig + HX_MAX_PULSES + q, P->recv_pe);
+        const int can_x = rx && rxs, can_f = rf && rfs;
+        HX_CHECK(h->cfg.path != HX_HALO_PATH_P2P || (can_x && can_f), HX_ERR_UNSUPPORTED,
+                 "nvshmem: the P2P path is forced but rank %d cannot address the memory of "
+                 "rank %d (pulse %d): nvshmem_ptr gave NULL; use the automatic or network path",
+                 rank, can_x ? P->recv_pe : P->send_pe, q);
+        m->p2p_x[q] = h->cfg.path != HX_HALO_PATH_NETWORK && can_x;
+        m->p2p_f[q] = h->cfg.path != HX_HALO_PATH_NETWORK && can_f;
+        if (m->p2p_x[q]) {
+            N->x_dst = rx + 3 * (size_t)P->peer_atom_offset;
+            N->xsig_dst = rxs;
+        }
+        if (m->p2p_f[q]) {
+            N->f_dst = rf + 3 * (size_t)P->buf_offset;
+            N->fsig_dst = rfs;
+        }
+        np2p += m->p2p_x[q] + m->p2p_f[q];
+    }
+    int chunk = HX_HALO_ROUND;
+    for (;;) {
+        int tx = 0, tf = 0, mx = 1, mf = 1;
+        for (int q = 0; q < p->npulses; q++) {
+            const hx_pulse *P = &p->pulses[q];
+            nv_pulse *N = &m->hp[q];
+            const int nd = P->dep_offset, ni = P->send_count - P->dep_offset;
+            N->nb_x = 1;
+            N->nb_x = (nd + chunk - 1) / chunk > N->nb_x ? (nd + chunk - 1) / chunk : N->nb_x;
+            N->nb_x = (ni + chunk - 1) / chunk > N->nb_x ? (ni + chunk - 1) / chunk : N->nb_x;
+            N->nb_fa =
+                m->p2p_f[q] && P->recv_count > chunk ? (P->recv_count + chunk - 1) / chunk : 1;
+            N->nb_fb = P->send_count > chunk ? (P->send_count + chunk - 1) / chunk : 1;
+            tx += N->nb_x;
+            tf += N->nb_fa + N->nb_fb;
+            mx = N->nb_x > mx ? N->nb_x : mx;
+            mf = N->nb_fa + N->nb_fb > mf ? N->nb_fa + N->nb_fb : mf;
+        }
+        if ((tx <= m->capacity && tf <= m->capacity) || chunk >= (1 << 28)) {
+            HX_CHECK(tx <= m->capacity && tf <= m->capacity, HX_ERR_UNSUPPORTED,
+                     "nvshmem: %d pulses need %d blocks resident at once, but %d processes "
+                     "share this GPU and leave this one %d: use fewer processes per GPU",
+                     p->npulses, tf, m->place.pes_per_gpu, m->capacity);
+            m->grid_x = dim3((unsigned)mx, (unsigned)p->npulses, 1);
+            m->grid_f = dim3((unsigned)mf, (unsigned)p->npulses, 1);
+            m->args.f_blocks = tf;
+            break;
+        }
+        chunk *= 2;
+    }
+    HX_CUDA(cudaMemcpy(m->dp, m->hp, HX_MAX_PULSES * sizeof(nv_pulse), cudaMemcpyHostToDevice));
+    nv_args *A = &m->args;
+    A->v = m->gp.view;
+    A->x = m->x;
+    A->f = m->f;
+    A->xstage = m->xstage;
+    A->fbuf = m->fbuf;
+    A->xsig = m->sig;
+    A->fsig = m->sig + HX_MAX_PULSES;
+    A->pulses = m->dp;
+    A->st = m->st;
+    A->err = m->derr;
+    A->rank = rank;
+    A->npulses = p->npulses;
+    A->chunk = chunk;
+    A->bulk = h->cfg.bulk_copy != 0;
+    A->timeout_ns = (unsigned long long)(m->timeout * 1e9);
+    A->stress = h->cfg.stress_seed;
+    nv_withhold_hook(A, rank);
+    m->stress_rng = h->cfg.stress_seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(rank + 1));
+
+    char *d = h->describe;
+    const size_t dn = sizeof h->describe;
+    int len = snprintf(
+        d, dn,
+        "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
+        "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
+        "per block; deadline %s",
+        g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
+        m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p, 2 * p->npulses,
+        h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk, m->timeout > 0 ? "on" : "off");
+    if (len > 0 && (size_t)len < dn && h->cfg.stress_seed)
+        snprintf(d + len, dn - (size_t)len, "; stress seed %llu", h->cfg.stress_seed);
+    for (int q = 0; q < p->npulses; q++)
+        hx_log(HX_LOG_DEBUG,
+               "nvshmem rank %d pulse %d: coordinates to rank %d %s (%d blocks), forces to rank "
+               "%d %s (%d + %d blocks)",
+               rank, q, p->pulses[q].send_pe, m->p2p_x[q] ? "P2P" : "network", m->hp[q].nb_x,
+               p->pulses[q].recv_pe, m->p2p_f[q] ? "P2P" : "network", m->hp[q].nb_fa,
+               m->hp[q].nb_fb);
+    return HX_OK;
+}
+
+static hx_status nv_update_prepare(hx_halo *h, int *grow_local, int *grow_buf)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    HX_CUDA(cudaSetDevice(m->place.device));
+    HX_CUDA(cudaDeviceSynchronize()); /* no exchange of the previous plan is in flight */
+    HX_TRY(nv_check(m));
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    *grow_local = p->cap_local > m->cap_local;
+    *grow_buf = p->cap_buf > m->cap_buf;
+    if (m->phase == 1) {
+        /* coordinates were exchanged without forces (every PE did the same): the next step
+         * number must not be one whose signals were already sent */
+        uint64_t step = 0;
+        HX_CUDA(cudaMemcpy(&step, &m->st->step, sizeof step, cudaMemcpyDeviceToHost));
+        step++;
+        HX_CUDA(cudaMemcpy(&m->st->step, &step, sizeof step, cudaMemcpyHostToDevice));
+        m->phase = 0;
+    }
+    return HX_OK;
+}
+
+static hx_status nv_update(hx_halo *h)
+{
+    int grow_local = 0, grow_buf = 0;
+    HX_TRY(hx_comm_agree(h->comm, nv_update_prepare(h, &grow_local, &grow_buf)));
+    /* capacities are global: every PE makes the same collective allocations */
+    HX_TRY(hx_comm_agree(h->comm, nv_regrow(h, grow_local, grow_buf)));
+    return nv_configure(h);
+}
+
+/* Stress mode, host side: a random pause before enqueueing, and a random delay kernel ahead of
+ * the exchange on the stream, so that PEs reach each step at different times. */
+static hx_status nv_stress_host(nv_impl *m, cudaStream_t s)
+{
+    if (!m->args.stress)
+        return HX_OK;
+    uint64_t z = (m->stress_rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    if ((z & 7) == 0)
+        usleep((useconds_t)((z >> 8) % 200));
+    if ((z & 0x30) == 0) {
+        nv_delay_kernel<<<1, 1, 0, s>>>((z >> 20) % 50000);
+        HX_CUDA_LAUNCH("nv_delay_kernel");
+    }
+    return HX_OK;
+}
+
+static hx_status nv_exchange_x(hx_halo *h, void *stream)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    cudaStream_t s = (cudaStream_t)stream;
+    HX_TRY(nv_check(m));
+    HX_CHECK(m->phase == 0, HX_ERR_INVALID_ARG,
+             "nvshmem: exchange_x called twice without exchange_f in between: coordinate and "
+             "force exchanges must alternate (that order is what keeps a peer from overwriting "
+             "halo coordinates still being read)");
+    m->phase = 1;
+    if (m->npulses == 0)
+        return HX_OK;
+    HX_TRY(nv_stress_host(m, s));
+    nv_x_kernel<<<m->grid_x, HX_HALO_THREADS, (size_t)m->smem_x, s>>>(m->args);
+    HX_CUDA_LAUNCH("nv_x_kernel");
+    const hx_domain_plan *p = m->gp.host;
+    for (int q = 0; q < p->npulses; q++)
+        h->stats.bytes_sent += 12 * (long long)p->pulses[q].send_count;
+    return HX_OK;
+}
+
+static hx_status nv_exchange_f(hx_halo *h, void *stream)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    cudaStream_t s = (cudaStream_t)stream;
+    HX_TRY(nv_check(m));
+    HX_CHECK(m->phase == 1, HX_ERR_INVALID_ARG,
+             "nvshmem: exchange_f called without exchange_x before it: coordinate and force "
+             "exchanges must alternate");
+    m->phase = 0;
+    if (m->npulses == 0)
+        return HX_OK;
+    HX_TRY(nv_stress_host(m, s));
+    nv_f_kernel<<<m->grid_f, HX_HALO_THREADS, 0, s>>>(m->args);
+    HX_CUDA_LAUNCH("nv_f_kernel");
+    const hx_domain_plan *p = m->gp.host;
+    for (int q = 0; q < p->npulses; q++)
+        h->stats.bytes_sent += 12 * (long long)p->pulses[q].recv_count;
+    return HX_OK;
+}
+
+extern "C" const hx_halo_ops hx_halo_ops_nvshmem = {
+    /* capturable: the exchanges only enqueue the two fused kernels */
+    "nvshmem", 1, nv_setup, nv_update, nv_exchange_x, nv_exchange_f, NULL, nv_destroy,
+};

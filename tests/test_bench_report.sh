@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# halox bench compare and halox bench report on hand-made result files:
+#  - compare matches runs by their key and prints B/A exactly; no common run is exit 1;
+#  - report writes one table per series and, with gnuplot, the four kinds of plot;
+#  - bad input (not JSON, no "runs", a run without "backend") is an error naming the file,
+#    and an existing report is not replaced.
+#   test_bench_report.sh <halox>
+set -u
+halox=$1
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+
+mkdir res
+cat > res/md.json <<'J'
+{"meta": {"git_revision": "abc", "date": "2026-12-03", "gpu": "NVIDIA H200", "series": "md-dd",
+          "command": "halox bench"},
+ "runs": [{"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "gpu-mpi", "ranks": 4,
+           "gpus": 1, "dd": [4, 1, 1], "us_per_step": 300, "ns_per_day": 576,
+           "local_work_us": 60, "nonlocal_work_us": 200, "non_overlap_us": 150},
+          {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 4,
+           "gpus": 1, "dd": [4, 1, 1], "us_per_step": 120, "ns_per_day": 1440,
+           "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5}]}
+J
+cat > res/exchange.json <<'J'
+{"meta": {"git_revision": "abc", "date": "2026-12-03", "gpu": "NVIDIA H200", "series": "exchange"},
+ "runs": [{"system": "water", "atoms": 8000, "mode": "exchange", "backend": "nvshmem",
+           "path": "p2p", "ranks": 8, "dd": [2, 2, 2], "pulses": 3, "atoms_per_domain": 1000,
+           "exchange_us": 12, "us_per_step_min": 11, "us_per_step_max": 14},
+          {"system": "water", "atoms": 88000, "mode": "exchange", "backend": "nvshmem",
+           "path": "p2p", "ranks": 8, "dd": [2, 2, 2], "pulses": 3, "atoms_per_domain": 11000,
+           "exchange_us": 20},
+          {"system": "water", "atoms": 88000, "mode": "exchange", "backend": "gpu-mpi",
+           "ranks": 8, "dd": [2, 2, 2], "pulses": 3, "atoms_per_domain": 11000,
+           "exchange_us": 700}]}
+J
+sed 's/"us_per_step": 120/"us_per_step": 96/' res/md.json > md_b.json
+
+# compare
+check
+"$halox" bench compare res/md.json md_b.json > cmp.out 2>&1 || fail "compare exited $?: $(cat cmp.out)"
+grep -Eq "^md water-spce 45000 nvshmem 4r 1g 4x1x1 +120\.00 +96\.00 +0\.800$" cmp.out ||
+    fail "compare: the nvshmem run's ratio is not 96/120 = 0.800: $(cat cmp.out)"
+grep -Eq "^md water-spce 45000 gpu-mpi 4r 1g 4x1x1 +300\.00 +300\.00 +1\.000$" cmp.out ||
+    fail "compare: the gpu-mpi run is not 1.000: $(cat cmp.out)"
+grep -q "2 runs in both; geometric mean of B/A time: 0.894" cmp.out ||
+    fail "compare: geometric mean sqrt(0.8) = 0.894 missing: $(tail -2 cmp.out)"
+check
+"$halox" bench compare res/md.json res/exchange.json > cmp2.out 2>&1
+[ $? -eq 1 ] || fail "compare of disjoint files should exit 1"
+grep -q "no run is in both files" cmp2.out || fail "compare of disjoint files: $(cat cmp2.out)"
+
+# report
+check
+"$halox" bench report res > rep.out 2>&1 || fail "report exited $?: $(cat rep.out)"
+[ -s res/REPORT.md ] || fail "report: res/REPORT.md missing"
+grep -q "^## md-dd$" res/REPORT.md && grep -q "^## exchange$" res/REPORT.md ||
+    fail "report: a series heading is missing"
+grep -q "| water-spce | 45000 | nvshmem | 4 | 1 | 4x1x1 | 120.0 | 1440.0 | 65.0 | 40.0 | 5.0 |" \
+    res/REPORT.md || fail "report: the nvshmem md row is wrong"
+grep -q "| nvshmem | p2p | 2x2x2 | 8 | 1000 | 3 | 12.0 | 11.0 – 14.0 |" res/REPORT.md ||
+    fail "report: the exchange row with its spread is wrong"
+grep -q "| gpu-mpi | – | 2x2x2 | 8 | 11000 | 3 | 700.0 | – |" res/REPORT.md ||
+    fail "report: a run without spread must show –"
+if command -v gnuplot > /dev/null; then
+    for p in md_nsday md_breakdown exchange_atoms exchange_pulses; do
+        check
+        [ -s res/$p.png ] && head -c 8 res/$p.png | od -c | grep -q "P   N   G" ||
+            fail "report: plot $p.png missing or not a PNG"
+        grep -q "($p.png)" res/REPORT.md || fail "report: $p.png is not linked"
+    done
+fi
+
+# bad input
+good=$(md5sum res/REPORT.md)
+mkdir bad
+echo "not json" > bad/a.json
+check
+"$halox" bench report bad -o res/REPORT.md > bad.out 2>&1
+[ $? -ne 0 ] || fail "report of a non-JSON file exited 0"
+grep -q "bad/a.json: not valid JSON" bad.out || fail "report: message lacks the file: $(cat bad.out)"
+[ "$(md5sum res/REPORT.md)" = "$good" ] || fail "a failed report replaced the good one"
+echo '{"meta": {}}' > bad/a.json
+check
+"$halox" bench compare bad/a.json res/md.json > bad2.out 2>&1
+[ $? -ne 0 ] && grep -q 'bad/a.json: a result file has a "meta" object and a "runs" array' bad2.out ||
+    fail "compare of a file without runs: $(cat bad2.out)"
+echo '{"meta": {}, "runs": [{"mode": "md"}]}' > bad/a.json
+check
+"$halox" bench compare bad/a.json res/md.json > bad3.out 2>&1
+[ $? -ne 0 ] && grep -q 'bad/a.json: run 1 lacks "mode" or "backend"' bad3.out ||
+    fail "compare of a run without backend: $(cat bad3.out)"
+check
+"$halox" bench report empty_dir_missing > bad4.out 2>&1
+[ $? -ne 0 ] && grep -q "empty_dir_missing: cannot open the results directory" bad4.out ||
+    fail "report of a missing directory: $(cat bad4.out)"
+
+finish test_bench_report

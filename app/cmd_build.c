@@ -29,7 +29,7 @@ const hx_cmd hx_cmd_build = {
     "mixture: ethanol in water for --model oplsaa (OPLS-AA ethanol, water model from --model,\n"
     "default tip3p) at --ethanol-fraction (a MOLE fraction, default 0.1) and the experimental\n"
     "density of the mixture at 300 K; molecules are inserted at random, minimised and run for\n"
-    "1.5 ps with a thermostat at 300 K (boxes above 12000 atoms: copies of one relaxed tile).\n"
+    "2.5 ps with a thermostat at 300 K (boxes above 12000 atoms: copies of one relaxed tile).\n"
     "Give --atoms; the report compares the built density with the experimental one.",
     run_build};
 

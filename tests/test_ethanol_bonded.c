@@ -56,7 +56,7 @@ static void bonded_vs_reference(void)
     memset(&ref, 0, sizeof ref);
     double *fr = calloc(27 * (size_t)nm, sizeof(double));
     for (int k = 0; k < nm; k++)
-        tet_ethanol_bonded(&x[27 * k], 1, &ref, &fr[27 * k]);
+        tet_ethanol_bonded(&x[27 * k], 1, 1.0, &ref, &fr[27 * k]);
     const double epsfac = 138.935458;
     hx_mol_list ml = {nm, start, type, NULL};
     double *f1 = calloc(27 * (size_t)nm, sizeof(double)), *f2 = calloc(27 * (size_t)nm, 8);

@@ -158,7 +158,7 @@ static dvec vcross(dvec a, dvec b)
 }
 
 /* The five bonded terms of one ethanol (kJ/mol) with derivatives along the seeded coordinate. */
-static void eth_bonded_dual(const dvec *X, int hcons, dual e[5])
+static void eth_bonded_dual(const dvec *X, int hcons, double eps_r, dual e[5])
 {
     for (int k = 0; k < 5; k++)
         e[k] = dc(0.0);
@@ -236,18 +236,18 @@ static void eth_bonded_dual(const dvec *X, int hcons, dual e[5])
             dual sr = ddiv(dc(s), r);
             dual sr6 = dmul(dmul(sr, sr), dmul(dmul(sr, sr), dmul(sr, sr)));
             e[3] = dadd(e[3], dscale(0.5 * 4.0 * ep, dsub(dmul(sr6, sr6), sr6)));
-            e[4] = dadd(e[4], ddiv(dc(0.5 * FELEC * eth_q[i] * eth_q[j]), r));
+            e[4] = dadd(e[4], ddiv(dc(0.5 * FELEC / eps_r * eth_q[i] * eth_q[j]), r));
         }
 }
 
-void tet_ethanol_bonded(const double *x, int h_constrained, tet_ref *r, double *f)
+void tet_ethanol_bonded(const double *x, int h_constrained, double eps_r, tet_ref *r, double *f)
 {
     dvec X[TET_NATOMS];
     for (int a = 0; a < TET_NATOMS; a++)
         for (int k = 0; k < 3; k++)
             X[a].c[k] = dc(x[3 * a + k]);
     dual e[5];
-    eth_bonded_dual(X, h_constrained, e);
+    eth_bonded_dual(X, h_constrained, eps_r, e);
     r->bonds += e[0].v;
     r->angles += e[1].v;
     r->dihedrals += e[2].v;
@@ -256,7 +256,7 @@ void tet_ethanol_bonded(const double *x, int h_constrained, tet_ref *r, double *
     for (int a = 0; a < TET_NATOMS; a++)
         for (int k = 0; k < 3; k++) {
             X[a].c[k].d = 1.0;
-            eth_bonded_dual(X, h_constrained, e);
+            eth_bonded_dual(X, h_constrained, eps_r, e);
             X[a].c[k].d = 0.0;
             f[3 * a + k] -= e[0].d + e[1].d + e[2].d + e[3].d + e[4].d;
         }
@@ -443,7 +443,7 @@ void tet_reference(const hx_system *s, const char *water_model, double rc, doubl
         }
         if (eth) {
             double fm[3 * TET_NATOMS] = {0};
-            tet_ethanol_bonded(&s->x[3 * a0], 1, r, fm);
+            tet_ethanol_bonded(&s->x[3 * a0], 1, eps_r, r, fm);
             for (int c = 0; c < 3 * TET_NATOMS; c++)
                 r->f[3 * a0 + c] += fm[c];
         }

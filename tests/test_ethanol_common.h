@@ -35,8 +35,8 @@ hx_system *tet_mixture_lattice(const char *water_model, int nside, double a, dou
 
 /* Bonded reference of one ethanol at x (9 atoms): energies added to the five bonded fields of
  * r (bonds with h_constrained = 1 skip the bonds to hydrogen, as constraints = h-bonds), forces
- * added to f[27]. */
-void tet_ethanol_bonded(const double *x, int h_constrained, tet_ref *r, double *f);
+ * added to f[27]. The 1-4 Coulomb is divided by eps_r, as GROMACS does. */
+void tet_ethanol_bonded(const double *x, int h_constrained, double eps_r, tet_ref *r, double *f);
 
 /* Everything for a system (water model name for the water parameters; ETH and SOL residues):
  * LJ (shifted, cut at rc), Coulomb (reaction field, excluded-pair correction within rc, self

@@ -47,7 +47,7 @@ typedef struct hx_mixture_params {
     const char *water;       /* water model: tip3p (default, OPLS-AA's pairing), spce, spc */
     uint64_t seed;
     /* relaxation: steepest-descent steps, then MD with v-rescale at 300 K, in ps at 0.5, 1 and
-     * 2 fs (defaults 500 steps; 0.1, 0.4 and 1.0 ps); 0 MD time skips that stage */
+     * 2 fs (defaults 500 steps; 0.1, 0.4 and 2.0 ps); 0 MD time skips that stage */
     int min_steps;
     double md_ps[3];
 } hx_mixture_params;

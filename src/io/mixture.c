@@ -485,7 +485,7 @@ void hx_mixture_params_default(hx_mixture_params *p)
     p->min_steps = 500;
     p->md_ps[0] = 0.1;
     p->md_ps[1] = 0.4;
-    p->md_ps[2] = 1.0;
+    p->md_ps[2] = 2.0;
 }
 
 hx_status hx_build_mixture(const hx_mixture_params *p, hx_system **out, hx_mixture_info *info)

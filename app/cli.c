@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 
 static const char *type_metavar(const hx_opt *o)
 {
@@ -13,6 +15,7 @@ static const char *type_metavar(const hx_opt *o)
         return o->metavar;
     switch (o->type) {
     case HX_OPT_INT:
+    case HX_OPT_INT64:
         return "N";
     case HX_OPT_DOUBLE:
         return "X";
@@ -25,9 +28,14 @@ static const char *type_metavar(const hx_opt *o)
 
 static void print_default(const hx_opt *o)
 {
+    if (strstr(o->help, "default"))
+        return;
     switch (o->type) {
     case HX_OPT_INT:
         printf(" (default %d)", *(int *)o->dest);
+        break;
+    case HX_OPT_INT64:
+        printf(" (default %lld)", *(long long *)o->dest);
         break;
     case HX_OPT_DOUBLE:
         printf(" (default %g)", *(double *)o->dest);
@@ -118,19 +126,42 @@ int hx_cli_parse(const hx_cmd *cmd, hx_opt *opts, int nopts, int argc, char **ar
         switch (o->type) {
         case HX_OPT_INT: {
             long v = strtol(val, &end, 10);
-            if (errno || end == val || *end != '\0' || v < -2147483647L || v > 2147483647L) {
+            if (errno == 0 && end != val && *end == '\0' && (v < -2147483647L || v > 2147483647L))
+                errno = ERANGE;
+            if (end == val || *end != '\0') {
                 fprintf(stderr, "halox %s: option '--%s' expects an integer, got '%s'\n", cmd->name,
                         o->name, val);
+                return -1;
+            }
+            if (errno == ERANGE) {
+                fprintf(stderr, "halox %s: option '--%s' value '%s' is out of range (at most %d)\n",
+                        cmd->name, o->name, val, 2147483647);
                 return -1;
             }
             *(int *)o->dest = (int)v;
             break;
         }
+        case HX_OPT_INT64: {
+            long long v = strtoll(val, &end, 10);
+            if (end == val || *end != '\0') {
+                fprintf(stderr, "halox %s: option '--%s' expects an integer, got '%s'\n", cmd->name,
+                        o->name, val);
+                return -1;
+            }
+            if (errno == ERANGE) {
+                fprintf(stderr,
+                        "halox %s: option '--%s' value '%s' is out of range (at most %lld)\n",
+                        cmd->name, o->name, val, LLONG_MAX);
+                return -1;
+            }
+            *(long long *)o->dest = v;
+            break;
+        }
         case HX_OPT_DOUBLE: {
             double v = strtod(val, &end);
-            if (errno || end == val || *end != '\0') {
-                fprintf(stderr, "halox %s: option '--%s' expects a number, got '%s'\n", cmd->name,
-                        o->name, val);
+            if (errno || end == val || *end != '\0' || !isfinite(v)) {
+                fprintf(stderr, "halox %s: option '--%s' expects a finite number, got '%s'\n",
+                        cmd->name, o->name, val);
                 return -1;
             }
             *(double *)o->dest = v;

@@ -10,6 +10,7 @@
 typedef enum hx_opt_type {
     HX_OPT_FLAG,   /* no value; *(int *)dest = 1 */
     HX_OPT_INT,    /* int */
+    HX_OPT_INT64,  /* long long (step counts: runs of more than 2^31 steps are ordinary) */
     HX_OPT_DOUBLE, /* double */
     HX_OPT_STRING  /* const char * (points into argv) */
 } hx_opt_type;
@@ -20,7 +21,10 @@ typedef struct hx_opt {
     hx_opt_type type;
     void *dest;
     const char *metavar; /* "NM", "FILE", ... */
-    const char *help;    /* one line; the default is printed from *dest */
+    /* One line. The default is printed from *dest, unless the line already says what the
+     * default is (it contains "default"): a sentinel such as 0 or -1 that means "chosen for
+     * you" is explained in words and must not be printed as a number after them. */
+    const char *help;
 } hx_opt;
 
 typedef struct hx_cmd {

@@ -5,6 +5,8 @@
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/models.h"
+#include "core/error.h"
+#include "io/files.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -26,11 +28,12 @@ const hx_cmd hx_cmd_build = {
     "relaxed: use a thermostat and a small time step first). Argon always uses a lattice.\n"
     "Give --atoms or --box (or both). The same seed gives the same file. The output is\n"
     "replaced only when writing succeeds.\n"
-    "mixture: ethanol in water for --model oplsaa (OPLS-AA ethanol, water model from --model,\n"
-    "default tip3p) at --ethanol-fraction (a MOLE fraction, default 0.1) and the experimental\n"
-    "density of the mixture at 300 K; molecules are inserted at random, minimised and run for\n"
-    "2.5 ps with a thermostat at 300 K (boxes above 12000 atoms: copies of one relaxed tile).\n"
-    "Give --atoms; the report compares the built density with the experimental one.",
+    "mixture: ethanol in water for --model oplsaa (OPLS-AA ethanol; the water model from\n"
+    "--model, tip3p unless given) at --ethanol-fraction (a MOLE fraction, 0.1 unless given) and\n"
+    "the experimental density of the mixture at 300 K; molecules are inserted at random,\n"
+    "minimised and run for 2.5 ps with a thermostat at 300 K (boxes above 12000 atoms: copies\n"
+    "of one relaxed tile). Give --atoms; the report compares the built density with the\n"
+    "experimental one. --top writes the topology for --model oplsaa-WATER.",
     run_build};
 
 /* Directory part of path for the writability check ("." when there is none). */
@@ -52,7 +55,7 @@ static void dir_of(const char *path, char *dir, size_t cap)
 
 static int run_build(int argc, char **argv)
 {
-    const char *model = NULL, *output = "conf.gro";
+    const char *model = NULL, *output = "conf.gro", *top = NULL;
     int atoms = 0, seed = 1, lattice = 0;
     double box = 0.0, fraction = 0.1;
     const char *fraction_text = NULL; /* a string: NULL tells "not given" */
@@ -67,6 +70,8 @@ static int run_build(int argc, char **argv)
         {"lattice", NULL, HX_OPT_FLAG, &lattice, NULL,
          "water on a lattice with random orientations (not relaxed)"},
         {"output", "o", HX_OPT_STRING, &output, "FILE", "output .gro file"},
+        {"top", "p", HX_OPT_STRING, &top, "FILE",
+         "also write a GROMACS topology (.top) of the system, for gmx grompp with the same .gro"},
     };
     const int nopts = (int)(sizeof opts / sizeof opts[0]);
 
@@ -157,6 +162,18 @@ static int run_build(int argc, char **argv)
         fprintf(stderr, "halox build: output file '%s' exists and is not writable\n", output);
         return 1;
     }
+    if (top) {
+        hx_status tst = hx_output_check(top, "the topology (--top)");
+        if (tst == HX_OK && hx_path_same_file(top, output))
+            tst = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                               "the topology (--top) and the configuration (-o) are the same "
+                               "file %s: give them different names",
+                               top);
+        if (tst != HX_OK) {
+            hx_cli_report_error("build", tst);
+            return 1;
+        }
+    }
 
     hx_system *sys = NULL;
     hx_mixture_info mi;
@@ -184,6 +201,10 @@ static int run_build(int argc, char **argv)
     st = hx_build_min_distance(sys, first, 0.5, &dmin);
     if (st == HX_OK)
         st = hx_gro_write(output, sys, 0);
+    char mixmodel[32];
+    snprintf(mixmodel, sizeof mixmodel, "oplsaa-%s", wm ? wm->name : "tip3p");
+    if (st == HX_OK && top)
+        st = hx_topology_write(top, sys, is_mix ? mixmodel : is_water ? wm->name : "argon");
     if (st != HX_OK) {
         hx_cli_report_error("build", st);
         hx_system_destroy(&sys);
@@ -197,6 +218,10 @@ static int run_build(int argc, char **argv)
                wm->name, sys->natoms, mi.n_ethanol, mi.n_water, mi.mole_fraction, mi.mass_fraction,
                sys->box[0], sys->box[1], sys->box[2], mi.density, mi.density_exp,
                mi.tiles > 1 ? "from tiles" : "one box", mi.temperature, dmin, output);
+        if (top)
+            printf("halox build: GROMACS topology -> %s (gmx grompp -c %s -p %s; halox md "
+                   "--model %s)\n",
+                   top, output, top, mixmodel);
         hx_system_destroy(&sys);
         return 0;
     }
@@ -205,11 +230,14 @@ static int run_build(int argc, char **argv)
         is_water ? sys->nmol * (wm->m_o + 2 * wm->m_h) : sys->nmol * hx_argon_model()->mass;
     double vol = sys->box[0] * sys->box[1] * sys->box[2];
     double rho = mass / vol * 1.66053906660e-3;
-    printf("halox build: %s%s%s: %d atoms, %d molecules, box %.5f x %.5f x %.5f nm, density "
+    printf("halox build: %s%s%s: %d atom%s, %d molecule%s, box %.5f x %.5f x %.5f nm, density "
            "%.4f g/cm3, min %s-%s %.4f nm -> %s\n",
-           kind, is_water ? " " : "", is_water ? wm->name : "", sys->natoms, sys->nmol, sys->box[0],
+           kind, is_water ? " " : "", is_water ? wm->name : "", sys->natoms,
+           sys->natoms == 1 ? "" : "s", sys->nmol, sys->nmol == 1 ? "" : "s", sys->box[0],
            sys->box[1], sys->box[2], rho, is_water ? "O" : "Ar", is_water ? "O" : "Ar", dmin,
            output);
+    if (top)
+        printf("halox build: GROMACS topology -> %s (gmx grompp -c %s -p %s)\n", top, output, top);
     hx_system_destroy(&sys);
     return 0;
 }

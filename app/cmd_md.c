@@ -1,21 +1,33 @@
 /* halox md: molecular dynamics on one domain or a domain decomposition over MPI ranks.
  *
- * Order of work: parse and check every option, start MPI, rank 0 reads the input (or the
- * checkpoint) and broadcasts it, build the engine, then open the outputs (existing ones are
- * backed up as #name.N#, as GROMACS does, so no good file is ever overwritten; a restart appends
- * instead), run, write the final configuration atomically. A failure is reported by the rank
- * where it happened and ends every rank. */
+ * Order of work: parse and check every option (a GROMACS .mdp file first, the command line over
+ * it), start MPI; rank 0 checks every output path and locks the outputs (a typo or a second run
+ * on the same files fails in a second, not after hours), reads the input (or the checkpoint)
+ * and broadcasts it; build the engine; open the outputs (existing regular files are backed up as
+ * #name.N#, as GROMACS does, so no good file is ever overwritten; a restart appends to the files
+ * its checkpoint recorded instead; devices and FIFOs are written through); run; write the final
+ * configuration atomically, the log's summary and the performance line. SIGINT/SIGTERM stop the
+ * run at a step boundary with all of that done (a second signal ends it at once). A failure is
+ * reported by the rank where it happened and ends every rank. */
 #include "commands.h"
+#include "md_report.h"
+#include "runinfo.h"
+#include "signals.h"
 
 #include "halox/checkpoint.h"
 #include "halox/halo.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
+#include "halox/version.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "io/files.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,30 +39,43 @@ static int run_md(int argc, char **argv);
 
 const hx_cmd hx_cmd_md = {
     "md", "run molecular dynamics (CPU; domain-decomposed over MPI ranks)",
-    "[mpirun -np N] halox md -c conf.gro [-o out.gro] --steps N [--dd AxBxC] [options]",
+    "[mpirun -np N] halox md -c conf.gro [-f run.mdp] [-o out.gro] --steps N [--dd AxBxC] "
+    "[options]",
     "Leap-frog MD of rigid water (SETTLE) or argon with Lennard-Jones (potential shift) and\n"
     "reaction-field electrostatics in GROMACS Verlet-scheme conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
     "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
+    "Parameters may come from a GROMACS .mdp file (-f; the keys halox supports, see\n"
+    "docs/mdp.md); options given on the command line override it.\n"
     "The same input, seed, ranks and --threads give bit-identical output.\n"
     "Under mpirun every rank holds one domain of an eighth-shell domain decomposition (grid\n"
     "from --dd, or chosen for the number of ranks) and halos move through the MPI backend;\n"
     "rank 0 writes all output, atoms in global order. Without mpirun, --dd AxBxC runs all\n"
     "A*B*C domains in this one process (the in-process reference decomposition).\n"
-    "Outputs: existing files are kept as #name.N#; the final configuration is replaced\n"
-    "atomically. Checkpoints (--checkpoint, every --nstcheckpoint steps and at the end) hold\n"
-    "the full state; --restart FILE continues a run with the same options: --steps is then the\n"
-    "total step count, energy and trajectory files are cut back to the checkpoint and appended.",
+    "Outputs are checked and locked before the run; existing files are kept as #name.N# (-o\n"
+    "the same as -c keeps the input so); devices and FIFOs (-e /dev/null) are written through;\n"
+    "the final configuration is replaced atomically. Checkpoints (--checkpoint, every\n"
+    "--nstcheckpoint steps and at the end) hold the full state; --restart FILE continues a run\n"
+    "with the same options: --steps is then the total step count, and the energy and\n"
+    "trajectory files the checkpoint recorded (the same files, however they are spelled) are\n"
+    "cut back to it and appended. SIGINT/SIGTERM (Ctrl-C, a batch system's stop) end the run at\n"
+    "the next step (with a checkpoint or several ranks: the next pair-search step) with every\n"
+    "output complete and a checkpoint written; exit status 128+signal; a second signal ends it\n"
+    "at once.",
     run_md};
+
+/* The outputs, in the order they are checked, locked and named in messages. */
+enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
 
 /* Everything the user asked for. */
 typedef struct md_job {
     hx_md_params p;
-    const char *conf, *out, *energy, *traj, *logpath, *ckpt, *restart;
+    const char *conf, *out, *energy, *traj, *logpath, *ckpt, *restart, *mdp;
     int nstenergy, nstxout, nstckpt, seed;
     double tau_t, ref_t, rlist_opt;
     int grid[3];
     long long total_steps;
+    char cmdline[4096];
     /* run time */
     hx_comm *comm;
     int root, nranks;
@@ -58,46 +83,247 @@ typedef struct md_job {
     char logbuf[4096];
     hx_ckpt_params cparams;
     long long last_ckpt_step;
+    hx_lock *locks[NOUT];
+    int out_is_input;         /* -o is the input configuration: keep a backup before replacing */
+    int energy_new, traj_new; /* 1: the file starts here (new run, or a restart's new file) */
+    int no_velocities;        /* the input has none and none are generated: starts from rest */
+    hx_app_estats estats;     /* rank 0: energy frames of this run */
+    /* rank 0: sizes of the energy file and trajectory when step `at_step` began, before its
+     * energy line and frame: what a checkpoint of that step records, since the continued run
+     * writes that step's line and frame again */
+    long long at_step, energy_at, traj_at;
 } md_job;
 
 static void progress(void *user, long long step, long long nsteps, double ns_per_day,
                      double seconds_left)
 {
     (void)user;
-    fprintf(stderr, "step %lld of %lld, %.3f ns/day, %.0f s left\n", step, nsteps, ns_per_day,
-            seconds_left);
+    char when[64];
+    hx_app_clock_after(seconds_left, when, sizeof when);
+    fprintf(stderr, "step %lld of %lld, %.3f ns/day, finishes at %s\n", step, nsteps, ns_per_day,
+            when);
 }
 
 static void default_log_path(const char *out, char *buf, size_t cap)
 {
     const char *slash = strrchr(out, '/');
-    if (!slash)
+    /* next to -o, unless -o is a device or FIFO: -o /dev/null must not put md.log into /dev */
+    if (!slash || hx_path_kind_of(out) == HX_PATH_SPECIAL)
         snprintf(buf, cap, "md.log");
     else
         snprintf(buf, cap, "%.*s/md.log", (int)(slash - out), out);
 }
 
-/* GROMACS convention: an existing output file is renamed to #name.N# (first free N) before a
- * new run writes its own, so earlier results are never lost. */
-static hx_status backup_existing(const char *path)
+/* ---- outputs: checked and locked before the run, backed up, opened -------------------------- */
+
+typedef struct out_spec {
+    const char *path, *what;
+    int used;
+} out_spec;
+
+static void output_specs(const md_job *job, out_spec s[NOUT])
 {
-    struct stat sb;
-    if (!path || stat(path, &sb) != 0)
-        return HX_OK;
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    char bak[4200];
-    for (int k = 1; k < 100; k++) {
-        snprintf(bak, sizeof bak, "%.*s#%s.%d#", dirlen, path, path + dirlen, k);
-        if (stat(bak, &sb) != 0) {
-            HX_CHECK(rename(path, bak) == 0, HX_ERR_IO, "cannot back up %s as %s: %s", path, bak,
-                     strerror(errno));
-            fprintf(stderr, "halox md: backed up %s to %s\n", path, bak);
-            return HX_OK;
-        }
+    s[OUT_CONF] = (out_spec){job->out, "the final configuration (-o)", 1};
+    s[OUT_LOG] = (out_spec){job->logpath, "the log (-g)", 1};
+    s[OUT_ENERGY] = (out_spec){job->energy, "the energy file (-e)", job->energy != NULL};
+    s[OUT_TRAJ] = (out_spec){job->traj, "the trajectory (-x)", job->traj && job->nstxout > 0};
+    s[OUT_CKPT] = (out_spec){job->ckpt, "the checkpoint (--checkpoint)", job->ckpt != NULL};
+}
+
+/* Rank 0, before anything is read: every output can be written, no two outputs are the same
+ * file, no output is the input (except -o, whose input is then kept as a backup, and the
+ * checkpoint a restart continues), and no other run writes any of them (locks held to the
+ * end). */
+static hx_status check_outputs(md_job *job)
+{
+    out_spec s[NOUT];
+    output_specs(job, s);
+    static char canon[NOUT][PATH_MAX];
+    for (int k = 0; k < NOUT; k++) {
+        canon[k][0] = '\0';
+        if (!s[k].used)
+            continue;
+        HX_TRY(hx_output_check(s[k].path, s[k].what));
+        /* devices may be shared: -e /dev/null -x /dev/null is fine */
+        if (hx_path_kind_of(s[k].path) != HX_PATH_SPECIAL)
+            HX_TRY(hx_path_canonical(s[k].path, canon[k], sizeof canon[k]));
     }
-    HX_FAIL(HX_ERR_IO, "%s: 99 backups exist already; remove old #%s.N# files", path,
-            path + dirlen);
+    for (int a = 0; a < NOUT; a++)
+        for (int b = a + 1; b < NOUT; b++)
+            HX_CHECK(!canon[a][0] || strcmp(canon[a], canon[b]) != 0, HX_ERR_INVALID_ARG,
+                     "%s and %s are the same file (%s): give them different names", s[a].what,
+                     s[b].what, canon[a]);
+    const char *input = job->restart ? job->restart : job->conf;
+    for (int k = 0; k < NOUT; k++) {
+        if (!s[k].used || !hx_path_same_file(s[k].path, input))
+            continue;
+        if (k == OUT_CONF && !job->restart) {
+            job->out_is_input = 1;
+            continue;
+        }
+        if (k == OUT_CKPT && job->restart)
+            continue; /* the usual way: continue and keep checkpointing into the same file */
+        HX_FAIL(HX_ERR_INVALID_ARG,
+                "%s %s is the input %s: this run would overwrite what it reads; choose another "
+                "name",
+                s[k].what, s[k].path, input);
+    }
+    char host[256], now[64], info[1024];
+    hx_app_hostname(host, sizeof host);
+    hx_app_now(now, sizeof now);
+    snprintf(info, sizeof info, "pid %ld on %s, started %s, log %s", (long)getpid(), host, now,
+             canon[OUT_LOG][0] ? canon[OUT_LOG] : job->logpath);
+    for (int k = 0; k < NOUT; k++)
+        if (s[k].used)
+            HX_TRY(hx_lock_acquire(s[k].path, s[k].what, info, &job->locks[k]));
+    return HX_OK;
+}
+
+static void release_outputs(md_job *job)
+{
+    for (int k = 0; k < NOUT; k++)
+        hx_lock_release(&job->locks[k]);
+}
+
+/* A restart and one of its outputs: continue the file the checkpoint recorded (the same file by
+ * device and inode, however the path is spelled) after cutting it back to the checkpoint; or
+ * start a new file where nothing is yet; anything else would append this run after data that
+ * does not belong to it, and is refused. */
+static hx_status restart_output(const char *path, const char *what, const char *opt,
+                                const char *recorded, long long bytes, const char *ckpt,
+                                int *is_new)
+{
+    *is_new = 1;
+    if (!path)
+        return HX_OK;
+    hx_path_kind kind = hx_path_kind_of(path);
+    if (kind == HX_PATH_SPECIAL)
+        return HX_OK; /* a device or FIFO: written through, nothing to cut */
+    if (bytes >= 0 && recorded[0] && hx_path_same_file(path, recorded)) {
+        long long size = hx_path_size(path);
+        HX_CHECK(size >= bytes, HX_ERR_INPUT,
+                 "%s %s has %lld bytes, fewer than the %lld it had when %s was written: it was "
+                 "cut or replaced since, so the run cannot continue in it; restore it, or give "
+                 "%s a new name to start a new file",
+                 what, path, size, bytes, ckpt, opt);
+        HX_CHECK(truncate(path, (off_t)bytes) == 0, HX_ERR_IO,
+                 "cannot cut %s back to the checkpoint (%lld bytes): %s", path, bytes,
+                 strerror(errno));
+        *is_new = 0;
+        return HX_OK;
+    }
+    if (kind == HX_PATH_MISSING || hx_path_size(path) == 0)
+        return HX_OK;
+    if (bytes >= 0 && recorded[0])
+        HX_FAIL(HX_ERR_INPUT,
+                "%s %s exists but is not the file %s recorded (%s): appending to it would put "
+                "this run after data of another; give %s %s to continue that file, or a name "
+                "that does not exist yet to start a new one",
+                what, path, ckpt, recorded, opt, recorded);
+    HX_FAIL(HX_ERR_INPUT,
+            "%s %s exists, and %s recorded no such file to continue: appending to it would put "
+            "this run after other data; give a name that does not exist yet",
+            what, path, ckpt);
+}
+
+/* The first line of an energy file: what the columns are, in which units, and the run's
+ * parameters, so that tools need not guess (schema in docs/energy-file.md). Only values that
+ * define the physics: runs that must give identical files (a restart and the uninterrupted
+ * run, MPI and in-process decompositions) give identical first lines. */
+static hx_status write_energy_header(md_job *job, const hx_md *md)
+{
+    const hx_md_params *rp = hx_md_get_params(md);
+    const hx_system *s = hx_md_system(md);
+    cJSON *o = cJSON_CreateObject(), *cols = NULL, *run = NULL;
+    hx_status st = HX_OK;
+    if (!o)
+        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    cJSON_AddNumberToObject(o, "halox_energy_file", 1);
+    cJSON_AddStringToObject(o, "halox_version", HALOX_VERSION);
+    cols = cJSON_AddObjectToObject(o, "columns");
+    run = cJSON_AddObjectToObject(o, "run");
+    if (!cols || !run) {
+        cJSON_Delete(o);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    }
+    static const char *const units[][2] = {
+        {"step", ""},          {"time", "ps"},          {"lj", "kJ/mol"},
+        {"coulomb", "kJ/mol"}, {"potential", "kJ/mol"}, {"kinetic", "kJ/mol"},
+        {"total", "kJ/mol"},   {"temperature", "K"}};
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        cJSON_AddStringToObject(cols, units[k][0], units[k][1]);
+    cJSON_AddStringToObject(run, "model", rp->model);
+    cJSON_AddNumberToObject(run, "atoms", s->natoms);
+    cJSON_AddNumberToObject(run, "molecules", s->nmol);
+    cJSON_AddNumberToObject(run, "degrees_of_freedom", hx_md_ndf(md));
+    cJSON *box = cJSON_CreateDoubleArray(s->box, 3);
+    if (box)
+        cJSON_AddItemToObject(run, "box_nm", box);
+    cJSON_AddNumberToObject(run, "dt_ps", rp->dt);
+    cJSON_AddNumberToObject(run, "start_step", (double)hx_md_current_step(md));
+    cJSON_AddNumberToObject(run, "nstenergy", job->nstenergy);
+    cJSON_AddNumberToObject(run, "rc_nm", rp->rc);
+    cJSON_AddNumberToObject(run, "rlist_nm", rp->rlist);
+    cJSON_AddBoolToObject(run, "rlist_from_tolerance", job->rlist_opt <= 0);
+    cJSON_AddNumberToObject(run, "verlet_buffer_tolerance", rp->verlet_buffer_tolerance);
+    cJSON_AddNumberToObject(run, "nstlist", rp->nstlist);
+    cJSON_AddNumberToObject(run, "epsilon_r", rp->eps_r);
+    cJSON_AddNumberToObject(run, "epsilon_rf", rp->eps_rf);
+    cJSON_AddStringToObject(run, "thermostat",
+                            rp->thermostat == HX_THERMOSTAT_VRESCALE ? "v-rescale" : "no");
+    if (rp->thermostat == HX_THERMOSTAT_VRESCALE) {
+        cJSON_AddNumberToObject(run, "tau_t_ps", rp->tau_t);
+        cJSON_AddNumberToObject(run, "ref_t_K", rp->ref_t);
+    }
+    cJSON_AddNumberToObject(run, "seed", (double)rp->seed);
+    cJSON_AddStringToObject(run, "precision", rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
+    char *text = cJSON_PrintUnformatted(o);
+    if (!text)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    else if (fprintf(job->fen, "%s\n", text) < 0)
+        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                          "writing the energy file %s failed: %s", job->energy, strerror(errno));
+    cJSON_free(text);
+    cJSON_Delete(o);
+    return st;
+}
+
+/* Rank 0: back up existing files of a new run (regular files only), open the outputs. */
+static hx_status open_outputs(md_job *job, const hx_md *md)
+{
+    if (!job->root)
+        return HX_OK;
+    char bak[PATH_MAX + 32];
+    const char *backup[] = {job->logpath, job->energy, job->nstxout > 0 ? job->traj : NULL};
+    for (size_t k = 0; !job->restart && k < sizeof backup / sizeof backup[0]; k++) {
+        if (!backup[k])
+            continue;
+        HX_TRY(hx_output_backup(backup[k], 0, bak, sizeof bak));
+        if (bak[0])
+            fprintf(stderr, "halox md: backed up %s to %s\n", backup[k], bak);
+    }
+    job->flog = fopen(job->logpath, job->restart ? "a" : "w");
+    HX_CHECK(job->flog, HX_ERR_IO, "cannot open the log %s: %s", job->logpath, strerror(errno));
+    if (job->energy) {
+        job->fen = fopen(job->energy, job->energy_new ? "w" : "a");
+        HX_CHECK(job->fen, HX_ERR_IO, "cannot open the energy file %s: %s", job->energy,
+                 strerror(errno));
+        if (job->energy_new)
+            HX_TRY(write_energy_header(job, md));
+        /* in append mode the position before the first write is unspecified: make it the end */
+        if (!job->energy_new)
+            HX_CHECK(fseek(job->fen, 0, SEEK_END) == 0, HX_ERR_IO, "cannot seek in %s: %s",
+                     job->energy, strerror(errno));
+    }
+    if (job->traj && job->nstxout > 0) {
+        job->ftr = fopen(job->traj, job->traj_new ? "w" : "a");
+        HX_CHECK(job->ftr, HX_ERR_IO, "cannot open the trajectory %s: %s", job->traj,
+                 strerror(errno));
+        if (!job->traj_new)
+            HX_CHECK(fseek(job->ftr, 0, SEEK_END) == 0, HX_ERR_IO, "cannot seek in %s: %s",
+                     job->traj, strerror(errno));
+    }
+    return HX_OK;
 }
 
 /* ---- fault injection ------------------------------------------------------------------------ */
@@ -142,16 +368,38 @@ static hx_status fault_fire(const fault *f, int rank, long long step)
 
 /* ---- checkpoints ---------------------------------------------------------------------------- */
 
-static long long file_size(FILE *f)
+/* Bytes written to an output so far, buffered ones included (-1 when there is none, or it is
+ * a device or FIFO, which a restart cannot cut back). */
+static long long file_size(FILE *f, const char *path)
 {
-    if (!f)
+    if (!f || hx_path_kind_of(path) != HX_PATH_REGULAR)
         return -1;
-    fflush(f);
     long pos = ftell(f);
     return pos < 0 ? -1 : pos;
 }
 
-/* Collective: gather the state, rank 0 writes it. */
+/* Rank 0, at the start of every step: where the outputs stand before the step writes. */
+static void note_sizes(md_job *job, long long step)
+{
+    job->at_step = step;
+    job->energy_at = file_size(job->fen, job->energy);
+    job->traj_at = file_size(job->ftr, job->traj);
+}
+
+/* Flush an output to disk before a checkpoint records its size (regular files only: fsync of a
+ * device or FIFO fails, and there is nothing to keep). */
+static hx_status sync_output(FILE *f, const char *path)
+{
+    if (!f || hx_path_kind_of(path) != HX_PATH_REGULAR)
+        return HX_OK;
+    HX_CHECK(fflush(f) == 0 && fsync(fileno(f)) == 0, HX_ERR_IO, "flushing %s to disk failed: %s",
+             path, strerror(errno));
+    return HX_OK;
+}
+
+/* Collective: gather the state, rank 0 writes it. The output files are recorded by their
+ * absolute path with links resolved, so that a restart finds them from any working directory
+ * and however they are spelled then. */
 static hx_status write_checkpoint(md_job *job, hx_md *md)
 {
     HX_TRY(hx_md_gather(md));
@@ -166,16 +414,20 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     c.nranks = job->nranks;
     c.nthreads = hx_md_get_params(md)->nthreads;
     c.params = job->cparams;
-    c.energy_bytes = file_size(job->fen);
-    c.traj_bytes = file_size(job->ftr);
-    if (job->energy)
+    HX_TRY(sync_output(job->fen, job->energy));
+    HX_TRY(sync_output(job->ftr, job->traj));
+    /* The continued run starts with step c.step and writes its energy line and frame again:
+     * record the sizes from before this step wrote them. A checkpoint at the end of a run (or
+     * at a stop) comes after the last step's line; one inside the run before it. */
+    HX_CHECK(job->at_step == c.step, HX_ERR_INTERNAL,
+             "checkpoint at step %lld but the output sizes are of step %lld", c.step, job->at_step);
+    c.energy_bytes = job->energy_at;
+    c.traj_bytes = job->traj_at;
+    if (c.energy_bytes >= 0 &&
+        hx_path_canonical(job->energy, c.energy_path, sizeof c.energy_path) != HX_OK)
         snprintf(c.energy_path, sizeof c.energy_path, "%s", job->energy);
-    if (job->traj)
+    if (c.traj_bytes >= 0 && hx_path_canonical(job->traj, c.traj_path, sizeof c.traj_path) != HX_OK)
         snprintf(c.traj_path, sizeof c.traj_path, "%s", job->traj);
-    if (job->fen && fsync(fileno(job->fen)) != 0)
-        HX_FAIL(HX_ERR_IO, "flushing %s to disk failed: %s", job->energy, strerror(errno));
-    if (job->ftr && fsync(fileno(job->ftr)) != 0)
-        HX_FAIL(HX_ERR_IO, "flushing %s to disk failed: %s", job->traj, strerror(errno));
     HX_TRY(hx_checkpoint_write(job->ckpt, &c));
     job->last_ckpt_step = c.step;
     if (job->flog)
@@ -192,6 +444,13 @@ typedef struct hook_ctx {
 static hx_status step_hook(void *user, hx_md *md, long long step)
 {
     hook_ctx *h = user;
+    if (h->job->root) {
+        note_sizes(h->job, step);
+        /* the energies of the previous step (NaN potential on steps without energy output,
+         * which the statistics skip); the last step's are added after the run */
+        if (step != h->start)
+            hx_app_estats_add(&h->job->estats, hx_md_last_energies(md));
+    }
     HX_TRY(fault_fire(&h->flt, hx_comm_rank(h->job->comm), step));
     if (h->job->ckpt && h->job->nstckpt > 0 && step % h->job->nstckpt == 0 && step != h->start)
         HX_TRY(write_checkpoint(h->job, md));
@@ -227,10 +486,13 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     FILE *flog = job->flog;
     const hx_md_params *rp = hx_md_get_params(md);
     if (job->restart)
-        fprintf(flog, "\nhalox md: restart from %s at step %lld\n", job->restart, start);
-    else
-        fprintf(flog, "halox md\n");
+        fprintf(flog, "\n");
+    hx_app_write_run_header(flog, job->cmdline, job->nranks, rp->nthreads);
+    if (job->restart)
+        fprintf(flog, "halox md: restart from %s at step %lld\n", job->restart, start);
     fprintf(flog, "parameters:\n");
+    if (job->mdp)
+        fprintf(flog, "  parameter file %s (command-line options override it)\n", job->mdp);
     fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld (from step %lld)\n  dt %g ps\n",
             job->conf ? job->conf : job->restart, job->out, rp->model, rp->steps, start, rp->dt);
     fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
@@ -243,10 +505,17 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
+    else if (job->no_velocities)
+        fprintf(flog, "  velocities none: the input has none and none are generated, so the run "
+                      "starts from rest (0 K)");
     else
         fprintf(flog, "  velocities %s", job->p.gen_vel ? "generated" : "from the input");
     if (job->p.gen_vel && !job->restart)
         fprintf(flog, " at %g K, seed %d", job->p.gen_temp, job->seed);
+    if (!job->restart)
+        fprintf(flog, "\n  start %s",
+                job->p.no_start_constraints ? "taken as it is (continuation: not constrained again)"
+                                            : "constrained (SETTLE) before step 0");
     fprintf(flog, "\n  thermostat %s", job->p.thermostat ? "v-rescale" : "none (NVE)");
     if (job->p.thermostat)
         fprintf(flog, " tau_t %g ps ref_t %g K seed %d", job->tau_t, job->ref_t, job->seed);
@@ -255,6 +524,11 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             "  trajectory %s every %d\n  checkpoint %s every %d\n",
             job->nranks, rp->nthreads, job->energy ? job->energy : "-", job->nstenergy,
             job->traj ? job->traj : "-", job->nstxout, job->ckpt ? job->ckpt : "-", job->nstckpt);
+    fprintf(flog,
+            "  stop signals (SIGINT, SIGTERM): the run ends at the %s; a second signal "
+            "ends it at once\n",
+            job->nranks > 1 || job->ckpt ? "next pair-search step, with outputs and checkpoint"
+                                         : "next step, with outputs complete");
     const hx_system *s = hx_md_system(md);
     fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
             s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
@@ -263,8 +537,8 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     hx_md_dd_info di;
     hx_md_get_dd_info(md, &di);
     int nd = di.grid[0] * di.grid[1] * di.grid[2];
-    fprintf(flog, "domain decomposition:\n  grid %d x %d x %d (%d domains)\n", di.grid[0],
-            di.grid[1], di.grid[2], nd);
+    fprintf(flog, "domain decomposition:\n  grid %d x %d x %d (%d domain%s)\n", di.grid[0],
+            di.grid[1], di.grid[2], nd, nd == 1 ? "" : "s");
     fprintf(flog, "  cell size %.4f x %.4f x %.4f nm, r_comm %.4f nm\n", di.cell[0], di.cell[1],
             di.cell[2], di.r_comm);
     fprintf(flog, "  pulses x %d, y %d, z %d\n", di.pulses[0], di.pulses[1], di.pulses[2]);
@@ -275,7 +549,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     fflush(flog);
 }
 
-static void write_log_footer(const md_job *job, const hx_md *md)
+/* Rank 0: energies, averages and drift, the timing table (reduced over the ranks by the
+ * caller), the performance line; the performance also on the terminal. */
+static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *tr)
 {
     FILE *flog = job->flog;
     const hx_md_energies *e = hx_md_last_energies(md);
@@ -283,12 +559,11 @@ static void write_log_footer(const md_job *job, const hx_md *md)
     const hx_system *s = hx_md_system(md);
     hx_md_timings t;
     hx_md_get_timings(md, &t);
-    double other = t.total - t.nb_local - t.nb_nonlocal - t.halo_x - t.halo_f - t.search -
-                   t.update - t.reduce - t.output;
     fprintf(flog,
             "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
             "%.6f total %.6f T %.3f K\n",
             e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+    hx_app_estats_write(flog, &job->estats, s->natoms, rp->thermostat);
     if (t.missed_pairs >= 0)
         fprintf(flog, "pair searches %lld, %lld checked for missed pairs: %lld missed in total%s\n",
                 t.searches, t.checked_searches, t.missed_pairs,
@@ -298,29 +573,31 @@ static void write_log_footer(const md_job *job, const hx_md *md)
     else
         fprintf(flog, "repartitions/pair searches %lld (missed-pair check: single domain only)\n",
                 t.searches);
-    fprintf(flog, "\ntiming (rank 0)        seconds      %%\n");
-    double tot = t.total > 0 ? t.total : 1.0;
-    const char *names[] = {"non-bonded local", "halo exchange x", "non-bonded non-local",
-                           "halo exchange f",  "constr/update",   "repartition+search",
-                           "reductions",       "output",          "other"};
-    double vals[] = {t.nb_local, t.halo_x, t.nb_nonlocal, t.halo_f, t.update,
-                     t.search,   t.reduce, t.output,      other};
-    for (int i = 0; i < 9; i++)
-        fprintf(flog, "  %-20s %10.3f %6.1f\n", names[i], vals[i], 100 * vals[i] / tot);
-    fprintf(flog, "  %-20s %10.3f\n", "total", t.total);
+    hx_app_timing_write(flog, tr);
     double nst = (double)(t.steps > 0 ? t.steps : 1);
-    double us = 1e6 * t.total / nst;
+    double us = 1e6 * t.total / nst, ns_day, hours_ns;
+    hx_app_performance(rp->dt, t.steps, t.total, &ns_day, &hours_ns);
+    /* bench/cpu_md.py reads "performance: X ns/day, Y us/step" */
     fprintf(flog,
-            "performance: %.3f ns/day, %.1f us/step, %.4g atom-steps/s, halo exchange %.1f "
-            "us/step (%lld steps, %d atoms, %d threads per rank)\n",
-            rp->dt * 1e-3 * 86400.0 / (us * 1e-6), us, s->natoms / (us * 1e-6),
-            1e6 * (t.halo_x + t.halo_f) / nst, t.steps, s->natoms, rp->nthreads);
+            "performance: %.3f ns/day, %.1f us/step, %.3f hours/ns, %.4g atom-steps/s, halo "
+            "exchange %.1f us/step (%lld steps, %d atoms, %d threads per rank)\n",
+            ns_day, us, hours_ns, s->natoms / (us * 1e-6), 1e6 * (t.halo_x + t.halo_f) / nst,
+            t.steps, s->natoms, rp->nthreads);
+    char now[64];
+    hx_app_now(now, sizeof now);
+    fprintf(flog, "finished %s\n", now);
+    if (t.steps > 0)
+        fprintf(stderr,
+                "Performance: %.3f ns/day, %.3f hours/ns (%lld steps of %g ps in %.2f s, %.1f "
+                "us/step)\n",
+                ns_day, hours_ns, t.steps, rp->dt, t.total, us);
 }
 
 /* ---- the job -------------------------------------------------------------------------------- */
 
-/* Rank 0: read the input or the checkpoint; everybody: agree, receive the system and, for a
- * restart, the state to continue from. */
+/* Rank 0: read the input or the checkpoint (for a restart: decide for each output whether it
+ * continues the recorded file or starts a new one); everybody: agree, receive the system and,
+ * for a restart, the state to continue from. */
 static hx_status load_input(md_job *job, hx_system **sys)
 {
     hx_status st = HX_OK;
@@ -329,9 +606,9 @@ static hx_status load_input(md_job *job, hx_system **sys)
         long long step;
         double rlist;
         uint64_t rng[4];
-        long long energy_bytes, traj_bytes;
     } cont;
     memset(&cont, 0, sizeof cont);
+    job->energy_new = job->traj_new = 1;
     if (job->root) {
         if (job->restart) {
             st = hx_checkpoint_read(job->restart, &ck);
@@ -350,20 +627,19 @@ static hx_status load_input(md_job *job, hx_system **sys)
                        "%s was written with %d ranks, this run has %d: the continuation is "
                        "exact physics but not bit-identical to an uninterrupted run",
                        job->restart, ck->nranks, job->nranks);
+            /* outputs: files are compared by identity, not by how their names are spelled */
+            if (st == HX_OK)
+                st = restart_output(job->energy, "the energy file", "-e", ck->energy_path,
+                                    ck->energy_bytes, job->restart, &job->energy_new);
+            if (st == HX_OK && job->nstxout > 0)
+                st = restart_output(job->traj, "the trajectory", "-x", ck->traj_path,
+                                    ck->traj_bytes, job->restart, &job->traj_new);
             if (st == HX_OK) {
                 cont.step = ck->step;
                 cont.rlist = ck->rlist;
                 memcpy(cont.rng, ck->rng_state, sizeof cont.rng);
-                cont.energy_bytes = ck->energy_bytes;
-                cont.traj_bytes = ck->traj_bytes;
                 *sys = ck->sys;
                 ck->sys = NULL;
-                /* outputs: cut back to the checkpoint and append, if they are the ones the
-                 * checkpoint recorded; other names start new files */
-                if (job->energy && strcmp(job->energy, ck->energy_path) != 0)
-                    cont.energy_bytes = -2;
-                if (job->traj && strcmp(job->traj, ck->traj_path) != 0)
-                    cont.traj_bytes = -2;
             }
             hx_checkpoint_destroy(&ck);
         } else {
@@ -381,46 +657,43 @@ static hx_status load_input(md_job *job, hx_system **sys)
         memcpy(job->p.rng_state, cont.rng, sizeof cont.rng);
         job->p.gen_vel = 0;
         job->p.steps = job->total_steps - cont.step;
-        if (job->root) {
-            if (job->energy && cont.energy_bytes >= 0 && truncate(job->energy, cont.energy_bytes))
-                st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
-                                  "cannot cut %s back to the checkpoint (%lld bytes): %s",
-                                  job->energy, cont.energy_bytes, strerror(errno));
-            if (st == HX_OK && job->traj && cont.traj_bytes >= 0 &&
-                truncate(job->traj, cont.traj_bytes))
-                st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
-                                  "cannot cut %s back to the checkpoint (%lld bytes): %s",
-                                  job->traj, cont.traj_bytes, strerror(errno));
-        }
-        HX_TRY(hx_comm_agree(job->comm, st));
     }
     return HX_OK;
 }
 
-static hx_status open_outputs(md_job *job)
+/* The engine, with errors that come from the input named after it: the force field counts
+ * atoms as in the file, and a box too small for the cut-off or the grid is a property of the
+ * input, which the library cannot name. */
+static hx_status create_engine(md_job *job, const hx_system *sys, hx_md **md)
 {
-    if (!job->root)
-        return HX_OK;
-    const char *mode = job->restart ? "a" : "w";
-    if (!job->restart) {
-        HX_TRY(backup_existing(job->logpath));
-        HX_TRY(backup_existing(job->energy));
-        if (job->nstxout > 0)
-            HX_TRY(backup_existing(job->traj));
+    const char *input = job->conf ? job->conf : job->restart;
+    char msg[1024];
+    hx_status st = hx_md_params_check(&job->p, sys);
+    if (st != HX_OK) {
+        snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+        return hx_error_set(st, __FILE__, __LINE__, __func__, "%s (box %g x %g x %g nm): %s", input,
+                            sys->box[0], sys->box[1], sys->box[2], msg);
     }
-    job->flog = fopen(job->logpath, mode);
-    HX_CHECK(job->flog, HX_ERR_IO, "cannot open the log %s: %s", job->logpath, strerror(errno));
-    if (job->energy) {
-        job->fen = fopen(job->energy, mode);
-        HX_CHECK(job->fen, HX_ERR_IO, "cannot open the energy file %s: %s", job->energy,
-                 strerror(errno));
+    st = hx_md_create_dd(sys, &job->p, job->comm, job->grid[0] > 0 ? job->grid : NULL, md);
+    if (st == HX_ERR_INPUT || st == HX_ERR_GEOMETRY) {
+        snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+        st = hx_error_set(st, __FILE__, __LINE__, __func__, "%s: %s%s", input, msg,
+                          st == HX_ERR_INPUT ? " (atom N is on line N+2)" : "");
     }
-    if (job->traj && job->nstxout > 0) {
-        job->ftr = fopen(job->traj, mode);
-        HX_CHECK(job->ftr, HX_ERR_IO, "cannot open the trajectory %s: %s", job->traj,
-                 strerror(errno));
+    return st;
+}
+
+/* Rank 0, at the end: write the final configuration; when it replaces the input, the input
+ * is kept as #name.N# first (GROMACS's convention for every file a run replaces). */
+static hx_status write_final(md_job *job, const hx_md *md)
+{
+    if (job->out_is_input) {
+        char bak[PATH_MAX + 32];
+        HX_TRY(hx_output_backup(job->out, 1, bak, sizeof bak));
+        if (bak[0])
+            fprintf(stderr, "halox md: backed up the input %s to %s\n", job->out, bak);
     }
-    return HX_OK;
+    return hx_gro_write(job->out, hx_md_system(md), 1);
 }
 
 static int run_job(md_job *job, int parallel)
@@ -459,24 +732,29 @@ static int run_job(md_job *job, int parallel)
         rc_exit = 1;
         goto done;
     }
-    if ((st = load_input(job, &sys)) == HX_OK) {
-        st = hx_md_create_dd(sys, &job->p, job->comm, job->grid[0] > 0 ? job->grid : NULL, &md);
-        if (st == HX_ERR_INPUT) {
-            /* the force field names atoms by their number in the input: say which input (in a
-             * .gro file atom N is on line N + 2) */
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", hx_last_error_message());
-            st = hx_error_set(st, __FILE__, __LINE__, __func__, "%s: %s (atom N is on line N+2)",
-                              job->conf ? job->conf : job->restart, msg);
-        }
+    /* outputs first: a bad path must fail before the input is read, let alone the run */
+    st = hx_comm_agree(job->comm, job->root ? check_outputs(job) : HX_OK);
+    if (st == HX_OK)
+        st = load_input(job, &sys);
+    if (st == HX_OK && job->root && !job->restart && !job->p.gen_vel && !sys->has_velocities &&
+        job->p.steps > 0) {
+        /* a silent 0 K start looks like a thermostat or force bug hours later: say it now */
+        job->no_velocities = 1;
+        fprintf(stderr,
+                "halox md: warning: %s has no velocities and no --gen-vel was given: the run "
+                "starts from rest (0 K) and warms only as the forces act; give --gen-vel 300 (or "
+                "gen-vel = yes in the .mdp) to start at a temperature\n",
+                job->conf);
     }
+    if (st == HX_OK)
+        st = create_engine(job, sys, &md);
     if (st != HX_OK) {
         rc_exit = fail_job(job, st);
         goto done;
     }
     /* what a later restart must match: the user's options, not the resolved values */
     hx_ckpt_params_from_md(&job->p, job->rlist_opt, sys->natoms, &job->cparams);
-    st = hx_comm_agree(job->comm, open_outputs(job));
+    st = hx_comm_agree(job->comm, open_outputs(job, md));
     if (st != HX_OK) {
         rc_exit = fail_job(job, st);
         goto done;
@@ -486,24 +764,51 @@ static int run_job(md_job *job, int parallel)
         hx_log_set_file(job->flog);
         write_log_header(job, md, hook.start);
     }
-    hx_md_output o = {
-        job->fen, job->nstenergy, job->ftr, job->nstxout, job->root ? progress : NULL, NULL,
-        5.0,      step_hook};
+    hx_md_output o;
+    memset(&o, 0, sizeof o);
+    o.energy = job->fen;
+    o.nstenergy = job->nstenergy;
+    o.traj = job->ftr;
+    o.nstxout = job->nstxout;
+    o.progress = job->root ? progress : NULL;
+    o.progress_interval = 5.0;
+    o.step_hook = step_hook;
     o.user = &hook;
+    o.stop = hx_app_stop_flag();
+    /* a checkpoint at a pair-search step continues bit for bit; several ranks agree there */
+    o.stop_at_search = job->ckpt != NULL;
+    char note[256];
+    snprintf(note, sizeof note,
+             "halox md: %%s received: stopping at the %s (a second signal ends the run at once)",
+             o.stop_at_search || job->nranks > 1 ? "next pair-search step" : "next step");
+    hx_app_signals_install(job->root ? note : NULL);
+    const long long planned_end = hook.start + job->p.steps;
     st = hx_md_run(md, &o);
-    if (st == HX_OK && job->ckpt && job->last_ckpt_step != hx_md_current_step(md))
+    const long long end = hx_md_current_step(md);
+    if (st == HX_OK && job->ckpt && job->last_ckpt_step != end)
         st = write_checkpoint(job, md);
     if (st == HX_OK)
         st = hx_md_gather(md);
+    /* collective: timings over the ranks, and the signal any rank received */
+    hx_app_timing tr;
+    hx_md_timings tm;
+    hx_md_get_timings(md, &tm);
+    if (st == HX_OK)
+        st = hx_app_timing_reduce(job->comm, &tm, hx_app_stop_signal(), &tr);
+    const int stopped = st == HX_OK && end < planned_end;
     if (st == HX_OK && job->root) {
         const hx_md_energies *e = hx_md_last_energies(md);
+        hx_app_estats_add(&job->estats, e);
         if (job->p.steps == 0 && !job->restart)
             printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n"
                    "  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
                    e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
-        st = hx_gro_write(job->out, hx_md_system(md), 1);
+        st = write_final(job, md);
+        if (st == HX_OK && stopped)
+            fprintf(job->flog, "run stopped at step %lld of %lld by %s (graceful stop)\n", end,
+                    planned_end, hx_app_signal_name((int)tr.extra_max));
         if (st == HX_OK)
-            write_log_footer(job, md);
+            write_log_footer(job, md, &tr);
         if (st == HX_OK && job->fen && fflush(job->fen) != 0)
             st =
                 hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
@@ -511,21 +816,85 @@ static int run_job(md_job *job, int parallel)
         if (st == HX_OK && job->ftr && fflush(job->ftr) != 0)
             st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
                               "writing the trajectory %s failed: %s", job->traj, strerror(errno));
+        if (st == HX_OK && stopped) {
+            if (job->ckpt)
+                fprintf(stderr,
+                        "halox md: stopped at step %lld of %lld by %s; outputs are complete and "
+                        "checkpoint %s is written: continue with the same command and "
+                        "--restart %s\n",
+                        end, planned_end, hx_app_signal_name((int)tr.extra_max), job->ckpt,
+                        job->ckpt);
+            else
+                fprintf(stderr,
+                        "halox md: stopped at step %lld of %lld by %s; outputs are complete (no "
+                        "checkpoint: give --checkpoint FILE to be able to continue a run)\n",
+                        end, planned_end, hx_app_signal_name((int)tr.extra_max));
+        }
     }
     if (st != HX_OK)
         rc_exit = fail_job(job, st);
+    else if (stopped)
+        rc_exit = 128 + (int)(tr.extra_max > 0 ? tr.extra_max : SIGTERM);
 done:
+    hx_app_signals_restore();
     hx_log_set_file(NULL);
     if (job->fen && fclose(job->fen) != 0)
-        rc_exit = 1;
+        rc_exit = rc_exit ? rc_exit : 1;
     if (job->ftr && fclose(job->ftr) != 0)
-        rc_exit = 1;
+        rc_exit = rc_exit ? rc_exit : 1;
     if (job->flog)
         fclose(job->flog);
+    release_outputs(job);
     hx_md_destroy(&md);
     hx_system_destroy(&sys);
     hx_comm_destroy(&job->comm);
     return rc_exit;
+}
+
+/* Put the values an .mdp file gives onto the option variables; the command line is parsed
+ * again afterwards, so that options given there win. */
+typedef struct md_vars {
+    long long *steps;
+    double *dt, *rc, *rlist, *tol, *eps_r, *eps_rf, *tau_t, *ref_t, *gen_vel;
+    int *nstlist, *seed, *nstenergy, *nstxout, *continuation;
+    const char **thermostat;
+} md_vars;
+
+static void apply_mdp(const hx_mdp *m, const md_vars *v)
+{
+    if (m->has_nsteps)
+        *v->steps = m->nsteps;
+    if (m->has_dt)
+        *v->dt = m->dt;
+    if (m->has_rc)
+        *v->rc = m->rc;
+    if (m->has_rlist)
+        *v->rlist = m->rlist;
+    if (m->has_buffer_tolerance)
+        *v->tol = m->buffer_tolerance;
+    if (m->has_nstlist)
+        *v->nstlist = m->nstlist;
+    if (m->has_eps_r)
+        *v->eps_r = m->eps_r;
+    if (m->has_eps_rf)
+        *v->eps_rf = m->eps_rf;
+    if (m->has_thermostat)
+        *v->thermostat = m->thermostat == HX_THERMOSTAT_VRESCALE ? "v-rescale" : "no";
+    if (m->has_tau_t)
+        *v->tau_t = m->tau_t;
+    if (m->has_ref_t)
+        *v->ref_t = m->ref_t;
+    /* gen-vel = yes draws at gen-temp (GROMACS's default 300 K); no: the input's velocities */
+    if (m->has_gen_vel)
+        *v->gen_vel = m->gen_vel ? (m->has_gen_temp ? m->gen_temp : 300.0) : -1.0;
+    if (m->has_gen_seed)
+        *v->seed = (int)m->gen_seed;
+    if (m->has_nstenergy)
+        *v->nstenergy = m->nstenergy;
+    if (m->has_nstxout)
+        *v->nstxout = m->nstxout;
+    if (m->has_continuation)
+        *v->continuation = m->continuation;
 }
 
 static int run_md(int argc, char **argv)
@@ -533,9 +902,11 @@ static int run_md(int argc, char **argv)
     md_job job;
     memset(&job, 0, sizeof job);
     job.last_ckpt_step = -1;
+    hx_app_command_line(argc, argv, job.cmdline, sizeof job.cmdline);
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
     job.out = "confout.gro";
-    int steps = 0, nstlist = 10, nstcheck = 10, threads = 0;
+    long long steps = 0;
+    int nstlist = 10, nstcheck = 10, threads = 0, continuation = 0;
     job.nstenergy = 100;
     job.seed = 1;
     double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0, tol = 0.005;
@@ -543,14 +914,17 @@ static int run_md(int argc, char **argv)
     job.ref_t = 300.0;
     hx_opt opts[] = {
         {"c", "conf", HX_OPT_STRING, &job.conf, "FILE", "input configuration (.gro)"},
+        {"f", "mdp", HX_OPT_STRING, &job.mdp, "FILE",
+         "GROMACS run parameters (.mdp, the keys halox supports); options given here override "
+         "it"},
         {"o", "output", HX_OPT_STRING, &job.out, "FILE",
          "final configuration (.gro, with velocities)"},
-        {"steps", NULL, HX_OPT_INT, &steps, "N",
+        {"steps", "nsteps", HX_OPT_INT64, &steps, "N",
          "number of steps (0: single-point energies; with --restart: the total)"},
         {"dt", NULL, HX_OPT_DOUBLE, &dt, "PS", "time step"},
         {"rc", NULL, HX_OPT_DOUBLE, &rc, "NM", "cut-off of LJ and reaction field"},
         {"rlist", NULL, HX_OPT_DOUBLE, &job.rlist_opt, "NM",
-         "pair-list radius (0: from --buffer-tol)"},
+         "pair-list radius (default: chosen from --buffer-tol)"},
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &tol, "KJ",
          "Verlet buffer tolerance, kJ/mol/ps per atom"},
         {"nstlist", NULL, HX_OPT_INT, &nstlist, "N", "steps between pair searches"},
@@ -560,17 +934,23 @@ static int run_md(int argc, char **argv)
         {"eps-r", NULL, HX_OPT_DOUBLE, &eps_r, "X", "relative dielectric"},
         {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
         {"gen-vel", NULL, HX_OPT_DOUBLE, &gen_vel, "K",
-         "draw Maxwell-Boltzmann velocities at this temperature (<0: velocities of the input)"},
+         "draw Maxwell-Boltzmann velocities at this temperature (default: the input's "
+         "velocities)"},
         {"seed", NULL, HX_OPT_INT, &job.seed, "S", "random seed (velocities, thermostat)"},
+        {"continuation", NULL, HX_OPT_FLAG, &continuation, NULL,
+         "the input is the constrained state of an earlier run: do not constrain it again "
+         "(GROMACS continuation = yes)"},
         {"thermostat", NULL, HX_OPT_STRING, &thermostat, "NAME", "no or v-rescale"},
         {"tau-t", NULL, HX_OPT_DOUBLE, &job.tau_t, "PS", "thermostat time constant"},
         {"ref-t", NULL, HX_OPT_DOUBLE, &job.ref_t, "K", "thermostat temperature"},
-        {"energy", "e", HX_OPT_STRING, &job.energy, "FILE", "energies, one JSON object per line"},
+        {"energy", "e", HX_OPT_STRING, &job.energy, "FILE",
+         "energies: a metadata line, then one JSON object per line (docs/energy-file.md)"},
         {"nstenergy", NULL, HX_OPT_INT, &job.nstenergy, "N", "steps between energy lines"},
         {"nstxout", NULL, HX_OPT_INT, &job.nstxout, "N",
          "steps between trajectory frames (0: none)"},
         {"x", "traj", HX_OPT_STRING, &job.traj, "FILE", "trajectory (multi-frame .gro)"},
-        {"g", "log", HX_OPT_STRING, &job.logpath, "FILE", "log file (default md.log next to -o)"},
+        {"g", "log", HX_OPT_STRING, &job.logpath, "FILE",
+         "log file (default: md.log next to -o, or here when -o is a device)"},
         {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads per rank (0: all)"},
         {"precision", NULL, HX_OPT_STRING, &precision, "P",
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
@@ -589,11 +969,34 @@ static int run_md(int argc, char **argv)
         return 0;
     if (pr < 0)
         return 1;
+    if (job.mdp) {
+        /* the file first, then the command line again on top of it */
+        hx_mdp m;
+        hx_status mst = hx_mdp_read(job.mdp, &m);
+        if (mst != HX_OK) {
+            hx_cli_report_error("md", mst);
+            return 1;
+        }
+        md_vars v = {&steps,         &dt,          &rc,           &job.rlist_opt,
+                     &tol,           &eps_r,       &eps_rf,       &job.tau_t,
+                     &job.ref_t,     &gen_vel,     &nstlist,      &job.seed,
+                     &job.nstenergy, &job.nstxout, &continuation, &thermostat};
+        apply_mdp(&m, &v);
+        if (hx_cli_parse(&hx_cmd_md, opts, nopts, argc, argv) != 0)
+            return 1;
+    }
 
     /* everything is checked before any file is touched */
     if (!job.conf && !job.restart) {
         fprintf(stderr, "halox md: missing the input configuration: -c conf.gro (or --restart "
                         "checkpoint)\n");
+        return 1;
+    }
+    if (continuation && gen_vel >= 0 && !job.restart) {
+        fprintf(stderr,
+                "halox md: --continuation (continuation = yes) takes the input's velocities as "
+                "they are, but --gen-vel (gen-vel = yes) draws new ones, which would need "
+                "constraining: give one or the other\n");
         return 1;
     }
     hx_md_params *p = &job.p;
@@ -614,6 +1017,7 @@ static int run_md(int argc, char **argv)
     p->tau_t = job.tau_t;
     p->ref_t = job.ref_t;
     p->nthreads = threads;
+    p->no_start_constraints = continuation;
     job.total_steps = steps;
     if (strcmp(precision, "mixed") == 0)
         p->nb_precision = HX_NB_MIXED;
@@ -630,14 +1034,13 @@ static int run_md(int argc, char **argv)
     if (steps < 0 || job.nstenergy < 0 || job.nstxout < 0 || threads < 0 || job.seed < 0 ||
         job.nstckpt < 0) {
         fprintf(stderr,
-                "halox md: --steps (%d), --nstenergy (%d), --nstxout (%d), --threads (%d), "
+                "halox md: --steps (%lld), --nstenergy (%d), --nstxout (%d), --threads (%d), "
                 "--seed (%d) and --nstcheckpoint (%d) must be >= 0\n",
                 steps, job.nstenergy, job.nstxout, threads, job.seed, job.nstckpt);
         return 1;
     }
     if (job.nstxout > 0 && !job.traj) {
-        fprintf(stderr, "halox md: --nstxout %d needs a trajectory file: -x traj.gro\n",
-                job.nstxout);
+        fprintf(stderr, "halox md: nstxout %d needs a trajectory file: -x traj.gro\n", job.nstxout);
         return 1;
     }
     if (job.nstckpt > 0 && !job.ckpt) {

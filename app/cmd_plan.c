@@ -40,7 +40,7 @@ typedef struct pulse_sum {
 static int run_plan(int argc, char **argv)
 {
     const char *conf = NULL, *grid_text = NULL, *model = "spce", *thermostat = "no";
-    int ranks = 0, json = 0, atoms = 3000, seed = 1;
+    int ranks = 8, json = 0, atoms = 3000, seed = 1;
     hx_md_params mp;
     hx_md_params_default(&mp);
     double gen_vel = -1.0;
@@ -50,8 +50,7 @@ static int run_plan(int argc, char **argv)
         {"seed", NULL, HX_OPT_INT, &seed, "S", "seed of the built-in box"},
         {"dd", NULL, HX_OPT_STRING, &grid_text, "AxBxC",
          "domain grid (default: chosen for --ranks)"},
-        {"ranks", NULL, HX_OPT_INT, &ranks, "N",
-         "number of domains when --dd is not given (default 8)"},
+        {"ranks", NULL, HX_OPT_INT, &ranks, "N", "number of domains when --dd is not given"},
         {"rc", NULL, HX_OPT_DOUBLE, &mp.rc, "NM", "interaction cut-off (as halox md)"},
         {"rlist", NULL, HX_OPT_DOUBLE, &mp.rlist, "NM",
          "pair-list radius (0: from --buffer-tol, as halox md)"},
@@ -81,6 +80,29 @@ static int run_plan(int argc, char **argv)
                 thermostat);
         return 2;
     }
+    /* Every option is checked before any work, each with its own message: a value that only
+     * fails deep inside the grid search would come back as an unrelated geometry error. */
+    if (!(mp.rc > 0)) {
+        fprintf(stderr, "halox plan: error: --rc %g: the cut-off must be positive (e.g. 1.0)\n",
+                mp.rc);
+        return 1;
+    }
+    if (ranks < 1) {
+        fprintf(stderr,
+                "halox plan: error: --ranks %d: the number of domains must be at least 1 (or "
+                "give the grid with --dd AxBxC)\n",
+                ranks);
+        return 1;
+    }
+    if (!conf && atoms < 1) {
+        fprintf(stderr, "halox plan: error: --atoms %d: the built-in box needs at least 1 atom\n",
+                atoms);
+        return 1;
+    }
+    if (seed < 0) {
+        fprintf(stderr, "halox plan: error: --seed %d: must be >= 0\n", seed);
+        return 1;
+    }
     hx_system *sys = NULL;
     hx_decomp *dec = NULL;
     hx_comm *comm = NULL;
@@ -95,9 +117,21 @@ static int run_plan(int argc, char **argv)
         st = hx_build_water("spce", atoms, 0.0, (uint64_t)seed, &sys);
     if (st != HX_OK)
         goto fail;
+    const char *source = conf ? conf : "the built-in box";
     if (sys->nmol == 0) {
-        fprintf(stderr, "halox plan: error: the system has no atoms\n");
+        fprintf(stderr, "halox plan: error: %s has no atoms\n", source);
         goto out;
+    }
+    for (int d = 0; d < 3; d++) {
+        if (!(mp.rc < 0.5 * sys->box[d])) {
+            fprintf(stderr,
+                    "halox plan: error: %s: the box (%g x %g x %g nm) is too small for the "
+                    "cut-off %g nm, which must be below half of every box edge (%c is %g nm); "
+                    "use --rc below %g nm or a larger box\n",
+                    source, sys->box[0], sys->box[1], sys->box[2], mp.rc, "xyz"[d], sys -> box[d],
+                    0.5 * sys -> box[d]);
+            goto out;
+        }
     }
     /* exactly what halox md does: the pair-list radius, whole molecules, the decomposition */
     double rlist = 0.0;
@@ -109,7 +143,7 @@ static int run_plan(int argc, char **argv)
     int grid[3] = {0, 0, 0};
     if (grid_text && (st = hx_dd_parse_grid(grid_text, grid)) != HX_OK)
         goto fail;
-    nd = grid_text ? grid[0] * grid[1] * grid[2] : (ranks > 0 ? ranks : 8);
+    nd = grid_text ? grid[0] * grid[1] * grid[2] : ranks;
     hx_decomp_params dparams = {rc, rlist, {grid[0], grid[1], grid[2]}};
     if ((st = hx_comm_create_serial(nd, &comm)) != HX_OK ||
         (st = hx_decomp_create(sys, &dparams, comm, &dec)) != HX_OK)
@@ -173,7 +207,8 @@ static int run_plan(int argc, char **argv)
     } else {
         printf("system      %d atoms, %d molecules, box %.4f x %.4f x %.4f nm\n", sys->natoms,
                sys->nmol, sys->box[0], sys->box[1], sys->box[2]);
-        printf("grid        %d x %d x %d = %d domains\n", grid[0], grid[1], grid[2], nd);
+        printf("grid        %d x %d x %d = %d domain%s\n", grid[0], grid[1], grid[2], nd,
+               nd == 1 ? "" : "s");
         printf("cell size   %.4f x %.4f x %.4f nm\n", hx_dd_cell_size(dd, 0),
                hx_dd_cell_size(dd, 1), hx_dd_cell_size(dd, 2));
         printf("r_comm      %.4f nm  (rlist %.4f + molecule radius %.4f; rc %.4f)\n", r_comm, rlist,
@@ -196,6 +231,13 @@ static int run_plan(int argc, char **argv)
     rcode = 0;
     goto out;
 fail:
+    if (sys && st == HX_ERR_GEOMETRY) {
+        /* a grid that does not fit is a property of this system's box: say which system */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+        st = hx_error_set(st, __FILE__, __LINE__, __func__, "%s: %s",
+                          conf ? conf : "the built-in box", msg);
+    }
     hx_cli_report_error("plan", st);
 out:
     free(ps);

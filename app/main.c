@@ -16,11 +16,7 @@ const hx_cmd hx_cmd_version = {"version", "print the version and the compiled-in
 
 /* Order is the order of `halox --help`. */
 static const hx_cmd *const commands[] = {
-    &hx_cmd_plan,
-    &hx_cmd_build,
-    &hx_cmd_md,
-    &hx_cmd_bench,
-    &hx_cmd_version,
+    &hx_cmd_plan, &hx_cmd_build, &hx_cmd_md, &hx_cmd_bench, &hx_cmd_version,
 };
 static const int ncommands = (int)(sizeof commands / sizeof commands[0]);
 
@@ -59,6 +55,8 @@ static int run_version(int argc, char **argv)
         }
     }
     hx_clear_error();
+    printf("  build:   %s, %s, C flags '%s'\n", HALOX_BUILD_TYPE, HALOX_BUILD_COMPILER,
+           HALOX_BUILD_FLAGS);
     return 0;
 }
 

@@ -149,7 +149,8 @@ os.makedirs(f"{root}/data", exist_ok=True)
 summary = []
 for m in models:
     d = f"{work}/{m}"
-    e = [json.loads(l) for l in open(f"{d}/s3.json")]
+    # energy lines only: halox md starts the file with a metadata line (docs/energy-file.md)
+    e = [r for r in map(json.loads, open(f"{d}/s3.json")) if "halox_energy_file" not in r]
     late = [r for r in e if r["time"] >= 10.0 - 1e-9]
     nmol = 1000
     mean = lambda k: sum(r[k] for r in late) / len(late)

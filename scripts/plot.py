@@ -29,14 +29,20 @@ class PlotError(Exception):
     pass
 
 
+META_KEY = "halox_energy_file"  # the first line of a halox energy file (docs/energy-file.md)
+
+
 def read_energies(path):
-    """Rows of an energy file as lists of floats in ENERGY_KEYS order."""
+    """Rows of an energy file as lists of floats in ENERGY_KEYS order. The metadata line that
+    halox md writes first (units, run parameters) is checked and skipped; files without one
+    (older halox, bench/gromacs/nve.sh) are read the same way."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.readlines()
     except OSError as e:
         raise PlotError(f"{path}: cannot read: {e.strerror}")
     rows = []
+    seen = False
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -47,6 +53,20 @@ def read_energies(path):
                             "energy frame as written by `halox md --energy`")
         if not isinstance(obj, dict):
             raise PlotError(f"{path}:{n}: expected a JSON object, found {type(obj).__name__}")
+        if META_KEY in obj:
+            if seen:
+                raise PlotError(f"{path}:{n}: a metadata line after energy lines; is this two "
+                                "runs in one file?")
+            if obj[META_KEY] != 1:
+                raise PlotError(f"{path}:{n}: energy file format {obj[META_KEY]!r}; this "
+                                "script reads format 1")
+            units = obj.get("columns", {})
+            for k, want in (("time", "ps"), ("total", "kJ/mol"), ("temperature", "K")):
+                if units.get(k, want) != want:
+                    raise PlotError(f"{path}:{n}: column '{k}' is in {units.get(k)!r}, not "
+                                    f"{want}")
+            continue
+        seen = True
         row = []
         for k in ENERGY_KEYS:
             v = obj.get(k)

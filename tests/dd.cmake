@@ -1,8 +1,12 @@
 # The domain-decomposed MD engine: in-process decompositions and MPI ranks.
-halox_test(test_dd_md SOURCES test_dd_md.c LABELS dd)
+halox_test(test_dd_md SOURCES test_dd_md.c LABELS dd long)
 halox_mpi_test(test_dd_md_mpi SOURCES test_dd_md.c RANKS 1 2 3 4 8 LABELS dd)
 if(TARGET test_dd_md_mpi)
   target_compile_definitions(test_dd_md_mpi PRIVATE HX_TEST_MPI=1)
+  # 3 to 8 ranks on CI's 2 cores take 20-60 s each: "long" (skipped by test.sh --quick)
+  foreach(n 3 4 8)
+    set_property(TEST test_dd_md_mpi_np${n} APPEND PROPERTY LABELS long)
+  endforeach()
 endif()
 if(HALOX_HAVE_MPI)
   add_test(NAME test_dd_cli

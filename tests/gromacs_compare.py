@@ -46,6 +46,8 @@ def load_frames(path):
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             sys.exit(f"{path}:{n}: not JSON ({e})")
+        if "halox_energy_file" in obj:
+            continue  # the metadata line of a halox energy file (docs/energy-file.md)
         frames.setdefault(int(obj.get("step", 0)), obj)
     return frames
 

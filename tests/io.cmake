@@ -19,7 +19,7 @@ endif()
 
 # libFuzzer harness of the .gro reader (tests/fuzz/README.md).
 halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gro
-             SOURCES src/io/gro.c LABELS io)
+             SOURCES src/io/gro.c src/io/files.c LABELS io)
 
 # scripts/plot.py on a halox md energy file and on the committed benchmark result.
 add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>
@@ -28,3 +28,10 @@ set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_R
 add_test(NAME test_bench_report
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_report.sh $<TARGET_FILE:halox_app>)
 set_tests_properties(test_bench_report PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300)
+
+# GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
+# tests/gromacs_topology.sh runs them in GROMACS.
+halox_test(test_topology SOURCES test_topology.c LABELS io)
+
+# GROMACS .mdp files: the supported keys and values, and every refusal with file:line.
+halox_test(test_mdp SOURCES test_mdp.c LABELS io)

@@ -1,7 +1,13 @@
 # MD engine tests (src/md): energies vs an O(N^2) reference, SETTLE, NVE drift, determinism,
 # missed-pair counter, `halox md` command line.
 halox_test(test_md_energy SOURCES test_md_energy.c test_md_common.c LABELS md)
-halox_test(test_md_nve SOURCES test_md_nve.c test_md_common.c LABELS md)
-halox_test(test_md_determinism SOURCES test_md_determinism.c test_md_common.c LABELS md)
+# "long": physics runs of tens of seconds to minutes; `scripts/test.sh --quick` skips them
+# (ctest -LE long), CI runs them.
+halox_test(test_md_nve SOURCES test_md_nve.c test_md_common.c LABELS md long)
+halox_test(test_md_determinism SOURCES test_md_determinism.c test_md_common.c LABELS md long)
 halox_test(test_md_cli SOURCES test_md_cli.c test_md_common.c LABELS md ARGS $<TARGET_FILE:halox_app>)
 halox_test(test_md_metrics SOURCES test_md_metrics.c test_md_common.c LABELS md)
+# `halox md` options as GROMACS users give them: -f run.mdp, --continuation, 64-bit steps,
+# start-from-rest warning, named input in box errors, help defaults, log header and summary.
+add_test(NAME test_md_options COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_md_options.sh $<TARGET_FILE:halox_app>)
+set_tests_properties(test_md_options PROPERTIES LABELS "cpu;md;cli" TIMEOUT 300)

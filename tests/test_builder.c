@@ -421,6 +421,8 @@ static void check_relaxed_md(const char *halox, int *ncases)
     int n = 0, nlate = 0;
     char line[1024];
     while (f && fgets(line, sizeof line, f)) {
+        if (strstr(line, "\"halox_energy_file\""))
+            continue; /* the metadata line (docs/energy-file.md) */
         const char *pt = strstr(line, "\"temperature\":");
         const char *pu = strstr(line, "\"potential\":");
         const char *ptime = strstr(line, "\"time\":");

@@ -5,7 +5,10 @@
 #    decomposition with a thermostat, and under MPI when given);
 #  - the previous checkpoint is kept as FILE.prev;
 #  - a checkpoint from a run with other parameters is refused, naming the parameter;
-#  - a damaged or truncated checkpoint is refused with its message, and nothing is written.
+#  - a damaged or truncated checkpoint is refused with its message, and nothing is written;
+#  - the restart continues the recorded output files by identity (spelled differently, a link,
+#    another working directory), refuses another file with data and a file cut since, and
+#    starts a new file under a new name.
 #   test_checkpoint.sh <halox> [mpiexec [flags...]]
 set -u
 halox=$1
@@ -58,6 +61,67 @@ crash_and_restart dd2x2 -- "${common[@]}" --dd 2x2x1 --thermostat v-rescale
 if [ ${#mpiexec[@]} -gt 0 ]; then
     crash_and_restart mpi3 "${mpiexec[@]}" -np 3 -- "${common[@]}" --thermostat v-rescale
 fi
+
+# Restart identity: the restart continues the files the checkpoint recorded when they are the
+# same files, however the names are spelled (./run//e.jsonl, a symbolic link, another working
+# directory), and refuses to append to any other file with data in it.
+mkdir -p run
+"$halox" md "${common[@]}" -o run/full.gro -e run/full.jsonl -x run/full.traj.gro --nstxout 10 \
+    -g run/full.log > id.full.out 2>&1 || fail "identity: the uninterrupted run failed"
+# crash_run NAME: a run killed at step 33 that left run/NAME.cpt of step 20, and half an energy
+# line after what the checkpoint recorded (what a crash leaves when the buffer was flushed)
+crash_run() {
+    HALOX_FAULT_INJECT=exit:0:33 "$halox" md "${common[@]}" -o "run/$1.gro" -e "run/$1.jsonl" \
+        -x "run/$1.traj.gro" --nstxout 10 -g "run/$1.log" --checkpoint "run/$1.cpt" \
+        --nstcheckpoint 20 > "$1.crash.out" 2>&1
+    printf '{"step": 25, "time": 0.05, "lj": -12' >> "run/$1.jsonl"
+}
+check
+crash_run id
+ln -s run/id.traj.gro traj.link
+"$halox" md "${common[@]}" -o run/id.gro -e ./run//id.jsonl -x traj.link --nstxout 10 \
+    -g run/id.log --checkpoint run/id.cpt --restart run/id.cpt > id.restart.out 2>&1 ||
+    fail "identity: the restart failed: $(tail -2 id.restart.out)"
+cmp -s run/full.jsonl run/id.jsonl || fail "identity: energies differ (./run//id.jsonl not taken as run/id.jsonl)"
+cmp -s run/full.traj.gro run/id.traj.gro || fail "identity: trajectory differs (the link not taken as its file)"
+check
+crash_run cwd
+(cd run && "$halox" md "${common[@]}" -c ../w.gro -o cwd.gro -e cwd.jsonl -x cwd.traj.gro \
+    --nstxout 10 -g cwd.log --checkpoint cwd.cpt --restart cwd.cpt > ../cwd.restart.out 2>&1) ||
+    fail "identity: the restart from another directory failed: $(tail -2 cwd.restart.out)"
+cmp -s run/full.jsonl run/cwd.jsonl || fail "identity: energies differ after a restart from run/"
+# another file with data: refused, untouched
+check
+crash_run other
+echo '{"step": 0, "time": 0.0}' > other.jsonl
+cp other.jsonl other.orig
+"$halox" md "${common[@]}" -o run/other.gro -e other.jsonl -x run/other.traj.gro --nstxout 10 \
+    -g run/other.log --checkpoint run/other.cpt --restart run/other.cpt > other.restart.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "exists but is not the file run/other.cpt recorded" other.restart.out; } ||
+    fail "identity: appending to another file: exit $rc, $(grep -m1 error other.restart.out)"
+cmp -s other.jsonl other.orig || fail "identity: the other file was changed"
+[ -e run/other.gro ] && fail "identity: a refused restart wrote its final configuration"
+# the recorded file, cut shorter since: refused
+check
+crash_run short
+head -c 100 run/short.jsonl > cut && cat cut > run/short.jsonl
+"$halox" md "${common[@]}" -o run/short.gro -e run/short.jsonl -x run/short.traj.gro \
+    --nstxout 10 -g run/short.log --checkpoint run/short.cpt --restart run/short.cpt \
+    > short.restart.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "has 100 bytes, fewer than the" short.restart.out; } ||
+    fail "identity: a cut energy file: exit $rc, $(grep -m1 error short.restart.out)"
+# a new name: a new file, metadata first, then the continued steps
+check
+crash_run new
+"$halox" md "${common[@]}" -o run/new.gro -e new.jsonl -x run/new.traj.gro --nstxout 10 \
+    -g run/new.log --checkpoint run/new.cpt --restart run/new.cpt > new.restart.out 2>&1 ||
+    fail "identity: a restart into a new energy file failed: $(tail -2 new.restart.out)"
+{ head -1 new.jsonl | grep -q '"halox_energy_file":1' &&
+    diff <(tail -n +2 new.jsonl) <(grep -A1000 '^{"step": 20,' run/full.jsonl) > /dev/null; } ||
+    fail "identity: the new energy file is not the metadata line plus steps 20 to 50"
+echo "restart identity: spelled, linked, from another directory, refused, cut, new: checked"
 
 # other parameters
 check

@@ -438,6 +438,15 @@ static const bad_case cases[] = {
     {"velocity missing on second line",
      "t\n2\n    1SOL     OW    1   0.126   1.624   1.679  0.1000 -0.2000  0.3000\n" A2 BOX,
      HX_ERR_INPUT, 4},
+    /* the first line decides in GROMACS, which would drop every other velocity silently */
+    {"velocities after a first line without",
+     "t\n3\n" A1 "    1SOL    HW1    2   0.190   1.661   1.747  0.1000 -0.2000  0.3000\n"
+     "    2SOL     OW    3   1.770   1.916   1.582  0.1000 -0.2000  0.3000\n" BOX,
+     HX_ERR_INPUT, 4},
+    {"text after z after a first line without velocities",
+     "t\n2\n" A1 "    1SOL    HW1    2   0.190   1.661   1.747  junk\n" BOX, HX_ERR_INPUT, 4},
+    {"valid trailing blanks after z",
+     "t\n2\n" A1 "    1SOL    HW1    2   0.190   1.661   1.747    \n" BOX, HX_OK, 0},
     {"velocity not numeric",
      "t\n2\n    1SOL     OW    1   0.126   1.624   1.679  0.1000 -0.2000  0.3000\n"
      "    2SOL     OW    2   1.126   1.624   1.679  0.1000 -0.2x00  0.3000\n" BOX,
@@ -498,6 +507,11 @@ static void test_malformed(int *ncases)
         if (st == HX_OK && s && strcmp(c->name, "valid 4 decimals") == 0)
             T_CHECK(fabs(s->x[3] - 1.1261) < 1e-12 && fabs(s->x[5] - 1.6791) < 1e-12,
                     "case '4 decimals': x %.6f z %.6f", s->x[3], s->x[5]);
+        if (st != HX_OK && strstr(c->name, "after a first line without"))
+            T_CHECK(
+                strstr(hx_last_error_message(), "every atom line must have velocities, or none"),
+                "case '%s': the message does not say what to do: %s", c->name,
+                hx_last_error_message());
         if (st == HX_OK && s && strcmp(c->name, "valid velocities") == 0)
             T_CHECK(s->has_velocities && fabs(s->v[4] + 0.2) < 1e-12,
                     "case 'velocities': has %d vy %.6f", s->has_velocities, s->v[4]);

@@ -56,4 +56,28 @@ check
 grep -q "nothere.gro" bad.txt || fail "missing file: $(head -2 bad.txt)"
 check
 "$halox" plan --help | grep -q -- "--json" || fail "--help lacks --json"
+# option values are checked, each with its own message (no nested or misleading geometry text)
+# plan_bad NAME 'message' ARGS...: exit non-zero, the message, "error:" once
+plan_bad() {
+    local name=$1 frag=$2 before=$fails
+    shift 2
+    check
+    "$halox" plan "$@" > bad.txt 2>&1 && fail "$name: accepted"
+    grep -qF -- "$frag" bad.txt || fail "$name: message lacks '$frag': $(head -1 bad.txt)"
+    [ "$(grep -o 'no domain grid' bad.txt | wc -l)" -le 1 ] ||
+        fail "$name: the message is nested in itself: $(head -1 bad.txt)"
+    [ $fails -eq $before ] && echo "ok   $name: $(head -1 bad.txt | cut -c1-150)"
+}
+plan_bad ranks-huge "no domain grid for 1000000 domains" --ranks 1000000
+plan_bad rc-huge "the built-in box: the box (3.10742 x 3.10742 x 3.10742 nm) is too small for the cut-off 2 nm" --rc 2
+plan_bad rc-negative "--rc -1: the cut-off must be positive" --rc -1
+plan_bad ranks-zero "--ranks 0: the number of domains must be at least 1" --ranks 0
+plan_bad ranks-negative "--ranks -3: the number of domains must be at least 1" --ranks -3
+plan_bad rc-nan "expects a finite number" --rc nan
+"$halox" build water --atoms 300 --seed 2 -o tiny.gro > /dev/null || fail "build tiny"
+plan_bad file-named "tiny.gro: the box" -c tiny.gro --rc 0.9
+plan_bad file-named-grid "tiny.gro: cells along x are too small" -c tiny.gro --rc 0.6 --dd 2x1x1
+check
+"$halox" plan --dd 1x1x1 > one.txt 2>&1 || fail "plan --dd 1x1x1: $(tail -1 one.txt)"
+grep -q "= 1 domain$" one.txt || fail "one domain: $(grep '^grid' one.txt)"
 finish test_plan_cli

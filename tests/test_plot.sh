@@ -29,6 +29,10 @@ python3 "$plot" energies e1.jsonl e2.jsonl --label "300 K" --label "250 K" -o e.
     grep -q "temperature (K)" e.svg; } 2> /dev/null || fail "e.svg lacks the svg tag, legend or axis"
 check
 python3 "$plot" energies e1.jsonl -o e.png > out.txt 2>&1 || fail "png plot: $(cat out.txt)"
+check
+tail -n +2 e1.jsonl > nometa.jsonl
+python3 "$plot" energies nometa.jsonl -o nometa.svg > out.txt 2>&1 ||
+    fail "a file without the metadata line: $(cat out.txt)"
 head -c 8 e.png 2> /dev/null | od -An -c | grep -q "P   N   G" || fail "e.png is not a PNG file"
 check
 python3 "$plot" bench "$src/bench/results/cpu_md_45k.json" -o b.svg > out.txt 2>&1 ||
@@ -57,14 +61,22 @@ bad() { # NAME EXPECTED-MESSAGE-REGEX ARGS...
 head -3 e1.jsonl > trunc.jsonl
 echo '{"step": 15, "time": 0.03, "potential": 1' >> trunc.jsonl
 bad "truncated line" "trunc.jsonl:4: not a JSON object" energies trunc.jsonl -o e.svg
-sed 's/"kinetic"/"kin"/' e1.jsonl > nokey.jsonl
-bad "missing key" "nokey.jsonl:1: key 'kinetic' is missing" energies nokey.jsonl -o e.svg
+# line 1 is the metadata line (docs/energy-file.md), energy lines follow
+check
+head -1 e1.jsonl | grep -q '"halox_energy_file":1' || fail "e1.jsonl does not start with the metadata line"
+sed '2,$s/"kinetic"/"kin"/' e1.jsonl > nokey.jsonl
+bad "missing key" "nokey.jsonl:2: key 'kinetic' is missing" energies nokey.jsonl -o e.svg
 sed '2s/"total": [-0-9.e]*/"total": NaN/' e1.jsonl > nan.jsonl
 bad "NaN energy" "nan.jsonl:2: key 'total' is not a finite number" energies nan.jsonl -o e.svg
 cat e1.jsonl e1.jsonl > twice.jsonl
-bad "time going back" "twice.jsonl:$(($(wc -l < e1.jsonl) + 1)): time .* goes back" \
+bad "two runs" "twice.jsonl:$(($(wc -l < e1.jsonl) + 1)): a metadata line after energy lines" \
     energies twice.jsonl -o e.svg
-head -1 e1.jsonl > one.jsonl
+{ cat e1.jsonl; tail -n +2 e1.jsonl; } > back.jsonl
+bad "time going back" "back.jsonl:$(($(wc -l < e1.jsonl) + 1)): time .* goes back" \
+    energies back.jsonl -o e.svg
+sed '1s/"halox_energy_file":1/"halox_energy_file":7/' e1.jsonl > future.jsonl
+bad "format version" "future.jsonl:1: energy file format 7" energies future.jsonl -o e.svg
+head -2 e1.jsonl > one.jsonl
 bad "one frame" "one.jsonl: 1 energy frame" energies one.jsonl -o e.svg
 : > empty.jsonl
 bad "empty file" "empty.jsonl: 0 energy frame" energies empty.jsonl -o e.svg

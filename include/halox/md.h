@@ -20,6 +20,7 @@
 #ifndef HALOX_MD_H
 #define HALOX_MD_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -403,6 +404,12 @@ typedef struct hx_md_params {
     long long start_step;
     int has_rng_state;
     uint64_t rng_state[4];
+    /* GROMACS's "continuation = yes" for a new run from a configuration file: the positions (and
+     * velocities) are those of an earlier constrained run and are not constrained again before
+     * step 0. Everything else is as for a new run (whole molecules, centre-of-mass motion
+     * removed, velocities generated if asked, rlist chosen). A restart (continuation above)
+     * implies it. */
+    int no_start_constraints;
 } hx_md_params;
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, nstcheck 10,
@@ -511,10 +518,24 @@ typedef struct hx_md_output {
     /* Called on every rank before every step (may be NULL). A non-HX_OK return ends the run
      * with that status on this rank only; programs use it for checkpoints and fault injection. */
     hx_status (*step_hook)(void *user, hx_md *md, long long step);
+    /* Graceful stop (may be NULL). When *stop becomes non-zero (a program sets it from a
+     * SIGINT/SIGTERM handler) the run ends early at a step boundary, as if that step were the
+     * last: its energies are computed and written, and hx_md_run returns HX_OK;
+     * hx_md_current_step() < the planned end tells the caller that it stopped. Where it stops:
+     *  - one process (also an in-process decomposition): at the next step, or, when
+     *    stop_at_search is set, at the next pair-search step (a multiple of nstlist), so that a
+     *    checkpoint written there continues the run bit for bit;
+     *  - several processes: always at the next pair-search step. Every nstlist steps the ranks
+     *    agree on the flag with one max-reduction (no collective on other steps), so all of them
+     *    stop at the same step even when only one rank received the signal.
+     * The flag is only read, never reset. */
+    volatile sig_atomic_t *stop;
+    int stop_at_search;
 } hx_md_output;
 
 /* Run p->steps steps: energies of steps 0..steps (the last one by hx_md_evaluate), frames of
- * steps multiple of nstxout. Afterwards the state is x(steps), v(steps - dt/2). */
+ * steps multiple of nstxout. Afterwards the state is x(steps), v(steps - dt/2) (x(s), v(s - dt/2)
+ * of the step s where a graceful stop ended it, see hx_md_output.stop). */
 hx_status hx_md_run(hx_md *md, const hx_md_output *out);
 
 const hx_md_energies *hx_md_last_energies(const hx_md *md);

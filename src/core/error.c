@@ -40,10 +40,15 @@ static void full_append(const char *fmt, ...)
 hx_status hx_error_set(hx_status st, const char *file, int line, const char *func, const char *fmt,
                        ...)
 {
+    /* Format into a scratch buffer first: a caller may pass hx_last_error_message() as an
+     * argument to wrap an inner error, and formatting straight into hx_err_msg would then read
+     * the string while overwriting it (the message came out nested in itself). */
+    char msg[HX_ERR_MSG_LEN];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(hx_err_msg, sizeof hx_err_msg, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    memcpy(hx_err_msg, msg, sizeof msg);
     hx_err_full_len = 0;
     hx_err_full[0] = '\0';
     full_append("%s\n  at %s:%d in %s() [%s]", hx_err_msg, basename_of(file), line, func,

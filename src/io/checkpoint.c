@@ -13,6 +13,7 @@
  * Doubles in the header are written as C99 hex floats so that they read back exactly. */
 #include "halox/checkpoint.h"
 #include "core/error.h"
+#include "io/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,6 +221,29 @@ hx_status hx_checkpoint_write(const char *path, const hx_checkpoint *c)
         HX_FAIL(HX_ERR_NOMEM, "out of memory writing checkpoint %s", path);
     }
 
+    if (hx_path_kind_of(path) == HX_PATH_SPECIAL) {
+        /* /dev/null or a FIFO: written through, no temporary file, no FILE.prev */
+        hx_status sst = HX_OK;
+        int sfd = open(path, O_WRONLY);
+        if (sfd < 0)
+            sst = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                               "cannot open checkpoint %s for writing: %s", path, strerror(errno));
+        for (size_t off = 0; sst == HX_OK && off < b.n;) {
+            ssize_t w = write(sfd, b.d + off, b.n - off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                sst = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                                   "writing checkpoint %s failed: %s", path, strerror(errno));
+            else
+                off += (size_t)w;
+        }
+        if (sfd >= 0 && close(sfd) != 0 && sst == HX_OK)
+            sst = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                               "closing checkpoint %s failed: %s", path, strerror(errno));
+        free(b.d);
+        return sst;
+    }
     char tmp[HX_CKPT_PATH_LEN + 64], prev[HX_CKPT_PATH_LEN + 16];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     snprintf(prev, sizeof prev, "%s.prev", path);

@@ -12,6 +12,7 @@
  * write asterisks there). The box line is free format: 3 values, or 9 for a triclinic box. */
 #include "halox/io.h"
 #include "core/error.h"
+#include "io/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -251,7 +252,9 @@ static hx_status read_atom(const char *name, const gro_line *l, int k, int w, in
              "residue number, residue name, atom name and atom number, then %d fields of width "
              "%d for %s)",
              name, l->no, k + 1, l->len, need, nf, w,
-             nf == 6 ? "positions and velocities, as on the first atom line" : "x, y, z");
+             nf == 6 ? "positions and velocities, as on the first atom line (line 3): every "
+                       "atom line must have velocities, or none"
+                     : "x, y, z");
     long resnr;
     HX_CHECK(parse_long(l->s, 5, &resnr) == 0, HX_ERR_INPUT,
              "%s:%ld: residue number '%s' (columns 1-5) is not an integer", name, l->no,
@@ -259,6 +262,19 @@ static hx_status read_atom(const char *name, const gro_line *l, int k, int w, in
     sys->res_id[k] = (int)resnr;
     copy_name(sys->res_name[k], l->s + 5, 5);
     copy_name(sys->atom_name[k], l->s + 10, 5);
+    if (nf == 3) {
+        /* GROMACS decides from the first atom line alone whether a file has velocities and
+         * silently drops them on every other line when that one has none: a whole system
+         * would then start at rest. Refuse a file that mixes the two kinds of line instead. */
+        size_t end = l->len;
+        while (end > need && (l->s[end - 1] == ' ' || l->s[end - 1] == '\t'))
+            end--;
+        HX_CHECK(end <= need, HX_ERR_INPUT,
+                 "%s:%ld: atom line %d has text after z ('%s'), such as velocities, but the "
+                 "first atom line (line 3) has none: every atom line must have velocities, or "
+                 "none",
+                 name, l->no, k + 1, show(l->s + need, end - need, tok, sizeof tok));
+    }
     for (int f = 0; f < nf; f++) {
         const char *fs = l->s + 20 + (size_t)f * (size_t)w;
         double val;
@@ -601,6 +617,21 @@ hx_status hx_gro_write(const char *path, const hx_system *sys, int with_velociti
     HX_TRY(check_system(sys, "hx_gro_write"));
     HX_CHECK(!with_velocities || sys->natoms == 0 || sys->v, HX_ERR_INVALID_ARG,
              "hx_gro_write: velocities requested but the system has none");
+    if (hx_path_kind_of(path) == HX_PATH_SPECIAL) {
+        /* a device, FIFO or a link to one: written through; renaming a temporary file over it
+         * would replace /dev/null (as root) with a regular file */
+        FILE *f = fopen(path, "w");
+        HX_CHECK(f, HX_ERR_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+        const char *title = sys->title[0] ? sys->title : "halox";
+        hx_status st = write_stream(f, sys, title, with_velocities, path);
+        if (fflush(f) != 0 && st == HX_OK)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing '%s': %s",
+                              path, strerror(errno));
+        if (fclose(f) != 0 && st == HX_OK)
+            st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error writing '%s': %s",
+                              path, strerror(errno));
+        return st;
+    }
     /* Replacing through rename would succeed even for a write-protected file; respect the
      * protection instead. */
     HX_CHECK(access(path, F_OK) != 0 || access(path, W_OK) == 0, HX_ERR_IO,

@@ -205,14 +205,16 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
         free(xn);
         return hx_md_params_check(&md->p, s);
     }
-    /* every molecule's constraints: SETTLE for water, SHAKE for the bonds to hydrogen */
+    /* every molecule's constraints: SETTLE for water, SHAKE for the bonds to hydrogen (none
+     * with GROMACS's continuation = yes: the input is constrained already) */
     mstart = malloc(((size_t)s->nmol + 1) * sizeof *mstart);
     if (!mstart)
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory for %d molecules", s->nmol);
     memcpy(mstart, s->mol_start, (size_t)s->nmol * sizeof *mstart);
     hx_mol_list ml = {s->nmol, mstart, s->mol_type, NULL};
-    HX_TRY_GOTO(st, hx_constr_create(md->ff, &ml, s->type, &constr), out);
-    if (hx_constr_count(constr) == 0)
+    if (!p->no_start_constraints)
+        HX_TRY_GOTO(st, hx_constr_create(md->ff, &ml, s->type, &constr), out);
+    if (constr && hx_constr_count(constr) == 0)
         hx_constr_destroy(&constr);
     if (constr) {
         /* constrain the starting structure (a .gro keeps 3 decimals only) */
@@ -475,25 +477,51 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     md->tm.metric_samples = 0;
     md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
+    /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so
+     * they agree on the flag, at pair-search steps only (one small max-reduction there). */
+    const int parallel_stop = out && out->stop && hx_comm_nranks(md->comm) > 1;
+    long long *stop_in = NULL;
+    if (parallel_stop) {
+        stop_in = calloc((size_t)md->nlocal + 1, sizeof *stop_in);
+        HX_CHECK(stop_in, HX_ERR_NOMEM, "out of memory");
+    }
     double start = hx_wtime(), last_report = start;
+    hx_status st = HX_OK;
     for (;;) {
         long long s = md->step;
+        int stop_now = 0;
+        if (out && out->stop && s != nsteps) {
+            const int search_step = s % md->p.nstlist == 0;
+            if (parallel_stop && search_step) {
+                long long agreed = 0;
+                for (int i = 0; i < md->nlocal; i++)
+                    stop_in[i] = *out->stop != 0;
+                double t0 = hx_wtime();
+                st = hx_comm_max_i64(md->comm, stop_in, &agreed, 1);
+                md->tm.reduce += hx_wtime() - t0;
+                if (st != HX_OK)
+                    goto done;
+                stop_now = agreed != 0;
+            } else if (!parallel_stop) {
+                stop_now = *out->stop != 0 && (!out->stop_at_search || search_step);
+            }
+        }
         if (out && out->step_hook)
-            HX_TRY(out->step_hook(out->user, md, s));
+            HX_TRY_GOTO(st, out->step_hook(out->user, md, s), done);
         if (out && out->nstxout > 0 && s % out->nstxout == 0) {
             double t0 = hx_wtime();
-            HX_TRY(hx_md_gather(md));
+            HX_TRY_GOTO(st, hx_md_gather(md), done);
             if (out->traj)
-                HX_TRY(hx_gro_write_frame(out->traj, md->sys, s * md->p.dt, s, 0));
+                HX_TRY_GOTO(st, hx_gro_write_frame(out->traj, md->sys, s * md->p.dt, s, 0), done);
             md->tm.output += hx_wtime() - t0;
         }
-        int last = (s == nsteps);
+        int last = (s == nsteps) || stop_now;
         if (last)
-            HX_TRY(hx_md_evaluate(md));
+            HX_TRY_GOTO(st, hx_md_evaluate(md), done);
         else
-            HX_TRY(hx_md_step(md));
+            HX_TRY_GOTO(st, hx_md_step(md), done);
         int nste = out ? out->nstenergy : 0;
-        HX_TRY(write_outputs(md, out, (nste > 0 && s % nste == 0) || last));
+        HX_TRY_GOTO(st, write_outputs(md, out, (nste > 0 && s % nste == 0) || last), done);
         if (last)
             break;
         double now = hx_wtime();
@@ -505,9 +533,11 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
             out->progress(out->user, md->step, nsteps, nsday, per_step * (nsteps - md->step));
         }
     }
+done:
+    free(stop_in);
     md->tm.total += hx_wtime() - start;
     md->energy_interval = 0;
-    return HX_OK;
+    return st;
 }
 
 const hx_md_energies *hx_md_last_energies(const hx_md *md)

@@ -519,10 +519,10 @@ static hx_status apply_water(const hx_forcefield *ff, hx_system *sys, int k)
     char res[HX_NAME_LEN];
     trimmed(sys->res_name[a0], res, sizeof res);
     HX_CHECK(a1 - a0 == 3, HX_ERR_INPUT,
-             "molecule %d (residue %d %s, atoms %d-%d) has %d atoms but a %s molecule has %d:"
-             " check the residue numbering of the input or the --model",
-             k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, ff->is_water ? ff->model : "water",
-             3);
+             "molecule %d (residue %d %s, atoms %d-%d) has %d atom%s, but %s %s has %d "
+             "atom%s per molecule: check the residue numbering of the input or the --model",
+             k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, a1 - a0 == 1 ? "" : "s",
+             ff->is_water ? "model" : "the water of model", ff->model, 3, "s");
     int no = 0, nh = 0;
     const int to = ff->water_o_type;
     for (int a = a0; a < a1; a++) {
@@ -565,9 +565,10 @@ static hx_status apply_argon(const hx_forcefield *ff, hx_system *sys, int k)
     char res[HX_NAME_LEN];
     trimmed(sys->res_name[a0], res, sizeof res);
     HX_CHECK(a1 - a0 == 1, HX_ERR_INPUT,
-             "molecule %d (residue %d %s, atoms %d-%d) has %d atoms but a %s molecule has %d:"
-             " check the residue numbering of the input or the --model",
-             k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, ff->model, 1);
+             "molecule %d (residue %d %s, atoms %d-%d) has %d atom%s, but model %s has %d "
+             "atom%s per molecule: check the residue numbering of the input or the --model",
+             k + 1, sys->res_id[a0], res, a0 + 1, a1, a1 - a0, a1 - a0 == 1 ? "" : "s", ff->model,
+             1, "");
     char name[HX_NAME_LEN];
     trimmed(sys->atom_name[a0], name, sizeof name);
     HX_CHECK(in_list(name, argon_names), HX_ERR_INPUT,

@@ -1,0 +1,198 @@
+/* Energy statistics and timing tables of the halox md log (see md_report.h).
+ *
+ * Averages, fluctuations and the time covariance are accumulated online (Welford's update), so
+ * a run of any length needs no stored frames; the drift of a term is the slope of its
+ * least-squares line against time, reported over the run's length as GROMACS's "Tot-Drift"
+ * column, and for the total energy also per atom and ps: the figure a conservation check
+ * compares with the buffer tolerance. */
+#include "md_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const term_names[HX_APP_NTERMS] = {"lj",      "coulomb", "potential",
+                                                      "kinetic", "total",   "temperature"};
+
+void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e)
+{
+    const double x[HX_APP_NTERMS] = {e->lj,      e->coulomb, e->potential,
+                                     e->kinetic, e->total,   e->temperature};
+    for (int k = 0; k < HX_APP_NTERMS; k++)
+        if (!isfinite(x[k]))
+            return; /* a step without potential energies is no energy frame */
+    if (s->n == 0) {
+        s->first_step = e->step;
+        s->first_time = e->time;
+    }
+    s->last_step = e->step;
+    s->last_time = e->time;
+    s->n++;
+    double n = (double)s->n;
+    double dt = e->time - s->mean_t;
+    s->mean_t += dt / n;
+    for (int k = 0; k < HX_APP_NTERMS; k++) {
+        double dx = x[k] - s->mean[k];
+        s->mean[k] += dx / n;
+        s->m2[k] += dx * (x[k] - s->mean[k]);
+        s->cov[k] += dt * (x[k] - s->mean[k]);
+    }
+    s->m2_t += dt * (e->time - s->mean_t);
+}
+
+void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermostat)
+{
+    if (s->n == 0) {
+        fprintf(f, "energies: no energy frame\n");
+        return;
+    }
+    fprintf(f, "\nenergies over %lld frame%s, steps %lld to %lld (%.4f to %.4f ps):\n", s->n,
+            s->n == 1 ? "" : "s", s->first_step, s->last_step, s->first_time, s->last_time);
+    fprintf(f, "  %-20s %16s %12s %14s\n", "term", "average", "rmsd", "drift over run");
+    const double span = s->last_time - s->first_time;
+    for (int k = 0; k < HX_APP_NTERMS; k++) {
+        double rmsd = s->n > 1 ? sqrt(s->m2[k] / (double)s->n) : 0.0;
+        char name[40];
+        snprintf(name, sizeof name, "%s (%s)", term_names[k],
+                 k == HX_APP_NTERMS - 1 ? "K" : "kJ/mol");
+        if (s->n > 1 && s->m2_t > 0)
+            fprintf(f, "  %-20s %16.6f %12.6f %14.6f\n", name, s->mean[k], rmsd,
+                    s->cov[k] / s->m2_t * span);
+        else
+            fprintf(f, "  %-20s %16.6f %12s %14s\n", name, s->mean[k], "-", "-");
+    }
+    if (s->n < 2 || !(s->m2_t > 0) || natoms <= 0) {
+        fprintf(f, "conserved-energy drift: needs at least two energy frames\n");
+        return;
+    }
+    double drift = s->cov[4] / s->m2_t / natoms;
+    if (thermostat == HX_THERMOSTAT_NONE)
+        fprintf(f,
+                "conserved-energy drift: %.4g kJ/mol/ps per atom (NVE: total energy; slope of a "
+                "linear fit over the energy frames)\n",
+                drift);
+    else
+        fprintf(f,
+                "total-energy drift: %.4g kJ/mol/ps per atom (v-rescale exchanges energy with "
+                "its bath, so the total energy is not conserved and this is no conservation "
+                "check)\n",
+                drift);
+}
+
+static long long dbits(double v)
+{
+    long long b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static double bitsd(long long b)
+{
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+static void timing_values(const hx_md_timings *t, double v[HX_APP_NTIMES])
+{
+    double other = t->total - t->nb_local - t->nb_nonlocal - t->halo_x - t->halo_f - t->search -
+                   t->update - t->reduce - t->output;
+    const double vals[HX_APP_NTIMES] = {
+        t->nb_local, t->halo_x, t->nb_nonlocal,          t->halo_f, t->update, t->search,
+        t->reduce,   t->output, other > 0 ? other : 0.0, t->total};
+    memcpy(v, vals, sizeof vals);
+}
+
+static const char *const time_names[HX_APP_NTIMES] = {"non-bonded local",
+                                                      "halo exchange x",
+                                                      "non-bonded non-local",
+                                                      "halo exchange f",
+                                                      "constr/update",
+                                                      "repartition+search",
+                                                      "reductions",
+                                                      "output",
+                                                      "other",
+                                                      "total"};
+
+hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
+                               hx_app_timing *out)
+{
+    memset(out, 0, sizeof *out);
+    double v[HX_APP_NTIMES + 1];
+    timing_values(t, v);
+    v[HX_APP_NTIMES] = t->nb_local + t->nb_nonlocal; /* the work whose balance is reported */
+    const int nv = HX_APP_NTIMES + 1;
+    out->nranks = hx_comm_nranks(comm);
+    if (out->nranks <= 1) {
+        for (int k = 0; k < HX_APP_NTIMES; k++)
+            out->min[k] = out->avg[k] = out->max[k] = v[k];
+        out->extra_max = extra;
+        return HX_OK;
+    }
+    /* Reductions take one row per local domain: each domain of this process reports the
+     * process's values, and the average divides by the number of domains. Times are >= 0, so
+     * their bit patterns order like the values (max as integers); min is max of the negated. */
+    const int nl = hx_comm_nlocal(comm), nd = hx_comm_ndomains(comm);
+    const int ni = 2 * nv + 1;
+    double *sin = calloc((size_t)nl * (size_t)nv, sizeof *sin);
+    long long *iin = calloc((size_t)nl * (size_t)ni, sizeof *iin);
+    double *sum = calloc((size_t)nv, sizeof *sum);
+    long long *imax = calloc((size_t)ni, sizeof *imax);
+    hx_status st = sin && iin && sum && imax ? HX_OK : HX_ERR_NOMEM;
+    if (st == HX_OK) {
+        for (int i = 0; i < nl; i++)
+            for (int k = 0; k < nv; k++) {
+                double x = v[k] > 0 ? v[k] : 0.0;
+                sin[i * nv + k] = x;
+                iin[i * ni + k] = dbits(x);
+                iin[i * ni + nv + k] = -dbits(x);
+                iin[i * ni + 2 * nv] = extra;
+            }
+        st = hx_comm_sum_f64(comm, sin, sum, nv);
+        if (st == HX_OK)
+            st = hx_comm_max_i64(comm, iin, imax, ni);
+    }
+    if (st == HX_OK) {
+        for (int k = 0; k < HX_APP_NTIMES; k++) {
+            out->avg[k] = sum[k] / nd;
+            out->max[k] = bitsd(imax[k]);
+            out->min[k] = bitsd(-imax[nv + k]);
+        }
+        double avg_nb = sum[HX_APP_NTIMES] / nd, max_nb = bitsd(imax[HX_APP_NTIMES]);
+        out->nb_imbalance = avg_nb > 0 ? max_nb / avg_nb - 1.0 : 0.0;
+        out->extra_max = imax[2 * nv];
+    }
+    free(sin);
+    free(iin);
+    free(sum);
+    free(imax);
+    return st;
+}
+
+void hx_app_timing_write(FILE *f, const hx_app_timing *r)
+{
+    const double tot = r->avg[HX_APP_NTIMES - 1] > 0 ? r->avg[HX_APP_NTIMES - 1] : 1.0;
+    if (r->nranks <= 1) {
+        fprintf(f, "\ntiming (1 rank)         seconds      %%\n");
+        for (int k = 0; k < HX_APP_NTIMES; k++)
+            fprintf(f, "  %-20s %10.3f %6.1f\n", time_names[k], r->avg[k],
+                    k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot);
+        return;
+    }
+    fprintf(f, "\ntiming over %d ranks    avg seconds      %%        min        max\n", r->nranks);
+    for (int k = 0; k < HX_APP_NTIMES; k++)
+        fprintf(f, "  %-20s %10.3f %6.1f %10.3f %10.3f\n", time_names[k], r->avg[k],
+                k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot, r->min[k], r->max[k]);
+    fprintf(f,
+            "load imbalance of the non-bonded work: %.1f %% (slowest rank / average - 1; the "
+            "others wait for it at the halo exchange)\n",
+            100.0 * r->nb_imbalance);
+}
+
+void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,
+                        double *hours_ns)
+{
+    double ns = dt * 1e-3 * (double)steps;
+    *ns_day = seconds > 0 && ns > 0 ? ns * 86400.0 / seconds : 0.0;
+    *hours_ns = *ns_day > 0 ? 24.0 / *ns_day : 0.0;
+}

@@ -1,0 +1,44 @@
+/* The closing part of a halox md log: energy averages and drift over the run, the timing table
+ * over ranks with the load imbalance, the performance line. */
+#ifndef HX_APP_MD_REPORT_H
+#define HX_APP_MD_REPORT_H
+
+#include "halox/halo.h"
+#include "halox/md.h"
+
+#include <stdio.h>
+
+/* Running averages, fluctuations and linear drifts of the energy terms over the energy frames
+ * of a run (those with computed potential energies). */
+#define HX_APP_NTERMS 6 /* lj, coulomb, potential, kinetic, total, temperature */
+typedef struct hx_app_estats {
+    long long n, first_step, last_step;
+    double first_time, last_time;
+    double mean_t, m2_t;
+    double mean[HX_APP_NTERMS], m2[HX_APP_NTERMS], cov[HX_APP_NTERMS];
+} hx_app_estats;
+
+void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e);
+/* thermostat: the run's (the total energy is a conservation check only without one). */
+void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermostat);
+
+/* Wall times of the run's parts over every rank. */
+#define HX_APP_NTIMES 10
+typedef struct hx_app_timing {
+    int nranks;
+    double min[HX_APP_NTIMES], avg[HX_APP_NTIMES], max[HX_APP_NTIMES];
+    double nb_imbalance; /* max/avg - 1 of the non-bonded work over ranks */
+    long long extra_max; /* the largest `extra` any rank passed in */
+} hx_app_timing;
+
+/* Collective over comm: every rank passes its timings (and one extra integer, reduced by max,
+ * e.g. the signal that stopped it); every rank gets the result. */
+hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
+                               hx_app_timing *out);
+void hx_app_timing_write(FILE *f, const hx_app_timing *r);
+
+/* ns/day and hours/ns of a run of `steps` steps of dt ps in `seconds`. */
+void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,
+                        double *hours_ns);
+
+#endif

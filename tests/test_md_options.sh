@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# halox md's options as a GROMACS user gives them:
+#  - -f run.mdp: every supported key reaches the run (the log says so, and the energies equal
+#    those of the same run given as options), options on the command line override the file,
+#    a bad file fails with file:line before anything is written;
+#  - --continuation (continuation = yes) leaves the start unconstrained: the final
+#    configuration of a single point has the input's coordinates, digit for digit;
+#  - 64-bit step counts, and out-of-range numbers said as such;
+#  - a start from rest (no velocities in the input, none generated) is warned on the terminal;
+#  - a box too small for the cut-off names the file;
+#  - help lines give each default once;
+#  - the log: header (version, build, command, host, hardware, start), energy averages and
+#    drift, the performance line also on the terminal, progress with a clock time.
+#   test_md_options.sh <halox>
+set -u
+halox=$1
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+
+"$halox" build water --atoms 648 --seed 3 -o w.gro > /dev/null 2>&1 || {
+    echo "FAIL: halox build"
+    exit 1
+}
+
+# --- 1. -f run.mdp
+cat > run.mdp << 'EOF'
+; halox md -f run.mdp
+integrator              = md
+dt                      = 0.001
+nsteps                  = 20
+cutoff-scheme           = Verlet
+nstlist                 = 5
+verlet_buffer_tolerance = -1
+rlist                   = 0.8
+coulombtype             = reaction-field
+rcoulomb                = 0.7
+rvdw                    = 0.7
+epsilon-rf              = 78.5
+tcoupl                  = V-rescale
+tc-grps                 = System
+tau_t                   = 0.2
+ref_t                   = 250
+gen-vel                 = yes
+gen-temp                = 250
+gen-seed                = 9
+nstenergy               = 5
+EOF
+check
+"$halox" md -f run.mdp -c w.gro -e m.jsonl -o m.gro -g m.log --threads 1 > m.out 2>&1 ||
+    fail "-f run.mdp: $(tail -2 m.out)"
+for want in "parameter file run.mdp" "steps 20 (from step 0)" "dt 0.001 ps" "rc 0.7 nm" \
+    "rlist 0.8000 nm" "nstlist 5" "eps_rf 78.5" "generated at 250 K, seed 9" \
+    "v-rescale tau_t 0.2 ps ref_t 250 K" "energy m.jsonl every 5"; do
+    grep -qF "$want" m.log || fail "-f run.mdp: the log lacks '$want'"
+done
+check
+"$halox" md -c w.gro --steps 20 --dt 0.001 --nstlist 5 --rlist 0.8 --rc 0.7 --eps-rf 78.5 \
+    --thermostat v-rescale --tau-t 0.2 --ref-t 250 --gen-vel 250 --seed 9 --nstenergy 5 \
+    -e o.jsonl -o o.gro -g o.log --threads 1 > o.out 2>&1 || fail "options run: $(tail -2 o.out)"
+cmp -s m.jsonl o.jsonl || fail "-f run.mdp and the same options give different energies"
+check
+"$halox" md -f run.mdp -c w.gro --steps 10 --rc 0.75 -e ov.jsonl -o ov.gro -g ov.log \
+    --threads 1 > ov.out 2>&1 || fail "override: $(tail -2 ov.out)"
+grep -q "steps 10 (from step 0)" ov.log && grep -q "rc 0.75 nm" ov.log &&
+    grep -q "dt 0.001 ps" ov.log || fail "command-line options do not override run.mdp"
+check
+printf 'dt = 0.002\nnstcalcenergy = 100\n' > bad.mdp
+"$halox" md -f bad.mdp -c w.gro -e bad.jsonl -o bad.gro -g bad.log > bad.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "bad.mdp:2: 'nstcalcenergy' is not a parameter halox supports" bad.out; } ||
+    fail "bad .mdp: exit $rc, $(head -1 bad.out)"
+[ -e bad.log ] || [ -e bad.jsonl ] && fail "bad .mdp: files were written"
+echo "-f run.mdp: values applied, equal to options, overridden; bad file: $(head -1 bad.out | cut -c1-100)"
+
+# --- 2. continuation: the start is not constrained
+check
+"$halox" md -c m.gro --steps 0 --rc 0.7 --continuation -o cont.gro -g cont.log > cont.out 2>&1 ||
+    fail "--continuation: $(tail -2 cont.out)"
+"$halox" md -c m.gro --steps 0 --rc 0.7 -o nocont.gro -g nocont.log > nocont.out 2>&1 ||
+    fail "no continuation: $(tail -2 nocont.out)"
+xyz() { sed -n "3,650p" "$1" | cut -c21-44; }
+diff <(xyz m.gro) <(xyz cont.gro) > /dev/null ||
+    fail "--continuation: the coordinates changed (the start was constrained)"
+diff <(xyz m.gro) <(xyz nocont.gro) > /dev/null &&
+    fail "without --continuation the start was not constrained (this check is void)"
+grep -q "start taken as it is (continuation" cont.log || fail "--continuation: not in the log"
+printf 'continuation = yes\n' > cont.mdp
+"$halox" md -f cont.mdp -c m.gro --steps 0 --rc 0.7 -o cont2.gro -g cont2.log > cont2.out 2>&1 ||
+    fail "continuation = yes: $(tail -2 cont2.out)"
+cmp -s cont.gro cont2.gro || fail "continuation = yes differs from --continuation"
+check
+"$halox" md -c w.gro --steps 5 --continuation --gen-vel 300 -o x.gro > cg.out 2>&1 &&
+    fail "--continuation with --gen-vel accepted"
+grep -q "give one or the other" cg.out || fail "--continuation --gen-vel: $(head -1 cg.out)"
+
+# --- 3. step counts beyond 32 bits; numbers out of range
+check
+"$halox" md -c w.gro --steps 3000000000 --dt 0 -o x.gro > big.out 2>&1
+grep -q "time step dt = 0 ps" big.out || fail "--steps 3000000000: $(head -1 big.out)"
+check
+"$halox" md -c w.gro --steps 99999999999999999999 -o x.gro > huge.out 2>&1 &&
+    fail "--steps 10^20 accepted"
+grep -q "is out of range" huge.out || fail "--steps 10^20: $(head -1 huge.out)"
+
+# --- 4. a start from rest is warned on the terminal
+check
+"$halox" md -c w.gro --steps 5 --rc 0.7 -o rest.gro -g rest.log > rest.out 2>&1 ||
+    fail "start from rest: $(tail -2 rest.out)"
+grep -q "w.gro has no velocities and no --gen-vel was given: the run starts from rest" rest.out ||
+    fail "no warning for a start from rest: $(cat rest.out)"
+grep -q "velocities none: the input has none" rest.log || fail "the log does not say it"
+"$halox" md -c m.gro --steps 5 --rc 0.7 -o vel.gro -g vel.log > vel.out 2>&1
+grep -q "has no velocities" vel.out && fail "warned although the input has velocities"
+
+# --- 5. a box too small for the cut-off: the file is named
+check
+"$halox" md -c w.gro --steps 5 --rc 1.0 -o x.gro > small.out 2>&1
+grep -q "w.gro (box 1.86445 x 1.86445 x 1.86445 nm): cut-off/pair-list radius" small.out ||
+    fail "too small a box: $(head -1 small.out)"
+
+# --- 6. help: each default once
+check
+for cmd in md plan build; do
+    "$halox" $cmd --help > help.txt 2>&1
+    if grep -q "default.*default" help.txt; then
+        fail "halox $cmd --help repeats a default: $(grep 'default.*default' help.txt | head -1)"
+    fi
+done
+
+# --- 7. the log and the terminal
+check
+for want in "^halox " "^  build  " "^  command      halox md -f run.mdp -c w.gro" "^  host  " \
+    "^  hardware  " "^  started  " "^energies over 5 frames" "^conserved-energy drift\|^total-energy drift" \
+    "^performance: .* ns/day, .* us/step, .* hours/ns" "^finished "; do
+    grep -q "$want" m.log || fail "the log lacks '$want'"
+done
+grep -q "^Performance: .* ns/day, .* hours/ns" m.out || fail "no performance line on the terminal"
+check
+# progress every 5 s of wall time, with the clock time the run will end at
+"$halox" build water --atoms 3000 --seed 1 -o big.gro > /dev/null 2>&1
+timeout 120 "$halox" md -c big.gro --steps 100000 --rc 0.9 --threads 1 --gen-vel 300 -o p.gro \
+    -g p.log > p.out 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+    grep -q "^step " p.out && break
+    sleep 0.2
+done
+kill -TERM $pid 2> /dev/null
+wait $pid
+grep -Eq "^step [0-9]+ of 100000, [0-9.]+ ns/day, finishes at ([0-9]{2}:[0-9]{2}:[0-9]{2}|[A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9]{2}:[0-9]{2})$" p.out ||
+    fail "progress line: $(grep -m1 '^step' p.out)"
+echo "progress: $(grep -m1 '^step' p.out)"
+
+finish test_md_options

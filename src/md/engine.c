@@ -442,11 +442,18 @@ int hx_md_is_root(const hx_md *md)
 
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len)
 {
+    /* the bonded terms only for systems that have them, so water's lines stay as they were */
+    char bonded[256] = "";
+    if (e->has_bonded)
+        snprintf(bonded, sizeof bonded,
+                 " \"bonds\": %.10g, \"angles\": %.10g, \"dihedrals\": %.10g, \"lj14\": "
+                 "%.10g, \"coulomb14\": %.10g,",
+                 e->bonds, e->angles, e->dihedrals, e->lj14, e->coulomb14);
     snprintf(buf, len,
-             "{\"step\": %lld, \"time\": %.6f, \"lj\": %.10g, \"coulomb\": %.10g, "
+             "{\"step\": %lld, \"time\": %.6f, \"lj\": %.10g, \"coulomb\": %.10g,%s "
              "\"potential\": %.10g, \"kinetic\": %.10g, \"total\": %.10g, \"temperature\": "
              "%.8g}",
-             e->step, e->time, e->lj, e->coulomb, e->potential, e->kinetic, e->total,
+             e->step, e->time, e->lj, e->coulomb, bonded, e->potential, e->kinetic, e->total,
              e->temperature);
 }
 
@@ -454,7 +461,7 @@ static hx_status write_outputs(hx_md *md, const hx_md_output *out, int energy_no
 {
     double t0 = hx_wtime();
     if (out && out->energy && energy_now) {
-        char line[512];
+        char line[768];
         hx_md_energies_json(&md->ener, line, sizeof line);
         HX_CHECK(fprintf(out->energy, "%s\n", line) > 0, HX_ERR_IO,
                  "step %lld: writing the energy file failed (disk full?)", md->ener.step);

@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
+#include "halox/status.h"
+
 typedef struct hx_bench_run {
     char system[64], mode[16], backend[32], path[16];
     int bulk_copy; /* 1 on, 0 off, <0 not applicable */
@@ -33,5 +37,13 @@ void hx_bench_run_key(const hx_bench_run *r, char *key, size_t cap);
 int hx_bench_compare(const char *a, const char *b, FILE *out);
 /* Markdown report of every result file in dir, with PNG plots next to it (gnuplot). Exit code. */
 int hx_bench_report(const char *dir, const char *report_path);
+
+/* Shared by the series (app/cmd_bench.c): the "meta" object of DESIGN §7 (git revision, date,
+ * host, CPU, GPU, driver, CUDA, NVSHMEM, MPI, command) and an atomic JSON write. */
+struct hx_cmd;
+extern const struct hx_cmd hx_bench_cmd_md; /* app/bench_md.c */
+void hx_bench_git_revision(char *buf, size_t len);
+cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version);
+hx_status hx_bench_write_json(const char *path, cJSON *root);
 
 #endif

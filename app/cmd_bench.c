@@ -36,7 +36,7 @@ static int run_bench(int argc, char **argv);
 const hx_cmd hx_cmd_bench = {
     "bench",
     "benchmarks with JSON results, comparisons and reports",
-    "halox bench <series> [options]   (exchange, compare, report; halox bench <series> --help)",
+    "halox bench <series> [options]   (exchange, md, compare, report; halox bench <series> --help)",
     "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
     "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
     "             water box; run under mpirun with one rank per domain.",
@@ -127,142 +127,6 @@ static int dependency_levels(const hx_domain_plan *p)
     return maxl;
 }
 
-static void git_revision(char *buf, size_t len)
-{
-    const char *env = getenv("HALOX_GIT_REVISION");
-    snprintf(buf, len, "%s", env ? env : "unknown");
-    if (env)
-        return;
-    FILE *f = popen("git -C '" HALOX_SOURCE_DIR "' rev-parse HEAD 2>/dev/null", "r");
-    if (f) {
-        if (fgets(buf, (int)len, f))
-            buf[strcspn(buf, "\n")] = 0;
-        else
-            snprintf(buf, len, "unknown");
-        pclose(f);
-    }
-    f = popen("git -C '" HALOX_SOURCE_DIR "' status --porcelain --untracked-files=no 2>/dev/null",
-              "r");
-    if (f) {
-        char line[256];
-        if (fgets(line, sizeof line, f) && strlen(buf) + 7 < len)
-            strcat(buf, "-dirty");
-        pclose(f);
-    }
-}
-
-static cJSON *make_meta(int argc, char **argv, const char *nvshmem_version)
-{
-    cJSON *m = cJSON_CreateObject();
-    char buf[1024];
-    git_revision(buf, sizeof buf);
-    cJSON_AddStringToObject(m, "git_revision", buf);
-    time_t now = time(NULL);
-    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    cJSON_AddStringToObject(m, "date", buf);
-    if (gethostname(buf, sizeof buf) != 0)
-        snprintf(buf, sizeof buf, "unknown");
-    cJSON_AddStringToObject(m, "host", buf);
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    snprintf(buf, sizeof buf, "unknown");
-    if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f))
-            if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-                snprintf(buf, sizeof buf, "%s", strchr(line, ':') + 2);
-                buf[strcspn(buf, "\n")] = 0;
-                break;
-            }
-        fclose(f);
-    }
-    cJSON_AddStringToObject(m, "cpu", buf);
-    hx_gpu_info g;
-    int dev = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess && hx_gpu_get_info(dev, &g) == HX_OK) {
-        cJSON_AddStringToObject(m, "gpu", g.name);
-        snprintf(buf, sizeof buf, "CUDA driver API %d.%d", g.driver_version / 1000,
-                 (g.driver_version % 1000) / 10);
-        cJSON_AddStringToObject(m, "driver", buf);
-        snprintf(buf, sizeof buf, "%d.%d", g.runtime_version / 1000,
-                 (g.runtime_version % 1000) / 10);
-        cJSON_AddStringToObject(m, "cuda", buf);
-    } else {
-        cJSON_AddNullToObject(m, "gpu");
-        cJSON_AddNullToObject(m, "driver");
-        cJSON_AddNullToObject(m, "cuda");
-    }
-    if (nvshmem_version[0])
-        cJSON_AddStringToObject(m, "nvshmem", nvshmem_version);
-    else
-        cJSON_AddNullToObject(m, "nvshmem");
-    hx_mpi_library_version(buf, (int)sizeof buf);
-    cJSON_AddStringToObject(m, "mpi", buf);
-    const char *cmd = getenv("HALOX_BENCH_COMMAND");
-    size_t k = 0;
-    buf[0] = 0;
-    for (int i = 0; i < argc && k + 2 < sizeof buf; i++)
-        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? " " : "", argv[i]);
-    cJSON_AddStringToObject(m, "command", cmd ? cmd : buf);
-    cJSON_AddStringToObject(m, "halox", HALOX_VERSION);
-    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
-    if (mps)
-        cJSON_AddStringToObject(m, "mps_active_thread_percentage", mps);
-    return m;
-}
-
-/* Atomic write: a reader never sees half a file. */
-static hx_status write_json(const char *path, cJSON *root)
-{
-    char *text = cJSON_Print(root);
-    HX_CHECK(text, HX_ERR_NOMEM, "out of memory printing JSON");
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        free(text);
-        HX_FAIL(HX_ERR_IO, "cannot write %s", tmp);
-    }
-    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    ok = fclose(f) == 0 && ok;
-    free(text);
-    if (!ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        HX_FAIL(HX_ERR_IO, "cannot write %s", path);
-    }
-    return HX_OK;
-}
-
-typedef struct xsys {
-    hx_system *sys;
-    double *cen; /* [nmol][3] molecule centres, in the box */
-    double rmol;
-} xsys;
-
-static hx_status build_system(int natoms, int seed, xsys *S)
-{
-    memset(S, 0, sizeof *S);
-    HX_TRY(hx_build_water("spce", natoms, 0.0, (uint64_t)seed, &S->sys));
-    const hx_system *s = S->sys;
-    S->cen = malloc(sizeof(double) * 3 * ((size_t)s->nmol + 1));
-    HX_CHECK(S->cen, HX_ERR_NOMEM, "out of memory");
-    for (int m = 0; m < s->nmol; m++) {
-        const int a0 = s->mol_start[m], a1 = s->mol_start[m + 1];
-        double c[3] = {0, 0, 0};
-        for (int a = a0; a < a1; a++)
-            for (int d = 0; d < 3; d++)
-                c[d] += s->x[3 * a + d] / (a1 - a0);
-        for (int a = a0; a < a1; a++) {
-            double r2 = 0;
-            for (int d = 0; d < 3; d++)
-                r2 += (s->x[3 * a + d] - c[d]) * (s->x[3 * a + d] - c[d]);
-            S->rmol = sqrt(r2) > S->rmol ? sqrt(r2) : S->rmol;
-        }
-        for (int d = 0; d < 3; d++)
-            S->cen[3 * m + d] = c[d] - floor(c[d] / s->box[d]) * s->box[d];
-    }
-    return HX_OK;
-}
-
 typedef struct timing {
     double med, p10, p90, min, max; /* this rank, us */
     double wall;                    /* us per step, barrier to barrier */
@@ -351,37 +215,17 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
     HX_CHECK(nd == nranks, HX_ERR_INVALID_ARG,
              "bench exchange: grid %dx%dx%d has %d domains but %d ranks run: one rank per domain",
              grid[0], grid[1], grid[2], nd, nranks);
-    xsys S;
-    HX_TRY(build_system(apd * nd, o->seed, &S));
+    /* the decomposition layer the engine uses: the same molecules land on the same domains */
+    hx_system *sys = NULL;
+    HX_TRY(hx_build_water(o->model, apd * nd, 0.0, (uint64_t)o->seed, &sys));
+    hx_system_make_whole(sys);
     hx_status st = HX_OK;
-    hx_dd *dd = NULL;
-    hx_plan *plan = NULL;
-    double *xh = NULL;
+    hx_decomp *dec = NULL;
     cudaStream_t s = NULL;
-    const hx_system *sys = S.sys;
-    hx_dd_params dp = {{sys->box[0], sys->box[1], sys->box[2]},
-                       {grid[0], grid[1], grid[2]},
-                       o->rlist + S.rmol,
-                       o->rc};
-    HX_TRY_GOTO(st, hx_dd_create(&dp, &dd), out);
-    HX_TRY_GOTO(st, hx_plan_create(dd, world, &plan), out);
-    xh = malloc(sizeof(double) * 3 * ((size_t)sys->natoms + 1));
-    if (!xh)
-        HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory");
-    int nh = 0;
-    for (int m = 0; m < sys->nmol; m++) {
-        if (hx_dd_domain_of_point(dd, &S.cen[3 * m]) != rank)
-            continue;
-        const double *c = &S.cen[3 * m];
-        for (int a = sys->mol_start[m]; a < sys->mol_start[m + 1]; a++, nh++)
-            for (int d = 0; d < 3; d++) {
-                /* the molecule whole around its wrapped centre */
-                double x = sys->x[3 * a + d];
-                x -= sys->box[d] * floor((x - c[d]) / sys->box[d] + 0.5);
-                xh[3 * nh + d] = x;
-            }
-    }
-    HX_TRY_GOTO(st, hx_plan_build(plan, &nh, (const double *const *)&xh), out);
+    hx_decomp_params dparams = {o->rc, o->rlist, {grid[0], grid[1], grid[2]}};
+    HX_TRY_GOTO(st, hx_decomp_create(sys, &dparams, world, &dec), out);
+    hx_plan *plan = hx_decomp_plan(dec);
+    const double *xh = hx_decomp_get_local(dec, 0)->home->x;
     const hx_domain_plan *p = hx_plan_domain(plan, 0);
     long long mine[2] = {0, 0}, tot[2];
     for (int q = 0; q < p->npulses; q++) {
@@ -486,7 +330,7 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
             cJSON_AddNumberToObject(r, "atoms_sent_per_step_max_rank", (double)tot[1]);
             cJSON_AddNumberToObject(r, "rc", o->rc);
             cJSON_AddNumberToObject(r, "rlist", o->rlist);
-            cJSON_AddNumberToObject(r, "r_comm", dp.r_comm);
+            cJSON_AddNumberToObject(r, "r_comm", hx_decomp_r_comm(dec));
             cJSON_AddStringToObject(r, "timing",
                                     "exchange_us: median over steps of the device time from "
                                     "before exchange_x to after exchange_f, slowest rank; "
@@ -503,11 +347,8 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
 out:
     if (s)
         cudaStreamDestroy(s);
-    free(xh);
-    hx_plan_destroy(&plan);
-    hx_dd_destroy(&dd);
-    hx_system_destroy(&S.sys);
-    free(S.cen);
+    hx_decomp_destroy(&dec);
+    hx_system_destroy(&sys);
     return st;
 }
 
@@ -601,13 +442,15 @@ static int run_exchange(int argc, char **argv)
         }
     } else {
         /* the box depends on the size; the grid choice on the first size's box */
-        xsys S;
-        st = build_system(apd[0] * nranks, o.seed, &S);
-        if (st == HX_OK)
-            st = hx_dd_choose_grid(S.sys->box, o.rlist + S.rmol, o.rc, nranks, grids[0]);
+        hx_system *S = NULL;
+        st = hx_build_water(o.model, apd[0] * nranks, 0.0, (uint64_t)o.seed, &S);
+        if (st == HX_OK) {
+            hx_system_make_whole(S);
+            st = hx_dd_choose_grid(S->box, o.rlist + hx_system_molecule_radius(S), o.rc, nranks,
+                                   grids[0]);
+        }
         ngrids = 1;
-        hx_system_destroy(&S.sys);
-        free(S.cen);
+        hx_system_destroy(&S);
     }
     cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray();
     char nvv[32] = "";
@@ -623,11 +466,11 @@ static int run_exchange(int argc, char **argv)
         rc = 1;
     }
     if (rank == 0) {
-        cJSON_AddItemToObject(root, "meta", make_meta(argc, argv, nvv));
+        cJSON_AddItemToObject(root, "meta", hx_bench_meta(argc, argv, nvv));
         cJSON_AddItemToObject(root, "runs", runs);
         runs = NULL;
         if (o.out) {
-            hx_status ws = write_json(o.out, root);
+            hx_status ws = hx_bench_write_json(o.out, root);
             if (ws != HX_OK) {
                 hx_cli_report_error("bench exchange", ws);
                 rc = 1;
@@ -729,7 +572,7 @@ static int run_report(int argc, char **argv)
 
 /* ---- the series --------------------------------------------------------------------------- */
 
-static const hx_cmd *const series[] = {&cmd_exchange, &cmd_compare, &cmd_report};
+static const hx_cmd *const series[] = {&cmd_exchange, &hx_bench_cmd_md, &cmd_compare, &cmd_report};
 #define NSERIES ((int)(sizeof series / sizeof series[0]))
 
 static int run_bench(int argc, char **argv)
@@ -744,7 +587,7 @@ static int run_bench(int argc, char **argv)
     for (int i = 0; i < NSERIES; i++)
         if (strcmp(argv[1], series[i]->name) == 0)
             return series[i]->run(argc - 1, argv + 1);
-    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange, compare, report)\n",
+    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange, md, compare, report)\n",
             argv[1]);
     return 2;
 }

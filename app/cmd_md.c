@@ -15,6 +15,7 @@
 #include "signals.h"
 
 #include "halox/checkpoint.h"
+#include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/io.h"
 #include "halox/log.h"
@@ -508,6 +509,16 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->nstcheck == 0 ? " (off)" : "");
     fprintf(flog, "  non-bonded precision %s\n",
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
+    fprintf(flog, "  backend %s, halo exchange %s\n", rp->backend ? rp->backend : "cpu",
+            rp->halo ? rp->halo : "host");
+    if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
+        hx_gpu_info gi;
+        int dev = 0;
+        char line[512] = "";
+        if (hx_gpu_current_device(&dev) == HX_OK && hx_gpu_get_info(dev, &gi) == HX_OK)
+            hx_gpu_describe(&gi, line, (int)sizeof line);
+        fprintf(flog, "  GPU %d: %s\n", dev, line);
+    }
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
     else if (job->no_velocities)
@@ -741,6 +752,15 @@ static int run_job(md_job *job, int parallel)
         rc_exit = 1;
         goto done;
     }
+    if (job->p.backend && strcmp(job->p.backend, "gpu") == 0) {
+        /* one GPU per rank of the node (ranks placed consecutively on a node) */
+        int dev = -1;
+        st = hx_gpu_select_for_rank(hx_comm_rank(job->comm), &dev);
+        if (st != HX_OK) {
+            rc_exit = fail_job(job, st);
+            goto done;
+        }
+    }
     /* outputs first: a bad path must fail before the input is read, let alone the run */
     st = hx_comm_agree(job->comm, job->root ? check_outputs(job) : HX_OK);
     if (st == HX_OK)
@@ -919,6 +939,8 @@ static int run_md(int argc, char **argv)
     job.last_ckpt_step = -1;
     hx_app_command_line(argc, argv, job.cmdline, sizeof job.cmdline);
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
+    const char *halo = NULL;
+    int use_gpu = 0;
     job.out = "confout.gro";
     long long steps = 0;
     int nstlist = 10, nstcheck = 10, threads = 0, continuation = 0;
@@ -969,6 +991,10 @@ static int run_md(int argc, char **argv)
         {"threads", "nt", HX_OPT_INT, &threads, "N", "OpenMP threads per rank (0: all)"},
         {"precision", NULL, HX_OPT_STRING, &precision, "P",
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
+        {"gpu", NULL, HX_OPT_FLAG, &use_gpu, NULL,
+         "run the step on the GPU (non-bonded, pair search, update; one GPU per rank)"},
+        {"halo", NULL, HX_OPT_STRING, &halo, "NAME",
+         "halo-exchange backend (default: host on the CPU, nvshmem with --gpu)"},
         {"dd", NULL, HX_OPT_STRING, &dd_text, "AxBxC",
          "domain grid (default: 1x1x1, or chosen for the MPI ranks)"},
         {"checkpoint", "cpo", HX_OPT_STRING, &job.ckpt, "FILE",
@@ -1033,6 +1059,8 @@ static int run_md(int argc, char **argv)
     p->ref_t = job.ref_t;
     p->nthreads = threads;
     p->no_start_constraints = continuation;
+    p->backend = use_gpu ? "gpu" : NULL;
+    p->halo = halo;
     job.total_steps = steps;
     if (strcmp(precision, "mixed") == 0)
         p->nb_precision = HX_NB_MIXED;

@@ -6,6 +6,7 @@
 #include "halox/io.h"
 #include "halox/md.h"
 #include "core/error.h"
+#include "io/json.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +37,68 @@ typedef struct pulse_sum {
     long long send_total, recv_total;
     int send_min, send_max, recv_min, recv_max;
 } pulse_sum;
+
+typedef struct plan_totals {
+    int domains;
+    long long home, halo;
+    int halo_min, halo_max;
+} plan_totals;
+
+/* The --json object (docs/plan-json.md) through cJSON: strings escaped, numbers exact. */
+static hx_status print_json(const hx_system *sys, const hx_dd *dd, const int grid[3], double rc,
+                            double rlist, double rmol, double r_comm, const pulse_sum *ps,
+                            int npulses, const plan_totals *t)
+{
+    static const char *dn[3] = {"x", "y", "z"};
+    const double box[3] = {sys->box[0], sys->box[1], sys->box[2]};
+    const double cell[3] = {hx_dd_cell_size(dd, 0), hx_dd_cell_size(dd, 1), hx_dd_cell_size(dd, 2)};
+    const int ppd[3] = {hx_dd_pulses_dim(dd, 0), hx_dd_pulses_dim(dd, 1), hx_dd_pulses_dim(dd, 2)};
+    /* hx_json_add frees what it cannot attach; everything attached goes with root */
+    cJSON *root = cJSON_CreateObject(), *system = NULL, *pulses = NULL;
+    int ok = hx_json_add(root, "system", system = cJSON_CreateObject()) &&
+             hx_json_add(system, "title", hx_json_string(sys->title)) &&
+             hx_json_add(system, "atoms", hx_json_int(sys->natoms)) &&
+             hx_json_add(system, "molecules", hx_json_int(sys->nmol)) &&
+             hx_json_add(system, "box", hx_json_number_array(box, 3)) &&
+             hx_json_add(root, "grid", hx_json_int_array(grid, 3)) &&
+             hx_json_add(root, "cell_size", hx_json_number_array(cell, 3)) &&
+             hx_json_add(root, "rc", hx_json_number(rc)) &&
+             hx_json_add(root, "rlist", hx_json_number(rlist)) &&
+             hx_json_add(root, "molecule_radius", hx_json_number(rmol)) &&
+             hx_json_add(root, "r_comm", hx_json_number(r_comm)) &&
+             hx_json_add(root, "pulses_per_dim", hx_json_int_array(ppd, 3)) &&
+             hx_json_add(root, "pulses", pulses = cJSON_CreateArray());
+    for (int q = 0; ok && q < npulses; q++) {
+        cJSON *p = cJSON_CreateObject();
+        ok = p && cJSON_AddItemToArray(pulses, p) &&
+             hx_json_add(p, "dim", cJSON_CreateString(dn[ps[q].dim])) &&
+             hx_json_add(p, "pulse", hx_json_int(ps[q].pulse)) &&
+             hx_json_add(p, "send_atoms_total", hx_json_int(ps[q].send_total)) &&
+             hx_json_add(p, "send_atoms_min", hx_json_int(ps[q].send_min)) &&
+             hx_json_add(p, "send_atoms_avg",
+                         hx_json_number((double)ps[q].send_total / t->domains)) &&
+             hx_json_add(p, "send_atoms_max", hx_json_int(ps[q].send_max)) &&
+             hx_json_add(p, "recv_atoms_total", hx_json_int(ps[q].recv_total)) &&
+             hx_json_add(p, "recv_atoms_min", hx_json_int(ps[q].recv_min)) &&
+             hx_json_add(p, "recv_atoms_avg",
+                         hx_json_number((double)ps[q].recv_total / t->domains)) &&
+             hx_json_add(p, "recv_atoms_max", hx_json_int(ps[q].recv_max));
+    }
+    ok = ok && hx_json_add(root, "domains", hx_json_int(t->domains)) &&
+         hx_json_add(root, "home_atoms_total", hx_json_int(t->home)) &&
+         hx_json_add(root, "halo_atoms_total", hx_json_int(t->halo)) &&
+         hx_json_add(root, "halo_atoms_min", hx_json_int(t->halo_min)) &&
+         hx_json_add(root, "halo_atoms_max", hx_json_int(t->halo_max)) &&
+         hx_json_add(root, "halo_to_home",
+                     hx_json_number(t->home ? (double)t->halo / t->home : 0.0));
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    HX_CHECK(text, HX_ERR_NOMEM, "out of memory writing the plan as JSON");
+    int written = printf("%s\n", text) > 0;
+    cJSON_free(text);
+    HX_CHECK(written, HX_ERR_IO, "writing the plan to standard output failed");
+    return HX_OK;
+}
 
 static int run_plan(int argc, char **argv)
 {
@@ -181,29 +244,9 @@ static int run_plan(int argc, char **argv)
     }
     const char dn[3] = {'x', 'y', 'z'};
     if (json) {
-        printf("{\"system\": {\"atoms\": %d, \"molecules\": %d, \"box\": [%.6f, %.6f, %.6f]},\n",
-               sys->natoms, sys->nmol, sys->box[0], sys->box[1], sys->box[2]);
-        printf(" \"grid\": [%d, %d, %d],\n", grid[0], grid[1], grid[2]);
-        printf(" \"cell_size\": [%.6f, %.6f, %.6f],\n", hx_dd_cell_size(dd, 0),
-               hx_dd_cell_size(dd, 1), hx_dd_cell_size(dd, 2));
-        printf(" \"rc\": %.6f, \"rlist\": %.6f, \"molecule_radius\": %.6f, \"r_comm\": %.6f,\n", rc,
-               rlist, rmol, r_comm);
-        printf(" \"pulses_per_dim\": [%d, %d, %d],\n", hx_dd_pulses_dim(dd, 0),
-               hx_dd_pulses_dim(dd, 1), hx_dd_pulses_dim(dd, 2));
-        printf(" \"pulses\": [");
-        for (int q = 0; q < npulses; q++)
-            printf("%s\n  {\"dim\": \"%c\", \"pulse\": %d, \"send_atoms_total\": %lld, "
-                   "\"send_atoms_min\": %d, \"send_atoms_avg\": %.2f, \"send_atoms_max\": %d, "
-                   "\"recv_atoms_total\": %lld, \"recv_atoms_min\": %d, \"recv_atoms_avg\": %.2f, "
-                   "\"recv_atoms_max\": %d}",
-                   q ? "," : "", dn[ps[q].dim], ps[q].pulse, ps[q].send_total, ps[q].send_min,
-                   (double)ps[q].send_total / nd, ps[q].send_max, ps[q].recv_total, ps[q].recv_min,
-                   (double)ps[q].recv_total / nd, ps[q].recv_max);
-        printf("%s],\n", npulses ? "\n " : "");
-        printf(" \"domains\": %d, \"home_atoms_total\": %lld, \"halo_atoms_total\": %lld,\n", nd,
-               home_total, halo_total);
-        printf(" \"halo_atoms_min\": %d, \"halo_atoms_max\": %d, \"halo_to_home\": %.6f}\n",
-               nd ? halo_min : 0, halo_max, home_total ? (double)halo_total / home_total : 0.0);
+        plan_totals t = {nd, home_total, halo_total, nd ? halo_min : 0, halo_max};
+        if ((st = print_json(sys, dd, grid, rc, rlist, rmol, r_comm, ps, npulses, &t)) != HX_OK)
+            goto fail;
     } else {
         printf("system      %d atoms, %d molecules, box %.4f x %.4f x %.4f nm\n", sys->natoms,
                sys->nmol, sys->box[0], sys->box[1], sys->box[2]);

@@ -40,6 +40,10 @@ summary=$OUT/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 t_start=$(date +%s)
 elapsed() { echo $(($(date +%s) - t_start)); }
+# One device call may run 600 s: every phase gets what is left of HALOX_H200_BUDGET (default
+# 560 s) minus what the phases after it need, so a slow phase is cut, not the whole call.
+budget=${HALOX_H200_BUDGET:-560}
+left() { echo $((budget - $(elapsed))); }
 
 export NVSHMEM_DISABLE_NVLS=1
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
@@ -120,8 +124,14 @@ nvidia-cuda-mps-control -d > "$OUT/logs/mps.log" 2>&1 && say "MPS started" || sa
 
 # ---- 5. GPU tests -------------------------------------------------------------------------
 if [[ $do_tests -eq 1 ]]; then
-    (cd "$build" && ctest -L gpu ${filter:+-R "$filter"} --output-on-failure --timeout 300 \
-        > "$OUT/logs/ctest_gpu.log" 2>&1)
+    reserve=0
+    [[ $do_san -eq 1 ]] && reserve=$((reserve + 60))
+    [[ $do_bench -eq 1 ]] && reserve=$((reserve + ${HALOX_H200_BENCH_RESERVE:-200}))
+    tbudget=$(($(left) - reserve))
+    [[ $tbudget -lt 30 ]] && tbudget=30
+    (cd "$build" && timeout $tbudget ctest -L gpu ${filter:+-R "$filter"} --output-on-failure \
+        --timeout ${HALOX_H200_TEST_TIMEOUT:-150} > "$OUT/logs/ctest_gpu.log" 2>&1)
+    [[ $? -eq 124 ]] && say "GPU tests cut at their budget of $tbudget s"
     say ""
     say "GPU tests ($(elapsed) s):"
     grep -E "Test +#[0-9]+:" "$OUT/logs/ctest_gpu.log" |
@@ -138,7 +148,7 @@ if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
         exe=$(find "$build/tests" -maxdepth 1 -name "$t" -type f | head -1)
         [[ -x "$exe" ]] || continue
         for tool in memcheck racecheck synccheck; do
-            timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
+            HALOX_GPU_TEST_QUICK=1 timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 "$exe" \
                 ${HALOX_SANITIZE_ARGS:-} > "$OUT/logs/san_${t}_$tool.log" 2>&1
             rc=$?
             errs=$(grep -Eo "ERROR SUMMARY: [0-9]+ error" "$OUT/logs/san_${t}_$tool.log" | tail -1)

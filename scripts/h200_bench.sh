@@ -6,6 +6,10 @@
 bench() {
     local name=$1
     shift
+    if [[ $(left) -lt 20 ]]; then
+        say "  $name: skipped (the call's time is spent)"
+        return
+    fi
     local t0
     t0=$(date +%s)
     (cd "$BUILD" && "$@") > "$OUT/logs/bench_$name.log" 2>&1
@@ -19,12 +23,20 @@ mpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
 
 # (filled as the GPU benchmarks land)
 
+# The single-GPU MD step (issue 12): SPC/E 45k/180k/360k atoms, three list configurations
+# (nstlist:prune parts), CUDA graph replay; the table is the log's end
+gsteps=4000 gwarm=300
+[[ $QUICK -eq 1 ]] && gsteps=600 gwarm=100
+bench gpu_md timeout $(($(left) / 3)) "$BUILD/tests/gpu_md_bench" --atoms 45000,180000,360000 \
+    --steps $gsteps --warmup $gwarm --configs 100:4,40:4,20:0 --json "$RES/gpu_md.json" \
+    --git-revision "$(git -C "$(dirname "${BASH_SOURCE[0]}")/.." rev-parse HEAD 2>/dev/null)"
+
 # GPU halo exchange (issue 11): every backend side by side, the paper's smallest per-GPU size
 xb() { # name np args...
     local name=$1 np=$2
     shift 2
     export HALOX_BENCH_COMMAND="mpirun -np $np halox bench exchange $* -o $name.json"
-    bench "$name" timeout 300 "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
+    bench "$name" timeout 150 "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
         "$HALOX" bench exchange "$@" -o "$RES/$name.json"
 }
 steps=2000 warm=200
@@ -41,3 +53,25 @@ if [[ $QUICK -eq 0 ]]; then
         --steps 1000 --warmup 100 --backends gpu-mpi,gpu-direct,nvshmem
 fi
 python3 "$(dirname "${BASH_SOURCE[0]}")/h200_table.py" "$RES" 2>&1 | tee -a "$OUT/summary.txt"
+
+# The MD step through the engine (issues 12 and 13): one GPU alone, then the decomposed step on
+# 4 and 8 ranks of the one GPU under MPS, every halo backend side by side (halox bench md)
+mb() { # name np args...
+    local name=$1 np=$2
+    shift 2
+    export HALOX_BENCH_COMMAND="mpirun -np $np halox bench md $* -o $name.json"
+    bench "$name" timeout 200 "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
+        "$HALOX" bench md "$@" -o "$RES/$name.json"
+}
+msteps=3000 mwarm=300
+[[ $QUICK -eq 1 ]] && msteps=600 mwarm=100
+mb md_1gpu 1 --atoms 45000,180000,360000 --backends gpu --steps $msteps --warmup $mwarm
+mb md_dd_4rank_45k 4 --atoms 45000 --dd 4x1x1,2x2x1 --backends gpu-mpi,gpu-direct,nvshmem \
+    --steps $msteps --warmup $mwarm
+mb md_dd_8rank_45k 8 --atoms 45000 --dd 2x2x2 --backends gpu-mpi,gpu-direct,nvshmem \
+    --steps $msteps --warmup $mwarm
+[[ $QUICK -eq 0 ]] && mb md_dd_4rank_180k 4 --atoms 180000 --dd 4x1x1 \
+    --backends gpu-mpi,gpu-direct,nvshmem --steps 1000 --warmup 100
+for f in "$RES"/md_*.json; do
+    [[ -e $f ]] && grep -h "us/step" "$OUT/logs/bench_$(basename "$f" .json).log" | tee -a "$OUT/summary.txt"
+done

@@ -71,7 +71,12 @@ def read_energies(path):
         for k in ENERGY_KEYS:
             v = obj.get(k)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                what = "missing" if k not in obj else f"not a finite number ({v!r})"
+                if k not in obj:
+                    what = "missing"
+                elif v is None:
+                    what = "null (halox writes null for a NaN or infinite value: the run blew up)"
+                else:
+                    what = f"not a finite number ({v!r})"
                 raise PlotError(f"{path}:{n}: key '{k}' is {what}; an energy line needs "
                                 + ", ".join(ENERGY_KEYS))
             row.append(float(v))

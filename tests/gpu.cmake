@@ -56,3 +56,44 @@ foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline)
     target_link_libraries(${t} PRIVATE halox_gpu_halo_fixture)
   endif()
 endforeach()
+
+# GPU compute of the single-GPU MD step (src/gpu/nb_gpu.cu, search_gpu.cu, update_gpu.cu):
+# against the CPU path; --quick is what the CPU emulation build (HALOX_GPU_EMULATE) runs.
+if(HALOX_HAVE_CUDA)
+  add_library(halox_gputest STATIC test_gpu_common.c gpu_md_driver.c)
+  target_link_libraries(halox_gputest PUBLIC halox_testutil)
+  target_compile_options(halox_gputest PRIVATE ${HALOX_WARNINGS})
+  if(HALOX_GPU_EMULATE)
+    set(HALOX_GPU_TEST_ARGS --quick)
+  else()
+    set(HALOX_GPU_TEST_ARGS "")
+  endif()
+endif()
+halox_gpu_test(test_gpu_nb SOURCES test_gpu_nb.c ARGS ${HALOX_GPU_TEST_ARGS})
+if(TARGET test_gpu_nb)
+  target_link_libraries(test_gpu_nb PRIVATE halox_gputest)
+endif()
+halox_gpu_test(test_gpu_update SOURCES test_gpu_update.c)
+if(TARGET test_gpu_update)
+  target_link_libraries(test_gpu_update PRIVATE halox_gputest)
+endif()
+halox_gpu_test(test_gpu_md SOURCES test_gpu_md.c ARGS ${HALOX_GPU_TEST_ARGS})
+if(TARGET test_gpu_md)
+  target_link_libraries(test_gpu_md PRIVATE halox_gputest)
+endif()
+
+# The single-GPU MD benchmark (bench/gpu_md_bench.c): built with CUDA, run by hand on the GPU
+# machine (see docs/design/gpu-engine.md).
+if(HALOX_HAVE_CUDA)
+  add_executable(gpu_md_bench ${PROJECT_SOURCE_DIR}/bench/gpu_md_bench.c)
+  target_include_directories(gpu_md_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${HALOX_CJSON_INCLUDE})
+  target_link_libraries(gpu_md_bench PRIVATE halox_gputest ${HALOX_CJSON_LIB})
+  target_compile_options(gpu_md_bench PRIVATE ${HALOX_WARNINGS})
+endif()
+# The "gpu" MD backend in the engine's schedule against the "cpu" backend (one domain; two
+# domains on one GPU through the gpu-mpi halo)
+halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)
+
+# The decomposed GPU step (issue 13): every GPU halo backend in the engine's schedule against
+# the CPU engine and one GPU, 1D/2D/3D and two-pulse grids, NVE drift, a stressed NVSHMEM run
+halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 LABELS dd)

@@ -35,3 +35,8 @@ halox_test(test_topology SOURCES test_topology.c LABELS io)
 
 # GROMACS .mdp files: the supported keys and values, and every refusal with file:line.
 halox_test(test_mdp SOURCES test_mdp.c LABELS io)
+
+# JSON output (src/io/json.c): exact numbers, null for non-finite values, escaped UTF-8 strings.
+halox_test(test_json SOURCES test_json.c LABELS io)
+target_include_directories(test_json PRIVATE ${HALOX_CJSON_INCLUDE})
+target_link_libraries(test_json PRIVATE ${HALOX_CJSON_LIB})

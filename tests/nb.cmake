@@ -1,4 +1,4 @@
-# Non-bonded kernel tests (src/md/nonbonded.c): mixed precision against double, local/non-local
+# Non-bonded tests (src/md/nonbonded.c, nb_*.c): mixed precision against double, local/non-local
 # split against the full computation. The benchmark bench/nb_bench.c is built here as a plain
 # executable (not a test).
 add_executable(nb_bench ${PROJECT_SOURCE_DIR}/bench/nb_bench.c)

@@ -69,6 +69,26 @@ if command -v gnuplot > /dev/null; then
     done
 fi
 
+# halox bench md runs a series on the CPU and writes a result the report reads
+check
+"$halox" bench md --atoms 1500 --backends cpu --steps 20 --warmup 5 --nstlist 10 --nstmetrics 5 \
+    -o res/md_cpu.json > mdb.out 2>&1 || fail "bench md exited $?: $(tail -3 mdb.out)"
+python3 - res/md_cpu.json << 'PY' || fail "bench md result: $(cat res/md_cpu.json | head -c 600)"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+assert d["meta"]["series"] == "md" and d["meta"]["git_revision"], d["meta"]
+r = d["runs"][0]
+assert r["mode"] == "md" and r["backend"] == "cpu" and r["ranks"] == 1 and r["dd"] == [1, 1, 1]
+assert r["atoms"] == 1500 and r["steps"] == 20 and r["nstlist"] == 10
+assert r["us_per_step"] > 0 and abs(r["ns_per_day"] - 0.002e-3 * 86400 / (r["us_per_step"] * 1e-6)) < 1e-6 * r["ns_per_day"]
+assert r["local_work_us_min"] <= r["local_work_us"] <= r["local_work_us_max"] and r["local_work_us"] > 0
+PY
+check
+"$halox" bench report res > rep2.out 2>&1 && grep -q "| water-spce | 1500 | cpu | 1 | 0 | 1x1x1 |" res/REPORT.md ||
+    fail "the report lacks the bench md run: $(cat rep2.out)"
+"$halox" bench md --atoms 1500 --backends tpu > bad5.out 2>&1
+[ $? -eq 2 ] && grep -q "unknown backend 'tpu'" bad5.out || fail "bench md, bad backend: $(cat bad5.out)"
+
 # bad input
 good=$(md5sum res/REPORT.md)
 mkdir bad

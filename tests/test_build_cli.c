@@ -20,7 +20,8 @@ static char dir[256];
 static int run(const char *args, char *out, size_t cap)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", halox, args);
+    /* HALOX_LOG would change what an error prints */
+    snprintf(cmd, sizeof cmd, "env -u HALOX_LOG '%s' %s 2>&1", halox, args);
     FILE *p = popen(cmd, "r");
     if (!p)
         return -1;
@@ -69,19 +70,29 @@ int main(int argc, char **argv)
     snprintf(args, sizeof args, "build water --model tip3p --atoms 3000 --seed 3 -o %s", path);
     int rc = run(args, out, sizeof out);
     T_CHECK(rc == 0, "'halox %s' exited %d:\n%s", args, rc, out);
-    T_CHECK(strstr(out, "3000 atoms") && strstr(out, "1000 molecules") && strstr(out, "g/cm3"),
-            "summary line lacks atoms/molecules/density: %s", out);
     hx_system *s = NULL, *ref = NULL;
     T_OK(hx_gro_read(path, &s));
     T_OK(hx_build_water("tip3p", 3000, 0, 3, &ref));
+    /* the summary line: density and closest O-O distance read from it (checked for range), the
+     * rest exactly */
+    double density = 0, doo = 0;
+    const char *dl = strstr(out, "density ");
+    if (!dl || sscanf(dl, "density %lf g/cm3, min O-O %lf nm", &density, &doo) != 2)
+        T_FAIL("summary line lacks density and min O-O: %s", out);
+    char summary[1024];
+    snprintf(summary, sizeof summary,
+             "halox build: water tip3p: 3000 atoms, 1000 molecules, box %.5f x %.5f x %.5f nm, "
+             "density %.4f g/cm3, min O-O %.4f nm -> %s\n",
+             ref ? ref->box[0] : 0, ref ? ref->box[1] : 0, ref ? ref->box[2] : 0, density, doo,
+             path);
+    T_CHECK(strcmp(out, summary) == 0 && fabs(density - 0.982) < 0.01 && doo >= 0.23,
+            "summary\n%s\nexpected (TIP3P at 0.982 g/cm3, O-O >= 0.23 nm)\n%s", out, summary);
     if (s && ref) {
+        /* the file holds the library's system to the written precision, exactly: atoms, names,
+         * molecules, title, coordinates, box; no velocities */
         T_CHECK(s->natoms == 3000 && s->nmol == 1000, "read back %d atoms %d molecules", s->natoms,
                 s->nmol);
-        double worst = 0;
-        for (int i = 0; i < 3 * s->natoms && s->natoms == ref->natoms; i++)
-            worst = fmax(worst, fabs(s->x[i] - ref->x[i]));
-        T_CHECK(worst <= 0.0005 + 1e-9, "file differs from hx_build_water by %.6f nm", worst);
-        T_CHECK(fabs(s->box[0] - ref->box[0]) < 1e-5, "box %.6f vs %.6f", s->box[0], ref->box[0]);
+        t_gro_same(s, ref, 0, "halox build water vs hx_build_water");
     }
     hx_system_destroy(&s);
     hx_system_destroy(&ref);
@@ -97,6 +108,22 @@ int main(int argc, char **argv)
         T_CHECK(s->natoms > 500 && strcmp(s->atom_name[0], "AR") == 0, "argon file: %d atoms %s",
                 s->natoms, s->atom_name[0]);
     hx_system_destroy(&s);
+    {
+        char again[512], a1[1 << 15], a2[1 << 15];
+        snprintf(again, sizeof again, "%s/argon2.gro", dir);
+        snprintf(args, sizeof args, "build argon --box 3.0 --seed 9 --output=%s", again);
+        rc = run(args, out, sizeof out);
+        T_CHECK(rc == 0, "'halox %s' exited %d:\n%s", args, rc, out);
+        FILE *f1 = fopen(path, "rb"), *f2 = fopen(again, "rb");
+        size_t n1 = f1 ? fread(a1, 1, sizeof a1, f1) : 0, n2 = f2 ? fread(a2, 1, sizeof a2, f2) : 0;
+        T_CHECK(n1 > 0 && n1 < sizeof a1 && n1 == n2 && memcmp(a1, a2, n1) == 0,
+                "the same argon command wrote different files (%zu and %zu bytes)", n1, n2);
+        if (f1)
+            fclose(f1);
+        if (f2)
+            fclose(f2);
+        remove(again);
+    }
 
     /* --help works without a system kind */
     ncases++;
@@ -104,35 +131,52 @@ int main(int argc, char **argv)
     T_CHECK(rc == 0 && strstr(out, "--atoms") && strstr(out, "--model"),
             "'halox build --help' exited %d:\n%s", rc, out);
 
-    /* bad input: non-zero exit, a message, no output file */
+    /* bad input: non-zero exit, exactly its message, no output file */
+#define LIB_ERROR(msg)                                                                             \
+    "halox build: error: " msg "\n  (HX_ERR_INVALID_ARG; set HALOX_LOG=debug for where it was "    \
+    "raised)\n"
     const struct {
         const char *args;
         const char *says;
     } bad[] = {
-        {"build ice --atoms 300 -o %s", "unknown system kind"},
-        {"build water --model nosuch --atoms 300 -o %s", "unknown water model"},
-        {"build water --atoms 0 -o %s", "--atoms"},
-        {"build water --atoms -9 -o %s", "--atoms"},
-        {"build water --atoms abc -o %s", "integer"},
-        {"build water --atoms 300 --bogus 1 -o %s", "unknown option"},
-        {"build --atoms 300 -o %s", "kind"},
-        {"build water --atoms 30000 --box 1.0 -o %s", "cannot place"},
+        {"build ice --atoms 300 -o %s",
+         "halox build: unknown system kind 'ice'; use 'water' or 'argon'\n"},
+        {"build water --model nosuch --atoms 300 -o %s",
+         LIB_ERROR("unknown water model 'nosuch': use one of spce, spc, tip3p")},
+        {"build water --atoms 0 -o %s",
+         "halox build: give --atoms N (> 0) or --box NM (> 0); got --atoms 0 --box 0\n"},
+        {"build water --atoms -9 -o %s",
+         "halox build: give --atoms N (> 0) or --box NM (> 0); got --atoms -9 --box 0\n"},
+        {"build water --atoms abc -o %s",
+         "halox build: option '--atoms' expects an integer, got 'abc'\n"},
+        {"build water --atoms 300 --bogus 1 -o %s",
+         "halox build: unknown option '--bogus' (see 'halox build --help')\n"},
+        {"build --atoms 300 -o %s", "halox build: missing the system kind: 'halox build water "
+                                    "...' or 'halox build argon ...'\n"},
+        {"build water --atoms 30000 --box 1.0 -o %s",
+         "warning: water spce: the requested density is above the model's; using the lattice "
+         "builder (not relaxed: start MD with a thermostat and a small time step)\n" LIB_ERROR(
+             "cannot place 10000 water molecules in a 1 nm box with OW-OW distances of at least "
+             "0.23 nm (the best lattice, fcc, gives 0.0505 nm); give more atoms or a larger box")},
     };
+#undef LIB_ERROR
     snprintf(path, sizeof path, "%s/bad.gro", dir);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ncases++;
         snprintf(args, sizeof args, bad[i].args, path);
         rc = run(args, out, sizeof out);
         T_CHECK(rc != 0, "'halox %s' exited 0", args);
-        T_CHECK(strstr(out, bad[i].says) != NULL, "'halox %s' did not say '%s':\n%s", args,
-                bad[i].says, out);
+        T_CHECK(strcmp(out, bad[i].says) == 0, "'halox %s' said\n%s\nexpected\n%s", args, out,
+                bad[i].says);
         T_CHECK(!exists(path), "'halox %s' created %s", args, path);
     }
 
     /* an output that cannot be written: missing directory */
     ncases++;
     rc = run("build water --atoms 300 -o /nonexistent-halox-dir/w.gro", out, sizeof out);
-    T_CHECK(rc != 0 && strstr(out, "/nonexistent-halox-dir"),
+    T_CHECK(rc != 0 && strcmp(out, "halox build: cannot write into directory "
+                                   "'/nonexistent-halox-dir' for '/nonexistent-halox-dir/w.gro': "
+                                   "No such file or directory\n") == 0,
             "writing into a missing directory exited %d:\n%s", rc, out);
 
     /* a write-protected existing file stays as it is (root may write anything: skipped) */

@@ -87,10 +87,16 @@ int main(int argc, char **argv)
     /* ... and we read what GROMACS wrote back to the same system */
     hx_system *b = NULL;
     T_OK(hx_gro_read(theirs, &b));
-    if (b)
-        T_CHECK(b->natoms == 648 && b->nmol == 216 && b->has_velocities &&
-                    fabs(b->box[0] - s->box[0]) < 1e-5,
-                "gmx editconf output read as %d atoms %d molecules", b->natoms, b->nmol);
+    if (b) {
+        /* everything but the title, which GROMACS writes its own way */
+        hx_system *e = NULL;
+        T_OK(hx_system_copy(s, &e));
+        if (e) {
+            snprintf(e->title, sizeof e->title, "%s", b->title);
+            t_gro_same(b, e, 1, "gmx editconf output");
+        }
+        hx_system_destroy(&e);
+    }
     hx_system_destroy(&b);
     /* GROMACS's own water box, when the data files are where Debian puts them */
     const char *spc = "/usr/share/gromacs/top/spc216.gro";

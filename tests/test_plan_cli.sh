@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # halox plan on the built-in box and on a .gro file: the JSON has the documented keys
-# (docs/plan-json.md) with consistent values (home atoms = atoms, sent = received per pulse,
-# pulses_per_dim matches the pulse list, grid product = domains), the table prints, and bad
-# options fail with their message.
+# (docs/plan-json.md), exact strings and numbers, and consistent values (home atoms = atoms,
+# sent = received per pulse, pulses_per_dim matches the pulse list, grid product = domains),
+# the table prints, and bad options fail with their message.
 #   test_plan_cli.sh <halox>
 set -u
 halox=$1
@@ -45,6 +45,27 @@ assert d['r_comm'] >= d['rlist'] >= d['rc'], 'r_comm >= rlist >= rc'
 print('ok  ', args, d['grid'], d['pulses_per_dim'], 'halo/home %.3f' % d['halo_to_home'])
 PY
 done
+# JSON through cJSON: a title with quotes, a backslash, a tab, a byte that is not UTF-8 and
+# a UTF-8 letter comes back as the exact string (the bad byte as U+FFFD); numbers read back
+# as the exact doubles of the input (box from the .gro text, rc and rlist from the options).
+check
+{
+    printf 'say "hi" \\ back\tslash \377 caf\303\251\n'
+    tail -n +2 w.gro
+} > title.gro
+"$halox" plan -c title.gro --dd 2x1x1 --rc 0.9 --rlist 0.95 --json > title.json 2> err.txt ||
+    fail "plan with an odd title: $(cat err.txt)"
+python3 - << 'PY' || fail "plan JSON: title or numbers not exact"
+import json
+d = json.load(open('title.json', encoding='utf-8'))
+want = 'say "hi" \\ back\tslash \ufffd caf\u00e9'
+assert d['system']['title'] == want, 'title %r, expected %r' % (d['system']['title'], want)
+box = [float(v) for v in open('title.gro', 'rb').read().splitlines()[-1].split()]
+assert d['system']['box'] == box, 'box %r, .gro %r' % (d['system']['box'], box)
+assert d['rc'] == 0.9 and d['rlist'] == 0.95, 'rc %r rlist %r' % (d['rc'], d['rlist'])
+assert d['r_comm'] == d['rlist'] + d['molecule_radius'], 'r_comm %r' % d['r_comm']
+assert all(isinstance(p['send_atoms_total'], int) for p in d['pulses']), 'integer counts'
+PY
 check
 "$halox" plan --atoms 3000 --dd 2x1x1 --rc 1.4 --rlist 1.5 > bad.txt 2>&1 && fail "2 cells with r_comm > half the box accepted"
 grep -q "too small" bad.txt || fail "2x1x1: $(head -2 bad.txt)"

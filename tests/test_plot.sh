@@ -66,8 +66,13 @@ check
 head -1 e1.jsonl | grep -q '"halox_energy_file":1' || fail "e1.jsonl does not start with the metadata line"
 sed '2,$s/"kinetic"/"kin"/' e1.jsonl > nokey.jsonl
 bad "missing key" "nokey.jsonl:2: key 'kinetic' is missing" energies nokey.jsonl -o e.svg
-sed '2s/"total": [-0-9.e]*/"total": NaN/' e1.jsonl > nan.jsonl
-bad "NaN energy" "nan.jsonl:2: key 'total' is not a finite number" energies nan.jsonl -o e.svg
+sed -E '2s/"total": *[-0-9.e+]+/"total":NaN/' e1.jsonl > nan.jsonl
+cmp -s e1.jsonl nan.jsonl && fail "no total on line 2 of e1.jsonl: $(sed -n 2p e1.jsonl)"
+bad "NaN energy" "nan.jsonl:2: key 'total' is not a finite number \(nan\)" energies nan.jsonl -o e.svg
+# what halox writes for a non-finite energy (docs/energy-json.md)
+sed -E '2s/"total": *[-0-9.e+]+/"total":null/' e1.jsonl > null.jsonl
+bad "null energy" "null.jsonl:2: key 'total' is null \(halox writes null for a NaN or infinite value" \
+    energies null.jsonl -o e.svg
 cat e1.jsonl e1.jsonl > twice.jsonl
 bad "two runs" "twice.jsonl:$(($(wc -l < e1.jsonl) + 1)): a metadata line after energy lines" \
     energies twice.jsonl -o e.svg

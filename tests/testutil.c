@@ -1,6 +1,10 @@
 #include "testutil.h"
 
+#include "halox/system.h"
+
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 int hx_test_failures;
 
@@ -33,6 +37,81 @@ int t_rng_int(t_rng *r, int n)
 double t_rng_normal(t_rng *r)
 {
     return hx_rng_normal(r);
+}
+
+/* The value a .gro field printed with decimals digits reads back as. */
+static double printed(double v, int decimals)
+{
+    char f[64];
+    snprintf(f, sizeof f, "%.*f", decimals, v);
+    return strtod(f, NULL);
+}
+
+/* A name as the .gro field keeps it: at most 5 characters, blanks trimmed. */
+static void field_name(const char *in, char out[6])
+{
+    char f[6];
+    snprintf(f, sizeof f, "%.5s", in);
+    const char *b = f;
+    while (*b == ' ')
+        b++;
+    size_t n = strlen(b);
+    while (n > 0 && b[n - 1] == ' ')
+        n--;
+    memcpy(out, b, n);
+    out[n] = '\0';
+}
+
+int t_gro_same(const hx_system *got, const hx_system *want, int vel, const char *what)
+{
+    int bad = 0;
+#define T_GRO_DIFF(...)                                                                            \
+    do {                                                                                           \
+        if (bad++ < 5)                                                                             \
+            T_FAIL(__VA_ARGS__);                                                                   \
+    } while (0)
+    if (got->natoms != want->natoms || got->nmol != want->nmol) {
+        T_GRO_DIFF("%s: %d atoms in %d molecules, written %d in %d", what, got->natoms, got->nmol,
+                   want->natoms, want->nmol);
+        return bad;
+    }
+    const char *title = want->title[0] ? want->title : "halox";
+    if (strcmp(got->title, title) != 0)
+        T_GRO_DIFF("%s: title '%s', written '%s'", what, got->title, title);
+    if (got->has_velocities != (vel && want->natoms > 0))
+        T_GRO_DIFF("%s: has_velocities %d, written with%s", what, got->has_velocities,
+                   vel ? "" : "out");
+    for (int k = 0; k <= got->nmol; k++)
+        if (got->mol_start[k] != want->mol_start[k]) {
+            T_GRO_DIFF("%s: molecule %d starts at atom %d, written %d", what, k + 1,
+                       got->mol_start[k] + 1, want->mol_start[k] + 1);
+            break;
+        }
+    for (int d = 0; d < 3; d++)
+        if (got->box[d] != printed(want->box[d], 5))
+            T_GRO_DIFF("%s: box %c %.17g, written %.5f", what, "xyz"[d], got -> box[d],
+                       want -> box[d]);
+    for (int i = 0; i < got->natoms && bad < 5; i++) {
+        char rn[6], an[6];
+        field_name(want->res_name[i], rn);
+        field_name(want->atom_name[i], an);
+        if (got->res_id[i] != want->res_id[i] % 100000 || strcmp(got->res_name[i], rn) != 0 ||
+            strcmp(got->atom_name[i], an) != 0)
+            T_GRO_DIFF("%s: atom %d is residue %d '%s' atom '%s', written %d '%s' '%s'", what,
+                       i + 1, got->res_id[i], got->res_name[i], got->atom_name[i],
+                       want->res_id[i] % 100000, rn, an);
+        for (int d = 0; d < 3; d++) {
+            if (got->x[3 * i + d] != printed(want->x[3 * i + d], 3))
+                T_GRO_DIFF("%s: atom %d %c = %.17g, written %.3f", what, i + 1, "xyz"[d],
+                           got -> x[3 * i + d], want -> x[3 * i + d]);
+            double v = vel ? printed(want->v[3 * i + d], 4) : 0.0;
+            if (got->v && got->v[3 * i + d] != v)
+                T_GRO_DIFF("%s: atom %d v%c = %.17g, written %.4f", what, i + 1, "xyz"[d],
+                           got -> v[3 * i + d], v);
+        }
+    }
+#undef T_GRO_DIFF
+    return bad;
 }
 
 int t_finish(const char *name, int ncases)

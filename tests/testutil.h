@@ -44,6 +44,16 @@ double t_rng_uniform(t_rng *r); /* [0,1) */
 int t_rng_int(t_rng *r, int n); /* [0,n) */
 double t_rng_normal(t_rng *r);
 
+/* A system read from a .gro file (got) holds exactly what hx_gro_write writes for want (vel:
+ * written with velocities): the same atoms, molecules, residue numbers (modulo 100000), names
+ * (5 characters, blanks trimmed) and title ("halox" for an empty one), and every coordinate,
+ * velocity and box edge equal, bit for bit, to the double that strtod gives for its printed
+ * field (%.3f, %.4f, %.5f): the written precision, exactly. Without velocities got has none.
+ * Prints the first differences (atom, field, both values) after what; returns how many. */
+struct hx_system;
+int t_gro_same(const struct hx_system *got, const struct hx_system *want, int vel,
+               const char *what);
+
 /* Print "N passed, N failed" style summary for the program and return its exit code. */
 int t_finish(const char *name, int ncases);
 

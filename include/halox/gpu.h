@@ -31,6 +31,8 @@ hx_status hx_gpu_device_count(int *count, const char **why);
 hx_status hx_gpu_get_info(int device, hx_gpu_info *info);
 /* Make `device` current for this host thread. */
 hx_status hx_gpu_set_device(int device);
+/* The device current for this host thread. */
+hx_status hx_gpu_current_device(int *device);
 /* Node-local placement: process `local_rank` of `local_size` on this node gets device
  * local_rank % count (several processes share a GPU when local_size > count). */
 hx_status hx_gpu_select_for_rank(int local_rank, int *device);

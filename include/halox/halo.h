@@ -46,7 +46,14 @@ int hx_comm_nranks(const hx_comm *c); /* processes (1 for serial) */
 
 /* Collective reductions. in: [nlocal][n] values of the local domains, out: [n] reduced over
  * every domain of the job (identical on every rank). Summation order is fixed (domain order),
- * so results do not depend on timing. */
+ * so results do not depend on timing. n must be the same on every rank.
+ *
+ * Every collective below (reductions, gather, broadcast, hx_system_bcast) returns HX_OK on every
+ * rank or an error on every rank, also when the arguments are bad on one rank only or one rank
+ * runs out of memory: that rank returns its own status, the others HX_ERR_REMOTE with its
+ * message (as hx_comm_agree). A caller may therefore branch on the result and call the next
+ * collective without an agreement of its own. The reductions allocate nothing per call (MPI:
+ * buffers made with the communicator, grown collectively only when n exceeds them). */
 hx_status hx_comm_sum_f64(hx_comm *c, const double *in, double *out, int n);
 hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n);
 /* Collective agreement on failure: every rank passes its local status; returns HX_OK only if
@@ -58,12 +65,13 @@ hx_status hx_comm_agree(hx_comm *c, hx_status local_status);
  * elsewhere *out is NULL. */
 hx_status hx_comm_gather_bytes(hx_comm *c, const void *const *in, const size_t *in_bytes,
                                void **out, size_t *counts);
-/* Broadcast bytes from the process holding domain 0. */
+/* Broadcast bytes from the process holding domain 0 (after an agreement on the arguments: one
+ * reduction more, so not for per-step use). Any size (sent in pieces of at most 1 GiB). */
 hx_status hx_comm_bcast_bytes(hx_comm *c, void *buf, size_t bytes);
 /* Point-to-point exchange between neighbouring domains: every local domain i sends
  * send_bytes[i] bytes of send[i] to domain dest[i] and receives from domain src[i] into
  * recv[i], whose size is recv_bytes[i] (exact: a mismatch is HX_ERR_INTERNAL). A domain that
- * takes no part passes dest = src = -1. */
+ * takes no part passes dest = src = -1. Any size (MPI: in pieces of at most 1 GiB). */
 hx_status hx_comm_sendrecv(hx_comm *c, const int *dest, const void *const *send,
                            const size_t *send_bytes, const int *src, void *const *recv,
                            const size_t *recv_bytes);

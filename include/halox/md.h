@@ -393,9 +393,17 @@ typedef struct hx_md_params {
      * is timed with events and waited for, so keep it sparse (benchmarks use 10-50). */
     int nstmetrics;
     /* Where the step runs: "cpu" (NULL: default) or "gpu"; and the halo-exchange backend
-     * ("host" for cpu; NULL: "host" on the CPU, "nvshmem" on the GPU). See include/halox/halo.h. */
+     * (include/halox/halo.h). NULL: "host" on the CPU; on the GPU "nvshmem" with several ranks
+     * (when compiled), else "gpu-mpi" (one process: one domain, nothing to send). */
     const char *backend;
     const char *halo;
+    /* Options of the halo backend (include/halox/halo.h, hx_halo_config): the NVSHMEM path and
+     * bulk-copy variant, the deadline of device-side waits (< 0: backend default), and the
+     * stress mode's seed (0: off; testing). */
+    int halo_path;
+    int halo_bulk_copy;
+    double halo_wait_timeout;
+    unsigned long long halo_stress_seed;
     /* Continuing a run (restart from a checkpoint): the input is a running state, so the start
      * is taken as it is (no constraining, no centre-of-mass removal, no velocity generation),
      * the step counter starts at start_step and the thermostat's random stream resumes from
@@ -543,6 +551,8 @@ const hx_md_energies *hx_md_last_energies(const hx_md *md);
  * (automatic for the single-domain engine). */
 const hx_system *hx_md_system(const hx_md *md);
 const hx_md_params *hx_md_get_params(const hx_md *md); /* rlist resolved */
+/* Steps of the next hx_md_run (counted from the current step). */
+void hx_md_set_steps(hx_md *md, long long steps);
 double hx_md_ndf(const hx_md *md);
 long long hx_md_current_step(const hx_md *md);
 long long hx_md_last_missed(const hx_md *md); /* missed pairs at the most recent rebuild */
@@ -550,7 +560,9 @@ long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
 /* The thermostat's random stream, to store in a checkpoint. */
 void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
-/* One JSON object (no newline) of e into buf. */
+/* One JSON object (no newline) of e into buf, as in the energy file (docs/energy-json.md:
+ * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
+ * bytes always suffice). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
 
 /* ---- energy minimisation ----------------------------------------------------------------- */

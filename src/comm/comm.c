@@ -51,16 +51,36 @@ int hx_comm_nranks(const hx_comm *c)
     return c->nranks;
 }
 
+/* The collectives check their arguments locally and then take part in the collective anyway,
+ * carrying the failure (see comm_impl.h): a rank that returned here while the others entered
+ * the collective would leave them waiting for it forever. Only a NULL communicator returns at
+ * once: without it there is nobody to tell. */
+
+#define BAD_ARG(what)                                                                              \
+    hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__, "%s: %s", __func__, (what))
+
 hx_status hx_comm_sum_f64(hx_comm *c, const double *in, double *out, int n)
 {
-    HX_CHECK(c && (n == 0 || (in && out)), HX_ERR_INVALID_ARG, "hx_comm_sum_f64: NULL argument");
-    return c->ops->sum_f64(c, in, out, n);
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_sum_f64: NULL communicator");
+    hx_status local = HX_OK;
+    if (n < 0)
+        local = BAD_ARG("negative count");
+    else if (n > 0 && (!in || !out))
+        local = BAD_ARG("NULL argument");
+    return c->ops->sum_f64(c, local, local == HX_OK ? in : NULL, local == HX_OK ? out : NULL,
+                           n < 0 ? 0 : n);
 }
 
 hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n)
 {
-    HX_CHECK(c && (n == 0 || (in && out)), HX_ERR_INVALID_ARG, "hx_comm_max_i64: NULL argument");
-    return c->ops->max_i64(c, in, out, n);
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_max_i64: NULL communicator");
+    hx_status local = HX_OK;
+    if (n < 0)
+        local = BAD_ARG("negative count");
+    else if (n > 0 && (!in || !out))
+        local = BAD_ARG("NULL argument");
+    return c->ops->max_i64(c, local, local == HX_OK ? in : NULL, local == HX_OK ? out : NULL,
+                           n < 0 ? 0 : n);
 }
 
 hx_status hx_comm_agree(hx_comm *c, hx_status local_status)
@@ -72,14 +92,28 @@ hx_status hx_comm_agree(hx_comm *c, hx_status local_status)
 hx_status hx_comm_gather_bytes(hx_comm *c, const void *const *in, const size_t *in_bytes,
                                void **out, size_t *counts)
 {
-    HX_CHECK(c && in && in_bytes && out, HX_ERR_INVALID_ARG, "hx_comm_gather_bytes: NULL argument");
-    return c->ops->gather_bytes(c, in, in_bytes, out, counts);
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_gather_bytes: NULL communicator");
+    hx_status local = HX_OK;
+    if (out)
+        *out = NULL;
+    if (!in || !in_bytes || !out)
+        local = BAD_ARG("NULL argument");
+    else
+        for (int i = 0; i < c->nlocal && local == HX_OK; i++)
+            if (in_bytes[i] > 0 && !in[i])
+                local = BAD_ARG("NULL block with a positive size");
+    if (local != HX_OK)
+        return c->ops->gather_bytes(c, local, NULL, NULL, NULL, NULL);
+    return c->ops->gather_bytes(c, local, in, in_bytes, out, counts);
 }
 
 hx_status hx_comm_bcast_bytes(hx_comm *c, void *buf, size_t bytes)
 {
-    HX_CHECK(c && (bytes == 0 || buf), HX_ERR_INVALID_ARG, "hx_comm_bcast_bytes: NULL argument");
-    return c->ops->bcast_bytes(c, buf, bytes);
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_bcast_bytes: NULL communicator");
+    hx_status local = HX_OK;
+    if (bytes > 0 && !buf)
+        local = BAD_ARG("NULL buffer");
+    return c->ops->bcast_bytes(c, local, local == HX_OK ? buf : NULL, bytes);
 }
 
 hx_status hx_comm_sendrecv(hx_comm *c, const int *dest, const void *const *send,

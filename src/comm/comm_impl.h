@@ -10,17 +10,24 @@
 extern "C" { /* the CUDA backends (C++ to nvcc) call these too */
 #endif
 
+/* Collectives (sum_f64, max_i64, gather_bytes, bcast_bytes) receive the caller's local status:
+ * HX_OK, or the error already recorded on this rank (bad arguments; then the data pointers may
+ * be NULL and must not be touched). A transport never returns from a collective before every
+ * rank has taken part in all of its messages: a failure travels inside the messages or through
+ * an agreement first. Each returns HX_OK on every rank or an error on every rank (the failing
+ * rank's own status there, HX_ERR_REMOTE with its message elsewhere, as hx_comm_agree). n and
+ * bytes must be equal on every rank: they fix the shape of the messages. */
 typedef struct hx_comm_ops {
     const char *name;
     hx_status (*sendrecv)(hx_comm *c, const int *dest, const void *const *send,
                           const size_t *send_bytes, const int *src, void *const *recv,
                           const size_t *recv_bytes);
-    hx_status (*sum_f64)(hx_comm *c, const double *in, double *out, int n);
-    hx_status (*max_i64)(hx_comm *c, const long long *in, long long *out, int n);
+    hx_status (*sum_f64)(hx_comm *c, hx_status local, const double *in, double *out, int n);
+    hx_status (*max_i64)(hx_comm *c, hx_status local, const long long *in, long long *out, int n);
     hx_status (*agree)(hx_comm *c, hx_status local_status);
-    hx_status (*gather_bytes)(hx_comm *c, const void *const *in, const size_t *in_bytes, void **out,
-                              size_t *counts);
-    hx_status (*bcast_bytes)(hx_comm *c, void *buf, size_t bytes);
+    hx_status (*gather_bytes)(hx_comm *c, hx_status local, const void *const *in,
+                              const size_t *in_bytes, void **out, size_t *counts);
+    hx_status (*bcast_bytes)(hx_comm *c, hx_status local, void *buf, size_t bytes);
     hx_status (*abort)(hx_comm *c, int code);
     void (*destroy)(hx_comm *c);
 } hx_comm_ops;
@@ -33,6 +40,10 @@ struct hx_comm {
     int rank, nranks;
     void *impl; /* transport private data */
 };
+
+/* MPI transport only, for tests: largest piece (bytes) a message is cut into (MPI counts are
+ * int; the default is 1 GiB). No effect on other transports. */
+void hx_comm_mpi_set_piece_bytes(hx_comm *c, size_t bytes);
 
 /* ---- services for the GPU halo backends ----------------------------------------------------
  * Implemented in src/comm/mpi.c (the only file that calls MPI) and in src/comm/nompi.c for

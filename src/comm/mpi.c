@@ -5,7 +5,9 @@
  * MPI's own message instead of killing the job from inside the library. */
 #include "comm/comm_impl.h"
 #include "core/error.h"
+#include "core/fault.h"
 
+#include <limits.h>
 #include <mpi.h>
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h> /* MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support */
@@ -15,12 +17,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Per-communicator scratch, allocated once: reductions run every MD step and must not allocate
+ * (nor fail) there. */
 typedef struct mpi_impl {
     MPI_Comm comm;
-    int node_rank, node_size; /* computed on first use; node_size 0: not yet */
+    size_t piece; /* largest message piece in bytes (MPI counts are int) */
+    /* reductions of up to cap values per rank: one status slot follows the values */
+    int cap;
+    double *red_send, *red_res;    /* [cap+1] */
+    double *red_all;               /* rank 0: [nranks][cap+1] */
+    long long *max_send, *max_res; /* [cap+1] */
+    int *sizes, *displs;           /* [nranks] gather sizes and offsets (used on rank 0) */
+    int node_rank, node_size;      /* computed on first use; node_size 0: not yet */
 } mpi_impl;
 
 #define HX_MPI_MSG_LEN 1024
+#define HX_MPI_PIECE ((size_t)1 << 30)
+#define HX_MPI_CAP0 16 /* values per reduction before the first growth (the engine uses <= 4) */
 
 static hx_status mpi_error(int rc, const char *file, int line, const char *call)
 {
@@ -38,64 +51,53 @@ static hx_status mpi_error(int rc, const char *file, int line, const char *call)
             return mpi_error(hx_mpi_rc_, __FILE__, __LINE__, #call);                               \
     } while (0)
 
-static MPI_Comm comm_of(hx_comm *c)
+static mpi_impl *impl_of(hx_comm *c)
 {
-    return ((mpi_impl *)c->impl)->comm;
+    return (mpi_impl *)c->impl;
 }
 
+static MPI_Comm comm_of(hx_comm *c)
+{
+    return impl_of(c)->comm;
+}
+
+void hx_comm_mpi_set_piece_bytes(hx_comm *c, size_t bytes)
+{
+    if (c && c->ops && strcmp(c->ops->name, "mpi") == 0 && bytes > 0 && bytes <= HX_MPI_PIECE)
+        impl_of(c)->piece = bytes;
+}
+
+/* Messages of any size, in pieces of at most m->piece bytes. A size limit checked on one side
+ * only would return there while the neighbour waits in its receive; pieces leave no such path.
+ * Both sides derive the piece count from the sizes they pass, which the protocol makes equal. */
 static hx_status mpi_sendrecv(hx_comm *c, const int *dest, const void *const *send,
                               const size_t *send_bytes, const int *src, void *const *recv,
                               const size_t *recv_bytes)
 {
-    HX_CHECK(send_bytes[0] <= INT32_MAX && recv_bytes[0] <= INT32_MAX, HX_ERR_UNSUPPORTED,
-             "message of more than 2 GiB (%zu / %zu bytes): use more domains", send_bytes[0],
-             recv_bytes[0]);
-    int d = dest[0] < 0 ? MPI_PROC_NULL : dest[0];
-    int s = src[0] < 0 ? MPI_PROC_NULL : src[0];
-    MPI_Status status;
-    HX_MPI(MPI_Sendrecv(send[0], (int)send_bytes[0], MPI_BYTE, d, 17, recv[0], (int)recv_bytes[0],
-                        MPI_BYTE, s, 17, comm_of(c), &status));
-    if (s != MPI_PROC_NULL) {
-        int got = 0;
-        HX_MPI(MPI_Get_count(&status, MPI_BYTE, &got));
-        HX_CHECK((size_t)got == recv_bytes[0], HX_ERR_INTERNAL,
-                 "rank %d expected %zu bytes from rank %d and got %d", c->rank, recv_bytes[0], s,
-                 got);
-    }
-    return HX_OK;
-}
-
-/* Reductions go through rank 0 in rank order so that results are bit-reproducible regardless
- * of the MPI library's reduction tree. They are used for a few energies per step, not bulk. */
-static hx_status mpi_sum_f64(hx_comm *c, const double *in, double *out, int n)
-{
-    MPI_Comm comm = comm_of(c);
-    double *all = NULL;
-    if (c->rank == 0) {
-        all = malloc((size_t)n * c->nranks * sizeof *all + 1);
-        HX_CHECK(all, HX_ERR_NOMEM, "out of memory");
-    }
-    int rc = MPI_Gather(in, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, comm);
-    if (rc != MPI_SUCCESS) {
-        free(all);
-        return mpi_error(rc, __FILE__, __LINE__, "MPI_Gather");
-    }
-    if (c->rank == 0) {
-        for (int k = 0; k < n; k++) {
-            double s = 0.0;
-            for (int r = 0; r < c->nranks; r++)
-                s += all[(size_t)r * n + k];
-            out[k] = s;
+    const size_t piece = impl_of(c)->piece;
+    const int d = dest[0] < 0 ? MPI_PROC_NULL : dest[0];
+    const int s = src[0] < 0 ? MPI_PROC_NULL : src[0];
+    const size_t sb = d == MPI_PROC_NULL ? 0 : send_bytes[0];
+    const size_t rb = s == MPI_PROC_NULL ? 0 : recv_bytes[0];
+    /* at least one round, so that a zero-byte message is still matched */
+    const size_t ns = sb ? (sb + piece - 1) / piece : 1, nr = rb ? (rb + piece - 1) / piece : 1;
+    const size_t rounds = ns > nr ? ns : nr;
+    for (size_t k = 0; k < rounds; k++) {
+        const size_t so = k * piece, ro = k * piece;
+        const int sk = k < ns ? (int)(sb - so < piece ? sb - so : piece) : 0;
+        const int rk = k < nr ? (int)(rb - ro < piece ? rb - ro : piece) : 0;
+        MPI_Status status;
+        HX_MPI(MPI_Sendrecv(sk ? (const char *)send[0] + so : send[0], sk, MPI_BYTE,
+                            k < ns ? d : MPI_PROC_NULL, 17, rk ? (char *)recv[0] + ro : recv[0], rk,
+                            MPI_BYTE, k < nr ? s : MPI_PROC_NULL, 17, comm_of(c), &status));
+        if (s != MPI_PROC_NULL && k < nr) {
+            int got = 0;
+            HX_MPI(MPI_Get_count(&status, MPI_BYTE, &got));
+            HX_CHECK(got == rk, HX_ERR_INTERNAL,
+                     "rank %d expected %zu bytes from rank %d and got %d in piece %zu of %zu",
+                     c->rank, rb, s, got, k + 1, nr);
         }
-        free(all);
     }
-    HX_MPI(MPI_Bcast(out, n, MPI_DOUBLE, 0, comm));
-    return HX_OK;
-}
-
-static hx_status mpi_max_i64(hx_comm *c, const long long *in, long long *out, int n)
-{
-    HX_MPI(MPI_Allreduce(in, out, n, MPI_LONG_LONG, MPI_MAX, comm_of(c)));
     return HX_OK;
 }
 
@@ -119,59 +121,175 @@ static hx_status mpi_agree(hx_comm *c, hx_status local_status)
     HX_FAIL(HX_ERR_REMOTE, "rank %d failed (%s): %s", first, hx_status_name((hx_status)code), msg);
 }
 
-static hx_status mpi_gather_bytes(hx_comm *c, const void *const *in, const size_t *in_bytes,
-                                  void **out, size_t *counts)
+/* Reduction scratch for cap values per rank: allocated by every rank, then agreed on, so that a
+ * rank that could not allocate fails together with the others before any data moves. */
+static hx_status alloc_reductions(hx_comm *c, int cap, mpi_impl *into)
 {
-    MPI_Comm comm = comm_of(c);
-    HX_CHECK(in_bytes[0] <= INT32_MAX, HX_ERR_UNSUPPORTED, "gather of more than 2 GiB per rank");
-    int mine = (int)in_bytes[0];
-    int *sizes = NULL, *displs = NULL;
-    char *buf = NULL;
-    hx_status st = HX_OK;
-    *out = NULL;
-    if (c->rank == 0) {
-        sizes = malloc((size_t)c->nranks * sizeof *sizes);
-        displs = malloc((size_t)c->nranks * sizeof *displs);
-        if (!sizes || !displs)
-            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
-    }
-    int rc = MPI_Gather(&mine, 1, MPI_INT, sizes, 1, MPI_INT, 0, comm);
-    if (rc != MPI_SUCCESS) {
-        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Gather");
-        goto done;
-    }
-    if (c->rank == 0) {
-        long long total = 0;
-        for (int r = 0; r < c->nranks; r++) {
-            displs[r] = (int)total;
-            total += sizes[r];
-            if (counts)
-                counts[r] = (size_t)sizes[r];
-        }
-        if (total > INT32_MAX)
-            HX_FAIL_GOTO(st, HX_ERR_UNSUPPORTED, done, "gather of more than 2 GiB in total");
-        buf = malloc((size_t)total + 1);
-        if (!buf)
-            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory gathering %lld bytes", total);
-    }
-    rc = MPI_Gatherv(in[0], mine, MPI_BYTE, buf, sizes, displs, MPI_BYTE, 0, comm);
-    if (rc != MPI_SUCCESS) {
-        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Gatherv");
-        goto done;
-    }
-    *out = buf;
-    buf = NULL;
-done:
-    free(buf);
-    free(sizes);
-    free(displs);
-    return st;
+    const size_t w = (size_t)cap + 1;
+    int fail = hx_fault_hit("mpi.reserve");
+    into->red_send = malloc(w * sizeof(double));
+    into->red_res = malloc(w * sizeof(double));
+    into->max_send = malloc(w * sizeof(long long));
+    into->max_res = malloc(w * sizeof(long long));
+    into->red_all = c->rank == 0 ? malloc(w * (size_t)c->nranks * sizeof(double)) : NULL;
+    if (fail || !into->red_send || !into->red_res || !into->max_send || !into->max_res ||
+        (c->rank == 0 && !into->red_all))
+        HX_FAIL(HX_ERR_NOMEM, "out of memory for reduction buffers of %d values", cap);
+    into->cap = cap;
+    return HX_OK;
 }
 
-static hx_status mpi_bcast_bytes(hx_comm *c, void *buf, size_t bytes)
+static void free_reductions(mpi_impl *m)
 {
-    HX_CHECK(bytes <= INT32_MAX, HX_ERR_UNSUPPORTED, "broadcast of more than 2 GiB");
-    HX_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, 0, comm_of(c)));
+    free(m->red_send);
+    free(m->red_res);
+    free(m->red_all);
+    free(m->max_send);
+    free(m->max_res);
+    m->red_send = m->red_res = m->red_all = NULL;
+    m->max_send = m->max_res = NULL;
+    m->cap = 0;
+}
+
+/* Make the reduction buffers hold n values. Collective only when they must grow, which depends
+ * on n alone (equal on every rank), so either every rank grows at this call or none does. */
+static hx_status reserve_reductions(hx_comm *c, int n)
+{
+    mpi_impl *m = impl_of(c);
+    if (n <= m->cap)
+        return HX_OK;
+    mpi_impl grown = {0};
+    int cap = 2 * m->cap > n ? 2 * m->cap : n;
+    hx_status st = mpi_agree(c, alloc_reductions(c, cap, &grown));
+    if (st != HX_OK) {
+        free_reductions(&grown);
+        return st;
+    }
+    free_reductions(m);
+    m->cap = grown.cap;
+    m->red_send = grown.red_send;
+    m->red_res = grown.red_res;
+    m->red_all = grown.red_all;
+    m->max_send = grown.max_send;
+    m->max_res = grown.max_res;
+    return HX_OK;
+}
+
+/* Sums go through rank 0 in rank order so that results are bit-reproducible regardless of the
+ * MPI library's reduction tree. Each rank's values travel with its local status; rank 0
+ * broadcasts the sums with the first failing rank (nranks: none), so every rank learns of a
+ * failure from the same two messages that carry the data, and only a failure costs more (the
+ * agreement that forwards its message). */
+static hx_status mpi_sum_f64(hx_comm *c, hx_status local, const double *in, double *out, int n)
+{
+    HX_TRY(reserve_reductions(c, n));
+    mpi_impl *m = impl_of(c);
+    MPI_Comm comm = comm_of(c);
+    const int w = n + 1;
+    for (int k = 0; k < n; k++)
+        m->red_send[k] = local == HX_OK ? in[k] : 0.0;
+    m->red_send[n] = (double)local;
+    hx_status st = HX_OK;
+    int rc = MPI_Gather(m->red_send, w, MPI_DOUBLE, m->red_all, w, MPI_DOUBLE, 0, comm);
+    if (rc != MPI_SUCCESS)
+        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Gather");
+    if (c->rank == 0) {
+        int first = rc == MPI_SUCCESS ? c->nranks : 0;
+        for (int r = 0; r < c->nranks && first == c->nranks; r++)
+            if (m->red_all[(size_t)r * w + n] != 0.0)
+                first = r;
+        for (int k = 0; k < n; k++) {
+            double s = 0.0;
+            for (int r = 0; r < c->nranks; r++)
+                s += m->red_all[(size_t)r * w + k];
+            m->red_res[k] = s;
+        }
+        m->red_res[n] = first;
+    }
+    /* entered even after a failed gather: the others wait in it (an MPI error itself leaves
+     * MPI's state undefined; halox reports it and completes its message sequence) */
+    rc = MPI_Bcast(m->red_res, w, MPI_DOUBLE, 0, comm);
+    if (st != HX_OK)
+        return st;
+    HX_CHECK(rc == MPI_SUCCESS, HX_ERR_MPI, "MPI_Bcast of a sum failed (MPI error %d)", rc);
+    if (m->red_res[n] != (double)c->nranks)
+        return mpi_agree(c, local); /* every rank is here: forward the failure's message */
+    memcpy(out, m->red_res, (size_t)n * sizeof *out);
+    return HX_OK;
+}
+
+/* Maximum with MPI_Allreduce; the status slot holds nranks - rank on a failing rank, so its
+ * maximum names the first failing rank. */
+static hx_status mpi_max_i64(hx_comm *c, hx_status local, const long long *in, long long *out,
+                             int n)
+{
+    HX_TRY(reserve_reductions(c, n));
+    mpi_impl *m = impl_of(c);
+    for (int k = 0; k < n; k++)
+        m->max_send[k] = local == HX_OK ? in[k] : LLONG_MIN;
+    m->max_send[n] = local == HX_OK ? 0 : (long long)(c->nranks - c->rank);
+    HX_MPI(MPI_Allreduce(m->max_send, m->max_res, n + 1, MPI_LONG_LONG, MPI_MAX, comm_of(c)));
+    if (m->max_res[n] != 0)
+        return mpi_agree(c, local);
+    memcpy(out, m->max_res, (size_t)n * sizeof *out);
+    return HX_OK;
+}
+
+/* Sizes to rank 0 (its size and offset arrays exist since creation), rank 0 allocates, then
+ * an agreement: a rank with bad arguments or a rank 0 without memory stops every rank before
+ * the data moves. */
+static hx_status mpi_gather_bytes(hx_comm *c, hx_status local, const void *const *in,
+                                  const size_t *in_bytes, void **out, size_t *counts)
+{
+    mpi_impl *m = impl_of(c);
+    MPI_Comm comm = comm_of(c);
+    if (local == HX_OK && in_bytes[0] > INT32_MAX)
+        local = hx_error_set(HX_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                             "gather of %zu bytes from rank %d: more than 2 GiB per rank",
+                             in_bytes[0], c->rank);
+    int mine = local == HX_OK ? (int)in_bytes[0] : 0;
+    HX_MPI(MPI_Gather(&mine, 1, MPI_INT, m->sizes, 1, MPI_INT, 0, comm));
+    char *buf = NULL;
+    if (c->rank == 0 && local == HX_OK) {
+        long long total = 0;
+        for (int r = 0; r < c->nranks; r++) {
+            m->displs[r] = (int)total;
+            total += m->sizes[r];
+        }
+        if (total > INT32_MAX)
+            local = hx_error_set(HX_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                                 "gather of %lld bytes in total: more than 2 GiB", total);
+        else if (hx_fault_hit("mpi.gather") || !(buf = malloc((size_t)total + 1)))
+            local = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                                 "out of memory gathering %lld bytes on rank 0", total);
+    }
+    hx_status st = mpi_agree(c, local);
+    if (st != HX_OK) {
+        free(buf);
+        return st;
+    }
+    int rc = MPI_Gatherv(in[0], mine, MPI_BYTE, buf, m->sizes, m->displs, MPI_BYTE, 0, comm);
+    if (rc != MPI_SUCCESS) {
+        free(buf);
+        return mpi_error(rc, __FILE__, __LINE__, "MPI_Gatherv");
+    }
+    if (c->rank == 0 && counts)
+        for (int r = 0; r < c->nranks; r++)
+            counts[r] = (size_t)m->sizes[r];
+    *out = buf;
+    return HX_OK;
+}
+
+/* Agreement first (a rank with a bad buffer must not leave the others in the broadcast), then
+ * the bytes in pieces. Not for per-step use: the agreement is one more reduction. */
+static hx_status mpi_bcast_bytes(hx_comm *c, hx_status local, void *buf, size_t bytes)
+{
+    HX_TRY(mpi_agree(c, local));
+    const size_t piece = impl_of(c)->piece;
+    for (size_t off = 0; off < bytes; off += piece) {
+        const size_t k = bytes - off < piece ? bytes - off : piece;
+        HX_MPI(MPI_Bcast((char *)buf + off, (int)k, MPI_BYTE, 0, comm_of(c)));
+    }
     return HX_OK;
 }
 
@@ -190,6 +308,9 @@ static void mpi_destroy(hx_comm *c)
     MPI_Finalized(&finalized);
     if (!finalized)
         MPI_Comm_free(&m->comm);
+    free_reductions(m);
+    free(m->sizes);
+    free(m->displs);
     free(m);
     c->impl = NULL;
 }
@@ -199,6 +320,9 @@ static const hx_comm_ops mpi_ops = {
     mpi_bcast_bytes, mpi_abort,    mpi_destroy,
 };
 
+/* Collective. Every rank allocates, duplicates the communicator (whatever happened) and agrees
+ * on it, so that a rank without memory fails together with the others instead of leaving them
+ * in MPI_Comm_dup. */
 hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
 {
     HX_CHECK(mpi_comm && out, HX_ERR_INVALID_ARG, "hx_comm_create_mpi: NULL argument");
@@ -207,31 +331,51 @@ hx_status hx_comm_create_mpi(const void *mpi_comm, hx_comm **out)
     HX_MPI(MPI_Initialized(&inited));
     HX_CHECK(inited, HX_ERR_INVALID_ARG,
              "hx_comm_create_mpi: MPI is not initialised; call MPI_Init first");
+    MPI_Comm dup = MPI_COMM_NULL;
+    HX_MPI(MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &dup));
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
     hx_comm *c = calloc(1, sizeof *c);
     mpi_impl *m = calloc(1, sizeof *m);
     int *loc = malloc(sizeof *loc);
-    if (!c || !m || !loc) {
-        free(c);
-        free(m);
-        free(loc);
-        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    int ok = c && m && loc && !hx_fault_hit("mpi.create");
+    hx_status st = HX_OK;
+    if (ok) {
+        MPI_Comm_rank(dup, &c->rank);
+        MPI_Comm_size(dup, &c->nranks);
+        loc[0] = c->rank;
+        c->ops = &mpi_ops;
+        c->impl = m;
+        c->ndomains = c->nranks;
+        c->nlocal = 1;
+        c->local_domains = loc;
+        m->comm = dup;
+        m->piece = HX_MPI_PIECE;
+        m->sizes = malloc((size_t)c->nranks * sizeof *m->sizes);
+        m->displs = malloc((size_t)c->nranks * sizeof *m->displs);
+        ok = m->sizes && m->displs && alloc_reductions(c, HX_MPI_CAP0, m) == HX_OK;
     }
-    int rc = MPI_Comm_dup(*(const MPI_Comm *)mpi_comm, &m->comm);
-    if (rc != MPI_SUCCESS) {
-        free(c);
+    int all_ok = 0;
+    int rc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, dup);
+    if (rc != MPI_SUCCESS)
+        st = mpi_error(rc, __FILE__, __LINE__, "MPI_Allreduce");
+    else if (!ok)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                          "out of memory creating the MPI communicator");
+    else if (!all_ok)
+        st = hx_error_set(HX_ERR_REMOTE, __FILE__, __LINE__, __func__,
+                          "another rank ran out of memory creating the MPI communicator");
+    if (st != HX_OK) {
+        if (m) {
+            free_reductions(m);
+            free(m->sizes);
+            free(m->displs);
+        }
         free(m);
+        free(c);
         free(loc);
-        return mpi_error(rc, __FILE__, __LINE__, "MPI_Comm_dup");
+        MPI_Comm_free(&dup);
+        return st;
     }
-    MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(m->comm, &c->rank);
-    MPI_Comm_size(m->comm, &c->nranks);
-    loc[0] = c->rank;
-    c->ops = &mpi_ops;
-    c->impl = m;
-    c->ndomains = c->nranks;
-    c->nlocal = 1;
-    c->local_domains = loc;
     *out = c;
     return HX_OK;
 }

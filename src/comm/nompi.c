@@ -37,6 +37,12 @@ void hx_mpi_rank_size(int *rank, int *size)
     *size = 1;
 }
 
+void hx_comm_mpi_set_piece_bytes(hx_comm *c, size_t bytes)
+{
+    (void)c;
+    (void)bytes;
+}
+
 /* GPU backend services (src/comm/comm_impl.h): a job of one process. */
 hx_status hx_comm_node_info(hx_comm *c, int *local_rank, int *local_size)
 {

@@ -29,8 +29,11 @@ static hx_status serial_sendrecv(hx_comm *c, const int *dest, const void *const 
     return HX_OK;
 }
 
-static hx_status serial_sum_f64(hx_comm *c, const double *in, double *out, int n)
+/* One process: a collective's local failure is the whole job's. */
+static hx_status serial_sum_f64(hx_comm *c, hx_status local, const double *in, double *out, int n)
 {
+    if (local != HX_OK)
+        return local;
     for (int k = 0; k < n; k++) {
         double s = 0.0;
         for (int i = 0; i < c->nlocal; i++)
@@ -40,8 +43,11 @@ static hx_status serial_sum_f64(hx_comm *c, const double *in, double *out, int n
     return HX_OK;
 }
 
-static hx_status serial_max_i64(hx_comm *c, const long long *in, long long *out, int n)
+static hx_status serial_max_i64(hx_comm *c, hx_status local, const long long *in, long long *out,
+                                int n)
 {
+    if (local != HX_OK)
+        return local;
     for (int k = 0; k < n; k++) {
         long long m = in[k];
         for (int i = 1; i < c->nlocal; i++)
@@ -58,9 +64,11 @@ static hx_status serial_agree(hx_comm *c, hx_status local_status)
     return local_status;
 }
 
-static hx_status serial_gather_bytes(hx_comm *c, const void *const *in, const size_t *in_bytes,
-                                     void **out, size_t *counts)
+static hx_status serial_gather_bytes(hx_comm *c, hx_status local, const void *const *in,
+                                     const size_t *in_bytes, void **out, size_t *counts)
 {
+    if (local != HX_OK)
+        return local;
     size_t total = 0;
     for (int i = 0; i < c->nlocal; i++)
         total += in_bytes[i];
@@ -78,8 +86,10 @@ static hx_status serial_gather_bytes(hx_comm *c, const void *const *in, const si
     return HX_OK;
 }
 
-static hx_status serial_bcast_bytes(hx_comm *c, void *buf, size_t bytes)
+static hx_status serial_bcast_bytes(hx_comm *c, hx_status local, void *buf, size_t bytes)
 {
+    if (local != HX_OK)
+        return local;
     (void)c;
     (void)buf;
     (void)bytes;

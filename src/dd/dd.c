@@ -171,10 +171,13 @@ hx_status hx_dd_choose_grid(const double box[3], double r_comm, double cutoff, i
         hx_status st = dd_setup(&p, &dd, 0);
         if (st == HX_OK)
             st = HX_ERR_INTERNAL;
+        /* a copy: the new message is formatted into the buffer the old one lives in */
+        char reason[512];
+        snprintf(reason, sizeof reason, "%s", hx_last_error_message());
         HX_FAIL(st,
                 "no domain grid for %d domains fits this box (%g x %g x %g nm) with a "
                 "communication distance of %g nm (e.g. %dx1x1: %s); use fewer domains",
-                ndomains, box[0], box[1], box[2], r_comm, ndomains, hx_last_error_message());
+                ndomains, box[0], box[1], box[2], r_comm, ndomains, reason);
     }
     return HX_OK;
 }

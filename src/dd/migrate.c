@@ -8,10 +8,15 @@
  * too long): that is an error, reported with step, molecule and domains.
  *
  * Wire format per molecule (doubles, so that one buffer type carries it all):
- *   mol_gid, natoms, then per atom: gid, x, y, z, vx, vy, vz. */
+ *   mol_gid, natoms, then per atom: gid, x, y, z, vx, vy, vz.
+ *
+ * Every local step that can fail (bad arguments, allocations, a molecule too far) is followed by
+ * an agreement before the next message, so that a failure on one rank stops all of them
+ * instead of leaving its neighbours waiting. */
 #include "halox/decomp.h"
 #include "halox/halo.h"
 #include "core/error.h"
+#include "core/fault.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -242,8 +247,17 @@ static hx_status unpack_molecules(hx_home *h, const double *d, size_t n)
 
 hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long long step)
 {
-    HX_CHECK(dd && comm && homes, HX_ERR_INVALID_ARG, "hx_migrate: NULL argument");
+    HX_CHECK(comm, HX_ERR_INVALID_ARG, "hx_migrate: NULL communicator");
     const int nl = hx_comm_nlocal(comm);
+    hx_status st = HX_OK;
+    if (!dd || !homes)
+        st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                          "hx_migrate: NULL argument");
+    for (int i = 0; i < nl && st == HX_OK; i++)
+        if (!homes[i])
+            st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                              "hx_migrate: no home store for local domain %d", i);
+    HX_TRY(hx_comm_agree(comm, st));
     double box[3];
     int grid[3], dims[3];
     hx_dd_box(dd, box);
@@ -251,7 +265,6 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
     const int ndim = hx_dd_ndim(dd, dims);
     static const char dn[3] = {'x', 'y', 'z'};
 
-    hx_status st = HX_OK;
     for (int i = 0; i < nl && st == HX_OK; i++) {
         st = home_reserve(homes[i], homes[i]->natoms, homes[i]->nmol);
         if (st == HX_OK)
@@ -270,7 +283,9 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
     long long *cnt_out = malloc((size_t)nl * sizeof *cnt_out);
     long long *cnt_in = malloc((size_t)nl * sizeof *cnt_in);
     if (!out || !in || !dest || !src || !sp || !rp || !sb || !rb || !cnt_out || !cnt_in)
-        HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                          "out of memory for migration buffers");
+    HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);
 
     for (int k = 0; k < ndim; k++) {
         const int d = dims[k];
@@ -324,16 +339,21 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
                 sb[i] = rb[i] = sizeof(long long);
             }
             HX_TRY_GOTO(st, hx_comm_sendrecv(comm, dest, sp, sb, src, rp, rb), done);
-            for (int i = 0; i < nl; i++) {
+            for (int i = 0; i < nl && st == HX_OK; i++) {
                 free(in[i]);
-                in[i] = malloc((size_t)cnt_in[i] * sizeof(double) + 8);
+                in[i] = hx_fault_hit("migrate.recv")
+                            ? NULL
+                            : malloc((size_t)cnt_in[i] * sizeof(double) + 8);
                 if (!in[i])
-                    HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+                    st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                                      "out of memory for %lld migrating values from domain %d",
+                                      cnt_in[i], src[i]);
                 sp[i] = out[i].d;
                 sb[i] = (size_t)cnt_out[i] * sizeof(double);
                 rp[i] = in[i];
                 rb[i] = (size_t)cnt_in[i] * sizeof(double);
             }
+            HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);
             HX_TRY_GOTO(st, hx_comm_sendrecv(comm, dest, sp, sb, src, rp, rb), done);
             for (int i = 0; i < nl && st == HX_OK; i++)
                 st = unpack_molecules(homes[i], in[i], (size_t)cnt_in[i]);

@@ -58,6 +58,13 @@ extern "C" hx_status hx_gpu_set_device(int device)
     return HX_OK;
 }
 
+extern "C" hx_status hx_gpu_current_device(int *device)
+{
+    HX_CHECK(device, HX_ERR_INVALID_ARG, "hx_gpu_current_device: NULL argument");
+    HX_CUDA(cudaGetDevice(device));
+    return HX_OK;
+}
+
 extern "C" hx_status hx_gpu_select_for_rank(int local_rank, int *device)
 {
     HX_CHECK(device && local_rank >= 0, HX_ERR_INVALID_ARG, "hx_gpu_select_for_rank: bad argument");

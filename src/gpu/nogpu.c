@@ -26,6 +26,12 @@ hx_status hx_gpu_set_device(int device)
     HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
 }
 
+hx_status hx_gpu_current_device(int *device)
+{
+    (void)device;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
+}
+
 hx_status hx_gpu_select_for_rank(int local_rank, int *device)
 {
     (void)local_rank;
@@ -37,4 +43,179 @@ void hx_gpu_describe(const hx_gpu_info *g, char *buf, int len)
 {
     (void)g;
     snprintf(buf, (size_t)len, "no GPU (built without CUDA)");
+}
+
+/* ---- GPU non-bonded (src/gpu/nb_gpu.h) and update (src/gpu/update_gpu.h) --------------------
+ * Present so that code outside src/gpu links in every build; each fallible call says that CUDA
+ * was not compiled in. */
+#include "gpu/nb_gpu.h"
+#include "gpu/update_gpu.h"
+
+#include <string.h>
+
+#define HX_NOGPU_FAIL                                                                              \
+    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available")
+
+hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_params *p, hx_gpu_nb **out)
+{
+    (void)ff;
+    (void)p;
+    if (out)
+        *out = NULL;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_nb_destroy(hx_gpu_nb **nb)
+{
+    if (nb)
+        *nb = NULL;
+}
+hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint32_t *excl,
+                              void *stream)
+{
+    (void)nb;
+    (void)set;
+    (void)excl;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *stream)
+{
+    (void)nb;
+    (void)x;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream)
+{
+    (void)nb;
+    (void)x;
+    (void)f;
+    (void)flags;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream)
+{
+    (void)nb;
+    (void)x;
+    (void)f;
+    (void)flags;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
+{
+    (void)nb;
+    (void)f;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
+{
+    (void)nb;
+    (void)list;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
+                                 double *pair_ms, double *prune_ms)
+{
+    (void)nb;
+    (void)list;
+    (void)flags;
+    (void)reps;
+    (void)stream;
+    (void)pair_ms;
+    (void)prune_ms;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
+{
+    (void)nb;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *npairs)
+{
+    (void)nb;
+    if (e)
+        e->lj = e->coulomb = 0.0;
+    if (npairs)
+        *npairs = 0;
+}
+void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
+{
+    (void)nb;
+    memset(s, 0, sizeof *s);
+}
+hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list_host *out)
+{
+    (void)nb;
+    if (out)
+        memset(out, 0, sizeof *out);
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)
+{
+    (void)l;
+}
+
+hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_update **out)
+{
+    (void)p;
+    if (out)
+        *out = NULL;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_update_destroy(hx_gpu_update **u)
+{
+    if (u)
+        *u = NULL;
+}
+hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v, float *xf,
+                               void *stream)
+{
+    (void)u;
+    (void)x;
+    (void)v;
+    (void)xf;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream)
+{
+    (void)u;
+    (void)x;
+    (void)v;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda, int flags,
+                             void *stream)
+{
+    (void)u;
+    (void)xf;
+    (void)f;
+    (void)lambda;
+    (void)flags;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream)
+{
+    (void)u;
+    (void)xf;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
+{
+    (void)u;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r)
+{
+    (void)u;
+    memset(r, 0, sizeof *r);
 }

@@ -1,9 +1,10 @@
 /* System builders: liquid water and argon boxes of any size, in O(N) time and memory.
  *
  * Water (hx_build_water) is tiled from a 1000-molecule box of the model equilibrated at 300 K
- * with halox md (data/water_<model>.gro, embedded as src/io/water_boxes.c; both made by
- * scripts/make_equilibrated_box.sh). The seed picks one of the 48 symmetries of the cube and a
- * periodic shift of that box, and which molecules are removed. Two ways to fill the box:
+ * with halox md (data/water_<model>.gro, made by scripts/make_equilibrated_box.sh and embedded
+ * at build time as water_boxes.c, see src/io/water_boxes.h). The seed picks one of the 48
+ * symmetries of the cube and a periodic shift of that box, and which molecules are removed. Two
+ * ways to fill the box:
  *  - seamless: the box edge is close to a whole number n of tiles (scale within 1 %, at most
  *    2 % of the n^3 * 1000 molecules to remove at random): the tiles are scaled to the box, so
  *    neighbours across tile faces are the periodic neighbours of the equilibrated box;
@@ -312,7 +313,8 @@ static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, 
                                tile_src *t)
 {
     HX_CHECK(wb->box[0] == wb->box[1] && wb->box[1] == wb->box[2] && wb->nmol > 0, HX_ERR_INTERNAL,
-             "embedded water box of %s is not cubic (regenerate src/io/water_boxes.c)", wb->model);
+             "embedded water box of %s is not cubic (check data/water_%s.gro)", wb->model,
+             wb->model);
     t->nb = wb->nmol;
     t->lb = wb->box[0] * 1e-5;
     t->o = malloc(3 * (size_t)t->nb * sizeof *t->o);
@@ -355,8 +357,8 @@ static hx_status tile_src_init(const hx_water_box *wb, const hx_water_model *m, 
         }
         n2 = sqrt(n2);
         HX_CHECK(n1 > 0.05 && n2 > 0.05, HX_ERR_INTERNAL,
-                 "embedded %s box: molecule %d is not a water (regenerate src/io/water_boxes.c)",
-                 wb->model, k + 1);
+                 "embedded %s box: molecule %d is not a water (check data/water_%s.gro)", wb->model,
+                 k + 1, wb->model);
         for (int d = 0; d < 3; d++) {
             int sd = perm[d];
             double od = sign[d] * o[sd] + shift[d];

@@ -644,12 +644,12 @@ hx_status hx_gro_write(const char *path, const hx_system *sys, int with_velociti
     snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        int e = errno;
+        hx_status e = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                                   "cannot create '%s' (temporary for '%s'): %s; check that the "
+                                   "directory exists and is writable",
+                                   tmp, path, strerror(errno));
         free(tmp);
-        HX_FAIL(HX_ERR_IO,
-                "cannot create '%s' (temporary for '%s'): %s; check that the directory "
-                "exists and is writable",
-                path, path, strerror(e));
+        return e;
     }
     /* A large buffer: one write system call per megabyte instead of per 4 KB. */
     setvbuf(f, NULL, _IOFBF, 1 << 20);

@@ -95,6 +95,14 @@ typedef struct hx_md_backend_ops {
     const char *(*describe)(void *impl);
 } hx_md_backend_ops;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 extern const hx_md_backend_ops hx_md_backend_cpu;
+/* src/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
+extern const hx_md_backend_ops hx_md_backend_gpu;
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,7 @@
 #include "halox/version.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "io/json.h"
 
 #include <limits.h>
 #include <math.h>
@@ -42,6 +43,7 @@ void hx_md_params_default(hx_md_params *p)
     p->tau_t = 0.1;
     p->ref_t = 300.0;
     p->nsttcouple = 10;
+    p->halo_wait_timeout = -1.0;
 }
 
 hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
@@ -255,6 +257,21 @@ out:
     return st;
 }
 
+/* Only the CPU backend computes bonded terms and SHAKE so far (the GPU part of issue 15 is to
+ * come): a model with flexible molecules on another backend would run them with every pair of
+ * a molecule excluded and no intramolecular forces, so it is refused. */
+static hx_status backend_supports(const hx_md_backend_ops *B, const hx_forcefield *ff)
+{
+    int flexible = hx_forcefield_has_bonded(ff);
+    for (int k = 0; k < hx_forcefield_nmoltypes(ff); k++)
+        flexible |= hx_forcefield_moltype(ff, k)->nconstraints > 0;
+    HX_CHECK(!flexible, HX_ERR_UNSUPPORTED,
+             "the %s backend does not compute bonded terms and SHAKE constraints yet, which model "
+             "%s needs (ethanol): run it with --backend cpu",
+             B->name, hx_forcefield_model(ff));
+    return HX_OK;
+}
+
 static const hx_md_backend_ops *find_backend(const char *name)
 {
     if (!name || strcmp(name, "cpu") == 0)
@@ -289,13 +306,25 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_TRY(hx_md_params_check(p, sys));
     HX_TRY(hx_md_backend_available(p->backend ? p->backend : "cpu"));
     const hx_md_backend_ops *B = find_backend(p->backend);
-    const char *halo = p->halo ? p->halo : (B->mem == HX_MEM_HOST ? "host" : "nvshmem");
+    /* Default halo backend: the host one for the CPU; on GPUs the GPU-initiated one when
+     * there are several ranks and it was compiled, otherwise gpu-mpi (with one process there
+     * is one domain and no pulse, so nothing is ever sent). */
+    const char *halo = p->halo;
+    if (!halo && B->mem == HX_MEM_HOST)
+        halo = "host";
+    else if (!halo)
+        halo = hx_comm_nranks(comm) > 1 && hx_halo_backend_available("nvshmem") == HX_OK
+                   ? "nvshmem"
+                   : "gpu-mpi";
+    hx_clear_error();
     HX_TRY(hx_halo_backend_available(halo));
     hx_md *md = calloc(1, sizeof *md);
     HX_CHECK(md, HX_ERR_NOMEM, "out of memory");
     md->comm = comm;
     md->B = B;
     hx_status st = prepare_global(md, sys, p);
+    if (st == HX_OK && strcmp(B->name, "cpu") != 0)
+        st = backend_supports(B, md->ff);
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;
@@ -440,31 +469,28 @@ int hx_md_is_root(const hx_md *md)
     return hx_comm_rank(md->comm) == 0;
 }
 
+/* The JSON is written by src/io/json.c (cJSON, exact numbers, null for non-finite values). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len)
 {
-    /* the bonded terms only for systems that have them, so water's lines stay as they were */
-    char bonded[256] = "";
-    if (e->has_bonded)
-        snprintf(bonded, sizeof bonded,
-                 " \"bonds\": %.10g, \"angles\": %.10g, \"dihedrals\": %.10g, \"lj14\": "
-                 "%.10g, \"coulomb14\": %.10g,",
-                 e->bonds, e->angles, e->dihedrals, e->lj14, e->coulomb14);
-    snprintf(buf, len,
-             "{\"step\": %lld, \"time\": %.6f, \"lj\": %.10g, \"coulomb\": %.10g,%s "
-             "\"potential\": %.10g, \"kinetic\": %.10g, \"total\": %.10g, \"temperature\": "
-             "%.8g}",
-             e->step, e->time, e->lj, e->coulomb, bonded, e->potential, e->kinetic, e->total,
-             e->temperature);
+    char *text = NULL;
+    if (!buf || len == 0)
+        return;
+    buf[0] = '\0';
+    if (hx_json_energies(e, &text) == HX_OK && strlen(text) < len)
+        memcpy(buf, text, strlen(text) + 1);
+    cJSON_free(text);
 }
 
 static hx_status write_outputs(hx_md *md, const hx_md_output *out, int energy_now)
 {
     double t0 = hx_wtime();
     if (out && out->energy && energy_now) {
-        char line[768];
-        hx_md_energies_json(&md->ener, line, sizeof line);
-        HX_CHECK(fprintf(out->energy, "%s\n", line) > 0, HX_ERR_IO,
-                 "step %lld: writing the energy file failed (disk full?)", md->ener.step);
+        char *line = NULL;
+        HX_TRY(hx_json_energies(&md->ener, &line));
+        int ok = fprintf(out->energy, "%s\n", line) > 0;
+        cJSON_free(line);
+        HX_CHECK(ok, HX_ERR_IO, "step %lld: writing the energy file failed (disk full?)",
+                 md->ener.step);
     }
     md->tm.output += hx_wtime() - t0;
     return HX_OK;
@@ -558,6 +584,11 @@ const hx_system *hx_md_system(const hx_md *md)
     if (!md->gathered_step_valid && md->own_comm)
         hx_md_gather((hx_md *)md);
     return md->sys;
+}
+
+void hx_md_set_steps(hx_md *md, long long steps)
+{
+    md->p.steps = steps;
 }
 
 const hx_md_params *hx_md_get_params(const hx_md *md)

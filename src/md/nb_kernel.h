@@ -1,4 +1,4 @@
-/* The 4x4 cluster-pair kernel, written once and instantiated by src/md/nonbonded.c for each
+/* The 4x4 cluster-pair kernel, written once and instantiated by src/md/nb_kernels.c for each
  * precision (float, double) and instruction set (portable, AVX2+FMA). Not a public header.
  *
  * The including file defines:

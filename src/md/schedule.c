@@ -163,6 +163,10 @@ hx_status hx_md_repartition(hx_md *md, int first)
         hc.backend = md->halo_backend;
         hc.real = md->B->real;
         hc.mem = md->B->mem;
+        hc.path = (hx_halo_path)md->p.halo_path;
+        hc.bulk_copy = md->p.halo_bulk_copy;
+        hc.wait_timeout = md->p.halo_wait_timeout;
+        hc.stress_seed = md->p.halo_stress_seed;
         HX_TRY(hx_halo_create(hx_decomp_plan(md->dec), md->comm, &hc, &md->halo));
         md->graph_ok = md->B->capture_begin && hx_halo_capturable(md->halo);
     } else {

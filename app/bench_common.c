@@ -1,0 +1,125 @@
+/* What every benchmark series shares: the provenance ("meta") of a result file and its atomic
+ * write (DESIGN §7). */
+#include "bench.h"
+
+#include "halox/gpu.h"
+#include "halox/halo.h"
+#include "halox/version.h"
+#include "comm/comm_impl.h" /* hx_mpi_library_version */
+#include "core/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HALOX_SOURCE_DIR
+#define HALOX_SOURCE_DIR "."
+#endif
+
+void hx_bench_git_revision(char *buf, size_t len)
+{
+    const char *env = getenv("HALOX_GIT_REVISION");
+    snprintf(buf, len, "%s", env ? env : "unknown");
+    if (env)
+        return;
+    FILE *f = popen("git -C '" HALOX_SOURCE_DIR "' rev-parse HEAD 2>/dev/null", "r");
+    if (f) {
+        if (fgets(buf, (int)len, f))
+            buf[strcspn(buf, "\n")] = 0;
+        else
+            snprintf(buf, len, "unknown");
+        pclose(f);
+    }
+    f = popen("git -C '" HALOX_SOURCE_DIR "' status --porcelain --untracked-files=no 2>/dev/null",
+              "r");
+    if (f) {
+        char line[256];
+        if (fgets(line, sizeof line, f) && strlen(buf) + 7 < len)
+            strcat(buf, "-dirty");
+        pclose(f);
+    }
+}
+
+cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version)
+{
+    cJSON *m = cJSON_CreateObject();
+    char buf[1024];
+    hx_bench_git_revision(buf, sizeof buf);
+    cJSON_AddStringToObject(m, "git_revision", buf);
+    time_t now = time(NULL);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    cJSON_AddStringToObject(m, "date", buf);
+    if (gethostname(buf, sizeof buf) != 0)
+        snprintf(buf, sizeof buf, "unknown");
+    cJSON_AddStringToObject(m, "host", buf);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    snprintf(buf, sizeof buf, "unknown");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+                snprintf(buf, sizeof buf, "%s", strchr(line, ':') + 2);
+                buf[strcspn(buf, "\n")] = 0;
+                break;
+            }
+        fclose(f);
+    }
+    cJSON_AddStringToObject(m, "cpu", buf);
+    hx_gpu_info g;
+    int dev = 0, ndev = 0;
+    hx_gpu_device_count(&ndev, NULL);
+    if (ndev > 0 && hx_gpu_current_device(&dev) == HX_OK && hx_gpu_get_info(dev, &g) == HX_OK) {
+        cJSON_AddStringToObject(m, "gpu", g.name);
+        snprintf(buf, sizeof buf, "CUDA driver API %d.%d", g.driver_version / 1000,
+                 (g.driver_version % 1000) / 10);
+        cJSON_AddStringToObject(m, "driver", buf);
+        snprintf(buf, sizeof buf, "%d.%d", g.runtime_version / 1000,
+                 (g.runtime_version % 1000) / 10);
+        cJSON_AddStringToObject(m, "cuda", buf);
+    } else {
+        cJSON_AddNullToObject(m, "gpu");
+        cJSON_AddNullToObject(m, "driver");
+        cJSON_AddNullToObject(m, "cuda");
+    }
+    if (nvshmem_version[0])
+        cJSON_AddStringToObject(m, "nvshmem", nvshmem_version);
+    else
+        cJSON_AddNullToObject(m, "nvshmem");
+    hx_mpi_library_version(buf, (int)sizeof buf);
+    cJSON_AddStringToObject(m, "mpi", buf);
+    const char *cmd = getenv("HALOX_BENCH_COMMAND");
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < argc && k + 2 < sizeof buf; i++)
+        k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s", i ? " " : "", argv[i]);
+    cJSON_AddStringToObject(m, "command", cmd ? cmd : buf);
+    cJSON_AddStringToObject(m, "halox", HALOX_VERSION);
+    const char *mps = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
+    if (mps)
+        cJSON_AddStringToObject(m, "mps_active_thread_percentage", mps);
+    return m;
+}
+
+/* Atomic write: a reader never sees half a file. */
+hx_status hx_bench_write_json(const char *path, cJSON *root)
+{
+    char *text = cJSON_Print(root);
+    HX_CHECK(text, HX_ERR_NOMEM, "out of memory printing JSON");
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        free(text);
+        HX_FAIL(HX_ERR_IO, "cannot write %s", tmp);
+    }
+    int ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    ok = fclose(f) == 0 && ok;
+    free(text);
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        HX_FAIL(HX_ERR_IO, "cannot write %s", path);
+    }
+    return HX_OK;
+}

@@ -1,0 +1,21 @@
+/* Fault injection for tests: make one named allocation fail, once, in this thread.
+ *
+ * Some failure paths cannot be reached from outside: a collective where one rank runs out of
+ * memory while the others do not. Such an allocation asks hx_fault_hit("site") first and
+ * behaves as if malloc had returned NULL when the site is armed. A test arms the site on the
+ * rank that should fail and checks that every rank returns an error instead of hanging. Nothing
+ * arms a site outside the tests; the check is one thread-local comparison. Sites in use:
+ *   "mpi.create"   hx_comm_create_mpi's allocations (src/comm/mpi.c)
+ *   "mpi.reserve"  growth of the MPI reduction buffers
+ *   "mpi.gather"   rank 0's buffer in hx_comm_gather_bytes
+ *   "system_bcast" a receiving rank's copy of the system in hx_system_bcast
+ *   "migrate.recv" the receive buffers of hx_migrate */
+#ifndef HX_CORE_FAULT_H
+#define HX_CORE_FAULT_H
+
+/* Arm site (a string literal or other storage that outlives the hit); NULL disarms. */
+void hx_fault_arm(const char *site);
+/* 1 if site is armed (and disarm it), else 0. */
+int hx_fault_hit(const char *site);
+
+#endif

@@ -1,0 +1,104 @@
+/* Small device helpers shared by halox's CUDA sources (header-only: every .cu file is its own
+ * whole-program module, so shared device functions live here as static inline functions).
+ *
+ * HX_LAUNCH and HX_DYN_SMEM hide the two spots where CUDA syntax differs from the CPU
+ * emulation used in development (tests/emu, -DHALOX_GPU_EMULATE=ON). */
+#ifndef HX_GPU_UTIL_CUH
+#define HX_GPU_UTIL_CUH
+
+#include "gpu/cuda_check.h"
+
+#include <stdint.h>
+
+#ifdef HX_CUDA_EMULATION
+#define HX_LAUNCH(kernel, grid, block, smem, stream, ...)                                          \
+    emu_launch(kernel, grid, block, smem, stream, __VA_ARGS__)
+#define HX_DYN_SMEM(name) unsigned char *name = emu_dyn_smem()
+#else
+#define HX_LAUNCH(kernel, grid, block, smem, stream, ...)                                          \
+    kernel<<<grid, block, smem, stream>>>(__VA_ARGS__)
+#define HX_DYN_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
+
+#define HX_FULL_MASK 0xffffffffu
+
+/* 1/sqrt(x) by the special-function unit alone (rsqrt.approx.ftz: ~2 ulp, denormals flushed).
+ * rsqrtf() adds a denormal-input fix-up around it (4 more instructions per pair in the pair
+ * kernel); the pair kernels never take a denormal (masked pairs select their result away). */
+static __device__ __forceinline__ float hx_rsqrt_fast(float x)
+{
+#ifdef HX_CUDA_EMULATION
+    return 1.0f / sqrtf(x);
+#else
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#endif
+}
+
+static __device__ __forceinline__ int hx_imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+static __device__ __forceinline__ int hx_imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+/* Floats as ints whose signed order is the float order (for atomicMin/atomicMax). */
+static __device__ __forceinline__ int hx_float_key(float f)
+{
+    int b = __float_as_int(f);
+    return b >= 0 ? b : b ^ 0x7fffffff;
+}
+static __device__ __forceinline__ float hx_key_float(int k)
+{
+    return __int_as_float(k >= 0 ? k : k ^ 0x7fffffff);
+}
+
+static __device__ __forceinline__ float hx_warp_min(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fminf(v, __shfl_xor_sync(HX_FULL_MASK, v, o));
+    return v;
+}
+static __device__ __forceinline__ float hx_warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(HX_FULL_MASK, v, o));
+    return v;
+}
+static __device__ __forceinline__ double hx_warp_sum_d(double v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(HX_FULL_MASK, v, o);
+    return v;
+}
+static __device__ __forceinline__ int hx_warp_sum_i(int v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(HX_FULL_MASK, v, o);
+    return v;
+}
+
+/* Sum of v over the block (blockDim.x a multiple of 32, at most 1024) in a fixed order, so the
+ * result does not depend on timing. Every thread must call it; the result is in all threads.
+ * scratch: 32 doubles of shared memory. */
+static __device__ __forceinline__ double hx_block_sum_d(double v, double *scratch)
+{
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = hx_warp_sum_d(v);
+    __syncthreads(); /* scratch may still be read by a previous call */
+    if (lane == 0)
+        scratch[w] = v;
+    __syncthreads();
+    double s = lane < nw ? scratch[lane] : 0.0;
+    return hx_warp_sum_d(s);
+}
+
+static inline unsigned hx_div_up(long long a, long long b)
+{
+    return (unsigned)((a + b - 1) / b);
+}
+
+#endif

@@ -1,0 +1,957 @@
+/* GPU non-bonded interactions: set-up, the per-step kernels (gather, pair forces, prune, force
+ * reduction) and their host ops (src/gpu/nb_gpu.h). The pair search is in search_gpu.cu.
+ *
+ * The pair kernel (nb_body): one block of 64 threads per list entry. Thread t = 8 tj + ti
+ * computes, for every j cluster of the entry and every i cluster of the super-cluster that
+ * interacts with it (mask bit ic), the pair (i atom ti of cluster ic, j atom tj). The 64 i atoms
+ * (shifted by the entry's image shift, charges times epsfac) and the LJ table sit in shared
+ * memory; each thread keeps the forces on its 8 i atoms (one per i cluster) in registers; the
+ * force on its j atom is summed over the 8 ti lanes by 4 shuffles (a transposing reduction that
+ * leaves x, y, z on lanes 0, 1, 2, which add it atomically); the i forces are summed over tj
+ * through shared memory at the end of the entry. Masked lanes (beyond the cut-off, excluded,
+ * padding) select 0 for 1/r and the force (never multiply: 1/r is infinite at r = 0), so
+ * nothing of them reaches a sum. Energies are summed per lane in float over the i clusters of one
+ * j cluster (at most 8 terms) and then in double. */
+#include "gpu/nb_gpu_impl.cuh"
+#include "halox/log.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- kernels ----------------------------------------------------------------------------- */
+
+/* Home slots [0, nslots): positions into the cluster layout, and the home atoms' self and
+ * excluded-pair reaction-field terms in double, as src/md/nonbonded.c's home_terms. */
+__global__ __launch_bounds__(128) void k_gather_home(gnb_dev d, const float *__restrict__ x,
+                                                     float *__restrict__ f, int nslots, int energy)
+{
+    __shared__ double s_red[32];
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    const int a = s < nslots ? d.perm[s] : -1;
+    double ve = 0.0;
+    if (a >= 0) {
+        const float4 w = d.swq[s];
+        const float xa[3] = {x[3 * a], x[3 * a + 1], x[3 * a + 2]};
+        d.xq[s] = make_float4(xa[0] + w.x, xa[1] + w.y, xa[2] + w.z, w.w);
+        const double qa = d.aqd[a];
+        if (energy)
+            ve = -0.5 * d.epsfac_d * d.crf_d * qa * qa;
+        unsigned m = d.amask[a];
+        const int f0 = d.afirst[a];
+        double fa[3] = {0.0, 0.0, 0.0};
+        bool any = false;
+        while (m) {
+            const int b = f0 + __ffs((int)m) - 1;
+            m &= m - 1u;
+            if (b <= a || b >= d.n)
+                continue;
+            double dx[3], r2 = 0.0;
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                dx[k] = (double)xa[k] - (double)x[3 * b + k];
+                if (d.periodic[k])
+                    dx[k] -= d.boxd[k] * rint(dx[k] / d.boxd[k]);
+                r2 += dx[k] * dx[k];
+            }
+            if (r2 >= d.rc2_d)
+                continue;
+            const double qq = d.epsfac_d * qa * d.aqd[b];
+            if (energy)
+                ve += qq * (d.krf_d * r2 - d.crf_d);
+            const double fs = -2.0 * qq * d.krf_d; /* F_a = -dV/dr r_hat = -2 qq krf d */
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                fa[k] += fs * dx[k];
+                atomicAdd(&f[3 * b + k], (float)(-fs * dx[k]));
+            }
+            any = true;
+        }
+        if (any)
+            for (int k = 0; k < 3; k++)
+                atomicAdd(&f[3 * a + k], (float)fa[k]);
+    }
+    if (energy) {
+        const double sum = hx_block_sum_d(ve, s_red);
+        if (threadIdx.x == 0 && sum != 0.0)
+            atomicAdd(&d.energy[1], sum);
+    }
+}
+
+/* Halo slots [s0, s1): positions into the cluster layout; the halo atoms' forces cleared (the
+ * non-local kernel and reduction add into them next). */
+__global__ __launch_bounds__(128) void k_gather_halo(gnb_dev d, const float *__restrict__ x,
+                                                     float *__restrict__ f, int s0, int s1)
+{
+    const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= s1)
+        return;
+    const int a = d.perm[s];
+    if (a < 0)
+        return;
+    const float4 w = d.swq[s];
+    d.xq[s] = make_float4(x[3 * a] + w.x, x[3 * a + 1] + w.y, x[3 * a + 2] + w.z, w.w);
+    f[3 * a] = 0.0f;
+    f[3 * a + 1] = 0.0f;
+    f[3 * a + 2] = 0.0f;
+}
+
+/* Slots [s0, s1): cluster forces added to the atoms' forces, the accumulators zeroed. */
+__global__ __launch_bounds__(128) void k_reduce(gnb_dev d, float *__restrict__ f, int s0, int s1)
+{
+    const int s = s0 + blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= s1)
+        return;
+    const int a = d.perm[s];
+    float *fc = d.fcl + 3 * (size_t)s;
+    const float fx = fc[0], fy = fc[1], fz = fc[2];
+    fc[0] = 0.0f;
+    fc[1] = 0.0f;
+    fc[2] = 0.0f;
+    if (a >= 0) {
+        atomicAdd(&f[3 * a], fx);
+        atomicAdd(&f[3 * a + 1], fy);
+        atomicAdd(&f[3 * a + 2], fz);
+    }
+}
+
+static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__restrict__ ent,
+                                               const uint2 *__restrict__ items,
+                                               const unsigned short *__restrict__ masks,
+                                               const unsigned char *__restrict__ ljg,
+                                               const bool energy)
+{
+    /* static (not dynamic) shared tables: their addresses are immediate offsets in the loop */
+    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES];   /* 6 c6, 12 c12 */
+    __shared__ double2 s_ljd[GNB_MAXTYPES * GNB_MAXTYPES]; /* c6, c12 (energy kernel only) */
+    const int nt2 = d.ntypes * d.ntypes;
+    __shared__ float4 s_xi[GNB_SCA];
+    __shared__ int s_ti[GNB_SCA];
+    __shared__ float s_f[3 * GNB_SCC * GNB_SCA];
+    __shared__ double s_qd[GNB_SCA];
+    __shared__ double s_red[32];
+    const int t = threadIdx.x, ti = t & 7, tj = t >> 3, half = t >> 5;
+    const int4 en = ent[blockIdx.x];
+    const int sci = en.x;
+    {
+        const float4 sh = d.shift[en.y];
+        const float4 xi = d.xq[sci * GNB_SCA + t];
+        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
+        s_ti[t] = d.stype[sci * GNB_SCA + t] * d.ntypes;
+        if (energy)
+            s_qd[t] = d.sqd[sci * GNB_SCA + t] * d.epsfac_d;
+    }
+    for (int k = t; k < nt2; k += GNB_SCA) {
+        s_lj[k] = ((const float2 *)ljg)[k];
+        if (energy)
+            s_ljd[k] = ((const double2 *)(ljg + 16 * ((8 * nt2 + 15) / 16)))[k];
+    }
+    __syncthreads();
+    float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++)
+        fix[ic] = fiy[ic] = fiz[ic] = 0.0f;
+    double elj = 0.0, ec = 0.0;
+    int npair = 0;
+    const float rc2 = d.rc2, two_krf = d.two_krf;
+    for (int k = en.z; k < en.w; k++) {
+        /* this warp's half of the j cluster: skipped by the warp when pruned away */
+        const unsigned im = (masks[k] >> (8 * half)) & 0xffu;
+        if (im == 0u)
+            continue;
+        const uint2 it = items[k];
+        const unsigned ex = it.y;
+        const unsigned wm = ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + t]) : 0xffu;
+        const int js = (int)it.x * GNB_CL + tj;
+        const float4 xj = __ldg(&d.xq[js]);
+        const int tyj = __ldg(&d.stype[js]);
+        const double qjd = energy ? __ldg(&d.sqd[js]) : 0.0;
+        float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
+#pragma unroll
+        for (int ic = 0; ic < GNB_SCC; ic++) {
+            if (im & (1u << ic)) {
+                const float4 xi = s_xi[ic * GNB_CL + ti];
+                const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+                const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+                const bool in = r2 < rc2 && (wm & (1u << ic)) != 0u;
+                /* energies need an unbiased 1/sqrt: the Coulomb sum of water is a small
+                 * remainder of large terms (see include/halox/md.h, HX_NB_MIXED) */
+                const float rinv = in ? (energy ? __frsqrt_rn(r2) : hx_rsqrt_fast(r2)) : 0.0f;
+                const float rinv2 = rinv * rinv;
+                const float rinv6 = rinv2 * rinv2 * rinv2;
+                const int tp = s_ti[ic * GNB_CL + ti] + tyj;
+                const float2 c = s_lj[tp];
+                const float qq = xi.w * xj.w;
+                const float flj = (c.y * rinv6 - c.x) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+                float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+                fs = in ? fs : 0.0f;
+                fix[ic] = fmaf(fs, dx, fix[ic]);
+                fiy[ic] = fmaf(fs, dy, fiy[ic]);
+                fiz[ic] = fmaf(fs, dz, fiz[ic]);
+                fjx = fmaf(-fs, dx, fjx);
+                fjy = fmaf(-fs, dy, fjy);
+                fjz = fmaf(-fs, dz, fjz);
+                if (energy && in) {
+                    /* in double from the float distance: the charges' and LJ parameters'
+                     * float rounding would be the same for every pair of two types, and
+                     * such systematic errors do not average out in the sums */
+                    const double2 cd = s_ljd[tp];
+                    const double rd = (double)rinv, rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
+                    elj += cd.y * (rd6 * rd6 - d.irc12_d) - cd.x * (rd6 - d.irc6_d);
+                    ec += s_qd[ic * GNB_CL + ti] * qjd * (rd + d.krf_d * (double)r2 - d.crf_d);
+                    npair++;
+                }
+            }
+        }
+        /* j force summed over the 8 ti lanes: after the xor-1 step even lanes hold pair sums
+         * of x and odd lanes of y (z on both); after xor-2 lane 0 holds x, 1 y, 2 (and 3) z of
+         * 4 lanes; xor-4 completes the 8. */
+        {
+            const int b0 = ti & 1, b1 = (ti >> 1) & 1;
+            float keep = b0 ? fjy : fjx;
+            keep += __shfl_xor_sync(HX_FULL_MASK, b0 ? fjx : fjy, 1);
+            const float zs = fjz + __shfl_xor_sync(HX_FULL_MASK, fjz, 1);
+            const float send = b1 ? keep : zs;
+            keep = b1 ? zs : keep;
+            keep += __shfl_xor_sync(HX_FULL_MASK, send, 2);
+            keep += __shfl_xor_sync(HX_FULL_MASK, keep, 4);
+            if (ti < 3)
+                atomicAdd(&d.fcl[3 * (size_t)js + ti], keep);
+        }
+    }
+    /* i forces: summed over the 8 tj through shared memory; thread t then owns i slot t */
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        s_f[(3 * ic + 0) * GNB_SCA + t] = fix[ic];
+        s_f[(3 * ic + 1) * GNB_SCA + t] = fiy[ic];
+        s_f[(3 * ic + 2) * GNB_SCA + t] = fiz[ic];
+    }
+    __syncthreads();
+    {
+        const int ic = t >> 3;
+        float *fo = d.fcl + 3 * ((size_t)sci * GNB_SCA + t);
+#pragma unroll
+        for (int c = 0; c < 3; c++) {
+            float sum = 0.0f;
+#pragma unroll
+            for (int u = 0; u < GNB_CL; u++)
+                sum += s_f[(3 * ic + c) * GNB_SCA + u * GNB_CL + ti];
+            if (sum != 0.0f)
+                atomicAdd(&fo[c], sum);
+        }
+    }
+    if (energy) {
+        const double a = hx_block_sum_d(elj, s_red);
+        const double b = hx_block_sum_d(ec, s_red);
+        const double np = hx_block_sum_d((double)npair, s_red);
+        if (t == 0) {
+            atomicAdd(&d.energy[0], a);
+            atomicAdd(&d.energy[1], b);
+            atomicAdd(d.npairs, (unsigned long long)np);
+        }
+    }
+}
+
+/* Forces only: the kernel of every non-energy step. 64 registers at most (16 blocks of 64
+ * threads per multiprocessor). */
+__global__ __launch_bounds__(64, 16) void k_nb_f(gnb_dev d, const int4 *__restrict__ ent,
+                                                 const uint2 *__restrict__ items,
+                                                 const unsigned short *__restrict__ masks,
+                                                 const unsigned char *__restrict__ lj)
+{
+    nb_body(d, ent, items, masks, lj, false);
+}
+
+__global__ __launch_bounds__(64, 8) void k_nb_fe(gnb_dev d, const int4 *__restrict__ ent,
+                                                 const uint2 *__restrict__ items,
+                                                 const unsigned short *__restrict__ masks,
+                                                 const unsigned char *__restrict__ lj)
+{
+    nb_body(d, ent, items, masks, lj, true);
+}
+
+/* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
+ * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
+ * ti, j atoms ja of half 0 and ja + 4 of half 1), one block per entry. parts == 0: every entry
+ * (grid = entries); parts > 0: entries e with e % parts == the current part (grid =
+ * ceil(entries / parts)); the last block to finish advances the part counter, so the launch is
+ * the same every step (graph-capturable). */
+__global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
+                                              const uint2 *__restrict__ items,
+                                              const unsigned short *__restrict__ masko,
+                                              unsigned short *__restrict__ mask, int nent,
+                                              int parts, int cls, int count)
+{
+    __shared__ float4 s_xi[GNB_SCA];
+    __shared__ int s_part, s_last;
+    const int t = threadIdx.x;
+    if (parts > 0) {
+        if (t == 0)
+            s_part = (int)(d.prune_ctr[cls] % (unsigned)parts);
+        __syncthreads();
+    }
+    const int e = parts > 0 ? (int)blockIdx.x * parts + s_part : (int)blockIdx.x;
+    const bool active = e < nent;
+    int4 en = make_int4(0, 0, 0, 0);
+    if (active) {
+        en = ent[e];
+        const float4 sh = d.shift[en.y];
+        const float4 xi = d.xq[en.x * GNB_SCA + t];
+        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, 0.0f);
+    }
+    __syncthreads();
+    unsigned ncp = 0;
+    if (active) {
+        const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3, jb = ja + 4;
+        const float r2in = d.rinner2;
+        for (int k = en.z + w; k < en.w; k += 2) {
+            const unsigned mo = masko[k];
+            const unsigned im = (mo | (mo >> 8)) & 0xffu;
+            unsigned nm = 0;
+            if (im) {
+                const uint2 it = items[k];
+                const unsigned ex = it.y;
+                const unsigned wa =
+                    ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti] : 0xffu;
+                const unsigned wb =
+                    ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti] : 0xffu;
+                const float4 xa = d.xq[it.x * GNB_CL + ja], xb = d.xq[it.x * GNB_CL + jb];
+#pragma unroll
+                for (int ic = 0; ic < GNB_SCC; ic++) {
+                    if ((im >> ic) & 1u) {
+                        const float4 xi = s_xi[ic * GNB_CL + ti];
+                        const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
+                        const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
+                        const float ra = ax * ax + ay * ay + az * az;
+                        const float rb = bx * bx + by * by + bz * bz;
+                        if (__any_sync(HX_FULL_MASK, ra < r2in && ((wa >> ic) & 1u)))
+                            nm |= 1u << ic;
+                        if (__any_sync(HX_FULL_MASK, rb < r2in && ((wb >> ic) & 1u)))
+                            nm |= 1u << (8 + ic);
+                    }
+                }
+                nm &= mo;
+            }
+            if (lane == 0)
+                mask[k] = (unsigned short)nm;
+            ncp += (unsigned)__popc(nm);
+        }
+        if (count && (t & 31) == 0 && ncp)
+            atomicAdd(&d.st->ncp_inner[cls], (unsigned long long)ncp);
+    }
+    if (parts > 0) {
+        __syncthreads();
+        if (t == 0) {
+            __threadfence();
+            s_last = atomicAdd(&d.prune_done[cls], 1u) == gridDim.x - 1u;
+        }
+        __syncthreads();
+        if (s_last && t == 0) {
+            d.prune_done[cls] = 0u;
+            d.prune_ctr[cls] = d.prune_ctr[cls] + 1u;
+            __threadfence();
+        }
+    }
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+#define FREE_DEV(p)                                                                                \
+    do {                                                                                           \
+        cudaFree(p);                                                                               \
+        (p) = NULL;                                                                                \
+    } while (0)
+
+extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
+{
+    if (!nbp || !*nbp)
+        return;
+    hx_gpu_nb *nb = *nbp;
+    gnb_dev *d = &nb->d;
+    FREE_DEV(d->azone);
+    FREE_DEV(d->atype);
+    FREE_DEV(d->afirst);
+    FREE_DEV(d->amask);
+    FREE_DEV(d->aq);
+    FREE_DEV(d->aqd);
+    FREE_DEV(d->wpos);
+    FREE_DEV(d->awrap);
+    FREE_DEV(d->acol);
+    FREE_DEV(d->apos);
+    FREE_DEV(d->colatoms);
+    FREE_DEV(d->col_count);
+    FREE_DEV(d->col_start);
+    FREE_DEV(d->col_sc);
+    FREE_DEV(d->col_bb);
+    FREE_DEV(d->sc_bb);
+    FREE_DEV(d->cl_bb);
+    FREE_DEV(d->perm);
+    FREE_DEV(d->stype);
+    FREE_DEV(d->sfirst);
+    FREE_DEV(d->smask);
+    FREE_DEV(d->xq);
+    FREE_DEV(d->swq);
+    FREE_DEV(d->sqd);
+    FREE_DEV(d->fcl);
+    for (int c = 0; c < 2; c++) {
+        FREE_DEV(d->ent[c]);
+        FREE_DEV(d->items[c]);
+        FREE_DEV(d->mask[c]);
+        FREE_DEV(d->masko[c]);
+    }
+    FREE_DEV(d->excl);
+    FREE_DEV(d->grid);
+    FREE_DEV(d->st);
+    FREE_DEV(d->energy);
+    FREE_DEV(d->npairs);
+    FREE_DEV(d->prune_ctr);
+    FREE_DEV(d->prune_done);
+    FREE_DEV(nb->d_lj);
+    if (nb->h_st)
+        cudaFreeHost(nb->h_st);
+    if (nb->h_energy)
+        cudaFreeHost(nb->h_energy);
+    if (nb->ev_gather)
+        cudaEventDestroy(nb->ev_gather);
+    if (nb->ev_nonlocal)
+        cudaEventDestroy(nb->ev_nonlocal);
+    free(nb);
+    *nbp = NULL;
+}
+
+extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_params *p,
+                                      hx_gpu_nb **out)
+{
+    HX_CHECK(ff && p && out, HX_ERR_INVALID_ARG, "hx_gpu_nb_create: NULL argument");
+    *out = NULL;
+    HX_CHECK(p->rc > 0 && isfinite(p->rc), HX_ERR_INVALID_ARG, "cut-off rc = %g nm: must be > 0",
+             p->rc);
+    HX_CHECK(p->rlist >= p->rc, HX_ERR_INVALID_ARG,
+             "pair-list radius rlist = %g nm is shorter than the cut-off %g nm", p->rlist, p->rc);
+    HX_CHECK(p->rlist_inner == 0 || (p->rlist_inner >= p->rc && p->rlist_inner <= p->rlist),
+             HX_ERR_INVALID_ARG,
+             "inner list radius %g nm: use 0 or a value in [rc, rlist] = [%g, %g]", p->rlist_inner,
+             p->rc, p->rlist);
+    HX_CHECK(p->prune_parts >= 0 && p->prune_parts <= 1000, HX_ERR_INVALID_ARG,
+             "prune_parts = %d: use 0 (prune at the search only) to 1000", p->prune_parts);
+    HX_CHECK(p->eps_rf == 0.0 || p->eps_rf >= 1.0, HX_ERR_INVALID_ARG,
+             "eps_rf = %g: use 0 (infinity) or a value >= 1", p->eps_rf);
+    HX_CHECK(p->max_excl_dist >= 0, HX_ERR_INVALID_ARG, "max_excl_dist = %g nm: must be >= 0",
+             p->max_excl_dist);
+    const int nt = hx_forcefield_ntypes(ff);
+    HX_CHECK(nt >= 1 && nt <= GNB_MAXTYPES, HX_ERR_UNSUPPORTED,
+             "the GPU kernels take at most %d atom types, the force field has %d", GNB_MAXTYPES,
+             nt);
+    hx_gpu_nb *nb = (hx_gpu_nb *)calloc(1, sizeof *nb);
+    HX_CHECK(nb, HX_ERR_NOMEM, "out of memory");
+    hx_status st = HX_OK;
+    nb->p = *p;
+    if (nb->p.rlist_inner == 0)
+        nb->p.rlist_inner = nb->p.rlist;
+    if (nb->p.max_excl_dist == 0)
+        nb->p.max_excl_dist = 0.5;
+    if (nb->p.eps_r <= 0)
+        nb->p.eps_r = 1.0;
+    hx_nb_params nbp = {nb->p.rc, nb->p.eps_rf, nb->p.eps_r};
+    nb->rf = hx_rf_constants(&nbp);
+    nb->ntypes = nt;
+    const double *c6 = hx_forcefield_c6(ff), *c12 = hx_forcefield_c12(ff);
+    gnb_dev *d = &nb->d;
+    const double rc2 = nb->p.rc * nb->p.rc;
+    d->rc2 = (float)rc2;
+    d->rc2_d = rc2;
+    d->rlist = (float)nb->p.rlist;
+    d->rlist2 = (float)(nb->p.rlist * nb->p.rlist);
+    d->rinner2 = (float)(nb->p.rlist_inner * nb->p.rlist_inner);
+    d->excl2 = (float)(nb->p.max_excl_dist * nb->p.max_excl_dist);
+    d->ntypes = nt;
+    d->epsfac = (float)nb->rf.epsfac;
+    d->krf = (float)nb->rf.k_rf;
+    d->crf = (float)nb->rf.c_rf;
+    d->two_krf = (float)(2.0 * nb->rf.k_rf);
+    d->irc6_d = 1.0 / (rc2 * rc2 * rc2);
+    d->irc12_d = d->irc6_d * d->irc6_d;
+    d->epsfac_d = nb->rf.epsfac;
+    d->krf_d = nb->rf.k_rf;
+    d->crf_d = nb->rf.c_rf;
+    int dev = 0;
+    HX_CUDA_GOTO(st, cudaGetDevice(&dev), fail);
+    HX_CUDA_GOTO(st, cudaDeviceGetAttribute(&nb->sm_count, cudaDevAttrMultiProcessorCount, dev),
+                 fail);
+    HX_CUDA_GOTO(
+        st, cudaDeviceGetAttribute(&nb->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
+        fail);
+    {
+        /* nt^2 float2 (6 c6, 12 c12), then (16-byte aligned) nt^2 double2 (c6, c12) */
+        const size_t off = 16 * (((size_t)8 * nt * nt + 15) / 16);
+        const size_t bytes = off + sizeof(double2) * (size_t)(nt * nt);
+        unsigned char *h = (unsigned char *)calloc(1, bytes);
+        if (!h)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
+        for (int k = 0; k < nt * nt; k++) {
+            ((float2 *)h)[k] = make_float2((float)(6.0 * c6[k]), (float)(12.0 * c12[k]));
+            ((double2 *)(h + off))[k] = make_double2(c6[k], c12[k]);
+        }
+        cudaError_t rc = cudaMalloc((void **)&nb->d_lj, bytes);
+        if (rc == cudaSuccess)
+            rc = cudaMemcpy(nb->d_lj, h, bytes, cudaMemcpyHostToDevice);
+        free(h);
+        HX_CUDA_GOTO(st, rc, fail);
+    }
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->grid, sizeof(gnb_zone_grid) * GNB_MAXZ), fail);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->st, sizeof(gnb_status)), fail);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->energy, 2 * sizeof(double)), fail);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->npairs, sizeof(unsigned long long)), fail);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->prune_ctr, 2 * sizeof(unsigned)), fail);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->prune_done, 2 * sizeof(unsigned)), fail);
+    HX_CUDA_GOTO(st, cudaMemset(d->energy, 0, 2 * sizeof(double)), fail);
+    HX_CUDA_GOTO(st, cudaMemset(d->npairs, 0, sizeof(unsigned long long)), fail);
+    HX_CUDA_GOTO(st, cudaMemset(d->prune_ctr, 0, 2 * sizeof(unsigned)), fail);
+    HX_CUDA_GOTO(st, cudaMemset(d->prune_done, 0, 2 * sizeof(unsigned)), fail);
+    HX_CUDA_GOTO(st, cudaMallocHost((void **)&nb->h_st, sizeof(gnb_status)), fail);
+    HX_CUDA_GOTO(st, cudaMallocHost((void **)&nb->h_energy, 2 * sizeof(double) + sizeof(long long)),
+                 fail);
+    memset(nb->h_energy, 0, 2 * sizeof(double) + sizeof(long long));
+    nb->h_npairs = (unsigned long long *)(nb->h_energy + 2);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_nonlocal, cudaEventDisableTiming), fail);
+    *out = nb;
+    return HX_OK;
+fail:
+    hx_gpu_nb_destroy(&nb);
+    return st;
+}
+
+static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
+{
+    if (n <= nb->cap_atoms && nb->d.azone)
+        return HX_OK;
+    gnb_dev *d = &nb->d;
+    const size_t N = (size_t)n + (size_t)n / 4 + 64;
+    void **ptrs[] = {(void **)&d->azone, (void **)&d->atype,   (void **)&d->afirst,
+                     (void **)&d->amask, (void **)&d->aq,      (void **)&d->aqd,
+                     (void **)&d->wpos,  (void **)&d->awrap,   (void **)&d->acol,
+                     (void **)&d->apos,  (void **)&d->colatoms};
+    const size_t sz[] = {sizeof(int),   sizeof(int),    sizeof(int),    sizeof(unsigned),
+                         sizeof(float), sizeof(double), sizeof(float4), sizeof(float4),
+                         sizeof(int),   sizeof(int),    sizeof(int)};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
+        HX_CUDA(cudaFree(*ptrs[k]));
+        *ptrs[k] = NULL;
+        HX_CUDA(cudaMalloc(ptrs[k], N * sz[k]));
+    }
+    nb->cap_atoms = (int)N;
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
+                                         const uint32_t *excl, void *stream)
+{
+    HX_CHECK(nb && set, HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms: NULL argument");
+    const int n = set->n;
+    HX_CHECK(n >= 0 && (n == 0 || (set->type && set->q && set->mol)), HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_set_atoms: %d atoms without type, charge or molecule arrays", n);
+    HX_CHECK(set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG, "ndim = %d", set->ndim);
+    cudaStream_t s = (cudaStream_t)stream;
+    gnb_dev *d = &nb->d;
+    const int nz = hx_zone_count(set->ndim);
+    int *zone = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+    int *first = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+    unsigned *mask = (unsigned *)malloc(sizeof(unsigned) * (size_t)(n + 1));
+    float *qf = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+    hx_status st = HX_OK;
+    int zcount[GNB_MAXZ] = {0};
+    if (!zone || !first || !mask || !qf)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for %d atoms", n);
+    {
+        int covered = 0;
+        for (int r = 0; r < set->nranges; r++) {
+            const hx_zone_range *zr = &set->ranges[r];
+            if (!(zr->begin == covered && zr->end >= zr->begin && zr->end <= n && zr->zone >= 0 &&
+                  zr->zone < nz))
+                HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                             "zone range %d [%d,%d) zone %d does not continue the ranges at %d "
+                             "within %d atoms and %d zones",
+                             r, zr->begin, zr->end, zr->zone, covered, n, nz);
+            for (int a = zr->begin; a < zr->end; a++)
+                zone[a] = zr->zone;
+            zcount[zr->zone] += zr->end - zr->begin;
+            covered = zr->end;
+        }
+        if (covered != n)
+            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "zone ranges cover %d of %d local atoms",
+                         covered, n);
+    }
+    for (int a = 0; a < n; a++) {
+        if (set->type[a] < 0 || set->type[a] >= nb->ntypes)
+            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                         "atom %d has LJ type %d outside the force field's %d types", a + 1,
+                         set->type[a], nb->ntypes);
+        first[a] =
+            (a > 0 && set->mol[a] == set->mol[a - 1] && zone[a] == zone[a - 1]) ? first[a - 1] : a;
+        if (a - first[a] >= 32)
+            HX_FAIL_GOTO(st, HX_ERR_UNSUPPORTED, done,
+                         "molecule %d has more than 32 atoms (local atoms %d..%d): the GPU "
+                         "exclusion masks take 32",
+                         set->mol[a], first[a], a);
+        qf[a] = (float)set->q[a];
+    }
+    for (int a = n - 1; a >= 0; a--) {
+        /* whole molecule: bits for every atom of it */
+        int end = a + 1;
+        while (end < n && first[end] == first[a])
+            end++;
+        const int size = end - first[a];
+        const unsigned all = size >= 32 ? 0xffffffffu : ((1u << size) - 1u);
+        mask[a] = excl ? (excl[a] & all) : all;
+    }
+    HX_TRY_GOTO(st, ensure_atoms(nb, n), done);
+    if (n > 0) {
+        HX_CUDA_GOTO(st, cudaMemcpy(d->azone, zone, sizeof(int) * n, cudaMemcpyHostToDevice), done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->atype, set->type, sizeof(int) * n, cudaMemcpyHostToDevice),
+                     done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->afirst, first, sizeof(int) * n, cudaMemcpyHostToDevice),
+                     done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->amask, mask, sizeof(unsigned) * n, cudaMemcpyHostToDevice),
+                     done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->aq, qf, sizeof(float) * n, cudaMemcpyHostToDevice), done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->aqd, set->q, sizeof(double) * n, cudaMemcpyHostToDevice),
+                     done);
+    }
+    d->n = n;
+    d->nz = nz;
+    d->nzi = hx_izone_count(set->ndim);
+    d->ndim = set->ndim;
+    for (int iz = 0; iz < d->nzi; iz++)
+        hx_izone_jrange(set->ndim, iz, &d->jz0[iz], &d->jz1[iz]);
+    for (int k = 0; k < 3; k++) {
+        d->periodic[k] = set->periodic[k] != 0;
+        d->box[k] = (float)set->box[k];
+        d->boxd[k] = set->box[k];
+        if (d->periodic[k] && !(set->box[k] > 0))
+            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "periodic box edge %c = %g", "xyz"[k],
+                         set -> box[k]);
+    }
+    for (int kz = -1; kz <= 1; kz++)
+        for (int ky = -1; ky <= 1; ky++)
+            for (int kx = -1; kx <= 1; kx++) {
+                const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
+                d->shift[sidx] =
+                    make_float4(d->periodic[0] ? (float)(kx * set->box[0]) : 0.0f,
+                                d->periodic[1] ? (float)(ky * set->box[1]) : 0.0f,
+                                d->periodic[2] ? (float)(kz * set->box[2]) : 0.0f, 0.0f);
+            }
+    {
+        gnb_zone_grid g[GNB_MAXZ];
+        memset(g, 0, sizeof g);
+        for (int z = 0; z < GNB_MAXZ; z++)
+            g[z].natoms = z < nz ? zcount[z] : 0;
+        HX_CUDA_GOTO(st, cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s), done);
+        HX_CUDA_GOTO(st, cudaStreamSynchronize(s), done);
+    }
+    nb->have_set = 1;
+    nb->have_list = 0;
+done:
+    free(zone);
+    free(first);
+    free(mask);
+    free(qf);
+    return st;
+}
+
+/* ---- ops --------------------------------------------------------------------------------- */
+
+hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s)
+{
+    gnb_dev *d = &nb->d;
+    HX_CUDA(cudaMemsetAsync(d->prune_ctr, 0, 2 * sizeof(unsigned), s));
+    HX_CUDA(cudaMemsetAsync(d->prune_done, 0, 2 * sizeof(unsigned), s));
+    for (int c = 0; c < 2; c++) {
+        if (nb->nent[c] == 0)
+            continue;
+        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], GNB_SCA, 0, s, *d, d->ent[c], d->items[c],
+                  d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
+        HX_CUDA_LAUNCH("k_prune");
+    }
+    HX_CUDA(cudaMemcpyAsync(nb->h_st->ncp_inner, d->st->ncp_inner, sizeof nb->h_st->ncp_inner,
+                            cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaStreamSynchronize(s));
+    for (int c = 0; c < 2; c++)
+        nb->ncp_inner[c] = (long long)nb->h_st->ncp_inner[c];
+    return HX_OK;
+}
+
+static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
+{
+    gnb_dev *d = &nb->d;
+    if (nb->nent[cls] == 0)
+        return HX_OK;
+    const size_t lj_smem = 0;
+    if (flags & HX_GPU_NB_ENERGY) {
+        HX_LAUNCH(k_nb_fe, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                  d->items[cls], d->mask[cls], nb->d_lj);
+        HX_CUDA_LAUNCH("k_nb_fe");
+    } else {
+        HX_LAUNCH(k_nb_f, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                  d->items[cls], d->mask[cls], nb->d_lj);
+        HX_CUDA_LAUNCH("k_nb_f");
+    }
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
+{
+    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1), HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_prune: no pair list, or list %d is not 0 (local) or 1 (non-local)", list);
+    const int parts = nb->p.prune_parts;
+    if (parts == 0 || nb->nent[list] == 0)
+        return HX_OK;
+    gnb_dev *d = &nb->d;
+    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), GNB_SCA, 0, (cudaStream_t)stream, *d,
+              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
+              list, 0);
+    HX_CUDA_LAUNCH("k_prune");
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
+                                     void *stream)
+{
+    HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_local: no pair list (call hx_gpu_nb_search after hx_gpu_nb_set_atoms)");
+    cudaStream_t s = (cudaStream_t)stream;
+    gnb_dev *d = &nb->d;
+    if (flags & HX_GPU_NB_ENERGY) {
+        HX_CUDA(cudaMemsetAsync(d->energy, 0, 2 * sizeof(double), s));
+        HX_CUDA(cudaMemsetAsync(d->npairs, 0, sizeof(unsigned long long), s));
+    }
+    const int home_slots = nb->zsc[1] * GNB_SCA;
+    if (home_slots > 0) {
+        HX_LAUNCH(k_gather_home, hx_div_up(home_slots, 128), 128, 0, s, *d, x, f, home_slots,
+                  (flags & HX_GPU_NB_ENERGY) ? 1 : 0);
+        HX_CUDA_LAUNCH("k_gather_home");
+    }
+    HX_CUDA(cudaEventRecord(nb->ev_gather, s));
+    HX_TRY(run_pairs(nb, 0, flags, s));
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
+                                        void *stream)
+{
+    HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_nonlocal: no pair list");
+    if (nb->d.nz == 1)
+        return HX_OK;
+    cudaStream_t s = (cudaStream_t)stream;
+    gnb_dev *d = &nb->d;
+    HX_CUDA(cudaStreamWaitEvent(s, nb->ev_gather, 0));
+    const int s0 = nb->zsc[1] * GNB_SCA, s1 = nb->nsc * GNB_SCA;
+    if (s1 > s0) {
+        HX_LAUNCH(k_gather_halo, hx_div_up(s1 - s0, 128), 128, 0, s, *d, x, f, s0, s1);
+        HX_CUDA_LAUNCH("k_gather_halo");
+    }
+    HX_TRY(run_pairs(nb, 1, flags, s));
+    if (s1 > s0) {
+        HX_LAUNCH(k_reduce, hx_div_up(s1 - s0, 128), 128, 0, s, *d, f, s0, s1);
+        HX_CUDA_LAUNCH("k_reduce");
+    }
+    HX_CUDA(cudaEventRecord(nb->ev_nonlocal, s));
+    nb->nonlocal_pending = 1;
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
+{
+    HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_reduce_home: no pair list");
+    cudaStream_t s = (cudaStream_t)stream;
+    if (nb->nonlocal_pending) {
+        HX_CUDA(cudaStreamWaitEvent(s, nb->ev_nonlocal, 0));
+        nb->nonlocal_pending = 0;
+    }
+    const int home_slots = nb->zsc[1] * GNB_SCA;
+    if (home_slots > 0) {
+        HX_LAUNCH(k_reduce, hx_div_up(home_slots, 128), 128, 0, s, nb->d, f, 0, home_slots);
+        HX_CUDA_LAUNCH("k_reduce");
+    }
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps,
+                                            void *stream, double *pair_ms, double *prune_ms)
+{
+    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1) && reps > 0, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_time_kernels: bad argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    gnb_dev *d = &nb->d;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    hx_status st = HX_OK;
+    float ms = 0.0f;
+    *pair_ms = 0.0;
+    if (prune_ms)
+        *prune_ms = 0.0;
+    if (nb->nent[list] == 0)
+        return HX_OK;
+    /* the pair kernel without the prune */
+    const int parts = nb->p.prune_parts;
+    nb->p.prune_parts = 0;
+    HX_CUDA_GOTO(st, cudaEventCreate(&e0), out);
+    HX_CUDA_GOTO(st, cudaEventCreate(&e1), out);
+    HX_TRY_GOTO(st, run_pairs(nb, list, flags, s), out);
+    HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
+    for (int r = 0; r < reps; r++)
+        HX_TRY_GOTO(st, run_pairs(nb, list, flags, s), out);
+    HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
+    HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
+    HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);
+    *pair_ms = ms / reps;
+    nb->p.prune_parts = parts;
+    if (prune_ms && parts > 0) {
+        HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
+        for (int r = 0; r < reps; r++)
+            HX_TRY_GOTO(st, hx_gpu_nb_prune(nb, list, stream), out);
+        HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
+        HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
+        HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);
+        *prune_ms = ms / reps;
+    }
+    HX_CUDA_GOTO(st, cudaMemsetAsync(d->fcl, 0, sizeof(float) * 3 * (size_t)nb->nsc * GNB_SCA, s),
+                 out);
+    HX_CUDA_GOTO(st, cudaStreamSynchronize(s), out);
+out:
+    nb->p.prune_parts = parts;
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    return st;
+}
+
+extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
+{
+    HX_CHECK(nb, HX_ERR_INVALID_ARG, "hx_gpu_nb_fetch_energies: NULL argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    HX_CUDA(
+        cudaMemcpyAsync(nb->h_energy, nb->d.energy, 2 * sizeof(double), cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaMemcpyAsync(nb->h_npairs, nb->d.npairs, sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, s));
+    return HX_OK;
+}
+
+extern "C" void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *npairs)
+{
+    if (e) {
+        e->lj = nb->h_energy[0];
+        e->coulomb = nb->h_energy[1];
+    }
+    if (npairs)
+        *npairs = (long long)*nb->h_npairs;
+}
+
+extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->natoms = nb->d.n;
+    s->nzones = nb->d.nz;
+    s->nsc = nb->nsc;
+    s->nslots = nb->nsc * GNB_SCA;
+    s->ncols = nb->ncols;
+    for (int c = 0; c < 2; c++) {
+        s->nent[c] = nb->nent[c];
+        s->nitems[c] = nb->nitems[c];
+        s->ncp_outer[c] = nb->ncp_outer[c];
+        s->ncp_inner[c] = nb->ncp_inner[c];
+    }
+    s->nexcl = nb->nexcl;
+    s->max_cj_per_entry = nb->d.max_cj;
+    s->rlist = nb->p.rlist;
+    s->rlist_inner = nb->p.rlist_inner;
+    s->prune_parts = nb->p.prune_parts;
+    s->searches = nb->searches;
+    s->regrows = nb->regrows;
+}
+
+extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)
+{
+    if (!l)
+        return;
+    free(l->perm);
+    free(l->xq);
+    for (int c = 0; c < 2; c++) {
+        free(l->ent[c]);
+        free(l->items[c]);
+        free(l->mask[c]);
+        free(l->masko[c]);
+    }
+    free(l->excl);
+    memset(l, 0, sizeof *l);
+}
+
+extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list_host *l)
+{
+    HX_CHECK(nb && l, HX_ERR_INVALID_ARG, "hx_gpu_nb_list_download: NULL argument");
+    HX_CHECK(nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_list_download: no list");
+    memset(l, 0, sizeof *l);
+    const gnb_dev *d = &nb->d;
+    hx_status st = HX_OK;
+    l->nslots = nb->nsc * GNB_SCA;
+    l->nexcl = nb->nexcl;
+    l->perm = (int *)malloc(sizeof(int) * (size_t)(l->nslots + 1));
+    l->xq = (float *)malloc(sizeof(float4) * (size_t)(l->nslots + 1));
+    l->excl = (uint8_t *)malloc((size_t)GNB_SCA * (size_t)(l->nexcl + 1));
+    if (!l->perm || !l->xq || !l->excl)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
+    if (l->nslots > 0) {
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(l->perm, d->perm, sizeof(int) * (size_t)l->nslots, cudaMemcpyDeviceToHost),
+            fail);
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(l->xq, d->xq, sizeof(float4) * (size_t)l->nslots, cudaMemcpyDeviceToHost),
+            fail);
+        HX_CUDA_GOTO(st,
+                     cudaMemcpy(l->excl, d->excl, (size_t)GNB_SCA * (size_t)(l->nexcl + 1),
+                                cudaMemcpyDeviceToHost),
+                     fail);
+    }
+    for (int c = 0; c < 2; c++) {
+        l->nent[c] = nb->nent[c];
+        l->nitems[c] = nb->nitems[c];
+        l->ent[c] = (int *)malloc(sizeof(int4) * (size_t)(l->nent[c] + 1));
+        l->items[c] = (uint32_t *)malloc(sizeof(uint2) * (size_t)(l->nitems[c] + 1));
+        l->mask[c] = (uint16_t *)malloc(sizeof(uint16_t) * (size_t)(l->nitems[c] + 1));
+        l->masko[c] = (uint16_t *)malloc(sizeof(uint16_t) * (size_t)(l->nitems[c] + 1));
+        if (!l->ent[c] || !l->items[c] || !l->mask[c] || !l->masko[c])
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
+        if (l->nent[c] > 0)
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->ent[c], d->ent[c], sizeof(int4) * (size_t)l->nent[c],
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+        if (l->nitems[c] > 0) {
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->items[c], d->items[c], sizeof(uint2) * (size_t)l->nitems[c],
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->mask[c], d->mask[c], sizeof(uint16_t) * (size_t)l->nitems[c],
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->masko[c], d->masko[c],
+                                    sizeof(uint16_t) * (size_t)l->nitems[c],
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+        }
+    }
+    for (int k = 0; k < GNB_NSHIFT; k++) {
+        l->shift[k][0] = d->periodic[0] ? (double)((k % 3) - 1) * d->boxd[0] : 0.0;
+        l->shift[k][1] = d->periodic[1] ? (double)((k / 3) % 3 - 1) * d->boxd[1] : 0.0;
+        l->shift[k][2] = d->periodic[2] ? (double)(k / 9 - 1) * d->boxd[2] : 0.0;
+    }
+    return HX_OK;
+fail:
+    hx_gpu_nb_list_host_free(l);
+    return st;
+}

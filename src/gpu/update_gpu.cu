@@ -1,0 +1,518 @@
+/* GPU update (src/gpu/update_gpu.h): leap-frog, SETTLE, kinetic energy, force clearing and
+ * molecule wrapping for the home atoms, in double.
+ *
+ * One thread per rigid water (leap-frog of its 3 atoms, then SETTLE: the analytical solution of
+ * src/md/settle.c, whose derivation is described there, in double) and one per remaining atom.
+ * The kinetic energy is summed per block, the block sums by the last block in block order: the
+ * same result at every run. Memory traffic per atom and step: positions and velocities in double
+ * (48 bytes read and written), force and float positions (24 bytes): about 5 MB at 45k atoms,
+ * ~1-2 us at the H200's bandwidth; the time is launch and latency, not bandwidth. */
+#include "gpu/gpu_util.cuh"
+#include "gpu/update_gpu.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UPD_THREADS 128
+
+typedef struct upd_dev {
+    double *x, *v, *invm, *m;
+    int *settle; /* [3 nsettle] */
+    int *free_at;
+    int *mol_start;
+    int n, nsettle, nfree, nmol;
+    double dt;
+    double m_o, m_h, ra, rb, hc, d_oh, d_hh;
+    int periodic[3];
+    double box[3];
+    double *part;   /* [blocks] kinetic energy per block */
+    unsigned *done; /* blocks finished (last-block pattern) */
+    double *ke;     /* [2]: previous half step, current half step */
+    unsigned *dev;  /* largest relative deviation, float bits (non-negative) */
+    int *bad;       /* first water that SETTLE failed on, INT_MAX: none */
+} upd_dev;
+
+struct hx_gpu_update {
+    hx_gpu_update_params p;
+    upd_dev d;
+    int nblocks;
+    struct {
+        double ke[3];
+        unsigned dev;
+        int bad;
+    } * h_res; /* pinned */
+};
+
+/* ---- SETTLE in double -------------------------------------------------------------------- */
+
+static __device__ __forceinline__ void u_cross(const double a[3], const double b[3], double c[3])
+{
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static __device__ __forceinline__ double u_dot(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static __device__ __forceinline__ bool u_normalise(double a[3])
+{
+    const double n = sqrt(u_dot(a, a));
+    if (!(n > 0.0) || !isfinite(n))
+        return false;
+    const double in = 1.0 / n;
+    a[0] *= in;
+    a[1] *= in;
+    a[2] *= in;
+    return true;
+}
+
+/* x0: O, H, H at the start of the step; x1: unconstrained new positions, constrained in place. */
+static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (*x0)[3],
+                                                double (*x1)[3])
+{
+    const double mo = d.m_o, mh = d.m_h, mt = mo + 2.0 * mh;
+    double com[3], ra1[3], rb1[3], rc1[3], ob[3], oc[3];
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) / mt;
+        ra1[k] = x1[0][k] - com[k];
+        rb1[k] = x1[1][k] - com[k];
+        rc1[k] = x1[2][k] - com[k];
+        ob[k] = x0[1][k] - x0[0][k];
+        oc[k] = x0[2][k] - x0[0][k];
+    }
+    double ez[3], ex[3], ey[3];
+    u_cross(ob, oc, ez);
+    if (!u_normalise(ez))
+        return false;
+    u_cross(ra1, ez, ex);
+    if (!u_normalise(ex))
+        return false;
+    u_cross(ez, ex, ey);
+    const double xb0 = u_dot(ob, ex), yb0 = u_dot(ob, ey), xc0 = u_dot(oc, ex), yc0 = u_dot(oc, ey);
+    const double za1 = u_dot(ra1, ez);
+    const double xb1 = u_dot(rb1, ex), yb1 = u_dot(rb1, ey), zb1 = u_dot(rb1, ez);
+    const double xc1 = u_dot(rc1, ex), yc1 = u_dot(rc1, ey), zc1 = u_dot(rc1, ez);
+    const double sphi = za1 / d.ra;
+    if (!(fabs(sphi) <= 1.0))
+        return false;
+    const double cphi = sqrt(1.0 - sphi * sphi);
+    if (!(cphi > 0.0))
+        return false;
+    const double spsi = (zb1 - zc1) / (2.0 * d.hc * cphi);
+    if (!(fabs(spsi) <= 1.0))
+        return false;
+    const double cpsi = sqrt(1.0 - spsi * spsi);
+    const double ya2 = d.ra * cphi;
+    const double xb2 = -d.hc * cpsi;
+    const double yb2 = -d.rb * cphi - d.hc * spsi * sphi;
+    const double yc2 = -d.rb * cphi + d.hc * spsi * sphi;
+    const double xc2 = -xb2;
+    const double zb2 = -d.rb * sphi + d.hc * spsi * cphi;
+    const double zc2 = -d.rb * sphi - d.hc * spsi * cphi;
+    const double alpha = xb2 * (xb0 - xc0) + yb0 * yb2 + yc0 * yc2;
+    const double beta = xb2 * (yc0 - yb0) + xb0 * yb2 + xc0 * yc2;
+    const double gamma = xb0 * yb1 - yb0 * xb1 + xc0 * yc1 - yc0 * xc1;
+    const double ab2 = alpha * alpha + beta * beta;
+    const double disc = ab2 - gamma * gamma;
+    if (!(disc >= 0.0) || !(ab2 > 0.0))
+        return false;
+    const double sth = (alpha * gamma - beta * sqrt(disc)) / ab2;
+    const double cth = sqrt(1.0 - sth * sth);
+    if (!isfinite(sth) || !isfinite(cth))
+        return false;
+    const double xa3 = -ya2 * sth, ya3 = ya2 * cth;
+    const double xb3 = xb2 * cth - yb2 * sth, yb3 = xb2 * sth + yb2 * cth;
+    const double xc3 = xc2 * cth - yc2 * sth, yc3 = xc2 * sth + yc2 * cth;
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        x1[0][k] = com[k] + xa3 * ex[k] + ya3 * ey[k] + za1 * ez[k];
+        x1[1][k] = com[k] + xb3 * ex[k] + yb3 * ey[k] + zb2 * ez[k];
+        x1[2][k] = com[k] + xc3 * ex[k] + yc3 * ey[k] + zc2 * ez[k];
+    }
+    return true;
+}
+
+/* ---- kernels ----------------------------------------------------------------------------- */
+
+/* The last block to finish sums the per-block kinetic energies in block order and shifts the
+ * half-step pair. */
+static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, double *s_red,
+                                                 int commit)
+{
+    __shared__ int s_last;
+    const double bs = hx_block_sum_d(ke, s_red);
+    if (threadIdx.x == 0) {
+        d.part[blockIdx.x] = bs;
+        __threadfence();
+        s_last = atomicAdd(d.done, 1u) == gridDim.x - 1u;
+    }
+    __syncthreads();
+    if (!s_last)
+        return;
+    __threadfence();
+    double s = 0.0;
+    for (int b = threadIdx.x; b < (int)gridDim.x; b += blockDim.x)
+        s += *(volatile double *)&d.part[b];
+    s = hx_block_sum_d(s, s_red);
+    if (threadIdx.x == 0) {
+        if (commit) {
+            d.ke[0] = d.ke[1];
+            d.ke[1] = s;
+        } else {
+            d.ke[2] = s;
+        }
+        *d.done = 0u;
+    }
+}
+
+__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__restrict__ xf,
+                                                        float *__restrict__ f, double lambda,
+                                                        int want_dev, int commit)
+{
+    __shared__ double s_red[32];
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const double dt = d.dt;
+    double ke = 0.0;
+    if (t < d.nsettle) {
+        int id[3];
+        double x0[3][3], x1[3][3], vn[3][3];
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            id[j] = d.settle[3 * t + j];
+            const double im = d.invm[id[j]] * dt;
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                const int a = 3 * id[j] + k;
+                x0[j][k] = d.x[a];
+                vn[j][k] = lambda * d.v[a] + (double)f[a] * im;
+                x1[j][k] = x0[j][k] + vn[j][k] * dt;
+                if (commit)
+                    f[a] = 0.0f;
+            }
+        }
+        if (!u_settle(d, x0, x1))
+            atomicMin(d.bad, t);
+        const double idt = 1.0 / dt;
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            double v2 = 0.0;
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                const int a = 3 * id[j] + k;
+                const double v = (x1[j][k] - x0[j][k]) * idt;
+                if (commit) {
+                    d.x[a] = x1[j][k];
+                    d.v[a] = v;
+                    xf[a] = (float)x1[j][k];
+                }
+                v2 += v * v;
+            }
+            ke += 0.5 * d.m[id[j]] * v2;
+        }
+        if (want_dev) {
+            const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+            float dmax = 0.0f;
+#pragma unroll
+            for (int p = 0; p < 3; p++) {
+                double r2 = 0.0;
+#pragma unroll
+                for (int k = 0; k < 3; k++) {
+                    const double u = x1[pr[p][0]][k] - x1[pr[p][1]][k];
+                    r2 += u * u;
+                }
+                const double d0 = p < 2 ? d.d_oh : d.d_hh;
+                const double rel = fabs(sqrt(r2) - d0) / d0;
+                const float rf = isfinite(rel) ? (float)rel : 3.0e38f;
+                dmax = fmaxf(dmax, rf);
+            }
+            atomicMax(d.dev, __float_as_uint(dmax));
+        }
+    } else if (t - d.nsettle < d.nfree) {
+        const int a0 = d.free_at[t - d.nsettle];
+        const double im = d.invm[a0] * dt;
+        double v2 = 0.0;
+#pragma unroll
+        for (int k = 0; k < 3; k++) {
+            const int a = 3 * a0 + k;
+            const double v = lambda * d.v[a] + (double)f[a] * im;
+            const double xn = d.x[a] + v * dt;
+            if (commit) {
+                f[a] = 0.0f;
+                d.v[a] = v;
+                d.x[a] = xn;
+                xf[a] = (float)xn;
+            }
+            v2 += v * v;
+        }
+        ke = 0.5 * d.m[a0] * v2;
+    }
+    ke_finish(d, ke, s_red, commit);
+}
+
+/* Kinetic energy of the uploaded velocities: becomes the current half step's. */
+__global__ __launch_bounds__(UPD_THREADS) void k_ke(upd_dev d)
+{
+    __shared__ double s_red[32];
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    double ke = 0.0;
+    if (a < d.n) {
+        const double *v = d.v + 3 * a;
+        ke = 0.5 * d.m[a] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    }
+    ke_finish(d, ke, s_red, 1);
+}
+
+__global__ __launch_bounds__(UPD_THREADS) void k_wrap(upd_dev d, float *__restrict__ xf)
+{
+    const int mol = blockIdx.x * blockDim.x + threadIdx.x;
+    const int nm = d.mol_start ? d.nmol : d.n;
+    if (mol >= nm)
+        return;
+    const int a0 = d.mol_start ? d.mol_start[mol] : mol;
+    const int a1 = d.mol_start ? d.mol_start[mol + 1] : mol + 1;
+    double sh[3];
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+        sh[k] = d.periodic[k] ? -d.box[k] * floor(d.x[3 * a0 + k] / d.box[k]) : 0.0;
+    if (sh[0] == 0.0 && sh[1] == 0.0 && sh[2] == 0.0)
+        return;
+    for (int a = a0; a < a1; a++)
+        for (int k = 0; k < 3; k++) {
+            const double v = d.x[3 * a + k] + sh[k];
+            d.x[3 * a + k] = v;
+            xf[3 * a + k] = (float)v;
+        }
+}
+
+__global__ __launch_bounds__(UPD_THREADS) void k_to_float(upd_dev d, float *__restrict__ xf)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < 3 * d.n)
+        xf[k] = (float)d.x[k];
+}
+
+/* ---- host -------------------------------------------------------------------------------- */
+
+extern "C" void hx_gpu_update_destroy(hx_gpu_update **up)
+{
+    if (!up || !*up)
+        return;
+    hx_gpu_update *u = *up;
+    void *ptrs[] = {u->d.x,         u->d.v,    u->d.invm, u->d.m,  u->d.settle, u->d.free_at,
+                    u->d.mol_start, u->d.part, u->d.done, u->d.ke, u->d.dev,    u->d.bad};
+    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
+        cudaFree(ptrs[k]);
+    if (u->h_res)
+        cudaFreeHost(u->h_res);
+    free(u);
+    *up = NULL;
+}
+
+extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_update **out)
+{
+    HX_CHECK(p && out && p->n >= 0 && (p->n == 0 || p->mass), HX_ERR_INVALID_ARG,
+             "hx_gpu_update_create: bad argument");
+    HX_CHECK(p->dt > 0, HX_ERR_INVALID_ARG, "hx_gpu_update_create: dt = %g", p->dt);
+    HX_CHECK(p->nsettle == 0 || (p->settle && p->m_o > 0 && p->m_h > 0 && p->d_oh > 0 &&
+                                 p->d_hh > 0 && p->d_hh < 2 * p->d_oh),
+             HX_ERR_INVALID_ARG, "hx_gpu_update_create: SETTLE groups without a water geometry");
+    HX_CHECK(!p->mol_start || p->nmol >= 0, HX_ERR_INVALID_ARG, "nmol = %d", p->nmol);
+    *out = NULL;
+    hx_gpu_update *u = (hx_gpu_update *)calloc(1, sizeof *u);
+    HX_CHECK(u, HX_ERR_NOMEM, "out of memory");
+    hx_status st = HX_OK;
+    const int n = p->n;
+    const size_t N = (size_t)n + 1;
+    const int int_max = INT_MAX;
+    upd_dev *d = &u->d;
+    u->p = *p;
+    u->p.mass = NULL;
+    u->p.mol_start = NULL;
+    u->p.settle = NULL;
+    /* atoms not in a SETTLE group are integrated alone */
+    char *in_settle = (char *)calloc((size_t)n + 1, 1);
+    int *free_at = (int *)malloc(sizeof(int) * ((size_t)n + 1));
+    double *invm = (double *)malloc(sizeof(double) * ((size_t)n + 1));
+    if (!in_settle || !free_at || !invm)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for %d atoms", n);
+    for (int w = 0; w < p->nsettle; w++)
+        for (int j = 0; j < 3; j++) {
+            const int a = p->settle[3 * w + j];
+            if (a < 0 || a >= n || in_settle[a])
+                HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                             "SETTLE group %d: atom %d is outside [0, %d) or in two groups", w, a,
+                             n);
+            in_settle[a] = 1;
+        }
+    d->nfree = 0;
+    for (int a = 0; a < n; a++) {
+        if (!(p->mass[a] > 0))
+            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "atom %d has mass %g", a + 1, p->mass[a]);
+        invm[a] = 1.0 / p->mass[a];
+        if (!in_settle[a])
+            free_at[d->nfree++] = a;
+    }
+    d->n = n;
+    d->nsettle = p->nsettle;
+    d->nmol = p->mol_start ? p->nmol : n;
+    d->dt = p->dt;
+    d->m_o = p->m_o;
+    d->m_h = p->m_h;
+    d->d_oh = p->d_oh;
+    d->d_hh = p->d_hh;
+    if (p->nsettle > 0) {
+        d->hc = 0.5 * p->d_hh;
+        const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
+        d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
+        d->rb = h - d->ra;
+    }
+    for (int k = 0; k < 3; k++) {
+        d->periodic[k] = p->periodic[k] != 0;
+        d->box[k] = p->box[k];
+    }
+    {
+        const int nt = p->nsettle + d->nfree > n ? p->nsettle + d->nfree : n;
+        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
+    }
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->x, 3 * N * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->v, 3 * N * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->invm, N * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->m, N * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->settle, (3 * (size_t)p->nsettle + 1) * sizeof(int)),
+                 done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->free_at, N * sizeof(int)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->part, (size_t)u->nblocks * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->done, sizeof(unsigned)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->ke, 3 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->dev, sizeof(unsigned)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad, sizeof(int)), done);
+    HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
+    memset(u->h_res, 0, sizeof *u->h_res);
+    if (n > 0) {
+        HX_CUDA_GOTO(st, cudaMemcpy(d->invm, invm, n * sizeof(double), cudaMemcpyHostToDevice),
+                     done);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->m, p->mass, n * sizeof(double), cudaMemcpyHostToDevice),
+                     done);
+    }
+    if (d->nfree > 0)
+        HX_CUDA_GOTO(
+            st, cudaMemcpy(d->free_at, free_at, d->nfree * sizeof(int), cudaMemcpyHostToDevice),
+            done);
+    if (p->nsettle > 0)
+        HX_CUDA_GOTO(st,
+                     cudaMemcpy(d->settle, p->settle, 3 * (size_t)p->nsettle * sizeof(int),
+                                cudaMemcpyHostToDevice),
+                     done);
+    if (p->mol_start) {
+        for (int k = 0; k < p->nmol; k++)
+            if (!(p->mol_start[k] >= 0 && p->mol_start[k] < p->mol_start[k + 1] &&
+                  p->mol_start[k + 1] <= n))
+                HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "molecule %d: bad atom range", k);
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->mol_start, ((size_t)p->nmol + 1) * sizeof(int)),
+                     done);
+        HX_CUDA_GOTO(st,
+                     cudaMemcpy(d->mol_start, p->mol_start, ((size_t)p->nmol + 1) * sizeof(int),
+                                cudaMemcpyHostToDevice),
+                     done);
+    }
+    HX_CUDA_GOTO(st, cudaMemset(d->done, 0, sizeof(unsigned)), done);
+    HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 3 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMemset(d->dev, 0, sizeof(unsigned)), done);
+    HX_CUDA_GOTO(st, cudaMemcpy(d->bad, &int_max, sizeof int_max, cudaMemcpyHostToDevice), done);
+done:
+    free(in_settle);
+    free(free_at);
+    free(invm);
+    if (st != HX_OK) {
+        hx_gpu_update_destroy(&u);
+        return st;
+    }
+    *out = u;
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v,
+                                          float *xf, void *stream)
+{
+    HX_CHECK(u && (u->d.n == 0 || (x && v && xf)), HX_ERR_INVALID_ARG,
+             "hx_gpu_update_upload: NULL argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    const int n = u->d.n;
+    if (n == 0)
+        return HX_OK;
+    HX_CUDA(cudaMemcpyAsync(u->d.x, x, 3 * (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s));
+    HX_CUDA(cudaMemcpyAsync(u->d.v, v, 3 * (size_t)n * sizeof(double), cudaMemcpyHostToDevice, s));
+    HX_LAUNCH(k_to_float, hx_div_up(3LL * n, UPD_THREADS), UPD_THREADS, 0, s, u->d, xf);
+    HX_CUDA_LAUNCH("k_to_float");
+    HX_LAUNCH(k_ke, hx_div_up(n, UPD_THREADS), UPD_THREADS, 0, s, u->d);
+    HX_CUDA_LAUNCH("k_ke");
+    HX_CUDA(cudaStreamSynchronize(s));
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream)
+{
+    HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_download: NULL argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    const size_t b = 3 * (size_t)u->d.n * sizeof(double);
+    if (x && b)
+        HX_CUDA(cudaMemcpyAsync(x, u->d.x, b, cudaMemcpyDeviceToHost, s));
+    if (v && b)
+        HX_CUDA(cudaMemcpyAsync(v, u->d.v, b, cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaStreamSynchronize(s));
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
+                                        int flags, void *stream)
+{
+    HX_CHECK(u && (u->d.n == 0 || (xf && f)), HX_ERR_INVALID_ARG,
+             "hx_gpu_update_step: NULL argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    const int want_dev = (flags & HX_GPU_UPDATE_DEVIATION) ? 1 : 0;
+    if (want_dev)
+        HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
+    const int commit = (flags & HX_GPU_UPDATE_NO_COMMIT) ? 0 : 1;
+    HX_LAUNCH(k_update, (unsigned)u->nblocks, UPD_THREADS, 0, s, u->d, xf, f, lambda, want_dev,
+              commit);
+    HX_CUDA_LAUNCH("k_update");
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream)
+{
+    HX_CHECK(u && (u->d.n == 0 || xf), HX_ERR_INVALID_ARG, "hx_gpu_update_wrap: NULL argument");
+    const int nm = u->d.mol_start ? u->d.nmol : u->d.n;
+    if (nm == 0)
+        return HX_OK;
+    HX_LAUNCH(k_wrap, hx_div_up(nm, UPD_THREADS), UPD_THREADS, 0, (cudaStream_t)stream, u->d, xf);
+    HX_CUDA_LAUNCH("k_wrap");
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
+{
+    HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
+    cudaStream_t s = (cudaStream_t)stream;
+    HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));
+    return HX_OK;
+}
+
+extern "C" void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r)
+{
+    r->ke_prev_half = u->h_res->ke[0];
+    r->ke_half = u->h_res->ke[1];
+    r->ke_eval = u->h_res->ke[2];
+    float dv;
+    memcpy(&dv, &u->h_res->dev, sizeof dv);
+    r->deviation = dv;
+    r->bad_molecule = u->h_res->bad == INT_MAX ? -1 : u->h_res->bad;
+}

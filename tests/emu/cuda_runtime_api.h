@@ -1,0 +1,198 @@
+/* CPU emulation of the CUDA runtime API subset halox uses (HALOX_GPU_EMULATE builds only).
+ *
+ * Why: the development machine has no GPU, and GPU time is scarce. With -DHALOX_GPU_EMULATE=ON
+ * the CUDA sources of src/gpu are compiled as C++ against these headers and every CUDA thread
+ * of a block runs as a host thread (tests/emu/emu_device.h), so the kernels' logic (indexing,
+ * masks, barriers, warp shuffles, atomics) and the host code around them run here, under
+ * AddressSanitizer if asked. Device memory is host memory filled with 0xFF bytes (NaN as float)
+ * so that reads of never-written memory show up. Streams are executed in issue order (every
+ * call completes before it returns); stream capture records the calls and graph launches replay
+ * them. Nothing here says anything about performance. Not part of the library. */
+#ifndef HX_EMU_CUDA_RUNTIME_API_H
+#define HX_EMU_CUDA_RUNTIME_API_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HX_CUDA_EMULATION 1
+#define CUDART_VERSION 13000
+
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
+    cudaErrorStreamCaptureUnsupported = 900,
+    cudaErrorUnknown = 999
+} cudaError_t;
+
+typedef enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+} cudaMemcpyKind;
+
+typedef enum cudaDeviceAttr {
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+} cudaDeviceAttr;
+
+typedef enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8
+} cudaFuncAttribute;
+
+typedef enum cudaStreamCaptureMode {
+    cudaStreamCaptureModeGlobal = 0,
+    cudaStreamCaptureModeThreadLocal = 1,
+    cudaStreamCaptureModeRelaxed = 2
+} cudaStreamCaptureMode;
+
+typedef enum cudaStreamCaptureStatus {
+    cudaStreamCaptureStatusNone = 0,
+    cudaStreamCaptureStatusActive = 1
+} cudaStreamCaptureStatus;
+
+#define cudaStreamDefault 0x0
+#define cudaStreamNonBlocking 0x1
+#define cudaEventDefault 0x0
+#define cudaEventDisableTiming 0x2
+#define cudaEventRecordDefault 0x0
+#define cudaEventRecordExternal 0x1
+#define cudaHostAllocDefault 0x0
+
+typedef struct emu_stream *cudaStream_t;
+typedef struct emu_event *cudaEvent_t;
+typedef struct emu_graph *cudaGraph_t;
+typedef struct emu_graph *cudaGraphExec_t;
+typedef struct emu_graph_node *cudaGraphNode_t;
+
+typedef struct cudaGraphExecUpdateResultInfo {
+    int result;
+    cudaGraphNode_t errorNode, errorFromNode;
+} cudaGraphExecUpdateResultInfo;
+
+typedef struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    size_t sharedMemPerBlockOptin;
+    int regsPerBlock;
+    int warpSize;
+    int maxThreadsPerBlock;
+    int major, minor;
+    int multiProcessorCount;
+    int clockRate;
+    int memoryClockRate;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int pciBusID, pciDeviceID, pciDomainID;
+} cudaDeviceProp;
+
+/* vector types (C layout; the device header adds nothing but constructors) */
+typedef struct {
+    unsigned int x, y, z;
+} uint3;
+typedef struct dim3 {
+    unsigned int x, y, z;
+#ifdef __cplusplus
+    dim3(unsigned int a = 1, unsigned int b = 1, unsigned int c = 1) : x(a), y(b), z(c) {}
+#endif
+} dim3;
+typedef struct __attribute__((aligned(8))) {
+    float x, y;
+} float2;
+typedef struct {
+    float x, y, z;
+} float3;
+typedef struct __attribute__((aligned(16))) {
+    float x, y, z, w;
+} float4;
+typedef struct __attribute__((aligned(8))) {
+    int x, y;
+} int2;
+typedef struct __attribute__((aligned(16))) {
+    int x, y, z, w;
+} int4;
+typedef struct __attribute__((aligned(8))) {
+    unsigned int x, y;
+} uint2;
+typedef struct __attribute__((aligned(16))) {
+    unsigned int x, y, z, w;
+} uint4;
+typedef struct __attribute__((aligned(16))) {
+    double x, y;
+} double2;
+
+const char *cudaGetErrorString(cudaError_t e);
+const char *cudaGetErrorName(cudaError_t e);
+cudaError_t cudaGetLastError(void);
+cudaError_t cudaPeekAtLastError(void);
+
+cudaError_t cudaGetDeviceCount(int *n);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev);
+cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev);
+cudaError_t cudaDriverGetVersion(int *v);
+cudaError_t cudaRuntimeGetVersion(int *v);
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev);
+cudaError_t cudaSetDevice(int dev);
+cudaError_t cudaGetDevice(int *dev);
+cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest);
+
+cudaError_t cudaMalloc(void **p, size_t bytes);
+cudaError_t cudaFree(void *p);
+cudaError_t cudaMallocHost(void **p, size_t bytes);
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags);
+cudaError_t cudaFreeHost(void *p);
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k);
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
+                            cudaStream_t s);
+cudaError_t cudaMemset(void *p, int v, size_t bytes);
+cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s);
+
+cudaError_t cudaStreamCreate(cudaStream_t *s);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio);
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st);
+
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags);
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags);
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t g,
+                                cudaGraphExecUpdateResultInfo *info);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s);
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec);
+cudaError_t cudaGraphDestroy(cudaGraph_t g);
+
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
+
+/* emulation only: 1 while a stream capture is recording (used by the launch wrapper) */
+int emu_capturing(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

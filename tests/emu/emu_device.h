@@ -1,0 +1,341 @@
+/* CPU emulation of CUDA device code (HALOX_GPU_EMULATE builds only; see cuda_runtime_api.h).
+ *
+ * Every thread of a block is a host thread; the blocks of a grid run one after the other on
+ * the same threads. __syncthreads is a barrier over the block's threads, warp intrinsics a
+ * barrier over the warp's 32 threads with an exchange buffer, so a warp intrinsic reached by
+ * only part of a warp (or __syncthreads by part of a block) hangs here: such code is undefined
+ * on the GPU too. __shared__ variables become function-static (one block runs at a time) and
+ * dynamic shared memory is refilled with 0xFF bytes before every block. */
+#ifndef HX_EMU_DEVICE_H
+#define HX_EMU_DEVICE_H
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+
+#include "cuda_runtime_api.h"
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __restrict__ __restrict
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+
+using std::isfinite;
+using std::isnan;
+
+namespace emu
+{
+struct block_ctx;
+/* the emulated thread's built-in variables (a function: UBSan flags member access to a
+ * thread_local at TLS offset 0 as a null pointer) */
+struct thread_vars {
+    uint3 thread, block;
+    dim3 bdim, gdim;
+    block_ctx *ctx;
+    int tid;
+};
+thread_vars &tv();
+void syncthreads();
+int syncthreads_count(int pred);
+unsigned long long warp_exchange(unsigned long long v, int src_lane); /* src < 0: own */
+unsigned warp_ballot(int pred);
+void syncwarp();
+unsigned char *dyn_smem();
+void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem);
+void record_or_run(std::function<void()> op);
+void set_last_error(cudaError_t e);
+} // namespace emu
+
+#define threadIdx (emu::tv().thread)
+#define blockIdx (emu::tv().block)
+#define blockDim (emu::tv().bdim)
+#define gridDim (emu::tv().gdim)
+
+inline void __syncthreads()
+{
+    emu::syncthreads();
+}
+inline int __syncthreads_count(int p)
+{
+    return emu::syncthreads_count(p);
+}
+inline int __syncthreads_or(int p)
+{
+    return emu::syncthreads_count(p) != 0;
+}
+inline int __syncthreads_and(int p)
+{
+    return emu::syncthreads_count(!p) == 0;
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu)
+{
+    (void)mask;
+    emu::syncwarp();
+}
+inline void __threadfence()
+{
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __threadfence_block()
+{
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+template <typename T> inline unsigned long long emu_bits(T v)
+{
+    static_assert(sizeof(T) <= 8, "shuffle of a value wider than 8 bytes");
+    unsigned long long b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    return b;
+}
+template <typename T> inline T emu_from_bits(unsigned long long b)
+{
+    T v;
+    std::memcpy(&v, &b, sizeof v);
+    return v;
+}
+inline int emu_lane()
+{
+    return emu::tv().tid & 31;
+}
+template <typename T> inline T __shfl_sync(unsigned m, T v, int src, int width = 32)
+{
+    (void)m;
+    int lane = emu_lane();
+    int s = (lane & ~(width - 1)) + (src & (width - 1));
+    return emu_from_bits<T>(emu::warp_exchange(emu_bits(v), s));
+}
+template <typename T> inline T __shfl_xor_sync(unsigned m, T v, int lm, int width = 32)
+{
+    (void)m;
+    int lane = emu_lane();
+    int s = lane ^ lm;
+    if ((s & ~(width - 1)) != (lane & ~(width - 1)))
+        s = lane;
+    return emu_from_bits<T>(emu::warp_exchange(emu_bits(v), s));
+}
+template <typename T> inline T __shfl_down_sync(unsigned m, T v, unsigned d, int width = 32)
+{
+    (void)m;
+    int lane = emu_lane();
+    int s = lane + (int)d;
+    if ((s & ~(width - 1)) != (lane & ~(width - 1)))
+        s = lane;
+    return emu_from_bits<T>(emu::warp_exchange(emu_bits(v), s));
+}
+template <typename T> inline T __shfl_up_sync(unsigned m, T v, unsigned d, int width = 32)
+{
+    (void)m;
+    int lane = emu_lane();
+    int s = lane - (int)d;
+    if (s < 0 || (s & ~(width - 1)) != (lane & ~(width - 1)))
+        s = lane;
+    return emu_from_bits<T>(emu::warp_exchange(emu_bits(v), s));
+}
+inline unsigned __ballot_sync(unsigned m, int p)
+{
+    (void)m;
+    return emu::warp_ballot(p);
+}
+inline int __any_sync(unsigned m, int p)
+{
+    (void)m;
+    return emu::warp_ballot(p) != 0;
+}
+inline int __all_sync(unsigned m, int p)
+{
+    (void)m;
+    return emu::warp_ballot(!p) == 0;
+}
+
+/* atomics: read-modify-write on host memory through std::atomic_ref */
+template <typename T> inline T emu_atomic_add(T *p, T v)
+{
+    return std::atomic_ref<T>(*p).fetch_add(v);
+}
+inline int atomicAdd(int *p, int v)
+{
+    return emu_atomic_add(p, v);
+}
+inline unsigned atomicAdd(unsigned *p, unsigned v)
+{
+    return emu_atomic_add(p, v);
+}
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return emu_atomic_add(p, v);
+}
+inline float atomicAdd(float *p, float v)
+{
+    return emu_atomic_add(p, v);
+}
+inline double atomicAdd(double *p, double v)
+{
+    return emu_atomic_add(p, v);
+}
+template <typename T> inline T emu_atomic_rmw(T *p, const std::function<T(T)> &f)
+{
+    std::atomic_ref<T> a(*p);
+    T old = a.load();
+    while (!a.compare_exchange_weak(old, f(old))) {
+    }
+    return old;
+}
+inline int atomicMin(int *p, int v)
+{
+    return emu_atomic_rmw<int>(p, [v](int o) { return o < v ? o : v; });
+}
+inline int atomicMax(int *p, int v)
+{
+    return emu_atomic_rmw<int>(p, [v](int o) { return o > v ? o : v; });
+}
+inline unsigned atomicMax(unsigned *p, unsigned v)
+{
+    return emu_atomic_rmw<unsigned>(p, [v](unsigned o) { return o > v ? o : v; });
+}
+inline int atomicOr(int *p, int v)
+{
+    return std::atomic_ref<int>(*p).fetch_or(v);
+}
+inline unsigned atomicOr(unsigned *p, unsigned v)
+{
+    return std::atomic_ref<unsigned>(*p).fetch_or(v);
+}
+inline int atomicExch(int *p, int v)
+{
+    return std::atomic_ref<int>(*p).exchange(v);
+}
+inline unsigned atomicInc(unsigned *p, unsigned lim)
+{
+    return emu_atomic_rmw<unsigned>(p, [lim](unsigned o) { return o >= lim ? 0u : o + 1u; });
+}
+inline int atomicCAS(int *p, int cmp, int v)
+{
+    std::atomic_ref<int>(*p).compare_exchange_strong(cmp, v);
+    return cmp;
+}
+
+/* math and bit intrinsics */
+inline float rsqrtf(float x)
+{
+    return 1.0f / std::sqrt(x);
+}
+inline float __frsqrt_rn(float x)
+{
+    return (float)(1.0 / std::sqrt((double)x));
+}
+inline float __fdividef(float a, float b)
+{
+    return a / b;
+}
+inline int __float_as_int(float f)
+{
+    int i;
+    std::memcpy(&i, &f, 4);
+    return i;
+}
+inline float __int_as_float(int i)
+{
+    float f;
+    std::memcpy(&f, &i, 4);
+    return f;
+}
+inline unsigned __float_as_uint(float f)
+{
+    unsigned i;
+    std::memcpy(&i, &f, 4);
+    return i;
+}
+inline float __uint_as_float(unsigned i)
+{
+    float f;
+    std::memcpy(&f, &i, 4);
+    return f;
+}
+inline int __popc(unsigned v)
+{
+    return __builtin_popcount(v);
+}
+inline int __popcll(unsigned long long v)
+{
+    return __builtin_popcountll(v);
+}
+inline int __ffs(int v)
+{
+    return __builtin_ffs(v);
+}
+inline int __clz(int v)
+{
+    return v == 0 ? 32 : __builtin_clz((unsigned)v);
+}
+template <typename T> inline T __ldg(const T *p)
+{
+    return *p;
+}
+
+inline float2 make_float2(float x, float y)
+{
+    float2 r = {x, y};
+    return r;
+}
+inline float3 make_float3(float x, float y, float z)
+{
+    float3 r = {x, y, z};
+    return r;
+}
+inline float4 make_float4(float x, float y, float z, float w)
+{
+    float4 r = {x, y, z, w};
+    return r;
+}
+inline int2 make_int2(int x, int y)
+{
+    int2 r = {x, y};
+    return r;
+}
+inline int4 make_int4(int x, int y, int z, int w)
+{
+    int4 r = {x, y, z, w};
+    return r;
+}
+inline uint2 make_uint2(unsigned x, unsigned y)
+{
+    uint2 r = {x, y};
+    return r;
+}
+inline double2 make_double2(double x, double y)
+{
+    double2 r = {x, y};
+    return r;
+}
+
+inline unsigned char *emu_dyn_smem()
+{
+    return emu::dyn_smem();
+}
+
+/* k<<<g, b, smem, s>>>(args...): the arguments are converted to the kernel's parameter types
+ * now (a captured launch keeps these values, as CUDA's does). */
+template <typename... P, typename... A>
+inline void emu_launch(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaStream_t s, A... a)
+{
+    (void)s;
+    if (g.x == 0 || g.y == 0 || g.z == 0 || b.x * b.y * b.z == 0 || b.x * b.y * b.z > 1024) {
+        emu::set_last_error(cudaErrorInvalidValue);
+        return;
+    }
+    std::tuple<std::decay_t<P>...> args(a...);
+    emu::record_or_run(
+        [k, g, b, smem, args]() { emu::run_grid([&]() { std::apply(k, args); }, g, b, smem); });
+}
+
+#endif

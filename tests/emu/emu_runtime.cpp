@@ -1,0 +1,498 @@
+/* CPU emulation of the CUDA runtime subset (see cuda_runtime_api.h): host memory as device
+ * memory, synchronous streams, stream capture as a recorded list of operations, and the
+ * thread model of emu_device.h. */
+#include "cuda_runtime.h"
+
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+struct emu_stream {
+    int prio;
+};
+struct emu_event {
+    double t; /* seconds, host clock, when "recorded" */
+};
+struct emu_graph {
+    std::vector<std::function<void()>> ops;
+};
+
+namespace emu
+{
+struct block_ctx {
+    int nthreads;
+    std::unique_ptr<std::barrier<>> bar;
+    std::vector<std::unique_ptr<std::barrier<>>> wbar;
+    std::vector<unsigned long long> xchg;
+    std::atomic<int> count{0};
+    std::vector<unsigned char> smem;
+};
+
+static thread_local thread_vars t_vars;
+thread_vars &tv()
+{
+    return t_vars;
+}
+#define t_ctx (tv().ctx)
+#define t_tid (tv().tid)
+
+static cudaError_t last_error = cudaSuccess;
+static std::mutex err_mu;
+static emu_graph *capture_target = nullptr;
+
+void set_last_error(cudaError_t e)
+{
+    std::lock_guard<std::mutex> l(err_mu);
+    if (last_error == cudaSuccess)
+        last_error = e;
+}
+
+void syncthreads()
+{
+    t_ctx->bar->arrive_and_wait();
+}
+
+int syncthreads_count(int pred)
+{
+    block_ctx *c = t_ctx;
+    c->bar->arrive_and_wait();
+    if (pred)
+        c->count.fetch_add(1);
+    c->bar->arrive_and_wait();
+    int r = c->count.load();
+    c->bar->arrive_and_wait();
+    if (t_tid == 0)
+        c->count.store(0);
+    c->bar->arrive_and_wait();
+    return r;
+}
+
+unsigned long long warp_exchange(unsigned long long v, int src)
+{
+    block_ctx *c = t_ctx;
+    int w = t_tid >> 5, lane = t_tid & 31;
+    int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
+    c->xchg[32 * w + lane] = v;
+    c->wbar[w]->arrive_and_wait();
+    unsigned long long r = src >= 0 && src < wsize ? c->xchg[32 * w + src] : v;
+    c->wbar[w]->arrive_and_wait();
+    return r;
+}
+
+unsigned warp_ballot(int pred)
+{
+    block_ctx *c = t_ctx;
+    int w = t_tid >> 5, lane = t_tid & 31;
+    int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
+    c->xchg[32 * w + lane] = pred ? 1ull : 0ull;
+    c->wbar[w]->arrive_and_wait();
+    unsigned m = 0;
+    for (int l = 0; l < wsize; l++)
+        if (c->xchg[32 * w + l])
+            m |= 1u << l;
+    c->wbar[w]->arrive_and_wait();
+    return m;
+}
+
+void syncwarp()
+{
+    block_ctx *c = t_ctx;
+    c->wbar[t_tid >> 5]->arrive_and_wait();
+}
+
+unsigned char *dyn_smem()
+{
+    return t_ctx->smem.data();
+}
+
+void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
+{
+    block_ctx c;
+    c.nthreads = (int)(b.x * b.y * b.z);
+    c.bar = std::make_unique<std::barrier<>>(c.nthreads);
+    int nw = (c.nthreads + 31) / 32;
+    for (int w = 0; w < nw; w++) {
+        int ws = c.nthreads - 32 * w < 32 ? c.nthreads - 32 * w : 32;
+        c.wbar.push_back(std::make_unique<std::barrier<>>(ws));
+    }
+    c.xchg.assign((size_t)nw * 32, 0);
+    c.smem.assign(smem + 16, 0xff);
+    const long long nblocks = (long long)g.x * g.y * g.z;
+    std::vector<std::thread> th;
+    th.reserve((size_t)c.nthreads);
+    for (int t = 0; t < c.nthreads; t++) {
+        th.emplace_back([&, t]() {
+            thread_vars &v = tv();
+            v.ctx = &c;
+            v.tid = t;
+            v.bdim = b;
+            v.gdim = g;
+            v.thread.x = (unsigned)t % b.x;
+            v.thread.y = ((unsigned)t / b.x) % b.y;
+            v.thread.z = (unsigned)t / (b.x * b.y);
+            for (long long k = 0; k < nblocks; k++) {
+                v.block.x = (unsigned)(k % g.x);
+                v.block.y = (unsigned)((k / g.x) % g.y);
+                v.block.z = (unsigned)(k / ((long long)g.x * g.y));
+                body();
+                c.bar->arrive_and_wait();
+                if (t == 0)
+                    std::memset(c.smem.data(), 0xff, c.smem.size());
+                c.bar->arrive_and_wait();
+            }
+        });
+    }
+    for (auto &x : th)
+        x.join();
+}
+
+void record_or_run(std::function<void()> op)
+{
+    if (capture_target)
+        capture_target->ops.push_back(std::move(op));
+    else
+        op();
+}
+} // namespace emu
+
+static double now_s()
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+extern "C" {
+
+int emu_capturing(void)
+{
+    return emu::capture_target != nullptr;
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorInvalidValue:
+        return "invalid argument";
+    case cudaErrorMemoryAllocation:
+        return "out of memory";
+    case cudaErrorNoDevice:
+        return "no CUDA-capable device is detected";
+    case cudaErrorStreamCaptureUnsupported:
+        return "operation not permitted when stream is capturing";
+    default:
+        return "unknown error";
+    }
+}
+const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess:
+        return "cudaSuccess";
+    case cudaErrorInvalidValue:
+        return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+        return "cudaErrorMemoryAllocation";
+    case cudaErrorStreamCaptureUnsupported:
+        return "cudaErrorStreamCaptureUnsupported";
+    default:
+        return "cudaErrorUnknown";
+    }
+}
+cudaError_t cudaGetLastError(void)
+{
+    std::lock_guard<std::mutex> l(emu::err_mu);
+    cudaError_t e = emu::last_error;
+    emu::last_error = cudaSuccess;
+    return e;
+}
+cudaError_t cudaPeekAtLastError(void)
+{
+    return emu::last_error;
+}
+cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
+{
+    (void)dev;
+    std::memset(p, 0, sizeof *p);
+    std::snprintf(p->name, sizeof p->name, "CPU emulation of a CUDA device");
+    p->totalGlobalMem = (size_t)16 << 30;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->warpSize = 32;
+    p->maxThreadsPerBlock = 1024;
+    p->major = 9;
+    p->minor = 0;
+    p->multiProcessorCount = 4;
+    p->clockRate = 1000000;
+    p->memoryClockRate = 1000000;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
+{
+    (void)dev;
+    switch (a) {
+    case cudaDevAttrMultiProcessorCount:
+        *v = 4;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+        *v = 227 * 1024;
+        break;
+    case cudaDevAttrMaxSharedMemoryPerBlock:
+        *v = 48 * 1024;
+        break;
+    default:
+        *v = 1000000;
+    }
+    return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    *v = 13000;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev)
+{
+    (void)dev;
+    std::snprintf(id, (size_t)len, "emulated");
+    return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int dev)
+{
+    return dev == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+cudaError_t cudaGetDevice(int *dev)
+{
+    *dev = 0;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize(void)
+{
+    return emu::capture_target ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    *least = 0;
+    *greatest = -5;
+    return cudaSuccess;
+}
+cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    void *q = std::malloc(bytes ? bytes : 1);
+    if (!q)
+        return cudaErrorMemoryAllocation;
+    std::memset(q, 0xff, bytes); /* NaN: reads of unwritten device memory show */
+    *p = q;
+    return cudaSuccess;
+}
+cudaError_t cudaFree(void *p)
+{
+    std::free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaMallocHost(void **p, size_t bytes)
+{
+    void *q = std::malloc(bytes ? bytes : 1);
+    if (!q)
+        return cudaErrorMemoryAllocation;
+    std::memset(q, 0xff, bytes);
+    *p = q;
+    return cudaSuccess;
+}
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    return cudaMallocHost(p, bytes);
+}
+cudaError_t cudaFreeHost(void *p)
+{
+    std::free(p);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k)
+{
+    (void)k;
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    if (bytes)
+        std::memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
+                            cudaStream_t s)
+{
+    (void)k;
+    (void)s;
+    emu::record_or_run([dst, src, bytes]() {
+        if (bytes)
+            std::memmove(dst, src, bytes);
+    });
+    return cudaSuccess;
+}
+cudaError_t cudaMemset(void *p, int v, size_t bytes)
+{
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    std::memset(p, v, bytes);
+    return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
+{
+    (void)s;
+    emu::record_or_run([p, v, bytes]() { std::memset(p, v, bytes); });
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    *s = new emu_stream{0};
+    return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    (void)flags;
+    return cudaStreamCreate(s);
+}
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio)
+{
+    (void)flags;
+    *s = new emu_stream{prio};
+    return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    delete s;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    return emu::capture_target ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+}
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    (void)s;
+    (void)e;
+    (void)flags;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
+{
+    (void)s;
+    (void)mode;
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    emu::capture_target = new emu_graph;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
+{
+    (void)s;
+    if (!emu::capture_target)
+        return cudaErrorInvalidValue;
+    *g = emu::capture_target;
+    emu::capture_target = nullptr;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st)
+{
+    (void)s;
+    *st = emu::capture_target ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = new emu_event{0.0};
+    return cudaSuccess;
+}
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    (void)flags;
+    return cudaEventCreate(e);
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    delete e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)s;
+    emu::record_or_run([e]() { e->t = now_s(); });
+    return cudaSuccess;
+}
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags)
+{
+    (void)flags;
+    return cudaEventRecord(e, s);
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    (void)e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    (void)e;
+    return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    *ms = (float)((b->t - a->t) * 1e3);
+    return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags)
+{
+    (void)flags;
+    *exec = new emu_graph(*g);
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t g,
+                                cudaGraphExecUpdateResultInfo *info)
+{
+    if (info)
+        std::memset(info, 0, sizeof *info);
+    exec->ops = g->ops;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
+{
+    (void)s;
+    for (auto &op : exec->ops)
+        op();
+    return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+    delete exec;
+    return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t g)
+{
+    delete g;
+    return cudaSuccess;
+}
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
+{
+    (void)func;
+    (void)attr;
+    (void)value;
+    return cudaSuccess;
+}
+}

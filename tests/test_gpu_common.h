@@ -1,0 +1,53 @@
+/* Helpers of the GPU tests: device arrays, local sets of domain decompositions, and the check
+ * of a GPU pair list against a reference enumeration of every pair. */
+#ifndef HX_TESTS_GPU_COMMON_H
+#define HX_TESTS_GPU_COMMON_H
+
+#include "halox/md.h"
+#include "gpu/nb_gpu.h"
+#include "testutil.h"
+
+/* Device float [cap][3] with x (double [3n]) converted; entries beyond n are NaN (a read of
+ * them shows in the results). cudaFree it. */
+float *tg_upload_x(const double *x, int n, int cap);
+/* Copy x[3*a0 .. 3*a1) (double) into an existing device array as float. */
+void tg_copy_x(float *dx, const double *x, int a0, int a1);
+/* Device array of 3n floats set to v (v may be NaN). */
+void tg_fill(float *d, int n3, float v);
+/* Device float [3n] to host double. */
+void tg_download_f(const float *d, double *f, int n3);
+
+/* Local set of domain dom of a g[0] x g[1] x g[2] grid (see tests/test_nb_split.c for the
+ * construction): home = molecules whose first atom is in the domain's cell (the system's
+ * molecules must be whole with first atoms in the box), zone z = every molecule of the upper
+ * neighbour at zone z's shift, moved by a box edge where the neighbour wraps. */
+typedef struct tg_domain {
+    hx_local_set set;
+    hx_zone_range rg[HX_MAX_ZONES];
+    double *x, *q;
+    int *type, *mol;
+} tg_domain;
+void tg_domain_build(const hx_system *s, const int g[3], int dom, tg_domain *ds);
+void tg_domain_free(tg_domain *ds);
+/* Put every molecule whole with its first atom in the box. */
+void tg_wrap_molecules(hx_system *s);
+
+typedef struct tg_list_report {
+    long long ref_outer, ref_inner; /* reference pairs within rlist and rlist_inner */
+    long long listed_outer, listed_inner;
+    long long missing_outer, missing_inner;
+    long long duplicates, excluded, padding, wrong_zone, wrong_image;
+} tg_list_report;
+/* Download the list of nb (just searched on set's positions) and check it: every pair of
+ * different molecules whose zones the i-zone x j-zone table pairs, closer than rlist (minimum
+ * image along periodic dimensions) less a 2e-5 nm band for float rounding, is listed exactly
+ * once within rlist, with the image that brings it closest (in small boxes a pair may also be
+ * listed with a farther image, beyond rlist, which the kernel's cut-off drops); the pruned list
+ * holds those within rlist_inner; no padding, excluded or wrongly zoned pair is listed. Failures
+ * are printed and counted (up to a few of each kind with atoms and distances). set->x NULL: the
+ * positions the list was built on are taken from its slots (right after the search's step). Returns
+ * the number of failed checks. */
+int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, double rinner,
+                  const char *what, tg_list_report *rep);
+
+#endif

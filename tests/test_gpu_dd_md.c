@@ -1,0 +1,257 @@
+/* The domain-decomposed GPU step (issue 13): every GPU halo backend inside the engine's step
+ * schedule, several ranks on the one GPU (MPS), 3000 SPC/E atoms (a 3.1 nm box).
+ *
+ * Grids by rank count: 2 -> 2x1x1; 4 -> 4x1x1 (two pulses: cells of 0.78 nm under r_comm 1.16)
+ * and 2x2x1; 8 -> 2x2x2. Backends: gpu-mpi, gpu-direct, nvshmem (each where compiled).
+ *  1. single point: LJ and Coulomb of step 0 against the CPU engine in double on one domain,
+ *     1e-6 relative (Coulomb: or 5e-5 kJ/mol per atom, the total is a small remainder of large
+ *     terms), kinetic 1e-6;
+ *  2. 200 steps (nstlist 10: migration and repartitions every 10 steps) against the single-GPU
+ *     run from the same start: total energy of every 10th step within 2e-4 kJ/mol per atom and
+ *     final positions within 2e-3 nm. Why these: the runs add the same float forces in other
+ *     orders (atomics, halo accumulation), about 1e-7 relative per step; in a liquid such
+ *     differences grow by roughly e per 0.1 ps, i.e. about e^4 over 0.4 ps, to 1e-4 nm and
+ *     1e-5 kJ/mol per atom - the bounds leave an order of magnitude for that estimate and
+ *     fail on any real error (a lost halo contribution moves an atom by far more);
+ *  3. NVE drift over 5 ps (nvshmem on the largest grid): within 1.5x the single-GPU run's, or
+ *     the buffer tolerance 2.5e-4 kJ/mol/ps per atom where both are below it (noise);
+ *  4. stress: 10,000 steps of nvshmem with random delays injected into blocks and PEs complete
+ *     and give the same energies as the unstressed run over the first 50 steps (2e-4 per atom)
+ *     and an energy that stays conserved to the drift bound of 3.
+ * Arguments: [--quick] (fewer steps, no stress: for compute-sanitizer). */
+#include "halox/gpu.h"
+#include "halox/halo.h"
+#include "halox/io.h"
+#include "halox/log.h"
+#include "halox/md.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank;
+
+static hx_md *make(const hx_system *s, const char *backend, const char *halo, hx_comm *comm,
+                   const int *grid, unsigned long long stress)
+{
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.gen_vel = 1;
+    p.gen_temp = 300;
+    p.seed = 9;
+    p.nstlist = 10;
+    p.backend = backend;
+    p.halo = halo;
+    p.nb_precision = HX_NB_DOUBLE;
+    p.halo_wait_timeout = 20.0; /* a lost signal becomes a report, not a hang */
+    p.halo_stress_seed = stress;
+    hx_md *md = NULL;
+    T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
+    return md;
+}
+
+/* total energy at every 10th step of nsteps steps into e[nsteps/10 + 1], through hx_md_run in
+ * chunks of 10 (its steps between energy steps are the plain, graph-replayed ones) */
+static hx_status trajectory(hx_md *md, int nsteps, double *e)
+{
+    hx_status st = hx_md_evaluate(md);
+    if (st != HX_OK)
+        return st;
+    e[0] = hx_md_last_energies(md)->total;
+    hx_md_output out;
+    memset(&out, 0, sizeof out);
+    out.nstenergy = 10;
+    for (int k = 1; k <= nsteps / 10; k++) {
+        hx_md_set_steps(md, 10);
+        if ((st = hx_md_run(md, &out)) != HX_OK)
+            return st;
+        e[k] = hx_md_last_energies(md)->total;
+    }
+    return HX_OK;
+}
+
+/* least-squares slope of e[k] (every 10 steps of dt) per atom, kJ/mol/ps per atom */
+static double drift(const double *e, int n, double dt, int natoms)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int k = 0; k < n; k++) {
+        double t = 10.0 * dt * k;
+        sx += t;
+        sy += e[k];
+        sxx += t * t;
+        sxy += t * e[k];
+    }
+    return fabs((n * sxy - sx * sy) / (n * sxx - sx * sx)) / natoms;
+}
+
+static double max_pos_dev(const hx_system *a, const hx_system *b)
+{
+    double worst = 0;
+    for (int i = 0; i < 3 * a->natoms; i++) {
+        const double L = a->box[i % 3];
+        double d = a->x[i] - b->x[i];
+        d -= L * nearbyint(d / L);
+        worst = fmax(worst, fabs(d));
+    }
+    return worst;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    hx_comm *world = NULL;
+    int size = 1;
+    t_mpi_begin(&argc, &argv, &world, &g_rank, &size);
+    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int ncases = 0;
+    if (!t_gpu_require("test_gpu_dd_md")) {
+        t_mpi_end(&world, "test_gpu_dd_md", 0);
+        return T_SKIP_CODE;
+    }
+    hx_log_set_level(HX_LOG_WARN);
+    int dev = -1;
+    T_OK(hx_gpu_select_for_rank(g_rank, &dev));
+    hx_system *s = NULL;
+    T_OK(hx_build_water("spce", 3000, 0, 7, &s));
+    hx_comm *self = NULL;
+    T_OK(hx_comm_create_serial(1, &self));
+    const int nsteps = quick ? 40 : 200;
+    const int ne = nsteps / 10 + 1;
+    const int n = s ? s->natoms : 1;
+
+    /* references on every rank: CPU double single point; one GPU alone, 200 steps */
+    hx_md *cpu = s ? make(s, "cpu", NULL, self, NULL, 0) : NULL;
+    hx_md *one = s ? make(s, "gpu", NULL, self, NULL, 0) : NULL;
+    double *eref = calloc((size_t)ne, sizeof *eref), *e = calloc((size_t)ne, sizeof *e);
+    hx_md_energies ecpu;
+    memset(&ecpu, 0, sizeof ecpu);
+    hx_system *xref = NULL;
+    if (cpu && one) {
+        T_OK(hx_md_evaluate(cpu));
+        ecpu = *hx_md_last_energies(cpu);
+        T_OK(trajectory(one, nsteps, eref));
+        T_OK(hx_md_gather(one));
+        T_OK(hx_system_copy(hx_md_system(one), &xref));
+    }
+    hx_md_destroy(&cpu);
+
+    int grids[2][3] = {{size, 1, 1}, {0, 0, 0}};
+    int ngrids = 1;
+    if (size == 4) {
+        grids[1][0] = grids[1][1] = 2;
+        grids[1][2] = 1;
+        ngrids = 2;
+    } else if (size == 8) {
+        grids[0][0] = grids[0][1] = grids[0][2] = 2;
+    }
+    static const char *const halos[] = {"gpu-mpi", "gpu-direct", "nvshmem"};
+    for (int g = 0; g < ngrids && xref; g++) {
+        for (int h = 0; h < 3; h++) {
+            if (hx_halo_backend_available(halos[h]) != HX_OK) {
+                if (g_rank == 0)
+                    printf("%s: not compiled, skipped\n", halos[h]);
+                continue;
+            }
+            hx_md *md = make(s, "gpu", halos[h], world, grids[g], 0);
+            if (!md)
+                continue;
+            /* 1. single point */
+            T_OK(hx_md_evaluate(md));
+            const hx_md_energies e0 = *hx_md_last_energies(md);
+            const double rl = t_reldiff(e0.lj, ecpu.lj, 1e-3);
+            const double dc = fabs(e0.coulomb - ecpu.coulomb);
+            const double rk = t_reldiff(e0.kinetic, ecpu.kinetic, 1e-3);
+            T_CHECK(rl <= 1e-6, "%s %dx%dx%d step 0 LJ: GPU DD %.12g CPU %.12g (rel %.2e)",
+                    halos[h], grids[g][0], grids[g][1], grids[g][2], e0.lj, ecpu.lj, rl);
+            T_CHECK(dc <= fmax(1e-6 * fabs(ecpu.coulomb), 5e-5 * n),
+                    "%s %dx%dx%d step 0 Coulomb: GPU DD %.12g CPU %.12g", halos[h], grids[g][0],
+                    grids[g][1], grids[g][2], e0.coulomb, ecpu.coulomb);
+            T_CHECK(rk <= 1e-6, "%s step 0 kinetic: GPU DD %.12g CPU %.12g", halos[h], e0.kinetic,
+                    ecpu.kinetic);
+            /* 2. trajectory against the single GPU */
+            T_OK(trajectory(md, nsteps, e));
+            double wde = 0;
+            int wk = 0;
+            for (int k = 0; k < ne; k++)
+                if (fabs(e[k] - eref[k]) / n > wde) {
+                    wde = fabs(e[k] - eref[k]) / n;
+                    wk = k;
+                }
+            T_OK(hx_md_gather(md));
+            double dx = g_rank == 0 ? max_pos_dev(hx_md_system(md), xref) : 0.0;
+            hx_md_dd_info di;
+            hx_md_get_dd_info(md, &di);
+            if (g_rank == 0)
+                printf("%-10s %dx%dx%d (%d pulses): step 0 LJ rel %.1e, Coulomb %.2e kJ/mol; "
+                       "%d steps vs one GPU: worst total energy %.2e kJ/mol/atom (step %d), "
+                       "positions %.2e nm\n",
+                       halos[h], grids[g][0], grids[g][1], grids[g][2],
+                       di.pulses[0] + di.pulses[1] + di.pulses[2], rl, dc, nsteps, wde, 10 * wk,
+                       dx);
+            T_CHECK(wde <= 2e-4,
+                    "%s %dx%dx%d: total energy of step %d differs from one GPU by "
+                    "%.3e kJ/mol per atom",
+                    halos[h], grids[g][0], grids[g][1], grids[g][2], 10 * wk, wde);
+            T_CHECK(dx <= 2e-3, "%s %dx%dx%d: final positions differ from one GPU by %.3e nm",
+                    halos[h], grids[g][0], grids[g][1], grids[g][2], dx);
+            ncases += 2;
+            hx_md_destroy(&md);
+        }
+    }
+
+    /* 3 and 4: nvshmem on the last grid, 5 ps NVE, unstressed and stressed */
+    if (!quick && xref && hx_halo_backend_available("nvshmem") == HX_OK) {
+        const int *grid = grids[ngrids - 1];
+        const int longn = 2500, nl = longn / 10 + 1;
+        double *ea = calloc((size_t)nl, sizeof *ea), *eb = calloc((size_t)nl, sizeof *eb);
+        hx_md *a = make(s, "gpu", NULL, self, NULL, 0);
+        hx_md *b = make(s, "gpu", "nvshmem", world, grid, 0);
+        if (a && b) {
+            T_OK(trajectory(a, longn, ea));
+            T_OK(trajectory(b, longn, eb));
+            const double dt = hx_md_get_params(a)->dt;
+            const double d1 = drift(ea, nl, dt, n), d2 = drift(eb, nl, dt, n);
+            if (g_rank == 0)
+                printf("NVE 5 ps: drift one GPU %.3e, nvshmem %dx%dx%d %.3e kJ/mol/ps/atom\n", d1,
+                       grid[0], grid[1], grid[2], d2);
+            T_CHECK(d2 <= fmax(1.5 * d1, 2.5e-4),
+                    "NVE drift of the decomposed run %.3e exceeds 1.5 x the single GPU's %.3e", d2,
+                    d1);
+            ncases++;
+        }
+        hx_md_destroy(&a);
+        /* stress: 10,000 steps with delays injected into blocks and PEs */
+        hx_md *c = make(s, "gpu", "nvshmem", world, grid, 12345);
+        if (c && b) {
+            const int sn = 10000, snl = sn / 10 + 1;
+            double *es = calloc((size_t)snl, sizeof *es);
+            hx_status st = trajectory(c, sn, es);
+            T_CHECK(st == HX_OK, "stressed nvshmem run failed: %s", hx_last_error_message());
+            double w = 0;
+            for (int k = 0; k <= 5; k++)
+                w = fmax(w, fabs(es[k] - eb[k]) / n);
+            const double ds = drift(es, snl, hx_md_get_params(c)->dt, n);
+            if (g_rank == 0)
+                printf("stress: %d steps, first 50 steps vs unstressed %.2e kJ/mol/atom, drift "
+                       "%.3e kJ/mol/ps/atom\n",
+                       sn, w, ds);
+            T_CHECK(w <= 2e-4, "stressed run differs from the unstressed one by %.3e per atom", w);
+            T_CHECK(ds <= fmax(1.5 * drift(eb, nl, hx_md_get_params(c)->dt, n), 2.5e-4),
+                    "stressed run drifts %.3e kJ/mol/ps/atom", ds);
+            ncases += 2;
+            free(es);
+        }
+        hx_md_destroy(&b);
+        hx_md_destroy(&c);
+        free(ea);
+        free(eb);
+    }
+    hx_md_destroy(&one);
+    hx_system_destroy(&xref);
+    hx_system_destroy(&s);
+    hx_comm_destroy(&self);
+    free(eref);
+    free(e);
+    return t_mpi_end(&world, "test_gpu_dd_md", ncases);
+}

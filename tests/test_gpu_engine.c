@@ -1,0 +1,105 @@
+/* The "gpu" MD backend (src/gpu/gpu_backend.cu) in the engine's step schedule, against the
+ * "cpu" backend on the same start, over MPI ranks (1: one domain; 2+: a decomposition whose
+ * halos move through the gpu-mpi halo backend), 3000 SPC/E atoms:
+ *  - energies of step 0: LJ and Coulomb within 1e-6 relative (or 5e-5 kJ/mol per atom),
+ *    kinetic within 1e-6 (the half step after the update comes from float forces);
+ *  - after 100 steps run by hx_md_run without energies (normal steps replayed from a CUDA graph,
+ *    searches every 10 steps), the energies of step 100 within 2e-4 relative of the CPU
+ *    backend's (the trajectories part slowly: float forces) and the total energy within
+ *    0.05 kJ/mol per atom of step 0's (no blow-up, no drift beyond the buffer's).
+ * Arguments: [halo backend] (default gpu-mpi). */
+#include "halox/gpu.h"
+#include "halox/io.h"
+#include "halox/md.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static hx_md *make(const hx_system *s, const char *backend, const char *halo, hx_comm *comm)
+{
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.gen_vel = 1;
+    p.gen_temp = 300;
+    p.seed = 5;
+    p.nstlist = 10;
+    p.rlist = 1.1;
+    p.steps = 100;
+    p.backend = backend;
+    p.halo = halo;
+    hx_md *md = NULL;
+    T_OK(hx_md_create_dd(s, &p, comm, NULL, &md));
+    return md;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    hx_comm *world = NULL;
+    int rank = 0, size = 1;
+    t_mpi_begin(&argc, &argv, &world, &rank, &size);
+    int ncases = 0;
+    if (!t_gpu_require("test_gpu_engine")) {
+        t_mpi_end(&world, "test_gpu_engine", 0);
+        return T_SKIP_CODE;
+    }
+    const char *halo = argc > 1 ? argv[1] : "gpu-mpi";
+    int dev = -1;
+    T_OK(hx_gpu_select_for_rank(rank, &dev));
+    hx_system *s = NULL;
+    T_OK(hx_build_water("spce", 3000, 0, 7, &s));
+    hx_md *cpu = s ? make(s, "cpu", NULL, world) : NULL;
+    hx_md *gpu = s ? make(s, "gpu", halo, world) : NULL;
+    if (cpu && gpu) {
+        hx_md_energies e0c, e0g, e1c, e1g;
+        T_OK(hx_md_evaluate(cpu));
+        e0c = *hx_md_last_energies(cpu);
+        T_OK(hx_md_evaluate(gpu));
+        e0g = *hx_md_last_energies(gpu);
+        const int n = s->natoms;
+        const double tl = fmax(1e-6 * fabs(e0c.lj), 5e-5 * n);
+        const double tc = fmax(1e-6 * fabs(e0c.coulomb), 5e-5 * n);
+        const double rk = t_reldiff(e0g.kinetic, e0c.kinetic, 1e-3);
+        if (rank == 0)
+            printf("ranks %d, halo %s: step 0 LJ GPU %.10g CPU %.10g, Coulomb GPU %.10g CPU "
+                   "%.10g, kinetic rel %.1e\n",
+                   size, halo, e0g.lj, e0c.lj, e0g.coulomb, e0c.coulomb, rk);
+        ncases += 3;
+        T_CHECK(fabs(e0g.lj - e0c.lj) <= tl, "step 0 LJ: GPU %.12g CPU %.12g", e0g.lj, e0c.lj);
+        T_CHECK(fabs(e0g.coulomb - e0c.coulomb) <= tc, "step 0 Coulomb: GPU %.12g CPU %.12g",
+                e0g.coulomb, e0c.coulomb);
+        T_CHECK(rk <= 1e-6, "step 0 kinetic: GPU %.12g CPU %.12g", e0g.kinetic, e0c.kinetic);
+        hx_md_output out;
+        memset(&out, 0, sizeof out);
+        T_OK(hx_md_run(cpu, &out));
+        e1c = *hx_md_last_energies(cpu);
+        T_OK(hx_md_run(gpu, &out));
+        e1g = *hx_md_last_energies(gpu);
+        hx_md_timings tg;
+        hx_md_get_timings(gpu, &tg);
+        const double rp = t_reldiff(e1g.potential, e1c.potential, 1e-3);
+        const double rt = t_reldiff(e1g.temperature, e1c.temperature, 1e-3);
+        const double de = fabs(e1g.total - e0g.total) / n;
+        if (rank == 0)
+            printf("step %lld: potential GPU %.10g CPU %.10g (rel %.1e), T GPU %.4f CPU %.4f, "
+                   "total energy change GPU %.3e CPU %.3e kJ/mol/atom; %lld steps, %lld searches, "
+                   "%.1f us/step\n",
+                   e1g.step, e1g.potential, e1c.potential, rp, e1g.temperature, e1c.temperature, de,
+                   fabs(e1c.total - e0c.total) / n, tg.steps, tg.searches,
+                   tg.steps > 0 ? 1e6 * tg.total / tg.steps : 0.0);
+        ncases += 3;
+        T_CHECK(rp <= 2e-4, "step 100 potential: GPU %.12g CPU %.12g", e1g.potential,
+                e1c.potential);
+        T_CHECK(rt <= 2e-4, "step 100 temperature: GPU %.8g CPU %.8g", e1g.temperature,
+                e1c.temperature);
+        T_CHECK(de <= 0.05, "GPU total energy moved by %.3g kJ/mol/atom in 100 steps", de);
+    } else {
+        T_FAIL("engine set-up failed (cpu %p, gpu %p)", (void *)cpu, (void *)gpu);
+    }
+    hx_md_destroy(&cpu);
+    hx_md_destroy(&gpu);
+    hx_system_destroy(&s);
+    return t_mpi_end(&world, "test_gpu_engine", ncases);
+}

@@ -42,8 +42,10 @@ const hx_cmd hx_cmd_md = {
     "md", "run molecular dynamics (CPU; domain-decomposed over MPI ranks)",
     "[mpirun -np N] halox md -c conf.gro [-f run.mdp] [-o out.gro] --steps N [--dd AxBxC] "
     "[options]",
-    "Leap-frog MD of rigid water (SETTLE) or argon with Lennard-Jones (potential shift) and\n"
-    "reaction-field electrostatics in GROMACS Verlet-scheme conventions. The pair list of radius\n"
+    "Leap-frog MD of rigid water (SETTLE), argon, or ethanol in water (--model oplsaa: OPLS-AA\n"
+    "with bonds, angles, dihedrals, 1-4 pairs, SHAKE on the bonds to hydrogen) with\n"
+    "Lennard-Jones (potential shift) and reaction-field electrostatics in GROMACS Verlet-scheme\n"
+    "conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
     "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
     "Parameters may come from a GROMACS .mdp file (-f; the keys halox supports, see\n"
@@ -969,7 +971,8 @@ static int run_md(int argc, char **argv)
          "count missed pairs at every N-th pair search (1: all, 0: never; one domain only)"},
         {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
         {"eps-r", NULL, HX_OPT_DOUBLE, &eps_r, "X", "relative dielectric"},
-        {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
+        {"model", NULL, HX_OPT_STRING, &model, "NAME",
+         "spce, spc, tip3p, argon, or oplsaa[-spce|-spc|-tip3p] (ethanol in water)"},
         {"gen-vel", NULL, HX_OPT_DOUBLE, &gen_vel, "K",
          "draw Maxwell-Boltzmann velocities at this temperature (default: the input's "
          "velocities)"},

@@ -42,8 +42,10 @@ const hx_cmd hx_cmd_md = {
     "md", "run molecular dynamics (CPU; domain-decomposed over MPI ranks)",
     "[mpirun -np N] halox md -c conf.gro [-f run.mdp] [-o out.gro] --steps N [--dd AxBxC] "
     "[options]",
-    "Leap-frog MD of rigid water (SETTLE) or argon with Lennard-Jones (potential shift) and\n"
-    "reaction-field electrostatics in GROMACS Verlet-scheme conventions. The pair list of radius\n"
+    "Leap-frog MD of rigid water (SETTLE), argon, or ethanol in water (--model oplsaa: OPLS-AA\n"
+    "with bonds, angles, dihedrals, 1-4 pairs, SHAKE on the bonds to hydrogen) with\n"
+    "Lennard-Jones (potential shift) and reaction-field electrostatics in GROMACS Verlet-scheme\n"
+    "conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
     "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
     "Parameters may come from a GROMACS .mdp file (-f; the keys halox supports, see\n"
@@ -251,8 +253,13 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
         {"step", ""},          {"time", "ps"},          {"lj", "kJ/mol"},
         {"coulomb", "kJ/mol"}, {"potential", "kJ/mol"}, {"kinetic", "kJ/mol"},
         {"total", "kJ/mol"},   {"temperature", "K"}};
-    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+    static const char *const bonded_cols[] = {"bonds", "angles", "dihedrals", "lj14", "coulomb14"};
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
         cJSON_AddStringToObject(cols, units[k][0], units[k][1]);
+        if (k == 3 && hx_md_last_energies(md)->has_bonded) /* after coulomb, as in the lines */
+            for (size_t b = 0; b < 5; b++)
+                cJSON_AddStringToObject(cols, bonded_cols[b], "kJ/mol");
+    }
     cJSON_AddStringToObject(run, "model", rp->model);
     cJSON_AddNumberToObject(run, "atoms", s->natoms);
     cJSON_AddNumberToObject(run, "molecules", s->nmol);
@@ -574,6 +581,10 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
             "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
             "%.6f total %.6f T %.3f K\n",
             e->step, e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+    if (e->has_bonded)
+        fprintf(flog,
+                "  bonded terms: bonds %.6f angles %.6f dihedrals %.6f lj14 %.6f coulomb14 %.6f\n",
+                e->bonds, e->angles, e->dihedrals, e->lj14, e->coulomb14);
     hx_app_estats_write(flog, &job->estats, s->natoms, rp->thermostat);
     if (t.missed_pairs >= 0)
         fprintf(flog, "pair searches %lld, %lld checked for missed pairs: %lld missed in total%s\n",
@@ -819,10 +830,16 @@ static int run_job(md_job *job, int parallel)
     if (st == HX_OK && job->root) {
         const hx_md_energies *e = hx_md_last_energies(md);
         hx_app_estats_add(&job->estats, e);
-        if (job->p.steps == 0 && !job->restart)
-            printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n"
-                   "  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
-                   e->lj, e->coulomb, e->potential, e->kinetic, e->total, e->temperature);
+        if (job->p.steps == 0 && !job->restart) {
+            printf("single-point energies (kJ/mol):\n  lj        %.8f\n  coulomb   %.8f\n", e->lj,
+                   e->coulomb);
+            if (e->has_bonded) /* GROMACS's Bond, Angle, Ryckaert-Bell., LJ-14, Coulomb-14 */
+                printf("  bonds     %.8f\n  angles    %.8f\n  dihedrals %.8f\n  lj14      "
+                       "%.8f\n  coulomb14 %.8f\n",
+                       e->bonds, e->angles, e->dihedrals, e->lj14, e->coulomb14);
+            printf("  potential %.8f\n  kinetic   %.8f\n  total     %.8f\n  temperature %.4f K\n",
+                   e->potential, e->kinetic, e->total, e->temperature);
+        }
         st = write_final(job, md);
         if (st == HX_OK && stopped)
             fprintf(job->flog, "run stopped at step %lld of %lld by %s (graceful stop)\n", end,
@@ -954,7 +971,8 @@ static int run_md(int argc, char **argv)
          "count missed pairs at every N-th pair search (1: all, 0: never; one domain only)"},
         {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
         {"eps-r", NULL, HX_OPT_DOUBLE, &eps_r, "X", "relative dielectric"},
-        {"model", NULL, HX_OPT_STRING, &model, "NAME", "spce, spc, tip3p or argon"},
+        {"model", NULL, HX_OPT_STRING, &model, "NAME",
+         "spce, spc, tip3p, argon, or oplsaa[-spce|-spc|-tip3p] (ethanol in water)"},
         {"gen-vel", NULL, HX_OPT_DOUBLE, &gen_vel, "K",
          "draw Maxwell-Boltzmann velocities at this temperature (default: the input's "
          "velocities)"},

@@ -11,13 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const term_names[HX_APP_NTERMS] = {"lj",      "coulomb", "potential",
-                                                      "kinetic", "total",   "temperature"};
+static const char *const term_names[HX_APP_NTERMS] = {
+    "lj",    "coulomb", "potential", "kinetic", "total",    "temperature",
+    "bonds", "angles",  "dihedrals", "lj14",    "coulomb14"};
+#define TEMPERATURE 5 /* the row in K */
 
 void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e)
 {
-    const double x[HX_APP_NTERMS] = {e->lj,      e->coulomb, e->potential,
-                                     e->kinetic, e->total,   e->temperature};
+    const double x[HX_APP_NTERMS] = {e->lj,        e->coulomb,     e->potential, e->kinetic,
+                                     e->total,     e->temperature, e->bonds,     e->angles,
+                                     e->dihedrals, e->lj14,        e->coulomb14};
+    s->has_bonded |= e->has_bonded;
     for (int k = 0; k < HX_APP_NTERMS; k++)
         if (!isfinite(x[k]))
             return; /* a step without potential energies is no energy frame */
@@ -50,11 +54,10 @@ void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermo
             s->n == 1 ? "" : "s", s->first_step, s->last_step, s->first_time, s->last_time);
     fprintf(f, "  %-20s %16s %12s %14s\n", "term", "average", "rmsd", "drift over run");
     const double span = s->last_time - s->first_time;
-    for (int k = 0; k < HX_APP_NTERMS; k++) {
+    for (int k = 0; k < (s->has_bonded ? HX_APP_NTERMS : TEMPERATURE + 1); k++) {
         double rmsd = s->n > 1 ? sqrt(s->m2[k] / (double)s->n) : 0.0;
         char name[40];
-        snprintf(name, sizeof name, "%s (%s)", term_names[k],
-                 k == HX_APP_NTERMS - 1 ? "K" : "kJ/mol");
+        snprintf(name, sizeof name, "%s (%s)", term_names[k], k == TEMPERATURE ? "K" : "kJ/mol");
         if (s->n > 1 && s->m2_t > 0)
             fprintf(f, "  %-20s %16.6f %12.6f %14.6f\n", name, s->mean[k], rmsd,
                     s->cov[k] / s->m2_t * span);

@@ -10,8 +10,11 @@
 
 /* Running averages, fluctuations and linear drifts of the energy terms over the energy frames
  * of a run (those with computed potential energies). */
-#define HX_APP_NTERMS 6 /* lj, coulomb, potential, kinetic, total, temperature */
+#define HX_APP_NTERMS                                                                              \
+    11 /* lj, coulomb, potential, kinetic, total, temperature, then the                            \
+        * bonded terms bonds, angles, dihedrals, lj14, coulomb14 */
 typedef struct hx_app_estats {
+    int has_bonded; /* the bonded rows are written only for systems that have them */
     long long n, first_step, last_step;
     double first_time, last_time;
     double mean_t, m2_t;

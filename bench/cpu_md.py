@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """CPU MD benchmark: halox md against GROMACS mdrun on the same water box, same parameters.
 
+With --mixture X the system is an ethanol-water mixture at ethanol mole fraction X instead
+(`halox build mixture --ethanol-fraction X --model <water> --top`, OPLS-AA ethanol with the
+--model water, `halox md --model oplsaa-<water>`); GROMACS runs the topology halox wrote, with
+its default constraint solver (LINCS) for ethanol's bonds to hydrogen, halox with SHAKE.
+
     bench/cpu_md.sh [options]          (the wrapper; see --help)
 
 The issue's benchmark: the 45k-atom SPC/E box from `halox build water --atoms 45198 --seed 1`,
@@ -87,6 +92,13 @@ def build_conf(a, work):
     if a.conf:
         return os.path.abspath(a.conf), "given: " + a.conf
     conf = os.path.join(work, "conf.gro")
+    if a.mixture is not None:
+        a.top = os.path.join(work, "topol.top")
+        cmd = [a.halox, "build", "mixture", "--ethanol-fraction", str(a.mixture), "--model",
+               a.model, "--atoms", str(a.atoms), "--seed", str(a.seed), "-o", conf, "--top",
+               a.top]
+        run(cmd, work, os.path.join(work, "build.log"))
+        return conf, " ".join(cmd)
     if a.halox and halox_has(a.halox, "build"):
         cmd = [a.halox, "build", "water", "--model", a.model, "--atoms", str(a.atoms),
                "--seed", str(a.seed), "-o", conf]
@@ -117,7 +129,7 @@ def equilibrate(a, conf, work):
     out = os.path.join(work, "equilibrated.gro")
     cmd = [a.halox, "md", "-c", conf, "--steps", str(a.equil_steps), "--dt", str(a.dt),
            "--rc", str(a.rc), "--rlist", str(max(a.rlist, a.rc + 0.2)), "--nstlist", "10",
-           "--eps-rf", str(a.eps_rf), "--model", a.model, "--gen-vel", str(a.temp),
+           "--eps-rf", str(a.eps_rf), "--model", a.md_model, "--gen-vel", str(a.temp),
            "--seed", str(a.seed), "--thermostat", "v-rescale", "--ref-t", str(a.temp),
            "--tau-t", "0.1", "--energy", os.path.join(work, "equilibrate.jsonl"),
            "--nstenergy", "50", "-o", out, "-g", os.path.join(work, "equilibrate.log"),
@@ -135,6 +147,7 @@ def gromacs_run(a, conf, work, ranks, rnd=0):
     gmx = a.gmx if ranks == 1 else a.gmx_mpi
     settings = {
         "GMX": gmx, "MODEL": a.model, "RC": a.rc, "RLIST": a.rlist, "EPS_RF": a.eps_rf,
+        "TOP": a.top or "",
         "DT": a.dt, "NSTEPS": nsteps, "NSTLIST": a.nstlist, "NSTCALCENERGY": a.nstenergy,
         "NSTENERGY": a.nstenergy, "NSTLOG": max(a.nstenergy, 1000),
         "GEN_VEL": "no" if a.have_velocities else "yes", "GEN_TEMP": a.temp, "SEED": a.seed,
@@ -181,7 +194,7 @@ def gromacs_run(a, conf, work, ranks, rnd=0):
             / measured * 1e6
         extra["gromacs_cycle_accounting"] = comm
     return {
-        "system": f"water-{a.model}", "atoms": a.natoms, "mode": "md", "backend": "gromacs",
+        "system": a.system, "atoms": a.natoms, "mode": "md", "backend": "gromacs",
         "ranks": ranks, "threads_per_rank": ntomp, "gpus": 0,
         "dd": [int(dd.group(i)) for i in (1, 2, 3)] if dd else [1, 1, 1],
         "steps": measured, "warmup_steps": nsteps // 2,
@@ -214,7 +227,7 @@ def halox_reported(paths):
 def halox_run(a, conf, work, ranks, precision, rnd=0):
     d = os.path.join(work, f"halox_np{ranks}_{precision}" + (f"_r{rnd}" if a.repeat > 1 else ""))
     os.makedirs(d, exist_ok=True)
-    base = {"system": f"water-{a.model}", "atoms": a.natoms, "mode": "md",
+    base = {"system": a.system, "atoms": a.natoms, "mode": "md",
             "backend": "cpu" if ranks == 1 else "cpu-mpi", "ranks": ranks, "gpus": 0,
             "threads_per_rank": max(1, a.threads // ranks), "precision": precision,
             "dd": [ranks, 1, 1]}
@@ -228,7 +241,7 @@ def halox_run(a, conf, work, ranks, precision, rnd=0):
     def cmd_for(steps, tag):
         md = [a.halox, "md", "-c", conf, "--steps", str(steps), "--dt", str(a.dt),
               "--rc", str(a.rc), "--rlist", str(a.rlist), "--nstlist", str(a.nstlist),
-              "--eps-rf", str(a.eps_rf), "--model", a.model,
+              "--eps-rf", str(a.eps_rf), "--model", a.md_model,
               "--gen-vel", "-1" if a.have_velocities else str(a.temp),
               "--seed", str(a.seed), "--energy", f"{tag}.jsonl", "--nstenergy", str(a.nstenergy),
               "-o", f"{tag}.gro", "-g", f"{tag}.log", "--threads", str(nt),
@@ -295,6 +308,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--model", default="spce", choices=["spce", "spc", "tip3p"])
     ap.add_argument("--conf", help="use this .gro instead of building one")
+    ap.add_argument("--mixture", type=float, default=None, metavar="X",
+                    help="ethanol-water mixture at ethanol mole fraction X (OPLS-AA ethanol with "
+                         "the --model water) instead of pure water")
+    ap.add_argument("--top", help="GROMACS topology of --conf (a mixture's, from halox build "
+                                  "--top); default: the water model's bench/gromacs/<model>.itp")
     ap.add_argument("--steps", type=int, default=2000, help="measured steps")
     ap.add_argument("--warmup", type=int, default=500,
                     help="halox warm-up steps (GROMACS warms up for --steps with -resethway)")
@@ -334,6 +352,16 @@ def main():
         ap.error("--rlist must be >= --rc")
     if a.repeat < 1:
         ap.error("--repeat must be >= 1")
+    if a.mixture is not None and not 0.0 <= a.mixture <= 1.0:
+        ap.error("--mixture takes an ethanol mole fraction between 0 and 1")
+    if a.mixture is not None and a.conf and not a.top:
+        ap.error("--mixture with --conf needs --top (the topology halox build --top wrote)")
+    if a.top:
+        a.top = os.path.abspath(a.top)
+    # the model halox md runs, the system's name in the results
+    a.md_model = a.model if a.mixture is None else f"oplsaa-{a.model}"
+    a.system = (f"water-{a.model}" if a.mixture is None
+                else f"ethanol-water-x{a.mixture:g}-{a.model}")
     if a.skip_halox:
         a.halox = None
     elif a.halox is None:
@@ -384,7 +412,7 @@ def main():
               "dt": a.dt, "constraints": "SETTLE", "ensemble": "NVE", "temperature": a.temp,
               "velocities": "from the equilibrated file" if a.have_velocities
               else "generated by each code",
-              "nstenergy": a.nstenergy, "model": a.model, "box_nm": box,
+              "nstenergy": a.nstenergy, "model": a.md_model, "box_nm": box,
               "conf_source": conf_source}
     for r in runs:
         r["parameters"] = params

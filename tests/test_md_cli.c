@@ -99,7 +99,8 @@ int main(int argc, char **argv)
                        "--seed (1) and --nstcheckpoint (0) must be >= 0\n"},
         {"--steps 10 --rc 1.2 --gen-vel 300", halfbox},
         {"--steps 10 --model tip5p",
-         LIB_ERROR("unknown model 'tip5p': use spce, spc, tip3p or argon")},
+         LIB_ERROR(
+             "unknown model 'tip5p': use spce, spc, tip3p, argon or oplsaa (ethanol in water)")},
         {"--steps 10 --thermostat berendsen",
          "halox md: unknown thermostat 'berendsen': use no or v-rescale\n"},
     };

@@ -4,7 +4,9 @@
 #
 #   hxg_prepare CONF.gro WORKDIR [KEY=VALUE ...]     -> WORKDIR/topol.tpr
 #
-# Keys (defaults in brackets): GMX [gmx], MODEL [spce], RC [1.0], RLIST [RC + 0.1], EPS_RF [0],
+# Keys (defaults in brackets): GMX [gmx], MODEL [spce], TOP [none: the water model's
+# bench/gromacs/<MODEL>.itp; a path: that topology as it is, e.g. the one `halox build mixture
+# --top` writes for an ethanol-water mixture], RC [1.0], RLIST [RC + 0.1], EPS_RF [0],
 # DT [0.002], NSTEPS [0], NSTLIST [10], NSTCALCENERGY [1], NSTENERGY [1], NSTLOG [1000],
 # GEN_VEL [no], GEN_TEMP [300], SEED [1], CONTINUATION [yes unless GEN_VEL=yes: then no]
 # (CONTINUATION=no makes GROMACS constrain the starting coordinates before step 0, as halox md
@@ -46,32 +48,38 @@ hxg_count_waters() {
 hxg_prepare() {
     local conf=$1 work=$2
     shift 2
-    local GMX=gmx MODEL=spce RC=1.0 RLIST="" EPS_RF=0 DT=0.002 NSTEPS=0 NSTLIST=10
+    local GMX=gmx MODEL=spce TOP="" RC=1.0 RLIST="" EPS_RF=0 DT=0.002 NSTEPS=0 NSTLIST=10
     local NSTCALCENERGY=1 NSTENERGY=1 NSTLOG=1000 GEN_VEL=no GEN_TEMP=300 SEED=1 CONTINUATION=""
     local kv
     for kv in "$@"; do
         case "${kv%%=*}" in
-        GMX | MODEL | RC | RLIST | EPS_RF | DT | NSTEPS | NSTLIST | NSTCALCENERGY | NSTENERGY | \
+        GMX | MODEL | TOP | RC | RLIST | EPS_RF | DT | NSTEPS | NSTLIST | NSTCALCENERGY | NSTENERGY | \
             NSTLOG | GEN_VEL | GEN_TEMP | SEED | CONTINUATION) local "$kv" ;;
         *) hxg_die "hxg_prepare: unknown setting '$kv'" ;;
         esac
     done
     [[ -n $RLIST ]] || RLIST=$(awk -v r="$RC" 'BEGIN { printf "%.4g", r + 0.1 }')
     [[ -r $conf ]] || hxg_die "cannot read configuration '$conf'"
-    [[ -r $HXG_DIR/$MODEL.itp ]] ||
-        hxg_die "no topology for model '$MODEL' ($HXG_DIR/$MODEL.itp); known: spce spc tip3p"
-    local nwat
-    nwat=$(hxg_count_waters "$conf") || exit 1
-    mkdir -p "$work"
-    {
-        echo "#include \"$HXG_DIR/$MODEL.itp\""
-        echo
-        echo "[ system ]"
-        echo "$MODEL water, $nwat molecules, compared with halox"
-        echo
-        echo "[ molecules ]"
-        echo "SOL $nwat"
-    } >"$work/topol.top"
+    if [[ -n $TOP ]]; then
+        [[ -r $TOP ]] || hxg_die "cannot read topology '$TOP'"
+        mkdir -p "$work"
+        cp "$TOP" "$work/topol.top"
+    else
+        [[ -r $HXG_DIR/$MODEL.itp ]] ||
+            hxg_die "no topology for model '$MODEL' ($HXG_DIR/$MODEL.itp); known: spce spc tip3p"
+        local nwat
+        nwat=$(hxg_count_waters "$conf") || exit 1
+        mkdir -p "$work"
+        {
+            echo "#include \"$HXG_DIR/$MODEL.itp\""
+            echo
+            echo "[ system ]"
+            echo "$MODEL water, $nwat molecules, compared with halox"
+            echo
+            echo "[ molecules ]"
+            echo "SOL $nwat"
+        } >"$work/topol.top"
+    fi
     if [[ -z $CONTINUATION ]]; then
         CONTINUATION=yes
         [[ $GEN_VEL == yes ]] && CONTINUATION=no

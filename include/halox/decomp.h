@@ -39,10 +39,14 @@ typedef struct hx_decomp_params {
 typedef struct hx_decomp_local {
     hx_home *home;
     int n_home, n_local;
-    const int *gid;        /* [n_local] global atom index */
-    const int *mol;        /* [n_local] global molecule index */
-    const int *type;       /* [n_local] force-field type (from the global system) */
-    const double *q;       /* [n_local] charge */
+    const int *gid;  /* [n_local] global atom index */
+    const int *mol;  /* [n_local] global molecule index */
+    const int *type; /* [n_local] force-field type (from the global system) */
+    const double *q; /* [n_local] charge */
+    /* [n_local] exclusions within the molecule (hx_system.excl; all ones when the system has
+     * none) and the atom's position in its molecule: see hx_local_set */
+    const uint32_t *excl;
+    const unsigned char *mol_pos;
     const double *invmass; /* [n_home] */
     const hx_domain_plan *plan;
     int ndim;

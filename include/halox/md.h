@@ -1,8 +1,13 @@
 /* halox: the CPU molecular-dynamics engine (single domain) and its building blocks.
  *
  * Layers, each usable on its own:
- *  - hx_forcefield: a model ("spce", "spc", "tip3p", "argon") applied to an hx_system (types,
- *    charges, masses; atom names checked) plus the Lennard-Jones c6/c12 tables.
+ *  - hx_forcefield: a model ("spce", "spc", "tip3p", "argon", "oplsaa" = OPLS-AA ethanol in
+ *    TIP3P water) applied to an hx_system (molecule types from residue names, atom names checked;
+ *    types, charges, masses, exclusions) plus the Lennard-Jones c6/c12 tables and the molecule
+ *    types with their bonded terms, 1-4 pairs and constraints.
+ *  - hx_bonded: bonds, angles, Ryckaert-Bellemans dihedrals and 1-4 pairs of whole molecules.
+ *  - hx_constr: the constraints of a set of whole molecules: SETTLE for rigid water, SHAKE for
+ *    the bonds to hydrogen of flexible molecules.
  *  - hx_nb: non-bonded interactions (LJ with potential shift + reaction field, GROMACS
  *    Verlet-scheme conventions) on a *local atom set*: n local atoms split into zone ranges, the
  *    eighth-shell i-zone x j-zone table of include/halox/dd.h, periodic or open dimensions. The
@@ -34,27 +39,131 @@ extern "C" {
 
 /* ---- force field ------------------------------------------------------------------------ */
 
+#define HX_MAX_MOL_ATOMS 32 /* atoms per molecule type: exclusions are 32-bit masks per atom */
+#define HX_MAX_TYPES 16     /* Lennard-Jones types of one force field */
+
+/* Bonded interactions of a molecule type; atom indices are positions in the molecule (0-based).
+ * Forms and units are GROMACS's, so that a topology can state the same numbers:
+ *  - bond ([ bonds ] 1):   V = kb/2 (r - b0)^2                       b0 nm, kb kJ/mol/nm^2
+ *  - angle ([ angles ] 1): V = ktheta/2 (theta - theta0)^2           theta0 rad, kJ/mol/rad^2
+ *  - dihedral ([ dihedrals ] 3, Ryckaert-Bellemans): V = sum_n c[n] cos^n(psi), psi = phi - 180
+ *    degrees, phi the IUPAC dihedral (trans = 180 degrees)           c kJ/mol
+ *  - 1-4 pair ([ pairs ] 1): V = c12/r^12 - c6/r^6 + f qq/r, f = 138.935458/eps_r, no cut-off
+ *    and no shift; c6, c12 and qq already scaled by the force field's fudge factors
+ *  - constraint ([ constraints ] 1): |x_i - x_j| = d                  d nm */
+typedef struct hx_bond {
+    int i, j;
+    double b0, kb;
+} hx_bond;
+typedef struct hx_angle {
+    int i, j, k; /* j is the vertex */
+    double theta0, ktheta;
+} hx_angle;
+typedef struct hx_dihedral {
+    int i, j, k, l; /* about the bond j-k */
+    double c[6];
+} hx_dihedral;
+typedef struct hx_pair14 {
+    int i, j;
+    double c6, c12, qq; /* kJ/mol nm^6, kJ/mol nm^12, e^2 (fudgeQQ q_i q_j) */
+} hx_pair14;
+typedef struct hx_constraint {
+    int i, j;
+    double d;
+} hx_constraint;
+
+/* One kind of molecule of a force field (owned by it; read-only for callers). */
+typedef struct hx_moltype {
+    char name[HX_NAME_LEN]; /* residue name halox writes: "SOL", "ETH", "AR" */
+    int natoms;
+    char atom_name[HX_MAX_MOL_ATOMS][HX_NAME_LEN]; /* the names halox writes, in order */
+    int type[HX_MAX_MOL_ATOMS];                    /* Lennard-Jones type */
+    double q[HX_MAX_MOL_ATOMS], m[HX_MAX_MOL_ATOMS];
+    /* Rigid three-site water kept by SETTLE (O-H and H-H distances); its atoms may come in any
+     * order in an input (the oxygen is the atom of type water_o_type). */
+    int rigid_water;
+    double d_oh, d_hh;
+    /* Exclusions: pairs within nrexcl bonds (constraints count as bonds) do not interact
+     * through the pair list; excl[p] bit p' is set when positions p and p' are excluded (bit p
+     * itself always). Rigid water and single atoms: every pair of the molecule. */
+    int nrexcl;
+    uint32_t excl[HX_MAX_MOL_ATOMS];
+    int nbonds, nangles, ndihedrals, npairs, nconstraints;
+    const hx_bond *bonds; /* bonds that are not constraints */
+    const hx_angle *angles;
+    const hx_dihedral *dihedrals;
+    const hx_pair14 *pairs;
+    const hx_constraint *constraints;
+} hx_moltype;
+
 typedef struct hx_forcefield hx_forcefield;
 
-/* model: a water model name of hx_water_model_find or "argon". HX_ERR_INVALID_ARG when unknown. */
+/* model: a water model name of hx_water_model_find, "argon", or "oplsaa" (OPLS-AA ethanol with
+ * TIP3P water; "oplsaa-spce", "oplsaa-spc", "oplsaa-tip3p" choose the water model).
+ * HX_ERR_INVALID_ARG when unknown. */
 hx_status hx_forcefield_create(const char *model, hx_forcefield **out);
 void hx_forcefield_destroy(hx_forcefield **ff);
 const char *hx_forcefield_model(const hx_forcefield *ff);
-int hx_forcefield_is_water(const hx_forcefield *ff); /* 1: rigid 3-site water, SETTLE applies */
+int hx_forcefield_is_water(const hx_forcefield *ff); /* 1: rigid 3-site water only (spce, ...) */
 int hx_forcefield_ntypes(const hx_forcefield *ff);
-/* [ntypes*ntypes] tables, c6 = 4 eps sigma^6, c12 = 4 eps sigma^12 (kJ/mol nm^6, nm^12). */
+/* Name of Lennard-Jones type t ("OW_spce", "CT", ...), for topologies and messages. */
+const char *hx_forcefield_type_name(const hx_forcefield *ff, int t);
+/* [ntypes*ntypes] tables, c6 = 4 eps sigma^6, c12 = 4 eps sigma^12 (kJ/mol nm^6, nm^12). Models
+ * with several types combine them geometrically (OPLS: sigma_ij = sqrt(sigma_i sigma_j),
+ * eps_ij = sqrt(eps_i eps_j), the same as c6_ij = sqrt(c6_i c6_j), c12_ij = sqrt(c12_i c12_j)). */
 const double *hx_forcefield_c6(const hx_forcefield *ff);
 const double *hx_forcefield_c12(const hx_forcefield *ff);
 /* The water model (NULL for argon). */
 const hx_water_model *hx_forcefield_water(const hx_forcefield *ff);
-/* Fill sys->type, q, m (allocated here if NULL). Water: every molecule must be 3 atoms with a
- * water residue name (SOL, HOH, WAT, H2O, SPC, TIP3) and one oxygen (OW, O, OH2, OW1) and two
- * hydrogens (HW1, HW2, H1, H2, HW). Argon: single atoms named AR/Ar. Anything else is
+/* The LJ type of water oxygens (SETTLE tells the oxygen by it); -1 without water. */
+int hx_forcefield_water_o_type(const hx_forcefield *ff);
+/* Molecule types: k in [0, nmoltypes). */
+int hx_forcefield_nmoltypes(const hx_forcefield *ff);
+const hx_moltype *hx_forcefield_moltype(const hx_forcefield *ff, int k);
+/* 1-4 scaling of the model (1 for models without 1-4 pairs; OPLS-AA: 0.5 and 0.5). */
+void hx_forcefield_fudge(const hx_forcefield *ff, double *fudge_lj, double *fudge_qq);
+/* 1 when some molecule type has bonds, angles, dihedrals or pairs. */
+int hx_forcefield_has_bonded(const hx_forcefield *ff);
+/* Fill sys->type, q, m (per atom), sys->excl (per atom) and sys->mol_type (per molecule),
+ * allocated here if NULL. Each molecule's residue name selects its molecule type; atom names are
+ * checked. Water: 3 atoms with a water residue name (SOL, HOH, WAT, H2O, SPC, SPCE, TIP3), one
+ * oxygen (OW, O, OH2, OW1) and two hydrogens (HW1, HW2, H1, H2, HW, H), in any order. Argon:
+ * single atoms named AR/Ar. Ethanol (model oplsaa; residue ETH, ETOH or EOH): 9 atoms in the
+ * order C1 H11 H12 H13 C2 H21 H22 O HO (O1 or OH for O, HO1 or H for HO). Anything else is
  * HX_ERR_INPUT naming the atom (1-based, as in the .gro), residue and name. */
 hx_status hx_forcefield_apply(const hx_forcefield *ff, hx_system *sys);
-/* Degrees of freedom of a system under this model: 6 per rigid water (3 per argon) minus 3 for
- * the removed centre-of-mass motion. */
+/* Degrees of freedom of a system under this model (applied): 3 per atom minus the constraints
+ * (3 per rigid water), minus 3 for the removed centre-of-mass motion. */
 double hx_forcefield_ndf(const hx_forcefield *ff, const hx_system *sys);
+
+/* ---- molecules of a local domain ----------------------------------------------------------- */
+
+/* A list of whole molecules in some coordinate array: molecule k has the atoms
+ * [start[k], start[k] + natoms of its type) of that array. Bonded terms and constraints act per
+ * molecule, so they need no halo: a domain computes those of its home molecules. */
+typedef struct hx_mol_list {
+    int nmol;
+    const int *start; /* [nmol] first atom */
+    const int *type;  /* [nmol] molecule type of the force field */
+    const int *gid;   /* [nmol] global molecule index for messages (NULL: the list index) */
+} hx_mol_list;
+
+/* ---- bonded interactions ------------------------------------------------------------------ */
+
+typedef struct hx_bonded_energies {
+    double bonds, angles, dihedrals, lj14, coulomb14; /* kJ/mol (GROMACS: Bond, Angle,
+                                                       * Ryckaert-Bell., LJ-14, Coulomb-14) */
+} hx_bonded_energies;
+
+/* Bonds, angles, dihedrals and 1-4 pairs of the molecules of ml (forms in hx_moltype), in
+ * double. Positions x must hold each molecule whole (no periodic images are taken: halox keeps
+ * molecules whole). Forces are ADDED to f; e (may be NULL) receives the energies. epsfac =
+ * 138.935458 / eps_r scales the 1-4 Coulomb (plain Coulomb, as GROMACS computes [ pairs ] with
+ * reaction field). nthreads: OpenMP threads (0: 1); the result does not depend on it. A
+ * non-finite energy or force is HX_ERR_PHYSICS naming the step and the molecule (1-based). */
+hx_status hx_bonded_compute(const hx_forcefield *ff, const hx_mol_list *ml, const double *x,
+                            double *f, double epsfac, int nthreads, hx_bonded_energies *e,
+                            long long step);
 
 /* ---- non-bonded interactions on a local atom set ------------------------------------------ */
 
@@ -89,7 +198,8 @@ hx_rf_consts hx_rf_constants(const hx_nb_params *p);
 
 /* The atoms one force computation sees. Pointers are borrowed for the duration of a call.
  * Molecules must be contiguous in local storage and never split between zones (the halo plan
- * guarantees this); atoms of the same molecule (equal mol[] value) are excluded pairs. */
+ * guarantees this). Atoms of different molecules (mol[] values) always interact; within a
+ * molecule the exclusion masks decide (see excl). */
 typedef struct hx_local_set {
     int n;           /* local atoms (home + halo) */
     const double *x; /* [3n] positions; halo atoms already shifted */
@@ -101,6 +211,15 @@ typedef struct hx_local_set {
     int ndim;        /* decomposed dimensions: selects the i-zone x j-zone table */
     int periodic[3]; /* 1: periodic with box[d]; 0: open (decomposed) */
     double box[3];
+    /* Exclusions within molecules (molecules of at most HX_MAX_MOL_ATOMS atoms): excl[a] bit p
+     * is set when atom a and the atom at position p of its own molecule are an excluded pair (no
+     * LJ, no plain Coulomb; within rc they get the reaction-field exclusion correction, as in
+     * GROMACS), its own bit included; mol_pos[a] is a's position in its molecule (0-based, the
+     * molecule type's order). Water fills every bit of its molecule. NULL excl: every pair of a
+     * molecule is excluded (the rule of rigid molecules). The GPU kernels build their masks from
+     * the same two arrays. */
+    const uint32_t *excl;
+    const unsigned char *mol_pos;
 } hx_local_set;
 
 /* Fill a local set for a whole periodic system (ndim 0, one range [0,n) zone 0). range_store
@@ -189,6 +308,9 @@ hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_set
  * oxygen (type 0) from the hydrogens. Used for the home molecules of a domain. */
 hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *mol_start,
                                  const int *type, hx_settle **out);
+/* The same from explicit (O, H, H) atom index triples: idx[3k], idx[3k+1], idx[3k+2]. */
+hx_status hx_settle_create_triples(const hx_forcefield *ff, int nw, const int *idx,
+                                   hx_settle **out);
 void hx_settle_destroy(hx_settle **s);
 /* OpenMP threads for hx_settle_apply (default 1); results do not depend on it. */
 void hx_settle_set_threads(hx_settle *s, int nthreads);
@@ -200,6 +322,40 @@ hx_status hx_settle_apply(const hx_settle *s, const double *x_old, double *x_new
                           double dt, long long step);
 /* Largest |d - d0| / d0 over the O-H and H-H distances of all waters in x. */
 double hx_settle_deviation(const hx_settle *s, const double *x);
+
+/* ---- constraints of whole molecules ---------------------------------------------------------- */
+
+/* The constraints of a list of whole molecules: SETTLE for rigid water, SHAKE (Ryckaert,
+ * Ciccotti, Berendsen, J. Comput. Phys. 23, 327 (1977)) for the constraints of other molecules
+ * (ethanol: its bonds to hydrogen). Per molecule, so a domain constrains its home molecules and
+ * needs no halo. SHAKE iterates until every constrained distance is within the relative
+ * tolerance of its length (default HX_SHAKE_TOL), at most HX_SHAKE_MAXITER sweeps. */
+#define HX_SHAKE_TOL 1e-10
+#define HX_SHAKE_MAXITER 1000
+
+typedef struct hx_constr hx_constr;
+
+/* atom_type: LJ type of every atom of the coordinate arrays (SETTLE tells the water oxygen by
+ * it, as the atoms of a water may come in any order). Molecules without constraints are
+ * skipped. The list's arrays are copied. */
+hx_status hx_constr_create(const hx_forcefield *ff, const hx_mol_list *ml, const int *atom_type,
+                           hx_constr **out);
+void hx_constr_destroy(hx_constr **c);
+/* OpenMP threads (default 1); results do not depend on it. */
+void hx_constr_set_threads(hx_constr *c, int nthreads);
+/* SHAKE's relative tolerance (> 0). */
+void hx_constr_set_tolerance(hx_constr *c, double tol);
+/* Constraints in the list (3 per water). */
+long long hx_constr_count(const hx_constr *c);
+/* x_old: constrained positions at the start of the step (the constraint directions); x_new:
+ * unconstrained positions, reset in place. If v is not NULL it is set to (x_new - x_old)/dt for
+ * the atoms of constrained molecules. A molecule that cannot be constrained (SETTLE impossible,
+ * SHAKE not converged, a bond turned by 90 degrees or more in one step) is HX_ERR_PHYSICS naming
+ * the step and the molecule (1-based). */
+hx_status hx_constr_apply(const hx_constr *c, const double *x_old, double *x_new, double *v,
+                          double dt, long long step);
+/* Largest |d - d0| / d0 over all constraints (SETTLE's O-H and H-H distances included). */
+double hx_constr_deviation(const hx_constr *c, const double *x);
 
 /* ---- the engine ----------------------------------------------------------------------------- */
 
@@ -286,7 +442,15 @@ typedef struct hx_md_energies {
      * host round trip. hx_md_step and hx_md_evaluate called directly always compute them. */
     double lj, coulomb, potential, kinetic, total;
     double temperature;          /* K, from kinetic and the degrees of freedom */
-    double constraint_deviation; /* after this step's SETTLE (relative); NaN like the potential */
+    double constraint_deviation; /* after this step's constraints (relative); NaN like the
+                                  * potential */
+    /* The terms of the potential, in GROMACS's names: lj is "LJ (SR)" (shifted pair LJ within
+     * the cut-off), coulomb "Coulomb (SR)" (reaction-field pairs, the excluded-pair correction
+     * and the self term); with molecules that have bonded terms (has_bonded: the force field has
+     * some) also "Bond", "Angle", "Ryckaert-Bell.", "LJ-14", "Coulomb-14" below, and potential is
+     * the sum of all seven. Without (water, argon) the five are 0 and potential = lj + coulomb. */
+    double bonds, angles, dihedrals, lj14, coulomb14;
+    int has_bonded;
 } hx_md_energies;
 
 typedef struct hx_md_timings {
@@ -400,6 +564,26 @@ void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
  * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
  * bytes always suffice). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
+
+/* ---- energy minimisation ----------------------------------------------------------------- */
+
+typedef struct hx_minimize_result {
+    int steps;          /* steps tried */
+    int accepted;       /* steps that lowered the energy */
+    double epot0, epot; /* potential energy before and after, kJ/mol */
+    double fmax;        /* largest force on an atom after, kJ/mol/nm (constraint forces
+                         * included) */
+} hx_minimize_result;
+
+/* Steepest descent of sys (positions changed in place; molecules made whole) under the model,
+ * cut-off and reaction field of p, on one domain in this process with p->nthreads threads,
+ * keeping the constraints (SETTLE, SHAKE). Each step moves every atom by h F / max|F| and
+ * constrains with the previous positions as reference; h starts at 0.01 nm, grows by 1.2 after
+ * a step that lowers the potential energy and shrinks by 0.2 (the step undone) after one that
+ * does not, as GROMACS's steep. Stops after nsteps steps or when h falls below 1e-6 nm. The
+ * pair list (radius rc + 0.1 nm) is rebuilt at every step. For starting structures with
+ * overlaps (the mixture builder); not part of the MD engine. */
+hx_status hx_minimize(hx_system *sys, const hx_md_params *p, int nsteps, hx_minimize_result *res);
 
 #ifdef __cplusplus
 }

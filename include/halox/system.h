@@ -6,6 +6,8 @@
 #ifndef HALOX_SYSTEM_H
 #define HALOX_SYSTEM_H
 
+#include <stdint.h>
+
 #include "halox/status.h"
 
 #ifdef __cplusplus
@@ -30,6 +32,11 @@ typedef struct hx_system {
     int *type; /* [natoms] LJ type index */
     double *q; /* [natoms] charge, e */
     double *m; /* [natoms] mass, amu */
+    /* [natoms] exclusions within the atom's molecule: bit p set when the atom and the atom at
+     * position p of the same molecule (atom mol_start[k] + p) do not interact through the pair
+     * list (the atom's own bit is set). Molecules have at most 32 atoms. */
+    uint32_t *excl;
+    int *mol_type; /* [nmol] molecule type of the force field (hx_forcefield_moltype) */
 } hx_system;
 
 /* Allocate a system for natoms atoms and nmol molecules, all arrays zeroed. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 /* Receiving side: the system of the header, with per-atom parameters when rank 0 has them. */
-static hx_status receive_alloc(const long long hdr[4], hx_system **sys)
+static hx_status receive_alloc(const long long hdr[5], hx_system **sys)
 {
     HX_CHECK(hdr[0] >= 0 && hdr[0] <= INT32_MAX && hdr[1] >= 0 && hdr[1] <= hdr[0], HX_ERR_INTERNAL,
              "broadcast system header: %lld atoms, %lld molecules", hdr[0], hdr[1]);
@@ -27,6 +27,11 @@ static hx_status receive_alloc(const long long hdr[4], hx_system **sys)
         s->q = malloc((n + 1) * sizeof *s->q);
         s->m = malloc((n + 1) * sizeof *s->m);
         HX_CHECK(s->type && s->q && s->m, HX_ERR_NOMEM, "out of memory for the system copy");
+    }
+    if (hdr[3] && hdr[4]) {
+        s->excl = malloc(((size_t)s->natoms + 1) * sizeof *s->excl);
+        s->mol_type = malloc(((size_t)s->nmol + 1) * sizeof *s->mol_type);
+        HX_CHECK(s->excl && s->mol_type, HX_ERR_NOMEM, "out of memory for the system copy");
     }
     return HX_OK;
 }
@@ -48,12 +53,13 @@ hx_status hx_system_bcast(hx_comm *c, hx_system **sys)
     if (hx_comm_nranks(c) == 1)
         return st;
     HX_TRY(hx_comm_agree(c, st));
-    long long hdr[4] = {0, 0, 0, 0};
+    long long hdr[5] = {0, 0, 0, 0, 0};
     if (root) {
         hdr[0] = (*sys)->natoms;
         hdr[1] = (*sys)->nmol;
         hdr[2] = (*sys)->has_velocities;
         hdr[3] = (*sys)->type != NULL;
+        hdr[4] = (*sys)->excl != NULL && (*sys)->mol_type != NULL;
     }
     HX_TRY(hx_comm_bcast_bytes(c, hdr, sizeof hdr));
     if (!root)
@@ -75,6 +81,12 @@ hx_status hx_system_bcast(hx_comm *c, hx_system **sys)
         HX_TRY_GOTO(st, hx_comm_bcast_bytes(c, s->type, n * sizeof *s->type), fail);
         HX_TRY_GOTO(st, hx_comm_bcast_bytes(c, s->q, n * sizeof *s->q), fail);
         HX_TRY_GOTO(st, hx_comm_bcast_bytes(c, s->m, n * sizeof *s->m), fail);
+    }
+    /* exclusions and molecule types come with the force field: all or nothing */
+    if (hdr[3] && hdr[4]) {
+        HX_TRY_GOTO(st, hx_comm_bcast_bytes(c, s->excl, n * sizeof *s->excl), fail);
+        HX_TRY_GOTO(st, hx_comm_bcast_bytes(c, s->mol_type, (size_t)s->nmol * sizeof *s->mol_type),
+                    fail);
     }
     return HX_OK;
 fail:

@@ -58,7 +58,10 @@ hx_status hx_system_copy(const hx_system *src, hx_system **out)
     hx_status st = HX_OK;
     if ((st = dup_array((void **)&s->type, src->type, n * sizeof *s->type)) != HX_OK ||
         (st = dup_array((void **)&s->q, src->q, n * sizeof *s->q)) != HX_OK ||
-        (st = dup_array((void **)&s->m, src->m, n * sizeof *s->m)) != HX_OK) {
+        (st = dup_array((void **)&s->m, src->m, n * sizeof *s->m)) != HX_OK ||
+        (st = dup_array((void **)&s->excl, src->excl, n * sizeof *s->excl)) != HX_OK ||
+        (st = dup_array((void **)&s->mol_type, src->mol_type,
+                        (size_t)src->nmol * sizeof *s->mol_type)) != HX_OK) {
         hx_system_destroy(out);
         return st;
     }
@@ -79,6 +82,8 @@ void hx_system_destroy(hx_system **sys)
     free(s->type);
     free(s->q);
     free(s->m);
+    free(s->excl);
+    free(s->mol_type);
     free(s);
     *sys = NULL;
 }

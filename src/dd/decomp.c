@@ -55,6 +55,8 @@ typedef struct dlocal {
     int cap;               /* of the per-local-atom arrays */
     int *gid, *mol, *type; /* [cap] */
     double *q;             /* [cap] */
+    uint32_t *excl;        /* [cap] */
+    unsigned char *mpos;   /* [cap] */
     double *invmass;       /* [home cap] */
     int cap_home;
 } dlocal;
@@ -86,6 +88,8 @@ void hx_decomp_destroy(hx_decomp **dp)
         free(l->mol);
         free(l->type);
         free(l->q);
+        free(l->excl);
+        free(l->mpos);
         free(l->invmass);
     }
     free(d->loc);
@@ -269,7 +273,14 @@ static hx_status local_reserve(dlocal *l, int n_local, int n_home)
         double *q = realloc(l->q, (size_t)cap * sizeof *q);
         if (q)
             l->q = q;
-        HX_CHECK(g && m && t && q, HX_ERR_NOMEM, "out of memory for %d local atoms", cap);
+        uint32_t *e = realloc(l->excl, (size_t)cap * sizeof *e);
+        if (e)
+            l->excl = e;
+        unsigned char *mp = realloc(l->mpos, (size_t)cap * sizeof *mp);
+        if (mp)
+            l->mpos = mp;
+        HX_CHECK(g && m && t && q && e && mp, HX_ERR_NOMEM, "out of memory for %d local atoms",
+                 cap);
         l->cap = cap;
     }
     if (n_home + 1 > l->cap_home) {
@@ -310,6 +321,10 @@ hx_status hx_decomp_update_local(hx_decomp *d)
             l->mol[a] = d->mol_of[g];
             l->type[a] = s->type ? s->type[g] : 0;
             l->q[a] = s->q ? s->q[g] : 0.0;
+            /* without a force field's exclusions: the whole molecule (the rule of rigid
+             * molecules) */
+            l->excl[a] = s->excl ? s->excl[g] : 0xffffffffu;
+            l->mpos[a] = (unsigned char)(g - s->mol_start[l->mol[a]]);
         }
         for (int a = 0; a < l->home.natoms; a++)
             l->invmass[a] = s->m ? 1.0 / s->m[l->home.gid[a]] : 0.0;
@@ -321,6 +336,8 @@ hx_status hx_decomp_update_local(hx_decomp *d)
         pub->mol = l->mol;
         pub->type = l->type;
         pub->q = l->q;
+        pub->excl = l->excl;
+        pub->mol_pos = l->mpos;
         pub->invmass = l->invmass;
         pub->plan = dp;
         pub->ndim = dp->ndim;

@@ -139,11 +139,18 @@ hx_status hx_json_energies(const hx_md_energies *e, char **out)
     int ok = o && hx_json_add(o, "step", hx_json_int(e->step)) &&
              hx_json_add(o, "time", hx_json_number(e->time)) &&
              hx_json_add(o, "lj", hx_json_number(e->lj)) &&
-             hx_json_add(o, "coulomb", hx_json_number(e->coulomb)) &&
-             hx_json_add(o, "potential", hx_json_number(e->potential)) &&
-             hx_json_add(o, "kinetic", hx_json_number(e->kinetic)) &&
-             hx_json_add(o, "total", hx_json_number(e->total)) &&
-             hx_json_add(o, "temperature", hx_json_number(e->temperature));
+             hx_json_add(o, "coulomb", hx_json_number(e->coulomb));
+    /* the bonded terms only for systems that have them (water's lines stay as they were) */
+    if (ok && e->has_bonded)
+        ok = hx_json_add(o, "bonds", hx_json_number(e->bonds)) &&
+             hx_json_add(o, "angles", hx_json_number(e->angles)) &&
+             hx_json_add(o, "dihedrals", hx_json_number(e->dihedrals)) &&
+             hx_json_add(o, "lj14", hx_json_number(e->lj14)) &&
+             hx_json_add(o, "coulomb14", hx_json_number(e->coulomb14));
+    ok = ok && hx_json_add(o, "potential", hx_json_number(e->potential)) &&
+         hx_json_add(o, "kinetic", hx_json_number(e->kinetic)) &&
+         hx_json_add(o, "total", hx_json_number(e->total)) &&
+         hx_json_add(o, "temperature", hx_json_number(e->temperature));
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     HX_CHECK(text, HX_ERR_NOMEM, "out of memory formatting the energies of step %lld", e->step);

@@ -33,7 +33,8 @@ int hx_json_add(cJSON *obj, const char *key, cJSON *item);
 void hx_json_format_number(double v, char *buf, size_t len);
 
 /* One energy frame as a compact JSON object without newline: keys step, time, lj, coulomb,
- * potential, kinetic, total, temperature (docs/energy-json.md). *out: free with cJSON_free. */
+ * [bonds, angles, dihedrals, lj14, coulomb14 when e->has_bonded,] potential, kinetic, total,
+ * temperature (docs/energy-json.md). *out: free with cJSON_free. */
 hx_status hx_json_energies(const hx_md_energies *e, char **out);
 
 #endif

@@ -357,7 +357,8 @@ static hx_status apply_key(mdp_ctx *c, int k)
     case K_CONSTRAINTS: {
         static const char *const v[] = {"none", "h-bonds", NULL};
         return get_choice(c, v,
-                          "halox constrains rigid water (SETTLE) and nothing else: use "
+                          "halox constrains rigid water (SETTLE) and the bonds to hydrogen of "
+                          "ethanol (SHAKE; [ constraints ] in the topology halox writes): use "
                           "constraints = none (or h-bonds, which means the same for halox's "
                           "models)",
                           &idx);

@@ -8,10 +8,16 @@
  *    numbers whatever combination rule a model follows (comb-rule 1 makes the table the
  *    contract; the [ atomtypes ] diagonal repeats it);
  *  - atom and residue names are the system's own, so grompp finds them equal to the .gro;
- *  - every pair of atoms in a molecule is listed in [ exclusions ], which is halox's rule
- *    (molecules are rigid; a flexible model such as ethanol will add its bonded terms and its
- *    pair rules in moltype_write);
- *  - type names come from the element (by mass) and the model: O_spce, H_spce, Ar_argon.
+ *  - rigid molecules (water, argon): every pair of atoms in a molecule is listed in
+ *    [ exclusions ], which is halox's rule for them;
+ *  - flexible molecules (oplsaa's ethanol): the molecule type's own bonds, constraints (bonds to
+ *    hydrogen: [ constraints ] type 1, which count as bonds for the exclusions), angles,
+ *    Ryckaert-Bellemans dihedrals ([ dihedrals ] 3) and 1-4 pairs with explicit c6/c12 (already
+ *    scaled by fudgeLJ, so gen-pairs stays off; fudgeQQ in [ defaults ] scales their Coulomb),
+ *    nrexcl as the model's and the exclusions it implies listed as well;
+ *  - charges and masses per atom (ethanol's two CT carbons differ in charge);
+ *  - type names come from the element (by mass) and the model: O_spce, H_spce, Ar_argon; models
+ *    with bonded terms use the force field's type names (OW, H0, CT, HC, OH).
  * Run parameters (reaction field, cut-off, shift) are not part of a topology; they go into the
  * .mdp (docs/mdp.md), which `halox md -f` reads as well. */
 #include "halox/io.h"
@@ -36,6 +42,8 @@ typedef struct top_moltype {
     int natoms;
     char atom[TOP_MAX_ATOMS][HX_NAME_LEN];
     int type[TOP_MAX_ATOMS];
+    double q[TOP_MAX_ATOMS], m[TOP_MAX_ATOMS];
+    int fftype; /* the force field's molecule type */
 } top_moltype;
 
 typedef struct top_block {
@@ -117,15 +125,19 @@ static hx_status find_moltypes(top_ctx *c)
             for (int i = 0; i < n; i++) {
                 snprintf(t->atom[i], sizeof t->atom[i], "%s", s->atom_name[a0 + i]);
                 t->type[i] = s->type[a0 + i];
+                t->q[i] = s->q[a0 + i];
+                t->m[i] = s->m[a0 + i];
             }
+            t->fftype = s->mol_type[k];
             char res[HX_NAME_LEN];
             memcpy(res, t->resname, sizeof res);
             snprintf(t->name, sizeof t->name, "%s", res);
             for (int u = 0; u < c->nmt - 1; u++)
                 if (strcmp(c->mt[u].name, t->name) == 0)
                     snprintf(t->name, sizeof t->name, "%s_%d", res, c->nmt);
-            if (hx_forcefield_is_water(c->ff))
-                HX_CHECK(n == 3 && t->type[0] == 0 && t->type[1] == 1 && t->type[2] == 1,
+            const int wo = hx_forcefield_water_o_type(c->ff);
+            if (hx_forcefield_moltype(c->ff, t->fftype)->rigid_water)
+                HX_CHECK(n == 3 && t->type[0] == wo && t->type[1] == wo + 1 && t->type[2] == wo + 1,
                          HX_ERR_INPUT,
                          "molecule %d (residue %s): SETTLE in GROMACS needs the oxygen first "
                          "(atoms %s %s %s)",
@@ -154,19 +166,75 @@ static hx_status find_moltypes(top_ctx *c)
             HX_FAIL(HX_ERR_IO, "error writing the topology: %s", strerror(errno));                 \
     } while (0)
 
+/* The bonded terms, constraints and exclusions of a flexible molecule type. */
+static hx_status flexible_write(FILE *f, const hx_moltype *mt)
+{
+    if (mt->nbonds) {
+        TRYW(fprintf(f, "\n[ bonds ]\n; i  j  funct  b0 (nm)  kb (kJ/mol/nm^2)\n"));
+        for (int b = 0; b < mt->nbonds; b++)
+            TRYW(fprintf(f, "  %d  %d  1  %.17g  %.17g\n", mt->bonds[b].i + 1, mt->bonds[b].j + 1,
+                         mt->bonds[b].b0, mt->bonds[b].kb));
+    }
+    if (mt->nconstraints) {
+        TRYW(fprintf(f, "\n; bonds to hydrogen, kept by SHAKE in halox\n[ constraints ]\n"
+                        "; i  j  funct  d (nm)\n"));
+        for (int k = 0; k < mt->nconstraints; k++)
+            TRYW(fprintf(f, "  %d  %d  1  %.17g\n", mt->constraints[k].i + 1,
+                         mt->constraints[k].j + 1, mt->constraints[k].d));
+    }
+    if (mt->npairs) {
+        TRYW(fprintf(f, "\n; 1-4 pairs: c6, c12 already times fudgeLJ; fudgeQQ scales q_i q_j\n"
+                        "[ pairs ]\n; i  j  funct  c6  c12\n"));
+        for (int k = 0; k < mt->npairs; k++)
+            TRYW(fprintf(f, "  %d  %d  1  %.17g  %.17g\n", mt->pairs[k].i + 1, mt->pairs[k].j + 1,
+                         mt->pairs[k].c6, mt->pairs[k].c12));
+    }
+    if (mt->nangles) {
+        TRYW(fprintf(f, "\n[ angles ]\n; i  j  k  funct  theta0 (deg)  k (kJ/mol/rad^2)\n"));
+        for (int k = 0; k < mt->nangles; k++)
+            TRYW(fprintf(f, "  %d  %d  %d  1  %.17g  %.17g\n", mt->angles[k].i + 1,
+                         mt->angles[k].j + 1, mt->angles[k].k + 1,
+                         mt->angles[k].theta0 * 180.0 / M_PI, mt->angles[k].ktheta));
+    }
+    if (mt->ndihedrals) {
+        TRYW(fprintf(f, "\n; Ryckaert-Bellemans\n[ dihedrals ]\n; i  j  k  l  funct  C0 .. C5 "
+                        "(kJ/mol)\n"));
+        for (int k = 0; k < mt->ndihedrals; k++) {
+            const hx_dihedral *d = &mt->dihedrals[k];
+            TRYW(fprintf(f, "  %d  %d  %d  %d  3", d->i + 1, d->j + 1, d->k + 1, d->l + 1));
+            for (int p = 0; p < 6; p++)
+                TRYW(fprintf(f, "  %.17g", d->c[p]));
+            TRYW(fprintf(f, "\n"));
+        }
+    }
+    TRYW(fprintf(f, "\n; the pairs within nrexcl bonds, as halox excludes them\n[ exclusions ]\n"));
+    for (int i = 0; i < mt->natoms; i++) {
+        TRYW(fprintf(f, "  %d", i + 1));
+        for (int j = 0; j < mt->natoms; j++)
+            if (j != i && ((mt->excl[i] >> j) & 1u))
+                TRYW(fprintf(f, " %d", j + 1));
+        TRYW(fprintf(f, "\n"));
+    }
+    return HX_OK;
+}
+
 static hx_status moltype_write(FILE *f, const top_ctx *c, const top_moltype *t)
 {
-    TRYW(fprintf(f, "\n[ moleculetype ]\n; name  nrexcl\n  %s  1\n", t->name));
+    const hx_moltype *mt = hx_forcefield_moltype(c->ff, t->fftype);
+    const int flexible = !mt->rigid_water && mt->natoms > 1;
+    TRYW(fprintf(f, "\n[ moleculetype ]\n; name  nrexcl\n  %s  %d\n", t->name,
+                 flexible ? mt->nrexcl : 1));
     TRYW(fprintf(f, "\n[ atoms ]\n; nr  type  resnr  residue  atom  cgnr  charge  mass\n"));
     for (int i = 0; i < t->natoms; i++)
         TRYW(fprintf(f, "  %d  %s  1  %s  %s  %d  %.10g  %.10g\n", i + 1, c->tname[t->type[i]],
-                     t->resname, t->atom[i], i + 1, c->tq[t->type[i]], c->tmass[t->type[i]]));
-    const hx_water_model *w = hx_forcefield_water(c->ff);
-    if (w && t->natoms == 3)
+                     t->resname, t->atom[i], i + 1, t->q[i], t->m[i]));
+    if (flexible)
+        return flexible_write(f, mt);
+    if (mt->rigid_water)
         TRYW(fprintf(f,
                      "\n; rigid water: SETTLE keeps the O-H and H-H distances (nm), as halox does\n"
                      "[ settles ]\n; O  funct  d_OH  d_HH\n  1  1  %.10g  %.10g\n",
-                     w->r_oh, w->r_hh));
+                     mt->d_oh, mt->d_hh));
     if (t->natoms > 1) {
         TRYW(fprintf(f, "\n; halox excludes every pair of atoms in a molecule\n[ exclusions ]\n"));
         for (int i = 0; i < t->natoms; i++) {
@@ -192,8 +260,16 @@ static hx_status top_write(FILE *f, void *user)
                  "; values whatever the combination rule. Cut-off, reaction field and shift are\n"
                  "; run parameters: put them in the .mdp (docs/mdp.md; `halox md -f` reads it).\n",
                  c->model, HALOX_VERSION));
-    TRYW(fprintf(f, "\n[ defaults ]\n; nbfunc  comb-rule  gen-pairs  fudgeLJ  fudgeQQ\n"
-                    "  1       1          no         1.0      1.0\n"));
+    double flj = 1.0, fqq = 1.0;
+    hx_forcefield_fudge(c->ff, &flj, &fqq);
+    if (flj == 1.0 && fqq == 1.0)
+        TRYW(fprintf(f, "\n[ defaults ]\n; nbfunc  comb-rule  gen-pairs  fudgeLJ  fudgeQQ\n"
+                        "  1       1          no         1.0      1.0\n"));
+    else
+        TRYW(fprintf(f,
+                     "\n[ defaults ]\n; nbfunc  comb-rule  gen-pairs  fudgeLJ  fudgeQQ\n"
+                     "  1       1          no         %.10g      %.10g\n",
+                     flj, fqq));
     TRYW(fprintf(f, "\n[ atomtypes ]\n; name  at.num  mass  charge  ptype  c6  c12\n"));
     for (int t = 0; t < nt; t++)
         TRYW(fprintf(f, "  %s  %d  %.10g  0.0  A  %.17g  %.17g\n", c->tname[t], c->atnum[t],
@@ -232,12 +308,15 @@ hx_status hx_topology_write(const char *path, const hx_system *sys, const char *
     if (c.ntypes > TOP_MAX_TYPES)
         HX_FAIL_GOTO(st, HX_ERR_UNSUPPORTED, out, "model %s has %d atom types; at most %d", model,
                      c.ntypes, TOP_MAX_TYPES);
-    /* charges and masses are per type in halox's models: take them from the atoms */
+    /* the mass of each type (for [ atomtypes ]; charges and masses of atoms are per atom) */
     for (int a = 0; a < c.sys->natoms; a++) {
         c.tmass[c.sys->type[a]] = c.sys->m[a];
         c.tq[c.sys->type[a]] = c.sys->q[a];
     }
     name_types(&c);
+    if (hx_forcefield_has_bonded(c.ff))
+        for (int t = 0; t < c.ntypes; t++)
+            snprintf(c.tname[t], sizeof c.tname[t], "%s", hx_forcefield_type_name(c.ff, t));
     HX_TRY_GOTO(st, find_moltypes(&c), out);
     HX_TRY_GOTO(st, hx_output_write(path, "the topology", top_write, &c), out);
 out:

@@ -30,8 +30,20 @@
 /* the points of a step that mark() records (metrics steps only) */
 enum { HX_MARK_LOCAL_BEGIN, HX_MARK_LOCAL_END, HX_MARK_NL_BEGIN, HX_MARK_NL_END, HX_MARK_N };
 
-/* indices of energies() output */
-enum { HX_E_LJ, HX_E_COUL, HX_E_KE_NEW, HX_E_DEV, HX_E_N };
+/* indices of energies() output. The schedule zeroes the array before the call, so a backend
+ * that computes no bonded terms may leave HX_E_BOND..HX_E_COUL14 untouched. */
+enum {
+    HX_E_LJ,
+    HX_E_COUL,
+    HX_E_KE_NEW,
+    HX_E_DEV,
+    HX_E_BOND, /* bonded terms of home molecules (hx_bonded_energies) */
+    HX_E_ANGLE,
+    HX_E_DIH,
+    HX_E_LJ14,
+    HX_E_COUL14,
+    HX_E_N
+};
 
 typedef struct hx_md_backend_ops {
     const char *name; /* "cpu", "gpu" */
@@ -49,13 +61,15 @@ typedef struct hx_md_backend_ops {
      * pairs the previous list missed (single domain). */
     hx_status (*search)(void *impl, int i, double rlist, int check_missed, long long *missed);
     long long (*npairs)(void *impl, int i);
-    /* HX_NB_LOCAL (clears f, copies the current home positions into x first) or HX_NB_NONLOCAL
-     * (adds). Energies are kept for energies() when want_energy. */
+    /* HX_NB_LOCAL (clears f, copies the current home positions into x first; adds the bonded
+     * forces of the home molecules) or HX_NB_NONLOCAL (adds). Energies are kept for energies()
+     * when want_energy. */
     hx_status (*forces)(void *impl, int i, int part, int want_energy, long long step);
     void *(*halo_stream)(void *impl, int i);
     /* Kinetic energy of the current half-step velocities v(t - dt/2) of home atoms. */
     hx_status (*kinetic)(void *impl, int i, double *ke);
-    /* v' = lambda v + f/m dt, x' = x + v' dt, constraints, v' = (x' - x)/dt. commit = 0 leaves
+    /* v' = lambda v + f/m dt, x' = x + v' dt, constraints (SETTLE for water, SHAKE for the
+     * bonds to hydrogen of other molecules), v' = (x' - x)/dt. commit = 0 leaves
      * the state as it was (energies of the current step only). want_energy keeps KE(v') and
      * the constraint deviation for energies(). */
     hx_status (*update)(void *impl, int i, double lambda, int want_energy, int commit,

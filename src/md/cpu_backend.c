@@ -1,6 +1,9 @@
-/* The "cpu" MD backend: forces (src/md/nonbonded*), leap-frog and SETTLE on the host in double
- * (non-bonded arithmetic double or mixed), OpenMP threads. Called by the step schedule; the home
- * store of the decomposition is the authoritative state (positions and velocities in double). */
+/* The "cpu" MD backend: forces (src/md/nonbonded*, bonded terms of home molecules from
+ * src/md/bonded.c), leap-frog and constraints (SETTLE for water, SHAKE for other molecules,
+ * src/md/constraints.c) on the host in double (non-bonded arithmetic double or mixed), OpenMP
+ * threads. Called by the step schedule; the home store of the decomposition is the
+ * authoritative state (positions and velocities in double). Bonded terms and constraints act
+ * on whole home molecules, so they read home positions only and need nothing from the halo. */
 #include "md/backend.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -18,11 +21,14 @@ typedef struct cpu_dom {
     int cap_home;
     hx_local_set set;
     hx_nb *nb;
-    hx_settle *settle;
-    int settle_nmol; /* molecules of the home store SETTLE was made for (-1: none) */
-    const int *settle_gid0;
+    hx_constr *constr;
+    int constr_nmol; /* molecules of the home store the constraints were made for */
+    /* home molecules with bonded terms: first atom, type, global index */
+    int nbmol, cap_bmol;
+    int *bstart, *btype, *bgid;
     double e[HX_E_N];
     hx_nb_energies nbe_local, nbe_nonlocal;
+    hx_bonded_energies be;
     double marks[HX_MARK_N]; /* host wall time, s */
 } cpu_dom;
 
@@ -31,6 +37,8 @@ typedef struct cpu_impl {
     const hx_forcefield *ff;
     hx_md_params p;
     int nlocal;
+    int has_constraints, has_bonded;
+    double epsfac; /* of the 1-4 Coulomb */
     cpu_dom *dom;
     char desc[128];
 } cpu_impl;
@@ -42,7 +50,10 @@ static void cpu_destroy(void *vimpl)
         return;
     for (int i = 0; c->dom && i < c->nlocal; i++) {
         hx_nb_destroy(&c->dom[i].nb);
-        hx_settle_destroy(&c->dom[i].settle);
+        hx_constr_destroy(&c->dom[i].constr);
+        free(c->dom[i].bstart);
+        free(c->dom[i].btype);
+        free(c->dom[i].bgid);
         free(c->dom[i].xn);
         free(c->dom[i].vn);
     }
@@ -63,6 +74,12 @@ static hx_status cpu_create(const hx_system *sys, const hx_forcefield *ff, const
     hx_status st =
         c->dom ? HX_OK : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     hx_nb_params nbp = {.rc = p->rc, .eps_rf = p->eps_rf, .eps_r = p->eps_r};
+    c->epsfac = hx_rf_constants(&nbp).epsfac;
+    c->has_bonded = hx_forcefield_has_bonded(ff);
+    for (int k = 0; k < hx_forcefield_nmoltypes(ff); k++) {
+        const hx_moltype *t = hx_forcefield_moltype(ff, k);
+        c->has_constraints |= t->rigid_water || t->nconstraints > 0;
+    }
     for (int i = 0; i < nlocal && st == HX_OK; i++) {
         st = hx_nb_create(ff, &nbp, p->nthreads, &c->dom[i].nb);
         if (st == HX_OK)
@@ -106,26 +123,57 @@ static hx_status cpu_set_local(void *vimpl, int i, const hx_decomp_local *loc, v
     d->set.type = loc->type;
     d->set.q = loc->q;
     d->set.mol = loc->mol;
+    d->set.excl = loc->excl;
+    d->set.mol_pos = loc->mol_pos;
     d->set.nranges = loc->plan->nranges;
     d->set.ranges = loc->plan->ranges;
     d->set.ndim = loc->ndim;
     memcpy(d->set.box, loc->box, sizeof d->set.box);
     memcpy(d->set.periodic, loc->periodic, sizeof d->set.periodic);
-    /* SETTLE's molecule list follows the home store; with one domain it never changes */
-    if (hx_forcefield_is_water(c->ff) &&
-        (!d->settle || loc->ndim > 0 || d->settle_nmol != d->home->nmol)) {
-        hx_settle_destroy(&d->settle);
-        int *ht = malloc(((size_t)nh + 1) * sizeof *ht);
-        HX_CHECK(ht, HX_ERR_NOMEM, "out of memory");
-        for (int a = 0; a < nh; a++)
-            ht[a] = loc->type[a];
-        hx_status st =
-            hx_settle_create_local(c->ff, d->home->nmol, d->home->mol_start, ht, &d->settle);
-        free(ht);
-        HX_TRY(st);
-        hx_settle_set_threads(d->settle, c->p.nthreads);
-        d->settle_nmol = d->home->nmol;
+    /* The home molecules' types, for bonded terms and constraints */
+    const hx_home *h = d->home;
+    if (h->nmol + 1 > d->cap_bmol) {
+        int cap = d->cap_bmol ? d->cap_bmol : 256;
+        while (cap < h->nmol + 1)
+            cap *= 2;
+        int *a = realloc(d->bstart, (size_t)cap * sizeof *a);
+        if (a)
+            d->bstart = a;
+        int *b = realloc(d->btype, (size_t)cap * sizeof *b);
+        if (b)
+            d->btype = b;
+        int *g = realloc(d->bgid, (size_t)cap * sizeof *g);
+        if (g)
+            d->bgid = g;
+        HX_CHECK(a && b && g, HX_ERR_NOMEM, "out of memory for %d home molecules", cap);
+        d->cap_bmol = cap;
     }
+    /* The constraints' molecule list follows the home store; with one domain it never changes */
+    if (c->has_constraints && (!d->constr || loc->ndim > 0 || d->constr_nmol != h->nmol)) {
+        hx_constr_destroy(&d->constr);
+        for (int k = 0; k < h->nmol; k++) {
+            d->bstart[k] = h->mol_start[k];
+            d->btype[k] = c->sys->mol_type[h->mol_gid[k]];
+            d->bgid[k] = h->mol_gid[k];
+        }
+        hx_mol_list ml = {h->nmol, d->bstart, d->btype, d->bgid};
+        HX_TRY(hx_constr_create(c->ff, &ml, loc->type, &d->constr));
+        hx_constr_set_threads(d->constr, c->p.nthreads);
+        d->constr_nmol = h->nmol;
+    }
+    /* the molecules with bonded terms */
+    d->nbmol = 0;
+    if (c->has_bonded)
+        for (int k = 0; k < h->nmol; k++) {
+            const int mt = c->sys->mol_type[h->mol_gid[k]];
+            const hx_moltype *t = hx_forcefield_moltype(c->ff, mt);
+            if (t->nbonds || t->nangles || t->ndihedrals || t->npairs) {
+                d->bstart[d->nbmol] = h->mol_start[k];
+                d->btype[d->nbmol] = mt;
+                d->bgid[d->nbmol] = h->mol_gid[k];
+                d->nbmol++;
+            }
+        }
     return HX_OK;
 }
 
@@ -150,7 +198,17 @@ static hx_status cpu_forces(void *vimpl, int i, int part, int want_energy, long 
         memcpy(d->x, d->home->x, 3 * (size_t)d->home->natoms * sizeof(double));
     else if (d->loc->ndim == 0)
         return HX_OK; /* one domain: no halo pairs */
-    return hx_nb_compute_part(d->nb, &d->set, d->f, want_energy ? e : NULL, step, part);
+    HX_TRY(hx_nb_compute_part(d->nb, &d->set, d->f, want_energy ? e : NULL, step, part));
+    if (part == HX_NB_LOCAL) {
+        /* bonded terms of the home molecules, added after the pair forces (which overwrite f) */
+        memset(&d->be, 0, sizeof d->be);
+        if (d->nbmol > 0) {
+            hx_mol_list ml = {d->nbmol, d->bstart, d->btype, d->bgid};
+            HX_TRY(hx_bonded_compute(c->ff, &ml, d->x, d->f, c->epsfac, c->p.nthreads,
+                                     want_energy ? &d->be : NULL, step));
+        }
+    }
+    return HX_OK;
 }
 
 static void *cpu_halo_stream(void *vimpl, int i)
@@ -218,14 +276,19 @@ static hx_status cpu_update(void *vimpl, int i, double lambda, int want_energy, 
         }
     }
     hx_status st = HX_OK;
-    if (d->settle && d->home->nmol > 0)
-        st = hx_settle_apply(d->settle, x, xn, vn, dt, step);
+    if (d->constr && d->home->nmol > 0)
+        st = hx_constr_apply(d->constr, x, xn, vn, dt, step);
     d->e[HX_E_LJ] = d->nbe_local.lj + d->nbe_nonlocal.lj;
     d->e[HX_E_COUL] = d->nbe_local.coulomb + d->nbe_nonlocal.coulomb;
+    d->e[HX_E_BOND] = d->be.bonds;
+    d->e[HX_E_ANGLE] = d->be.angles;
+    d->e[HX_E_DIH] = d->be.dihedrals;
+    d->e[HX_E_LJ14] = d->be.lj14;
+    d->e[HX_E_COUL14] = d->be.coulomb14;
     if (want_energy) {
         d->e[HX_E_KE_NEW] = kinetic_home(d, vn, c->sys->m, c->p.nthreads);
         /* the constraint deviation is reported with the energies: measured only then */
-        d->e[HX_E_DEV] = d->settle && n > 0 ? hx_settle_deviation(d->settle, xn) : 0.0;
+        d->e[HX_E_DEV] = d->constr && n > 0 ? hx_constr_deviation(d->constr, xn) : 0.0;
     }
     if (commit) {
         memcpy(d->home->x, xn, 3 * (size_t)n * sizeof(double));

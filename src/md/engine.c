@@ -196,8 +196,10 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     if (!p->continuation)
         hx_system_make_whole(s); /* a continuation's molecules are whole already, bit for bit */
     md->ndf = hx_forcefield_ndf(md->ff, s);
+    md->ener.has_bonded = hx_forcefield_has_bonded(md->ff);
     hx_status st = HX_OK;
-    hx_settle *settle = NULL;
+    hx_constr *constr = NULL;
+    int *mstart = NULL;
     if (p->continuation) {
         /* a running state: exactly as it was written */
         HX_CHECK(md->p.rlist > 0, HX_ERR_INVALID_ARG,
@@ -205,11 +207,21 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
         free(xn);
         return hx_md_params_check(&md->p, s);
     }
-    if (hx_forcefield_is_water(md->ff) && !p->no_start_constraints) {
-        HX_TRY_GOTO(st, hx_settle_create(md->ff, s, &settle), out);
+    /* every molecule's constraints: SETTLE for water, SHAKE for the bonds to hydrogen (none
+     * with GROMACS's continuation = yes: the input is constrained already) */
+    mstart = malloc(((size_t)s->nmol + 1) * sizeof *mstart);
+    if (!mstart)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory for %d molecules", s->nmol);
+    memcpy(mstart, s->mol_start, (size_t)s->nmol * sizeof *mstart);
+    hx_mol_list ml = {s->nmol, mstart, s->mol_type, NULL};
+    if (!p->no_start_constraints)
+        HX_TRY_GOTO(st, hx_constr_create(md->ff, &ml, s->type, &constr), out);
+    if (constr && hx_constr_count(constr) == 0)
+        hx_constr_destroy(&constr);
+    if (constr) {
         /* constrain the starting structure (a .gro keeps 3 decimals only) */
         memcpy(xn, s->x, 3 * n * sizeof(double));
-        HX_TRY_GOTO(st, hx_settle_apply(settle, s->x, xn, NULL, p->dt, 0), out);
+        HX_TRY_GOTO(st, hx_constr_apply(constr, s->x, xn, NULL, p->dt, 0), out);
         memcpy(s->x, xn, 3 * n * sizeof(double));
     }
     if (p->gen_vel) {
@@ -224,11 +236,11 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     }
     if (s->has_velocities) {
         remove_com_velocity(s);
-        if (settle) {
+        if (constr) {
             /* drop velocity components along the bonds: constrain x + v dt */
             for (size_t k = 0; k < 3 * n; k++)
                 xn[k] = s->x[k] + s->v[k] * p->dt;
-            HX_TRY_GOTO(st, hx_settle_apply(settle, s->x, xn, s->v, p->dt, 0), out);
+            HX_TRY_GOTO(st, hx_constr_apply(constr, s->x, xn, s->v, p->dt, 0), out);
         }
         if (p->gen_vel) {
             double t_now = 2.0 * kinetic_global(s, s->v) / (md->ndf * HX_BOLTZ);
@@ -239,9 +251,25 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     }
     HX_TRY_GOTO(st, hx_md_params_check(&md->p, s), out);
 out:
-    hx_settle_destroy(&settle);
+    hx_constr_destroy(&constr);
+    free(mstart);
     free(xn);
     return st;
+}
+
+/* Only the CPU backend computes bonded terms and SHAKE so far (the GPU part of issue 15 is to
+ * come): a model with flexible molecules on another backend would run them with every pair of
+ * a molecule excluded and no intramolecular forces, so it is refused. */
+static hx_status backend_supports(const hx_md_backend_ops *B, const hx_forcefield *ff)
+{
+    int flexible = hx_forcefield_has_bonded(ff);
+    for (int k = 0; k < hx_forcefield_nmoltypes(ff); k++)
+        flexible |= hx_forcefield_moltype(ff, k)->nconstraints > 0;
+    HX_CHECK(!flexible, HX_ERR_UNSUPPORTED,
+             "the %s backend does not compute bonded terms and SHAKE constraints yet, which model "
+             "%s needs (ethanol): run it with --backend cpu",
+             B->name, hx_forcefield_model(ff));
+    return HX_OK;
 }
 
 static const hx_md_backend_ops *find_backend(const char *name)
@@ -295,6 +323,8 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     md->comm = comm;
     md->B = B;
     hx_status st = prepare_global(md, sys, p);
+    if (st == HX_OK && strcmp(B->name, "cpu") != 0)
+        st = backend_supports(B, md->ff);
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;
@@ -308,7 +338,7 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     HX_TRY_GOTO(st, hx_decomp_create(md->sys, &dp, comm, &md->dec), fail);
     md->ndim = hx_dd_ndim(hx_decomp_dd(md->dec), NULL);
     md->nlocal = hx_comm_nlocal(comm);
-    md->red = calloc(4 * (size_t)md->nlocal, sizeof *md->red);
+    md->red = calloc(HX_MD_NRED * (size_t)md->nlocal, sizeof *md->red);
     md->ke_old = calloc((size_t)md->nlocal, sizeof *md->ke_old);
     md->dev = calloc((size_t)md->nlocal, sizeof *md->dev);
     st = md->red && md->ke_old && md->dev

@@ -8,6 +8,8 @@
 #include "halox/md.h"
 #include "md/backend.h"
 
+#define HX_MD_NRED 9 /* values per domain in the energy reduction */
+
 struct hx_md {
     hx_md_params p;
     char model[16], backend[16], halo_backend[16];
@@ -40,7 +42,8 @@ struct hx_md {
     char pending_msg[1024];
     long long pending_step;
     /* per-step reduction inputs of the local domains, allocated once */
-    double *red;    /* [nlocal][4]: lj, coulomb, ke_old, ke_new */
+    double *red;    /* [nlocal][HX_MD_NRED]: lj, coulomb, ke_old, ke_new, then the bonded terms
+                     * bonds, angles, dihedrals, lj14, coulomb14 */
     double *ke_old; /* [nlocal] */
     long long *dev; /* [nlocal] constraint deviation bits */
     /* CUDA graph of a plain step (backend and halo permitting) */

@@ -46,6 +46,8 @@ static hx_status ensure_slots(hx_nb *nb, int ncl)
         RE(nb->wrap, 3 * N);
         RE(nb->ts, N);
         RE(nb->ms, N);
+        RE(nb->xs, N);
+        RE(nb->ps, N);
         RE(nb->bb, 6 * C);
         RE(nb->bbf, 8 * C);
         RE(nb->realm, C);
@@ -302,6 +304,9 @@ hx_status hx_nbi_build_clusters(hx_nb *nb, const hx_local_set *set)
                     xq[12 + k] = set->q[a];
                     nb->ts[s] = set->type[a];
                     nb->ms[s] = set->mol[a];
+                    /* no masks: the whole molecule is excluded (rigid molecules) */
+                    nb->xs[s] = set->excl ? set->excl[a] : 0xffffffffu;
+                    nb->ps[s] = set->mol_pos ? set->mol_pos[a] : 0;
                     rm |= 1u << k;
                 } else {
                     nb->perm[s] = -1;
@@ -312,6 +317,8 @@ hx_status hx_nbi_build_clusters(hx_nb *nb, const hx_local_set *set)
                     xq[12 + k] = 0.0;
                     nb->ts[s] = 0;
                     nb->ms[s] = -1;
+                    nb->xs[s] = 0xffffffffu;
+                    nb->ps[s] = 0;
                 }
             }
             for (int d = 0; d < 3; d++) {

@@ -61,8 +61,8 @@ struct hx_nb {
     hx_nb_params p;
     hx_rf_consts rf;
     int ntypes;
-    double c6[16], c12[16];
-    int has_lj[4]; /* type t has a Lennard-Jones interaction with some type */
+    double c6[HX_MAX_TYPES * HX_MAX_TYPES], c12[HX_MAX_TYPES * HX_MAX_TYPES];
+    int has_lj[HX_MAX_TYPES]; /* type t has a Lennard-Jones interaction with some type */
     int nthreads;
     int nblocks; /* search blocks, NB_BLOCKS_PER_THREAD * nthreads */
     nb_chunk *chunks;
@@ -85,6 +85,8 @@ struct hx_nb {
     double *lj6d, *lj12d; /* [ntypes nslot]: c6/c12 of every j slot for each i type */
     float *lj6f, *lj12f;
     int *ts, *ms;         /* [nslot] type (0 for padding), molecule (-1 for padding) */
+    uint32_t *xs;         /* [nslot] exclusion mask over the slot atom's molecule (set->excl) */
+    unsigned char *ps;    /* [nslot] the slot atom's position in its molecule (set->mol_pos) */
     double *bb;           /* [6 ncl] lo xyz, hi xyz */
     float *bbf;           /* [8 ncl] lo xyz 0, hi xyz 0 rounded outwards: the range tests */
     unsigned char *realm; /* [ncl] bit k: slot k holds an atom */

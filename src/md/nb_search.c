@@ -41,8 +41,8 @@ static inline double gap(double a, double b)
 }
 
 /* Interaction mask of a cluster pair: bit 4*ii + jj set when slots ii of i and jj of j both hold
- * atoms of different molecules (same molecule: excluded; padding has molecule -1). Lane jj of
- * row ii compares j's molecule with mi[ii], i's molecule ii broadcast; rowbits[ii] holds bit
+ * atoms of different molecules (same molecule: see intra_pairs; padding has molecule -1). Lane jj
+ * of row ii compares j's molecule with mi[ii], i's molecule ii broadcast; rowbits[ii] holds bit
  * 4*ii + jj in lane jj, or 0 where slot ii is padding. Branch-free, one horizontal OR. */
 static inline unsigned pair_mask(const vi4 mi[4], const vi4 rowbits[4], const int *msj)
 {
@@ -53,6 +53,37 @@ static inline unsigned pair_mask(const vi4 mi[4], const vi4 rowbits[4], const in
         acc |= (mj != mi[ii]) & rowbits[ii];
     acc &= mj >= 0;
     return (unsigned)(acc[0] | acc[1] | acc[2] | acc[3]);
+}
+
+/* The bits of a cluster pair whose two slots hold atoms of the same molecule (padding: none).
+ * Same shape as pair_mask. */
+static inline unsigned same_mask(const vi4 mi[4], const vi4 rowbits[4], const int *msj)
+{
+    vi4 mj;
+    memcpy(&mj, msj, sizeof mj);
+    vi4 acc = (mj == mi[0]) & rowbits[0];
+    for (int ii = 1; ii < 4; ii++)
+        acc |= (mj == mi[ii]) & rowbits[ii];
+    acc &= mj >= 0;
+    return (unsigned)(acc[0] | acc[1] | acc[2] | acc[3]);
+}
+
+/* Of the same-molecule bits `same` of cluster pair (ci, cj), those whose atoms interact: not
+ * excluded by the i atom's mask at the j atom's position (flexible molecules: pairs more than
+ * nrexcl bonds apart, e.g. ethanol's methyl hydrogens and its hydroxyl hydrogen). Rigid water
+ * and single atoms have every bit set, so nothing is added and their lists are unchanged. Only
+ * cluster pairs that hold one molecule's atoms on both sides get here (a few per molecule). */
+static inline unsigned intra_pairs(const hx_nb *nb, int ci, int cj, unsigned same)
+{
+    unsigned add = 0;
+    while (same) {
+        const int b = __builtin_ctz(same);
+        same &= same - 1;
+        const int si = 4 * ci + (b >> 2), sj = 4 * cj + (b & 3);
+        if (!((nb->xs[si] >> nb->ps[sj]) & 1u))
+            add |= 1u << b;
+    }
+    return add;
 }
 
 /* Pairs of a 16-bit mask, two table lookups (no popcount instruction in baseline x86-64). */
@@ -232,8 +263,11 @@ search_chunk_body(hx_nb *nb, nb_chunk *ch, const hx_local_set *set, double rlist
                             const double *xj = xqd + 16 * cj;
                             const int self = half && cj == ci && sidx == SHIFT_ZERO;
                             /* self pair: each atom pair once (jj > ii) */
-                            const unsigned mask = pair_mask(mi, rowbits, nb->ms + 4 * cj) &
-                                                  (self ? 0x08ceu : 0xffffu);
+                            unsigned mask = pair_mask(mi, rowbits, nb->ms + 4 * cj);
+                            const unsigned same = same_mask(mi, rowbits, nb->ms + 4 * cj);
+                            if (same)
+                                mask |= intra_pairs(nb, ci, cj, same);
+                            mask &= self ? 0x08ceu : 0xffffu;
                             if (!mask)
                                 continue;
                             if (check_missed && nb->dmax[ci] + nb->dmax[cj] > buf_prev) {

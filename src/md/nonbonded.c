@@ -8,7 +8,8 @@
  *    (x[4] y[4] z[4] q[4]: 64 bytes in float), so one j cluster is one cache line and four
  *    vector loads.
  *  - The list holds entries (i cluster, image shift) each with a run of (j cluster, 16-bit
- *    mask) pairs. The mask drops padding, same-molecule pairs and, for a cluster with itself,
+ *    mask) pairs. The mask drops padding, excluded pairs of a molecule (the local set's
+ *    per-atom exclusion masks; every pair of a rigid molecule) and, for a cluster with itself,
  *    the lower triangle. Cluster pairs are culled by bounding-box distance and then by an atom
  *    check (at least one pair within rlist), so about half the computed pairs are inside rc.
  *  - One image shift per entry: the inner loop has no periodic arithmetic and open
@@ -72,6 +73,10 @@ void hx_local_set_from_system(hx_local_set *set, const hx_system *sys, int *mol_
     set->type = sys->type;
     set->q = sys->q;
     set->mol = mol_store;
+    /* every pair of a molecule excluded; callers with flexible molecules set excl and mol_pos
+     * (from sys->excl and the positions in the molecules) */
+    set->excl = NULL;
+    set->mol_pos = NULL;
     set->nranges = 1;
     set->ranges = range_store;
     set->ndim = 0;
@@ -109,7 +114,7 @@ hx_status hx_nb_create(const hx_forcefield *ff, const hx_nb_params *p, int nthre
     HX_CHECK(p->eps_rf == 0.0 || p->eps_rf >= 1.0, HX_ERR_INVALID_ARG,
              "eps_rf = %g: use 0 (infinity) or a value >= 1", p->eps_rf);
     int nt = hx_forcefield_ntypes(ff);
-    HX_CHECK(nt >= 1 && nt <= 4, HX_ERR_INTERNAL, "force field with %d types", nt);
+    HX_CHECK(nt >= 1 && nt <= HX_MAX_TYPES, HX_ERR_INTERNAL, "force field with %d types", nt);
     if (nthreads <= 0) {
 #ifdef _OPENMP
         nthreads = omp_get_max_threads();
@@ -185,6 +190,8 @@ void hx_nb_destroy(hx_nb **nbp)
     free(nb->lj12f);
     free(nb->ts);
     free(nb->ms);
+    free(nb->xs);
+    free(nb->ps);
     free(nb->bb);
     free(nb->bbf);
     free(nb->realm);
@@ -231,8 +238,10 @@ static void run_kernel(const hx_nb *nb, const nbk_args *ka, int k, int t, int en
 
 /* ---- forces ----------------------------------------------------------------------------- */
 
-/* Home atoms [b, e): self term and the reaction-field part of excluded (same-molecule) pairs
- * within the cut-off, in double in both precisions (a few pairs per molecule). Called inside
+/* Home atoms [b, e): self term and the reaction-field part of excluded pairs (pairs of a
+ * molecule whose exclusion mask bit is set: every pair of a rigid water, pairs up to nrexcl
+ * bonds apart in ethanol, its 1-4 pairs included, as GROMACS's Verlet scheme) within the
+ * cut-off, in double in both precisions (a few pairs per molecule). Called inside
  * the parallel region: the work is shared by first atoms of molecules, so a molecule's forces
  * belong to one thread, and each thread's energy goes to its own chunk (summed in thread order
  * afterwards: deterministic for a given thread count). */
@@ -260,6 +269,9 @@ static void home_terms(const hx_nb *nb, const hx_local_set *set, int b, int e, d
                     r2 += d[k] * d[k];
                 }
                 if (r2 >= rc2)
+                    continue;
+                /* only excluded pairs: the others are in the pair list like any pair */
+                if (set->excl && !((set->excl[i] >> set->mol_pos[j]) & 1u))
                     continue;
                 const double qq = epsfac * qi * set->q[j];
                 vexcl += qq * (krf * r2 - crf);

@@ -352,28 +352,43 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     md->ener.step = md->step;
     md->ener.time = md->step * md->p.dt;
     if (want_e) {
-        double e[HX_E_N];
         hx_status st = HX_OK;
         for (int i = 0; i < nl && st == HX_OK; i++) {
+            double e[HX_E_N] = {0}; /* entries a backend does not compute stay 0 */
             st = B->energies(md->bimpl, i, e);
-            md->red[4 * i + 0] = e[HX_E_LJ];
-            md->red[4 * i + 1] = e[HX_E_COUL];
-            md->red[4 * i + 2] = md->ke_old[i];
-            md->red[4 * i + 3] = e[HX_E_KE_NEW];
+            double *r = &md->red[HX_MD_NRED * i];
+            r[0] = e[HX_E_LJ];
+            r[1] = e[HX_E_COUL];
+            r[2] = md->ke_old[i];
+            r[3] = e[HX_E_KE_NEW];
+            r[4] = e[HX_E_BOND];
+            r[5] = e[HX_E_ANGLE];
+            r[6] = e[HX_E_DIH];
+            r[7] = e[HX_E_LJ14];
+            r[8] = e[HX_E_COUL14];
             md->dev[i] = dbits(e[HX_E_DEV]);
         }
         NOTE(st);
         HX_TRY(hx_md_agree(md));
         double t6 = hx_wtime();
-        double red[4];
+        double red[HX_MD_NRED];
         long long dev = 0;
-        HX_TRY(hx_comm_sum_f64(md->comm, md->red, red, 4));
+        HX_TRY(hx_comm_sum_f64(md->comm, md->red, red, HX_MD_NRED));
         HX_TRY(hx_comm_max_i64(md->comm, md->dev, &dev, 1));
         md->tm.reduce += hx_wtime() - t6;
         t5 += hx_wtime() - t6;
         md->ener.lj = red[0];
         md->ener.coulomb = red[1];
+        md->ener.bonds = red[4];
+        md->ener.angles = red[5];
+        md->ener.dihedrals = red[6];
+        md->ener.lj14 = red[7];
+        md->ener.coulomb14 = red[8];
+        /* LJ + Coulomb first: with no bonded terms (water, argon) the sum is that of the
+         * non-bonded engine bit for bit */
         md->ener.potential = red[0] + red[1];
+        if (md->ener.has_bonded)
+            md->ener.potential += red[4] + red[5] + red[6] + red[7] + red[8];
         md->ener.kinetic = 0.5 * (red[2] + red[3]);
         md->ener.total = md->ener.potential + md->ener.kinetic;
         md->ener.temperature = 2.0 * md->ener.kinetic / (md->ndf * HX_BOLTZ);
@@ -384,6 +399,8 @@ hx_status hx_md_do_step(hx_md *md, int commit)
                  md->step, md->ener.kinetic, md->ener.potential);
     } else {
         md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
+        md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
+        md->ener.lj14 = md->ener.coulomb14 = NAN;
         md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
         md->ener.constraint_deviation = NAN;
     }

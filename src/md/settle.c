@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct hx_settle {
     int nw;
@@ -36,6 +37,40 @@ hx_status hx_settle_create(const hx_forcefield *ff, const hx_system *sys, hx_set
     HX_CHECK(ff && sys && out, HX_ERR_INVALID_ARG, "hx_settle_create: NULL argument");
     HX_CHECK(sys->type, HX_ERR_INVALID_ARG, "SETTLE: apply the force field to the system first");
     return hx_settle_create_local(ff, sys->nmol, sys->mol_start, sys->type, out);
+}
+
+static void settle_geometry(hx_settle *s, const hx_water_model *w)
+{
+    s->nthreads = 1;
+    s->m_o = w->m_o;
+    s->m_h = w->m_h;
+    s->d_oh = w->r_oh;
+    s->d_hh = w->r_hh;
+    s->hc = 0.5 * w->r_hh;
+    double h = sqrt(w->r_oh * w->r_oh - s->hc * s->hc);
+    s->ra = 2.0 * w->m_h * h / (w->m_o + 2.0 * w->m_h);
+    s->rb = h - s->ra;
+}
+
+hx_status hx_settle_create_triples(const hx_forcefield *ff, int nw, const int *idx, hx_settle **out)
+{
+    HX_CHECK(ff && out && nw >= 0 && (nw == 0 || idx), HX_ERR_INVALID_ARG,
+             "hx_settle_create_triples: NULL argument");
+    *out = NULL;
+    const hx_water_model *w = hx_forcefield_water(ff);
+    HX_CHECK(w, HX_ERR_INVALID_ARG, "SETTLE needs a water model, not %s", hx_forcefield_model(ff));
+    hx_settle *s = calloc(1, sizeof *s);
+    HX_CHECK(s, HX_ERR_NOMEM, "out of memory");
+    s->idx = malloc(((size_t)nw * 3 + 1) * sizeof *s->idx);
+    if (!s->idx) {
+        free(s);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory for %d waters", nw);
+    }
+    memcpy(s->idx, idx, (size_t)nw * 3 * sizeof *idx);
+    s->nw = nw;
+    settle_geometry(s, w);
+    *out = s;
+    return HX_OK;
 }
 
 hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *mol_start,
@@ -69,15 +104,7 @@ hx_status hx_settle_create_local(const hx_forcefield *ff, int nmol, const int *m
                 s->idx[3 * k + 1 + (nh++ & 1)] = a;
         }
     }
-    s->nthreads = 1;
-    s->m_o = w->m_o;
-    s->m_h = w->m_h;
-    s->d_oh = w->r_oh;
-    s->d_hh = w->r_hh;
-    s->hc = 0.5 * w->r_hh;
-    double h = sqrt(w->r_oh * w->r_oh - s->hc * s->hc);
-    s->ra = 2.0 * w->m_h * h / (w->m_o + 2.0 * w->m_h);
-    s->rb = h - s->ra;
+    settle_geometry(s, w);
     *out = s;
     return HX_OK;
 }

@@ -90,6 +90,12 @@ if(HALOX_HAVE_CUDA)
   target_link_libraries(gpu_md_bench PRIVATE halox_gputest ${HALOX_CJSON_LIB})
   target_compile_options(gpu_md_bench PRIVATE ${HALOX_WARNINGS})
 endif()
+# Kernel launches and signal hops of processes sharing one GPU under MPS (bench/mps_dispatch.cu):
+# what the exchange's time per dependency level is made of (docs/design/gpu-results.md)
+if(HALOX_HAVE_CUDA AND NOT HALOX_GPU_EMULATE)
+  add_executable(mps_dispatch ${PROJECT_SOURCE_DIR}/bench/mps_dispatch.cu)
+  target_link_libraries(mps_dispatch PRIVATE halox)
+endif()
 # The "gpu" MD backend in the engine's schedule against the "cpu" backend (one domain; two
 # domains on one GPU through the gpu-mpi halo)
 halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)

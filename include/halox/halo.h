@@ -137,6 +137,12 @@ typedef struct hx_halo_config {
     /* Testing: non-zero injects random delays into blocks and processes (a race shows up as a
      * changed result), seeded with this value. */
     unsigned long long stress_seed;
+    /* nvshmem: a device-side wait that finds its signal not yet there polls again after a
+     * __nanosleep growing from 32 ns up to this bound, so that spinning waiters leave issue
+     * slots and L2 bandwidth to the kernels they wait for (several processes sharing a GPU
+     * time-share its SMs). < 0: the backend's default (HALOX_NVSHMEM_BACKOFF_NS, else
+     * HX_NVSHMEM_BACKOFF_DEFAULT_NS), 0: spin without sleeping. */
+    int wait_backoff_ns;
 } hx_halo_config;
 
 /* host backend, double, host memory, automatic path, no bulk copy, default timeout, no stress */

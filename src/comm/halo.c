@@ -76,6 +76,7 @@ void hx_halo_config_default(hx_halo_config *cfg)
     cfg->mem = HX_MEM_HOST;
     cfg->path = HX_HALO_PATH_AUTO;
     cfg->wait_timeout = -1.0;
+    cfg->wait_backoff_ns = -1;
 }
 
 void hx_halo_destroy(hx_halo **hp)

@@ -85,6 +85,11 @@ typedef struct nv_state {
     int err_claim;                    /* the first to give up writes the record */
 } nv_state;
 
+/* Polling backoff of device-side waits by default (hx_halo_config.wait_backoff_ns): 0, spin,
+ * until the H200 measurement of docs/design/gpu-results.md says what sleeping does with several
+ * processes on one GPU. */
+#define HX_NVSHMEM_BACKOFF_DEFAULT_NS 0
+
 /* The deadline record, in mapped pinned host memory: the host reads it without a sync. */
 typedef struct nv_error {
     volatile int flag;
@@ -103,6 +108,7 @@ typedef struct nv_args {
     int f_blocks;                  /* active blocks of the force kernel */
     unsigned long long timeout_ns; /* 0: no deadline */
     unsigned long long stress;     /* 0: no injected delays */
+    unsigned backoff_ns;           /* upper bound of the polling sleep; 0: spin */
     int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */
     unsigned long long wh_step;
 } nv_args;
@@ -206,7 +212,15 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t w
     if (v >= want)
         return true;
     const uint64_t t0 = globaltimer_ns();
+    unsigned nap = 32;
     for (;;) {
+        if (a->backoff_ns) {
+            /* a sleeping warp issues nothing: the kernels of this GPU's other processes (and
+             * this PE's blocks that do the work waited for) get its issue slots, and L2 the
+             * bandwidth of the polls; the bound keeps the added latency below it */
+            __nanosleep(nap);
+            nap = min(2u * nap, a->backoff_ns);
+        }
         v = sys ? ld_acquire_sys(sig) : ld_acquire_gpu(sig);
         if (v >= want)
             return true;
@@ -522,6 +536,7 @@ typedef struct nv_impl {
     int capacity; /* blocks this PE may keep resident at once */
     int phase;    /* 1 after exchange_x until exchange_f */
     double timeout;
+    int backoff_ns;
     unsigned long long stress_rng;
     char error[512]; /* the deadline report, once seen (sticky) */
 } nv_impl;
@@ -616,6 +631,15 @@ static hx_status nv_setup_local(hx_halo *h)
 #endif
     }
     m->timeout = t > 0 ? t : 0;
+    /* polling backoff: the configuration, else HALOX_NVSHMEM_BACKOFF_NS, else the default */
+    int b = h->cfg.wait_backoff_ns;
+    if (b < 0) {
+        const char *e = getenv("HALOX_NVSHMEM_BACKOFF_NS");
+        b = e ? atoi(e) : HX_NVSHMEM_BACKOFF_DEFAULT_NS;
+    }
+    HX_CHECK(b >= 0 && b <= 1000000, HX_ERR_INVALID_ARG,
+             "nvshmem wait backoff of %d ns: give 0 (spin) to 1000000 ns", b);
+    m->backoff_ns = b;
     return HX_OK;
 }
 
@@ -789,19 +813,21 @@ static hx_status nv_configure(hx_halo *h)
     A->bulk = h->cfg.bulk_copy != 0;
     A->timeout_ns = (unsigned long long)(m->timeout * 1e9);
     A->stress = h->cfg.stress_seed;
+    A->backoff_ns = (unsigned)m->backoff_ns;
     nv_withhold_hook(A, rank);
     m->stress_rng = h->cfg.stress_seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(rank + 1));
 
     char *d = h->describe;
     const size_t dn = sizeof h->describe;
-    int len = snprintf(
-        d, dn,
-        "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
-        "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
-        "per block; deadline %s",
-        g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
-        m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p, 2 * p->npulses,
-        h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk, m->timeout > 0 ? "on" : "off");
+    int len =
+        snprintf(d, dn,
+                 "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
+                 "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
+                 "per block; deadline %s; wait backoff %s%d ns",
+                 g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
+                 m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p,
+                 2 * p->npulses, h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk,
+                 m->timeout > 0 ? "on" : "off", m->backoff_ns ? "up to " : "", m->backoff_ns);
     if (len > 0 && (size_t)len < dn && h->cfg.stress_seed)
         snprintf(d + len, dn - (size_t)len, "; stress seed %llu", h->cfg.stress_seed);
     for (int q = 0; q < p->npulses; q++)

@@ -6,9 +6,11 @@
 # env.txt, logs.tar.gz (every log) and results.tar.gz (benchmark JSON).
 #
 #   scripts/h200.sh [--build-only] [--tests] [--sanitize] [--bench] [--bench-quick]
-#                   [--filter REGEX] [--build DIR]
+#                   [--filter REGEX] [--build DIR] [--exec FILE]
 #
-# Without a selection it runs --tests --sanitize --bench. --filter limits ctest (-R). The
+# Without a selection it runs --tests --sanitize --bench. --filter limits ctest (-R). --exec
+# sources FILE after the tests (MPS running; RES, BUILD, HALOX and say set): a one-off
+# measurement, e.g. scripts/h200_probe.sh. The
 # machine has no network: cJSON comes from the .deb files in .deps/ when it is not installed
 # (carry .deps with the call), NVSHMEM from the nvidia-nvshmem-cu13 wheel that is installed
 # there. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1) everywhere.
@@ -17,7 +19,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$here/out/h200}
 mkdir -p "$OUT/logs" "$OUT/results"
 build=/tmp/halox-h200-build
-do_tests=0 do_san=0 do_bench=0 bench_quick=0 build_only=0 filter=""
+do_tests=0 do_san=0 do_bench=0 bench_quick=0 build_only=0 filter="" exec_file=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --tests) do_tests=1 ;;
@@ -27,12 +29,13 @@ while [[ $# -gt 0 ]]; do
     --build-only) build_only=1 ;;
     --filter) filter=$2; shift ;;
     --build) build=$2; shift ;;
-    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --exec) exec_file=$2; shift ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "h200.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
-if [[ $do_tests -eq 0 && $do_san -eq 0 && $do_bench -eq 0 && $build_only -eq 0 ]]; then
+if [[ $do_tests -eq 0 && $do_san -eq 0 && $do_bench -eq 0 && $build_only -eq 0 && -z $exec_file ]]; then
     do_tests=1 do_san=1 do_bench=1
 fi
 summary=$OUT/summary.txt
@@ -160,7 +163,16 @@ if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
     done
 fi
 
-# ---- 7. benchmarks ------------------------------------------------------------------------
+# ---- 7. a one-off measurement -------------------------------------------------------------
+if [[ -n $exec_file ]]; then
+    say ""
+    say "$exec_file ($(elapsed) s):"
+    export RES=$OUT/results BUILD=$build HALOX=$build/halox
+    # shellcheck source=/dev/null
+    source "$exec_file"
+fi
+
+# ---- 8. benchmarks ------------------------------------------------------------------------
 # Each line: a name and a command run from the build directory; the command writes its JSON to
 # $RES/<name>.json. scripts/h200_bench.sh holds the list (sourced, so it can use these names).
 if [[ $do_bench -eq 1 ]]; then

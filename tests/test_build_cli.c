@@ -140,7 +140,7 @@ int main(int argc, char **argv)
         const char *says;
     } bad[] = {
         {"build ice --atoms 300 -o %s",
-         "halox build: unknown system kind 'ice'; use 'water' or 'argon'\n"},
+         "halox build: unknown system kind 'ice'; use 'water', 'argon' or 'mixture'\n"},
         {"build water --model nosuch --atoms 300 -o %s",
          LIB_ERROR("unknown water model 'nosuch': use one of spce, spc, tip3p")},
         {"build water --atoms 0 -o %s",

@@ -85,6 +85,24 @@ typedef struct nv_state {
     int err_claim;                    /* the first to give up writes the record */
 } nv_state;
 
+/* Trace (HALOX_NVSHMEM_TRACE=PREFIX): %globaltimer stamps of one step, in a device ring of the
+ * last NV_TRACE_STEPS steps, written per PE to PREFIX.<instance>.rank<R>.txt when the exchange is
+ * destroyed (scripts/nvshmem_trace.py lines the PEs up; the timer is one clock for every
+ * process on a GPU). Every stamp has exactly one writer, so no atomics and no clearing: a slot
+ * belongs to the step stored in it. Pulses past NV_TRACE_PULSES are not traced. */
+#define NV_TRACE_STEPS 4096
+#define NV_TRACE_PULSES 8
+typedef struct nv_trace {
+    uint64_t step;                    /* the step this slot holds (x kernel, block (0,0)) */
+    uint64_t x_start, f_start, f_end; /* first block of each kernel; last block of the force one */
+    uint64_t x_dep[NV_TRACE_PULSES];  /* block 0's dependency wait of pulse p done */
+    uint64_t x_sent[NV_TRACE_PULSES]; /* pulse p's signal (or put) issued by its last block */
+    uint64_t x_recv[NV_TRACE_PULSES]; /* the coordinates of pulse p seen here (block 0) */
+    uint64_t f_sent[NV_TRACE_PULSES]; /* our forces of pulse p sent back (last A block) */
+    uint64_t f_recv[NV_TRACE_PULSES]; /* the forces of pulse p seen here (B block 0) */
+    uint64_t f_done[NV_TRACE_PULSES]; /* pulse p's forces accumulated (last B block) */
+} nv_trace;
+
 /* Polling backoff of device-side waits by default (hx_halo_config.wait_backoff_ns): 0, spin,
  * until the H200 measurement of docs/design/gpu-results.md says what sleeping does with several
  * processes on one GPU. */
@@ -109,6 +127,8 @@ typedef struct nv_args {
     unsigned long long timeout_ns; /* 0: no deadline */
     unsigned long long stress;     /* 0: no injected delays */
     unsigned backoff_ns;           /* upper bound of the polling sleep; 0: spin */
+    int fence_block;               /* nv_last_block: one system fence per block, not per thread */
+    nv_trace *trace;               /* NULL: not traced */
     int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */
     unsigned long long wh_step;
 } nv_args;
@@ -203,6 +223,14 @@ static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer
            (unsigned long long)seen);
 }
 
+/* The trace slot of step s, NULL when not traced; p: the pulse, or -1 for a per-step stamp. */
+static __device__ __forceinline__ nv_trace *nv_tr(const nv_args *a, uint64_t s, int p)
+{
+    if (!a->trace || p >= NV_TRACE_PULSES)
+        return NULL;
+    return a->trace + s % NV_TRACE_STEPS;
+}
+
 /* Wait (one thread) until *sig >= want. sys: the word is written by another PE (system-scope
  * acquire); otherwise by this PE's own blocks (gpu scope). false: gave up (deadline or abort). */
 static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t want, bool sys,
@@ -283,14 +311,20 @@ static __device__ bool nv_bcast(int flag)
 }
 
 /* Count this block done in *count (of n blocks); true in the last one (which resets it for the
- * next launch). Each thread first fences its own writes at system scope (they may be in a peer's
- * memory); the last block then orders its reads after every other block's writes. */
-static __device__ bool nv_last_block(unsigned *count, unsigned n)
+ * next launch). The block's writes (they may be in a peer's memory) are fenced at system scope
+ * before the count: by thread 0 after the barrier (fence_block: the barrier orders every
+ * thread's writes before thread 0's fence, which is cumulative, the pattern of a grid-wide
+ * barrier) or by every thread (one system-scope fence per thread, the conservative form). The
+ * last block then orders its reads after every other block's writes. */
+static __device__ bool nv_last_block(unsigned *count, unsigned n, int fence_block)
 {
-    __threadfence_system();
+    if (!fence_block)
+        __threadfence_system();
     int last = 0;
     __syncthreads();
     if (threadIdx.x == 0) {
+        if (fence_block)
+            __threadfence_system();
         last = atomicAdd(count, 1u) == n - 1;
         if (last) {
             *count = 0;
@@ -313,6 +347,14 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     uint64_t s;
     if (!nv_begin(a, &s))
         return;
+    nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
+    if (threadIdx.x == 0 && p == 0 && b == 0) {
+        nv_trace *te = nv_tr(a, s, -1);
+        if (te) {
+            te->step = s;
+            te->x_start = globaltimer_ns();
+        }
+    }
     nv_stress(a, s, p, b, 0);
     const int n = a->v.send_count[p], d = a->v.dep_offset[p], C = a->chunk;
     float *dst = P.x_dst ? P.x_dst : a->xstage + 3 * (size_t)a->v.buf_offset[p];
@@ -326,6 +368,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     if (e0 < e1) {
         nv_stress(a, s, p, b, 1);
         ok = nv_bcast(threadIdx.x == 0 ? nv_wait_x_mask(a, a->v.deps[p], s) : 0);
+        if (tr && b == 0)
+            tr->x_dep[p] = globaltimer_ns();
         if (ok)
             hx_block_pack_x(&a->v, p, a->x, dst, e0, e1, smem, &parity);
     }
@@ -334,7 +378,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     if (!ok)
         return;
     nv_stress(a, s, p, b, 2);
-    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x)) {
+    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_block)) {
         const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
         if (withhold) {
             /* test hook: the receiver's deadline must catch this */
@@ -344,7 +388,11 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
         } else {
             /* the staging slot was written by every block of the pulse: make it visible to the
              * transport (a NIC reads it) before the put */
-            __threadfence_system();
+            if (!a->fence_block)
+                __threadfence_system();
+            __syncthreads();
+            if (a->fence_block && threadIdx.x == 0)
+                __threadfence_system();
             __syncthreads();
             if (n == 0) {
                 /* nothing to send: the signal alone (a zero-length put is not relied on) */
@@ -357,10 +405,15 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
                                                     NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
             }
         }
+        if (tr)
+            tr->x_sent[p] = globaltimer_ns();
     }
     /* the stream passes this kernel only when the pulse we receive is here */
-    if (b == 0 && threadIdx.x == 0)
+    if (b == 0 && threadIdx.x == 0) {
         (void)nv_wait(a, a->xsig + p, s, true, NV_WAIT_X, p, a->v.recv_pe[p]);
+        if (tr)
+            tr->x_recv[p] = globaltimer_ns();
+    }
 }
 
 /* ---- the force kernel --------------------------------------------------------------------- */
@@ -377,6 +430,12 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     if (!nv_begin(a, &s))
         return;
     const int C = a->chunk;
+    nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
+    if (threadIdx.x == 0 && blockIdx.y == 0 && b == 0) {
+        nv_trace *te = nv_tr(a, s, -1);
+        if (te)
+            te->f_start = globaltimer_ns();
+    }
     bool ok;
     if (b < P.nb_fa) {
         /* A: forces on the atoms we received in pulse p go back to recv_pe, once every later
@@ -392,17 +451,24 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             const int a0 = b * C, a1 = min(r, a0 + C);
             if (a0 < a1)
                 hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
-            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa) && !withhold &&
-                threadIdx.x == 0)
+            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa, a->fence_block) &&
+                !withhold && threadIdx.x == 0) {
                 st_release_sys(P.fsig_dst, s);
+                if (tr)
+                    tr->f_sent[p] = globaltimer_ns();
+            }
         } else if (!withhold && r == 0) {
             if (threadIdx.x == 0)
                 nvshmemx_signal_op(a->fsig + p, s, NVSHMEM_SIGNAL_SET, a->v.recv_pe[p]);
+            if (tr)
+                tr->f_sent[p] = globaltimer_ns();
         } else if (!withhold) {
             /* one block, blocking: f may be overwritten as soon as this kernel has ended */
             nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)a->v.buf_offset[p], src,
                                             3 * (size_t)r, a->fsig + p, s, NVSHMEM_SIGNAL_SET,
                                             a->v.recv_pe[p]);
+            if (tr)
+                tr->f_sent[p] = globaltimer_ns();
         }
     } else {
         /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]] */
@@ -412,10 +478,16 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             threadIdx.x == 0 ? nv_wait(a, a->fsig + p, s, true, NV_WAIT_F, p, a->v.send_pe[p]) : 0);
         if (!ok)
             return;
+        if (tr && bb == 0)
+            tr->f_recv[p] = globaltimer_ns();
         const int n = a->v.send_count[p], e0 = bb * C, e1 = min(n, e0 + C);
         hx_block_unpack_f(&a->v, p, a->fbuf + 3 * (size_t)a->v.buf_offset[p], a->f, e0, e1, true);
-        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb) && threadIdx.x == 0)
+        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb, a->fence_block) &&
+            threadIdx.x == 0) {
             st_release_gpu(&a->st->fdone[p], s);
+            if (tr)
+                tr->f_done[p] = globaltimer_ns();
+        }
     }
     /* the last block of the kernel ends the step: every block has read the step number */
     __syncthreads();
@@ -423,6 +495,9 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         __threadfence();
         if (atomicAdd(&a->st->f_grid_count, 1u) == (unsigned)a->f_blocks - 1) {
             a->st->f_grid_count = 0;
+            nv_trace *te = nv_tr(a, s, -1);
+            if (te)
+                te->f_end = globaltimer_ns();
             st_release_gpu(&a->st->step, s);
         }
     }
@@ -445,6 +520,7 @@ static struct {
     void *mpi_comm;
     int pe, npes;
     char version[64];
+    int traces; /* exchanges traced so far (the instance number of trace files) */
 } g_nv;
 
 static void nv_finalize_hook(void)
@@ -536,7 +612,10 @@ typedef struct nv_impl {
     int capacity; /* blocks this PE may keep resident at once */
     int phase;    /* 1 after exchange_x until exchange_f */
     double timeout;
+    nv_trace *trace; /* device ring (HALOX_NVSHMEM_TRACE), NULL when off */
+    char trace_path[512];
     int backoff_ns;
+    int fence_block;
     unsigned long long stress_rng;
     char error[512]; /* the deadline report, once seen (sticky) */
 } nv_impl;
@@ -560,6 +639,65 @@ static hx_status nv_check(nv_impl *m)
     return HX_OK;
 }
 
+/* The trace ring to m->trace_path (written through a temporary file and renamed): a header
+ * with this PE's pulses, then one line per traced step, times in ns of %globaltimer. A failure
+ * is logged, not returned: destroy cannot fail. */
+static void nv_trace_write(hx_halo *h, nv_impl *m)
+{
+    nv_trace *t = (nv_trace *)malloc(NV_TRACE_STEPS * sizeof *t);
+    char tmp[600];
+    FILE *f = NULL;
+    if (!t ||
+        cudaMemcpy(t, m->trace, NV_TRACE_STEPS * sizeof *t, cudaMemcpyDeviceToHost) != cudaSuccess)
+        goto fail;
+    snprintf(tmp, sizeof tmp, "%s.tmp", m->trace_path);
+    f = fopen(tmp, "w");
+    if (!f)
+        goto fail;
+    {
+        const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+        const int np = p->npulses < NV_TRACE_PULSES ? p->npulses : NV_TRACE_PULSES;
+        fprintf(f, "# halox nvshmem trace v1\nrank %d npes %d pulses %d traced %d\n",
+                hx_comm_rank(h->comm), g_nv.npes, p->npulses, np);
+        for (int q = 0; q < np; q++)
+            fprintf(f, "pulse %d send_pe %d recv_pe %d deps %llu send %d recv %d\n", q,
+                    p->pulses[q].send_pe, p->pulses[q].recv_pe,
+                    (unsigned long long)p->pulses[q].deps, p->pulses[q].send_count,
+                    p->pulses[q].recv_count);
+        fprintf(f, "describe %s\n", h->describe);
+        fprintf(f, "# step x_start f_start f_end, then per pulse: x_dep x_sent x_recv f_sent "
+                   "f_recv f_done\n");
+        for (int i = 0; i < NV_TRACE_STEPS; i++) {
+            const nv_trace *r = &t[i];
+            if (r->step == 0 || r->step % NV_TRACE_STEPS != (uint64_t)i)
+                continue;
+            fprintf(f, "%llu %llu %llu %llu", (unsigned long long)r->step,
+                    (unsigned long long)r->x_start, (unsigned long long)r->f_start,
+                    (unsigned long long)r->f_end);
+            for (int q = 0; q < np; q++)
+                fprintf(f, " %llu %llu %llu %llu %llu %llu", (unsigned long long)r->x_dep[q],
+                        (unsigned long long)r->x_sent[q], (unsigned long long)r->x_recv[q],
+                        (unsigned long long)r->f_sent[q], (unsigned long long)r->f_recv[q],
+                        (unsigned long long)r->f_done[q]);
+            fputc('\n', f);
+        }
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        goto fail;
+    }
+    f = NULL;
+    if (rename(tmp, m->trace_path) != 0)
+        goto fail;
+    free(t);
+    return;
+fail:
+    if (f)
+        fclose(f);
+    free(t);
+    hx_log(HX_LOG_WARN, "nvshmem: could not write the trace '%s'", m->trace_path);
+}
+
 static void nv_destroy(hx_halo *h)
 {
     nv_impl *m = (nv_impl *)h->impl;
@@ -568,6 +706,10 @@ static void nv_destroy(hx_halo *h)
     if (m->place.ndevices > 0) {
         cudaSetDevice(m->place.device);
         cudaDeviceSynchronize();
+    }
+    if (m->trace) {
+        nv_trace_write(h, m);
+        cudaFree(m->trace);
     }
     /* collective frees, in the same order on every PE (every PE destroys its exchange) */
     if (m->x)
@@ -640,6 +782,22 @@ static hx_status nv_setup_local(hx_halo *h)
     HX_CHECK(b >= 0 && b <= 1000000, HX_ERR_INVALID_ARG,
              "nvshmem wait backoff of %d ns: give 0 (spin) to 1000000 ns", b);
     m->backoff_ns = b;
+    /* trace: PREFIX.<instance>.rank<R>.txt at destroy */
+    const char *tp = getenv("HALOX_NVSHMEM_TRACE");
+    if (tp && tp[0]) {
+        const int n = snprintf(m->trace_path, sizeof m->trace_path, "%s.%d.rank%d.txt", tp,
+                               g_nv.traces++, hx_comm_rank(h->comm));
+        HX_CHECK(n > 0 && (size_t)n < sizeof m->trace_path, HX_ERR_INVALID_ARG,
+                 "HALOX_NVSHMEM_TRACE: prefix too long (%zu characters)", strlen(tp));
+        HX_CUDA(cudaMalloc((void **)&m->trace, NV_TRACE_STEPS * sizeof(nv_trace)));
+        HX_CUDA(cudaMemset(m->trace, 0, NV_TRACE_STEPS * sizeof(nv_trace)));
+    }
+    /* system fences before a pulse's count: one per block (default) or one per thread
+     * (HALOX_NVSHMEM_FENCE=thread: the form measured first, kept to compare) */
+    const char *fe = getenv("HALOX_NVSHMEM_FENCE");
+    HX_CHECK(!fe || !strcmp(fe, "block") || !strcmp(fe, "thread"), HX_ERR_INVALID_ARG,
+             "HALOX_NVSHMEM_FENCE='%s': give 'block' or 'thread'", fe);
+    m->fence_block = !fe || !strcmp(fe, "block");
     return HX_OK;
 }
 
@@ -814,20 +972,22 @@ static hx_status nv_configure(hx_halo *h)
     A->timeout_ns = (unsigned long long)(m->timeout * 1e9);
     A->stress = h->cfg.stress_seed;
     A->backoff_ns = (unsigned)m->backoff_ns;
+    A->fence_block = m->fence_block;
+    A->trace = m->trace;
     nv_withhold_hook(A, rank);
     m->stress_rng = h->cfg.stress_seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(rank + 1));
 
     char *d = h->describe;
     const size_t dn = sizeof h->describe;
-    int len =
-        snprintf(d, dn,
-                 "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
-                 "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
-                 "per block; deadline %s; wait backoff %s%d ns",
-                 g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
-                 m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p,
-                 2 * p->npulses, h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk,
-                 m->timeout > 0 ? "on" : "off", m->backoff_ns ? "up to " : "", m->backoff_ns);
+    int len = snprintf(
+        d, dn,
+        "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
+        "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
+        "per block; deadline %s; wait backoff %s%d ns; system fences per %s",
+        g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
+        m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p, 2 * p->npulses,
+        h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk, m->timeout > 0 ? "on" : "off",
+        m->backoff_ns ? "up to " : "", m->backoff_ns, m->fence_block ? "block" : "thread");
     if (len > 0 && (size_t)len < dn && h->cfg.stress_seed)
         snprintf(d + len, dn - (size_t)len, "; stress seed %llu", h->cfg.stress_seed);
     for (int q = 0; q < p->npulses; q++)

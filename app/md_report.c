@@ -96,13 +96,16 @@ static double bitsd(long long b)
     return v;
 }
 
-static void timing_values(const hx_md_timings *t, double v[HX_APP_NTIMES])
+static void timing_values(const hx_md_timings *t, double v[HX_APP_NALL])
 {
     double other = t->total - t->nb_local - t->nb_nonlocal - t->halo_x - t->halo_f - t->search -
                    t->update - t->reduce - t->output;
-    const double vals[HX_APP_NTIMES] = {
-        t->nb_local, t->halo_x, t->nb_nonlocal,          t->halo_f, t->update, t->search,
-        t->reduce,   t->output, other > 0 ? other : 0.0, t->total};
+    const double vals[HX_APP_NALL] = {t->nb_local,    t->halo_x,          t->nb_nonlocal,
+                                      t->halo_f,      t->update,          t->search,
+                                      t->reduce,      t->output,          other > 0 ? other : 0.0,
+                                      t->total,       t->search_download, t->search_migrate,
+                                      t->search_plan, t->search_halo,     t->search_set_local,
+                                      t->search_pairs};
     memcpy(v, vals, sizeof vals);
 }
 
@@ -116,18 +119,23 @@ static const char *const time_names[HX_APP_NTIMES] = {"non-bonded local",
                                                       "output",
                                                       "other",
                                                       "total"};
+/* the parts of "repartition+search" (HX_APP_NTIMES ..), printed under it */
+#define HX_APP_SEARCH_ROW 5
+static const char *const search_names[HX_APP_NSEARCH] = {"state to host",    "migration",
+                                                         "topology+plan",    "halo set-up",
+                                                         "local set+upload", "x halo+pair search"};
 
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out)
 {
     memset(out, 0, sizeof *out);
-    double v[HX_APP_NTIMES + 1];
+    double v[HX_APP_NALL + 1];
     timing_values(t, v);
-    v[HX_APP_NTIMES] = t->nb_local + t->nb_nonlocal; /* the work whose balance is reported */
-    const int nv = HX_APP_NTIMES + 1;
+    v[HX_APP_NALL] = t->nb_local + t->nb_nonlocal; /* the work whose balance is reported */
+    const int nv = HX_APP_NALL + 1;
     out->nranks = hx_comm_nranks(comm);
     if (out->nranks <= 1) {
-        for (int k = 0; k < HX_APP_NTIMES; k++)
+        for (int k = 0; k < HX_APP_NALL; k++)
             out->min[k] = out->avg[k] = out->max[k] = v[k];
         out->extra_max = extra;
         return HX_OK;
@@ -156,12 +164,12 @@ hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long 
             st = hx_comm_max_i64(comm, iin, imax, ni);
     }
     if (st == HX_OK) {
-        for (int k = 0; k < HX_APP_NTIMES; k++) {
+        for (int k = 0; k < HX_APP_NALL; k++) {
             out->avg[k] = sum[k] / nd;
             out->max[k] = bitsd(imax[k]);
             out->min[k] = bitsd(-imax[nv + k]);
         }
-        double avg_nb = sum[HX_APP_NTIMES] / nd, max_nb = bitsd(imax[HX_APP_NTIMES]);
+        double avg_nb = sum[HX_APP_NALL] / nd, max_nb = bitsd(imax[HX_APP_NALL]);
         out->nb_imbalance = avg_nb > 0 ? max_nb / avg_nb - 1.0 : 0.0;
         out->extra_max = imax[2 * nv];
     }
@@ -177,15 +185,25 @@ void hx_app_timing_write(FILE *f, const hx_app_timing *r)
     const double tot = r->avg[HX_APP_NTIMES - 1] > 0 ? r->avg[HX_APP_NTIMES - 1] : 1.0;
     if (r->nranks <= 1) {
         fprintf(f, "\ntiming (1 rank)         seconds      %%\n");
-        for (int k = 0; k < HX_APP_NTIMES; k++)
+        for (int k = 0; k < HX_APP_NTIMES; k++) {
             fprintf(f, "  %-20s %10.3f %6.1f\n", time_names[k], r->avg[k],
                     k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot);
+            for (int j = 0; k == HX_APP_SEARCH_ROW && r->avg[k] > 0 && j < HX_APP_NSEARCH; j++)
+                fprintf(f, "    %-18s %10.3f %6.1f\n", search_names[j], r->avg[HX_APP_NTIMES + j],
+                        100 * r->avg[HX_APP_NTIMES + j] / tot);
+        }
         return;
     }
     fprintf(f, "\ntiming over %d ranks    avg seconds      %%        min        max\n", r->nranks);
-    for (int k = 0; k < HX_APP_NTIMES; k++)
+    for (int k = 0; k < HX_APP_NTIMES; k++) {
         fprintf(f, "  %-20s %10.3f %6.1f %10.3f %10.3f\n", time_names[k], r->avg[k],
                 k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot, r->min[k], r->max[k]);
+        for (int j = 0; k == HX_APP_SEARCH_ROW && r->avg[k] > 0 && j < HX_APP_NSEARCH; j++) {
+            const int i = HX_APP_NTIMES + j;
+            fprintf(f, "    %-18s %10.3f %6.1f %10.3f %10.3f\n", search_names[j], r->avg[i],
+                    100 * r->avg[i] / tot, r->min[i], r->max[i]);
+        }
+    }
     fprintf(f,
             "load imbalance of the non-bonded work: %.1f %% (slowest rank / average - 1; the "
             "others wait for it at the halo exchange)\n",

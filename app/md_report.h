@@ -25,11 +25,14 @@ void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e);
 /* thermostat: the run's (the total energy is a conservation check only without one). */
 void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermostat);
 
-/* Wall times of the run's parts over every rank. */
+/* Wall times of the run's parts over every rank: HX_APP_NTIMES rows of the table (the last is
+ * the total), then HX_APP_NSEARCH parts of the repartition+search row. */
 #define HX_APP_NTIMES 10
+#define HX_APP_NSEARCH 6
+#define HX_APP_NALL (HX_APP_NTIMES + HX_APP_NSEARCH)
 typedef struct hx_app_timing {
     int nranks;
-    double min[HX_APP_NTIMES], avg[HX_APP_NTIMES], max[HX_APP_NTIMES];
+    double min[HX_APP_NALL], avg[HX_APP_NALL], max[HX_APP_NALL];
     double nb_imbalance; /* max/avg - 1 of the non-bonded work over ranks */
     long long extra_max; /* the largest `extra` any rank passed in */
 } hx_app_timing;

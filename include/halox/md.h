@@ -459,10 +459,16 @@ typedef struct hx_md_timings {
     double halo_x;      /* coordinate halo exchange, s */
     double halo_f;      /* force halo exchange, s */
     double search;      /* repartition: migration, plan, halo set-up and pair search, s */
-    double update;      /* leap-frog, SETTLE, kinetic energy, s */
-    double reduce;      /* energy reductions over ranks, s */
-    double output;      /* gathering and writing output, s */
-    double total;       /* wall time of hx_md_run, s */
+    /* search split into its parts (host wall time, s; they sum to search up to the agreements
+     * between them): state to the host, migration between domains, local topology and plan,
+     * halo set-up or update, the backend's new local set (topology and state uploads), the
+     * coordinate halo and pair search */
+    double search_download, search_migrate, search_plan, search_halo, search_set_local,
+        search_pairs;
+    double update; /* leap-frog, SETTLE, kinetic energy, s */
+    double reduce; /* energy reductions over ranks, s */
+    double output; /* gathering and writing output, s */
+    double total;  /* wall time of hx_md_run, s */
     long long steps, searches;
     long long checked_searches; /* searches that ran the missed-pair check */
     long long missed_pairs;     /* summed over the checked searches (single domain; -1 with DD) */

@@ -503,9 +503,11 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     const long long nsteps = md->step + md->p.steps;
     const long long first = md->step;
     /* the timings describe this run only (creation did a first repartition already) */
-    double *times[] = {&md->tm.nb_local, &md->tm.nb_nonlocal, &md->tm.halo_x,
-                       &md->tm.halo_f,   &md->tm.search,      &md->tm.update,
-                       &md->tm.reduce,   &md->tm.output,      &md->tm.total};
+    double *times[] = {&md->tm.nb_local,        &md->tm.nb_nonlocal,      &md->tm.halo_x,
+                       &md->tm.halo_f,          &md->tm.search,           &md->tm.update,
+                       &md->tm.reduce,          &md->tm.output,           &md->tm.total,
+                       &md->tm.search_download, &md->tm.search_migrate,   &md->tm.search_plan,
+                       &md->tm.search_halo,     &md->tm.search_set_local, &md->tm.search_pairs};
     for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
         *times[k] = 0.0;
     md->tm.metric_samples = 0;

@@ -160,16 +160,24 @@ hx_status hx_md_repartition(hx_md *md, int first)
         md->tm.searches++;
         md->last_search = md->step;
         md->tm.search += hx_wtime() - t0;
+        md->tm.search_pairs += hx_wtime() - t0;
         return HX_OK;
     }
+    double t1 = t0;
     if (!first) {
         /* the state comes home (a no-op on the host) for migration */
         for (int i = 0; i < md->nlocal && st == HX_OK; i++)
             st = md->B->download(md->bimpl, i, hx_decomp_get_local(md->dec, i)->home);
         HX_TRY(hx_comm_agree(md->comm, st));
+        t1 = hx_wtime();
+        md->tm.search_download += t1 - t0;
         HX_TRY(hx_decomp_repartition(md->dec, md->step));
     }
+    double t2 = hx_wtime();
+    md->tm.search_migrate += t2 - t1;
     HX_TRY(hx_decomp_update_local(md->dec));
+    double t3 = hx_wtime();
+    md->tm.search_plan += t3 - t2;
     if (!md->halo) {
         hx_halo_config hc;
         hx_halo_config_default(&hc);
@@ -188,10 +196,14 @@ hx_status hx_md_repartition(hx_md *md, int first)
     if (md->graph_valid && md->B->invalidate_graph)
         md->B->invalidate_graph(md->bimpl); /* addresses and sizes may have changed */
     md->graph_valid = 0;
+    double t4 = hx_wtime();
+    md->tm.search_halo += t4 - t3;
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
         st = md->B->set_local(md->bimpl, i, hx_decomp_get_local(md->dec, i), hx_halo_x(md->halo, i),
                               hx_halo_f(md->halo, i));
     HX_TRY(hx_comm_agree(md->comm, st));
+    double t5 = hx_wtime();
+    md->tm.search_set_local += t5 - t4;
     /* Halo coordinates for the search (positions of this step). The step's own force
      * computation uses them as they are: exchanging the same coordinates twice would break the
      * x, f, x, f alternation that the GPU backends' overwrite protection relies on. */
@@ -211,6 +223,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
     }
     HX_TRY(hx_comm_agree(md->comm, st));
     HX_TRY(update_dd_info(md));
+    md->tm.search_pairs += hx_wtime() - t5;
     md->last_missed = check ? missed_total : -1;
     if (check) {
         md->tm.checked_searches++;

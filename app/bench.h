@@ -18,6 +18,8 @@ typedef struct hx_bench_run {
     double us_per_step, us_min, us_max, ns_per_day;
     double local_work_us, nonlocal_work_us, non_overlap_us, exchange_us;
     double atoms_per_domain;
+    char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
+    double efficiency; /* parallel efficiency in its set (set by the report; NAN otherwise) */
 } hx_bench_run;
 
 typedef struct hx_bench_set {

@@ -890,7 +890,7 @@ static hx_status merge(const suite_opts *o, const plan *p, int argc, char **argv
     HX_CHECK(files, HX_ERR_NOMEM, "out of memory");
     int nf = 0;
     cJSON *all_skipped = cJSON_CreateArray(), *failed = cJSON_CreateArray();
-    int ndone = 0, nskip = 0, nfail = 0, npend = 0;
+    int ndone = 0, nskip = 0, nfail = 0, npend = 0, nskip_run = 0;
     for (int i = 0; i < p->n; i++) {
         const suite_run *r = &p->runs[i];
         char name[128];
@@ -943,7 +943,11 @@ static hx_status merge(const suite_opts *o, const plan *p, int argc, char **argv
             const char *bn = cJSON_IsString(b) ? b->valuestring : NULL;
             add_skip(of->skipped, r, w, bn);
             add_skip(all_skipped, r, w, bn);
-            nskip++;
+            /* a backend the child skipped inside a finished run: named by its run */
+            cJSON_AddStringToObject(
+                cJSON_GetArrayItem(all_skipped, -1 + cJSON_GetArraySize(all_skipped)), "from_run",
+                r->id);
+            nskip_run++;
         }
         cJSON_Delete(j);
     }
@@ -979,6 +983,7 @@ static hx_status merge(const suite_opts *o, const plan *p, int argc, char **argv
     cJSON_AddNumberToObject(sum, "planned", p->n);
     cJSON_AddNumberToObject(sum, "done", ndone);
     cJSON_AddNumberToObject(sum, "skipped", nskip);
+    cJSON_AddNumberToObject(sum, "skipped_in_runs", nskip_run);
     cJSON_AddNumberToObject(sum, "failed", nfail);
     cJSON_AddNumberToObject(sum, "not_run", npend);
     cJSON_AddNumberToObject(sum, "elapsed_s", elapsed);
@@ -1265,7 +1270,7 @@ static int run_suite(int argc, char **argv)
     }
     hx_app_signals_install("halox bench suite: %s received: stopping the current run (finished "
                            "runs are kept; the same command resumes); a second signal ends at "
-                           "once\n");
+                           "once");
     calib cal;
     memset(&cal, 0, sizeof cal);
     const double t0 = hx_wtime();
@@ -1368,7 +1373,6 @@ static int run_suite(int argc, char **argv)
         }
     }
     const int interrupted = *hx_app_stop_flag() != 0;
-    hx_app_signals_restore();
     const double elapsed = hx_wtime() - t0;
     st = merge(&o, &p, argc, argv, elapsed);
     if (st != HX_OK) {
@@ -1390,7 +1394,7 @@ static int run_suite(int argc, char **argv)
     if (interrupted) {
         printf("halox bench suite: interrupted: run the same command again to resume\n");
         free(p.runs);
-        return 130;
+        return 128 + (hx_app_stop_signal() > 0 ? hx_app_stop_signal() : SIGINT);
     }
     if (rc == 0 && !o.no_report) {
         char rep[1200];
@@ -1400,6 +1404,7 @@ static int run_suite(int argc, char **argv)
         else
             printf("report: %s\n", rep);
     }
+    hx_app_signals_restore();
     free(p.runs);
     if (rc == 0 && nf > 0)
         rc = 3; /* the suite ran, some runs failed: their reasons are in suite.json */

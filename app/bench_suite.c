@@ -1039,7 +1039,10 @@ const hx_cmd hx_bench_cmd_suite = {
     "exchange_<ranks>r_<grid>.json), suite.json, and REPORT.md with its plots\n"
     "(halox bench report DIR). --quick: a 3000-atom box of each system (the mixture briefly "
     "relaxed), 1-2 ranks, 20 steps:\n"
-    "a check of the whole pipeline in well under a minute.",
+    "a check of the whole pipeline in well under a minute.\n"
+    "Exit status: 0 when every planned run finished or was skipped with a reason, 3 when some\n"
+    "failed (their reasons and logs: suite.json, logs/), 2 for bad options, 128 + signal when\n"
+    "stopped.",
     run_suite,
 };
 

@@ -18,6 +18,8 @@ typedef struct hx_bench_run {
     double us_per_step, us_min, us_max, ns_per_day;
     double local_work_us, nonlocal_work_us, non_overlap_us, exchange_us;
     double atoms_per_domain;
+    char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
+    double efficiency; /* parallel efficiency in its set (set by the report; NAN otherwise) */
 } hx_bench_run;
 
 typedef struct hx_bench_set {
@@ -41,7 +43,8 @@ int hx_bench_report(const char *dir, const char *report_path);
 /* Shared by the series (app/cmd_bench.c): the "meta" object of DESIGN §7 (git revision, date,
  * host, CPU, GPU, driver, CUDA, NVSHMEM, MPI, command) and an atomic JSON write. */
 struct hx_cmd;
-extern const struct hx_cmd hx_bench_cmd_md; /* app/bench_md.c */
+extern const struct hx_cmd hx_bench_cmd_md;    /* app/bench_md.c */
+extern const struct hx_cmd hx_bench_cmd_suite; /* app/bench_suite.c */
 void hx_bench_git_revision(char *buf, size_t len);
 cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version);
 hx_status hx_bench_write_json(const char *path, cJSON *root);

@@ -26,7 +26,7 @@
 #include <string.h>
 
 typedef struct mopts {
-    const char *atoms_list, *dd_list, *backends, *out, *model;
+    const char *atoms_list, *dd_list, *backends, *out, *model, *conf, *system;
     int steps, warmup, nstlist, nstmetrics, seed;
     double rc, rlist, tol;
 } mopts;
@@ -53,8 +53,9 @@ static int list_has(const char *list, const char *name)
 }
 
 static hx_status run_one(hx_comm *world, const mopts *o, const hx_system *sys, const int grid[3],
-                         const char *label, double q[Q_N], hx_md_params *used)
+                         const char *label, double q[Q_N], hx_md_params *used, int *refused)
 {
+    *refused = 0;
     hx_md_params p;
     hx_md_params_default(&p);
     p.model = o->model;
@@ -72,8 +73,23 @@ static hx_status run_one(hx_comm *world, const mopts *o, const hx_system *sys, c
         p.backend = "gpu";
         p.halo = strcmp(label, "gpu") == 0 ? NULL : label;
     }
+    /* the forced NVSHMEM variants: the same backend with its path or bulk copy pinned */
+    if (strncmp(label, "nvshmem-", 8) == 0) {
+        p.halo = "nvshmem";
+        p.halo_path =
+            strcmp(label, "nvshmem-network") == 0 ? HX_HALO_PATH_NETWORK : HX_HALO_PATH_P2P;
+        p.halo_bulk_copy = strcmp(label, "nvshmem-bulk") == 0;
+    }
     hx_md *md = NULL;
-    HX_TRY(hx_md_create_dd(sys, &p, world, grid, &md));
+    hx_status cs = hx_md_create_dd(sys, &p, world, grid, &md);
+    /* what the engine refuses for this system or grid (a model the backend cannot run, a grid
+     * too fine for the box, a backend not compiled in) is the same on every rank: a skip with
+     * the engine's reason, not a failure of the series */
+    if (cs == HX_ERR_UNSUPPORTED || cs == HX_ERR_NOT_COMPILED || cs == HX_ERR_GEOMETRY) {
+        *refused = 1;
+        return cs;
+    }
+    HX_TRY(cs);
     hx_md_output out;
     memset(&out, 0, sizeof out);
     hx_status st = HX_OK;
@@ -155,12 +171,17 @@ static int run_md_series(int argc, char **argv);
 const hx_cmd hx_bench_cmd_md = {
     "md",
     "the MD step of every backend side by side, with the paper's metrics",
-    "[mpirun -np N] halox bench md [--atoms N[,...]] [--dd AxBxC[,...]] [--backends LIST] "
-    "[--steps N] [-o results.json]",
-    "Builds an SPC/E water box of each --atoms size and runs the MD engine on it (one domain per\n"
-    "MPI rank; --dd lists grids whose product is the rank count, default: chosen), once per\n"
-    "backend (comma list): cpu (CPU step, host halo exchange, mixed precision), gpu (GPU step,\n"
-    "default halo backend), gpu-mpi, gpu-direct, nvshmem (GPU step with that halo backend).\n"
+    "[mpirun -np N] halox bench md [--atoms N[,...] | --conf FILE.gro] [--dd AxBxC[,...]] "
+    "[--backends LIST] [--steps N] [-o results.json]",
+    "Builds an SPC/E water box of each --atoms size (or reads --conf, e.g. a box of halox bench\n"
+    "suite's cache, for --model: water or oplsaa-WATER for ethanol in water) and runs the MD\n"
+    "engine on it (one domain per MPI rank; --dd lists grids whose product is the rank count,\n"
+    "default: chosen), once per backend (comma list): cpu (CPU step, host halo exchange, mixed\n"
+    "precision), gpu (GPU step, default halo backend), gpu-mpi, gpu-direct, nvshmem (GPU step\n"
+    "with that halo backend), nvshmem-p2p, nvshmem-network (NVSHMEM forced to peer stores or to\n"
+    "put-with-signal), nvshmem-bulk (peer path through the bulk-copy engine).\n"
+    "A backend this build or machine cannot run, or that the engine refuses for the model or\n"
+    "grid, is listed under \"skipped\" in the results with the reason.\n"
     "After --warmup steps it times --steps steps without energy output: time per step leaves\n"
     "out the search steps (reported separately, as the paper does), ns/day follows from it.\n"
     "Every --nstmetrics-th step samples the local work, non-local work and non-overlap (µs,\n"
@@ -186,8 +207,11 @@ static int parse_ints(const char *text, int *out, int max)
 
 static int run_md_series(int argc, char **argv)
 {
-    mopts o = {"45000", NULL, "gpu-mpi,gpu-direct,nvshmem", NULL, "spce", 2000, 200, 20, 20, 1, 1.0,
-               0.0,     0.005};
+    mopts o = {"45000", NULL,   "gpu-mpi,gpu-direct,nvshmem",
+               NULL,    "spce", NULL,
+               NULL,    2000,   200,
+               20,      20,     1,
+               1.0,     0.0,    0.005};
     hx_opt opts[] = {
         {"atoms", NULL, HX_OPT_STRING, &o.atoms_list, "N[,...]", "water box sizes (a series)"},
         {"dd", NULL, HX_OPT_STRING, &o.dd_list, "AxBxC[,...]",
@@ -202,7 +226,12 @@ static int run_md_series(int argc, char **argv)
         {"rc", NULL, HX_OPT_DOUBLE, &o.rc, "NM", "cut-off"},
         {"rlist", NULL, HX_OPT_DOUBLE, &o.rlist, "NM", "pair-list radius (0: buffer tolerance)"},
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &o.tol, "KJ", "Verlet buffer tolerance"},
-        {"model", NULL, HX_OPT_STRING, &o.model, "NAME", "water model"},
+        {"model", NULL, HX_OPT_STRING, &o.model, "NAME",
+         "spce, spc, tip3p, or oplsaa-WATER (ethanol in water; needs --conf)"},
+        {"conf", "c", HX_OPT_STRING, &o.conf, "FILE",
+         "read the system from this .gro instead of building water (--atoms is then unused)"},
+        {"system", NULL, HX_OPT_STRING, &o.system, "NAME",
+         "the system's name in the results (default water-MODEL)"},
         {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the box and velocities"},
         {"o", "output", HX_OPT_STRING, &o.out, "FILE", "write the JSON results here"},
     };
@@ -216,18 +245,23 @@ static int run_md_series(int argc, char **argv)
                         "--warmup >= 0, --nstlist >= 1, --nstmetrics >= 0, --seed >= 0\n");
         return 2;
     }
-    static const char *const known[] = {"cpu", "gpu", "gpu-mpi", "gpu-direct", "nvshmem"};
+    static const char *const known[] = {
+        "cpu",     "gpu",         "gpu-mpi",         "gpu-direct",
+        "nvshmem", "nvshmem-p2p", "nvshmem-network", "nvshmem-bulk"};
+    const int nknown = (int)(sizeof known / sizeof known[0]);
+    if (o.conf)
+        nsizes = 1; /* the file is the one size */
     {
         char tmp[512];
         snprintf(tmp, sizeof tmp, "%s", o.backends);
         for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ",")) {
             int ok = 0;
-            for (int k = 0; k < 5; k++)
+            for (int k = 0; k < nknown; k++)
                 ok |= strcmp(t, known[k]) == 0;
             if (!ok) {
                 fprintf(stderr,
                         "halox bench md: error: unknown backend '%s': use cpu, gpu, gpu-mpi, "
-                        "gpu-direct or nvshmem\n",
+                        "gpu-direct, nvshmem, nvshmem-p2p, nvshmem-network or nvshmem-bulk\n",
                         t);
                 return 2;
             }
@@ -249,8 +283,13 @@ static int run_md_series(int argc, char **argv)
     int dev = -1;
     if (ndev > 0)
         st = hx_gpu_select_for_rank(rank, &dev); /* one GPU per rank of the node */
-    cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+    cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     int total = 0, done = 0;
+    char sysname[64];
+    if (o.system)
+        snprintf(sysname, sizeof sysname, "%s", o.system);
+    else
+        snprintf(sysname, sizeof sysname, "water-%s", o.model);
     int grids[16][3], ngrids = 0;
     if (o.dd_list) {
         char tmp[256];
@@ -260,27 +299,29 @@ static int run_md_series(int argc, char **argv)
             if ((st = hx_dd_parse_grid(tok, grids[ngrids])) == HX_OK)
                 ngrids++;
     }
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < nknown; k++)
         total += list_has(o.backends, known[k]);
     total *= nsizes * (ngrids ? ngrids : 1);
     const double t_start = hx_wtime();
     for (int si = 0; si < nsizes && st == HX_OK; si++) {
         hx_system *sys = NULL;
-        st = hx_build_water(o.model, sizes[si], 0.0, (uint64_t)o.seed, &sys);
+        st = o.conf ? hx_gro_read(o.conf, &sys)
+                    : hx_build_water(o.model, sizes[si], 0.0, (uint64_t)o.seed, &sys);
         if (st != HX_OK)
             break;
         int g1[3] = {0, 0, 0};
         const int ng = ngrids ? ngrids : 1;
         for (int g = 0; g < ng && st == HX_OK; g++) {
             const int *grid = ngrids ? grids[g] : g1;
-            for (int k = 0; k < 5 && st == HX_OK; k++) {
+            for (int k = 0; k < nknown && st == HX_OK; k++) {
                 if (!list_has(o.backends, known[k]))
                     continue;
                 const char *label = known[k];
                 /* what this build cannot run is said once and skipped */
-                const char *needs = strcmp(label, "cpu") == 0   ? NULL
-                                    : strcmp(label, "gpu") == 0 ? "gpu-mpi"
-                                                                : label;
+                const char *needs = strcmp(label, "cpu") == 0           ? NULL
+                                    : strcmp(label, "gpu") == 0         ? "gpu-mpi"
+                                    : strncmp(label, "nvshmem", 7) == 0 ? "nvshmem"
+                                                                        : label;
                 hx_status av = HX_OK;
                 if (needs) {
                     av = hx_md_backend_available("gpu");
@@ -290,18 +331,37 @@ static int run_md_series(int argc, char **argv)
                     if (av == HX_OK && strcmp(label, "gpu") != 0)
                         av = hx_halo_backend_available(needs);
                 }
+                int refused = 0;
+                double q[Q_N], mn[Q_N], avg[Q_N], mx[Q_N];
+                hx_md_params used;
+                hx_md_params_default(&used);
+                if (av == HX_OK) {
+                    st = run_one(world, &o, sys, grid, label, q, &used, &refused);
+                    if (refused) {
+                        av = st;
+                        st = HX_OK;
+                    }
+                }
                 if (av != HX_OK) {
-                    if (rank == 0)
+                    if (rank == 0) {
                         fprintf(stderr, "halox bench md: %s skipped: %s\n", label,
                                 hx_last_error_message());
+                        cJSON *sk = cJSON_CreateObject();
+                        cJSON_AddStringToObject(sk, "system", sysname);
+                        cJSON_AddNumberToObject(sk, "atoms", sys->natoms);
+                        cJSON_AddStringToObject(sk, "mode", "md");
+                        cJSON_AddStringToObject(sk, "backend", label);
+                        cJSON_AddNumberToObject(sk, "ranks", nranks);
+                        int gz[3] = {grid[0], grid[1], grid[2]};
+                        cJSON_AddItemToObject(sk, "dd", cJSON_CreateIntArray(gz, 3));
+                        cJSON_AddStringToObject(sk, "status", hx_status_name(av));
+                        cJSON_AddStringToObject(sk, "reason", hx_last_error_message());
+                        cJSON_AddItemToArray(skipped, sk);
+                    }
                     hx_clear_error();
                     done++;
                     continue;
                 }
-                double q[Q_N], mn[Q_N], avg[Q_N], mx[Q_N];
-                hx_md_params used;
-                hx_md_params_default(&used);
-                st = run_one(world, &o, sys, grid, label, q, &used);
                 if (st == HX_OK)
                     st = over_ranks(world, q, mn, avg, mx);
                 done++;
@@ -311,9 +371,8 @@ static int run_md_series(int argc, char **argv)
                 const double step_us = mx[Q_STEP_US];
                 const double nsday = used.dt * 1e-3 * 86400.0 / (step_us * 1e-6);
                 cJSON *r = cJSON_CreateObject();
-                char sysname[64];
-                snprintf(sysname, sizeof sysname, "water-%s", o.model);
                 cJSON_AddStringToObject(r, "system", sysname);
+                cJSON_AddStringToObject(r, "model", o.model);
                 cJSON_AddNumberToObject(r, "atoms", sys->natoms);
                 cJSON_AddStringToObject(r, "mode", "md");
                 cJSON_AddStringToObject(r, "backend", label);
@@ -388,7 +447,8 @@ static int run_md_series(int argc, char **argv)
         cJSON_AddStringToObject(meta, "series", "md");
         cJSON_AddItemToObject(root, "meta", meta);
         cJSON_AddItemToObject(root, "runs", runs);
-        runs = NULL;
+        cJSON_AddItemToObject(root, "skipped", skipped);
+        runs = skipped = NULL;
         if (o.out) {
             hx_status ws = hx_bench_write_json(o.out, root);
             if (ws != HX_OK) {
@@ -400,6 +460,7 @@ static int run_md_series(int argc, char **argv)
         }
     }
     cJSON_Delete(runs);
+    cJSON_Delete(skipped);
     cJSON_Delete(root);
     hx_comm_destroy(&world);
     hx_mpi_finalize();

@@ -127,6 +127,13 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
         b->non_overlap_us = num(r, "non_overlap_us");
         b->exchange_us = num(r, "exchange_us");
         b->atoms_per_domain = num(r, "atoms_per_domain");
+        str(r, "engine", b->engine, sizeof b->engine);
+        if (!b->engine[0])
+            snprintf(b->engine, sizeof b->engine, "%s",
+                     strcmp(b->backend, "gromacs") == 0 ? "gromacs"
+                     : b->gpus > 0                      ? "gpu"
+                                                        : "cpu");
+        b->efficiency = NAN;
         if (!(b->atoms_per_domain > 0) && b->ranks > 0)
             b->atoms_per_domain = (double)b->atoms / b->ranks;
         if (b->mode[0] == 0 || b->backend[0] == 0) {
@@ -271,6 +278,12 @@ static int cmp_runs(const void *x, const void *y)
     return a->ranks - b->ranks;
 }
 
+static void label_of(const hx_bench_run *r, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s%s%s", r->backend, r->path[0] ? " " : "", r->path,
+             r->bulk_copy > 0 ? " bulk" : "");
+}
+
 /* One gnuplot data block per backend (name in a comment line); x/y chosen by the caller. */
 typedef double (*getter)(const hx_bench_run *);
 static double g_apd(const hx_bench_run *r)
@@ -293,11 +306,64 @@ static double g_nsday(const hx_bench_run *r)
 {
     return r->ns_per_day;
 }
-
-static void label_of(const hx_bench_run *r, char *out, size_t cap)
+static double g_eff(const hx_bench_run *r)
 {
-    snprintf(out, cap, "%s%s%s%s", r->backend, r->path[0] ? " " : "", r->path,
-             r->bulk_copy > 0 ? " bulk" : "");
+    return r->efficiency;
+}
+
+/* Parallel efficiency of md runs of one system and size: ns/day per rank against the best run
+ * of the same engine (cpu, gpu, gromacs) at its smallest rank count, so that the GPU backends
+ * are measured against the one-GPU step and the CPU against one rank. */
+static void set_efficiency(hx_bench_run *runs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        hx_bench_run *r = &runs[i];
+        r->efficiency = NAN;
+        if (strcmp(r->mode, "md") != 0 || !(r->ns_per_day > 0) || r->ranks < 1)
+            continue;
+        const hx_bench_run *base = NULL;
+        for (int j = 0; j < n; j++) {
+            const hx_bench_run *b = &runs[j];
+            if (strcmp(b->mode, "md") != 0 || strcmp(b->engine, r->engine) != 0 ||
+                strcmp(b->system, r->system) != 0 || b->atoms != r->atoms || !(b->ns_per_day > 0))
+                continue;
+            if (!base || b->ranks < base->ranks ||
+                (b->ranks == base->ranks && b->ns_per_day > base->ns_per_day))
+                base = b;
+        }
+        if (base)
+            r->efficiency = r->ns_per_day / (base->ns_per_day * r->ranks / base->ranks);
+    }
+}
+
+/* The best run (ns/day) of each backend label at each rank count: the line of a backend is its
+ * best grid and configuration there. Returns the count written to out (capacity n). */
+static int best_per_rank(const hx_bench_run *runs, int n, hx_bench_run *out)
+{
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        char li[96], lj[96];
+        label_of(&runs[i], li, sizeof li);
+        int j = 0;
+        for (; j < nb; j++) {
+            label_of(&out[j], lj, sizeof lj);
+            if (strcmp(li, lj) == 0 && out[j].ranks == runs[i].ranks)
+                break;
+        }
+        if (j == nb)
+            out[nb++] = runs[i];
+        else if (runs[i].ns_per_day > out[j].ns_per_day)
+            out[j] = runs[i];
+    }
+    return nb;
+}
+
+static void fmtv(double v, char *buf, size_t cap)
+{
+    if (isfinite(v))
+        snprintf(buf, cap, "%.1f", v);
+    else
+        snprintf(buf, cap, "–");
 }
 
 /* Lines (one per backend label) of y against x over the runs that pass `keep`. */
@@ -422,6 +488,142 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Every md (or exchange) run of every result file in dir, in one array (caller frees). */
+static hx_bench_run *collect(const char *dir, char **names, int nf, const char *mode, int *count)
+{
+    hx_bench_run *all = NULL;
+    int nall = 0, cap = 0;
+    for (int f = 0; f < nf; f++) {
+        char path[1200], err[512];
+        snprintf(path, sizeof path, "%s/%s", dir, names[f]);
+        hx_bench_set set;
+        if (hx_bench_load(path, &set, err, sizeof err) != 0)
+            continue;
+        for (int i = 0; i < set.nruns; i++) {
+            if (strcmp(set.runs[i].mode, mode) != 0)
+                continue;
+            if (nall == cap) {
+                cap = cap ? 2 * cap : 64;
+                hx_bench_run *na = realloc(all, (size_t)cap * sizeof *na);
+                if (!na)
+                    break;
+                all = na;
+            }
+            all[nall++] = set.runs[i];
+        }
+        hx_bench_free(&set);
+    }
+    *count = nall;
+    return all;
+}
+
+/* What was not run, grouped by series, backend and reason, with the number of runs each: the
+ * "skipped" (and "failed") arrays of a result file. */
+static void print_skips(FILE *md, const cJSON *arr, const char *what)
+{
+    const int n = cJSON_GetArraySize(arr);
+    if (n <= 0)
+        return;
+    char *done = calloc((size_t)n, 1);
+    if (!done)
+        return;
+    fprintf(md, "%s\n\n| series | backend | runs | systems | reason |\n|---|---|---|---|---|\n",
+            what);
+    for (int i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        const cJSON *a = cJSON_GetArrayItem(arr, i);
+        char si[32], bi[160], ri[600], sys[256] = "";
+        str(a, "series", si, sizeof si);
+        str(a, "backend", bi, sizeof bi);
+        str(a, "reason", ri, sizeof ri);
+        int count = 0;
+        for (int j = i; j < n; j++) {
+            const cJSON *b = cJSON_GetArrayItem(arr, j);
+            char sj[32], bj[160], rj[600], yj[64];
+            str(b, "series", sj, sizeof sj);
+            str(b, "backend", bj, sizeof bj);
+            str(b, "reason", rj, sizeof rj);
+            if (strcmp(si, sj) || strcmp(bi, bj) || strcmp(ri, rj))
+                continue;
+            done[j] = 1;
+            count++;
+            str(b, "system", yj, sizeof yj);
+            if (yj[0] && !strstr(sys, yj) && strlen(sys) + strlen(yj) + 3 < sizeof sys)
+                snprintf(sys + strlen(sys), sizeof sys - strlen(sys), "%s%s", sys[0] ? ", " : "",
+                         yj);
+        }
+        /* a table cell holds no line breaks or bars */
+        for (char *c = ri; *c; c++)
+            if (*c == '|' || *c == '\n')
+                *c = ' ';
+        fprintf(md, "| %s | %s | %d | %s | %s |\n", si[0] ? si : "md", bi, count, sys, ri);
+    }
+    fprintf(md, "\n");
+    free(done);
+}
+
+static cJSON *load_raw(const char *path)
+{
+    char err[512];
+    char *text = slurp(path, err, sizeof err);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return j;
+}
+
+/* The headline: per system and size, the best ns/day of each backend (at its best rank count
+ * and grid) with its parallel efficiency. */
+static void headline(FILE *md, hx_bench_run *all, int nall)
+{
+    if (nall == 0)
+        return;
+    fprintf(md, "## Headline\n\nBest ns/day of each backend per system and size (its best rank "
+                "count and grid); efficiency: ns/day per rank against the same engine at its "
+                "smallest rank count.\n\n| system | atoms | backend | ns/day | µs/step | ranks | "
+                "grid | efficiency |\n|---|---|---|---|---|---|---|---|\n");
+    char *used = calloc((size_t)nall, 1);
+    if (!used)
+        return;
+    for (int i = 0; i < nall; i++) {
+        if (used[i])
+            continue;
+        char li[96];
+        label_of(&all[i], li, sizeof li);
+        int best = i;
+        for (int j = i; j < nall; j++) {
+            char lj[96];
+            label_of(&all[j], lj, sizeof lj);
+            if (strcmp(all[j].system, all[i].system) || all[j].atoms != all[i].atoms ||
+                strcmp(li, lj))
+                continue;
+            used[j] = 1;
+            if (all[j].ns_per_day > all[best].ns_per_day)
+                best = j;
+        }
+        const hx_bench_run *r = &all[best];
+        char e[32] = "–";
+        if (isfinite(r->efficiency))
+            snprintf(e, sizeof e, "%.2f", r->efficiency);
+        fprintf(md, "| %s | %lld | %s | %.1f | %.1f | %d | %dx%dx%d | %s |\n", r->system, r->atoms,
+                li, r->ns_per_day, r->us_per_step, r->ranks, r->dd[0], r->dd[1], r->dd[2], e);
+    }
+    fprintf(md, "\n");
+    free(used);
+}
+
+static int cmp_headline(const void *x, const void *y)
+{
+    const hx_bench_run *a = x, *b = y;
+    int c = strcmp(a->system, b->system);
+    if (c)
+        return -c; /* water before the mixture */
+    if (a->atoms != b->atoms)
+        return a->atoms < b->atoms ? -1 : 1;
+    c = strcmp(a->engine, b->engine);
+    return c ? c : strcmp(a->backend, b->backend);
+}
+
 int hx_bench_report(const char *dir, const char *report_path)
 {
     DIR *d = opendir(dir);
@@ -459,6 +661,15 @@ int hx_bench_report(const char *dir, const char *report_path)
     if (!plots)
         fprintf(md, "_No plots: gnuplot is not installed (scripts/setup.sh installs it)._\n\n");
     int rc = 0;
+    {
+        int nall = 0;
+        hx_bench_run *all = collect(dir, names, nf, "md", &nall);
+        set_efficiency(all, nall);
+        if (all)
+            qsort(all, (size_t)nall, sizeof *all, cmp_headline);
+        headline(md, all, nall);
+        free(all);
+    }
     for (int f = 0; f < nf; f++) {
         char path[1200], err[512];
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
@@ -475,6 +686,24 @@ int hx_bench_report(const char *dir, const char *report_path)
                 set.git_revision, names[f]);
         if (set.command[0])
             fprintf(md, "Command: `%s`\n\n", set.command);
+        cJSON *raw = load_raw(path);
+        if (strcmp(set.series, "suite") == 0) {
+            /* halox bench suite's summary: what ran and, with the reasons, what did not */
+            const cJSON *sum = cJSON_GetObjectItemCaseSensitive(raw, "summary");
+            fprintf(md,
+                    "%.0f runs planned: %.0f done, %.0f skipped, %.0f failed, %.0f not run, in "
+                    "%.0f s.\n\n",
+                    num(sum, "planned"), num(sum, "done"), num(sum, "skipped"), num(sum, "failed"),
+                    num(sum, "not_run"), num(sum, "elapsed_s"));
+            print_skips(md, cJSON_GetObjectItemCaseSensitive(raw, "skipped"),
+                        "Not run here, and why:");
+            print_skips(md, cJSON_GetObjectItemCaseSensitive(raw, "failed"),
+                        "Failed (run again to retry; the logs are in logs/):");
+            cJSON_Delete(raw);
+            hx_bench_free(&set);
+            continue;
+        }
+        set_efficiency(set.runs, set.nruns);
         int is_exchange = set.nruns > 0 && strcmp(set.runs[0].mode, "exchange") == 0;
         if (is_exchange) {
             fprintf(md, "| backend | path | grid | ranks | atoms/domain | pulses | exchange µs "
@@ -495,15 +724,21 @@ int hx_bench_report(const char *dir, const char *report_path)
                         "|---|---|---|---|---|---|---|---|---|---|---|\n");
             for (int i = 0; i < set.nruns; i++) {
                 const hx_bench_run *r = &set.runs[i];
+                char lw[32], nw[32], no[32];
+                fmtv(r->local_work_us, lw, sizeof lw);
+                fmtv(r->nonlocal_work_us, nw, sizeof nw);
+                fmtv(r->non_overlap_us, no, sizeof no);
                 fprintf(md,
-                        "| %s | %lld | %s%s%s | %d | %d | %dx%dx%d | %.1f | %.1f | %.1f | "
-                        "%.1f | %.1f |\n",
+                        "| %s | %lld | %s%s%s | %d | %d | %dx%dx%d | %.1f | %.1f | %s | %s | %s "
+                        "|\n",
                         r->system, r->atoms, r->backend, r->path[0] ? " " : "", r->path, r->ranks,
-                        r->gpus, r->dd[0], r->dd[1], r->dd[2], r->us_per_step, r->ns_per_day,
-                        r->local_work_us, r->nonlocal_work_us, r->non_overlap_us);
+                        r->gpus, r->dd[0], r->dd[1], r->dd[2], r->us_per_step, r->ns_per_day, lw,
+                        nw, no);
             }
         }
         fprintf(md, "\n");
+        print_skips(md, cJSON_GetObjectItemCaseSensitive(raw, "skipped"), "Not run:");
+        cJSON_Delete(raw);
         if (plots && set.nruns > 0) {
             char png[1200], title[400];
             if (is_exchange) {
@@ -518,15 +753,28 @@ int hx_bench_report(const char *dir, const char *report_path)
                                set.nruns, g_pulses, g_time) == 0)
                     fprintf(md, "![%s](%s_pulses.png)\n\n", title, base);
             } else {
+                /* several grids per rank count: each backend's line is its best grid */
+                hx_bench_run *bst = malloc(sizeof *bst * (size_t)set.nruns);
+                const int nb = bst ? best_per_rank(set.runs, set.nruns, bst) : 0;
                 snprintf(png, sizeof png, "%s/%s_nsday.png", dir, base);
                 snprintf(title, sizeof title, "%s: ns/day against ranks", base);
-                if (plot_lines(png, title, "ranks", "ns/day", 0, 0, set.runs, set.nruns, g_ranks,
-                               g_nsday) == 0)
+                if (nb &&
+                    plot_lines(png, title, "ranks", "ns/day", 0, 0, bst, nb, g_ranks, g_nsday) == 0)
                     fprintf(md, "![%s](%s_nsday.png)\n\n", title, base);
+                snprintf(png, sizeof png, "%s/%s_efficiency.png", dir, base);
+                snprintf(title, sizeof title,
+                         "%s: parallel efficiency against ranks (against the smallest run of the "
+                         "same engine"
+                         ")",
+                         base);
+                if (nb && plot_lines(png, title, "ranks", "efficiency", 0, 0, bst, nb, g_ranks,
+                                     g_eff) == 0)
+                    fprintf(md, "![%s](%s_efficiency.png)\n\n", title, base);
                 snprintf(png, sizeof png, "%s/%s_breakdown.png", dir, base);
                 snprintf(title, sizeof title, "%s: time per step by phase", base);
-                if (plot_breakdown(png, title, set.runs, set.nruns) == 0)
+                if (nb && plot_breakdown(png, title, bst, nb) == 0)
                     fprintf(md, "![%s](%s_breakdown.png)\n\n", title, base);
+                free(bst);
             }
         }
         hx_bench_free(&set);
@@ -534,60 +782,29 @@ int hx_bench_report(const char *dir, const char *report_path)
     /* Across the files: every md run of the most common size, ns/day against ranks and the
      * time per step by phase, so that one GPU and the decompositions stand side by side. */
     if (plots && rc == 0) {
-        hx_bench_run *all = NULL;
-        int nall = 0, cap = 0;
-        for (int f = 0; f < nf; f++) {
-            char path[1200], err[512];
-            snprintf(path, sizeof path, "%s/%s", dir, names[f]);
-            hx_bench_set set;
-            if (hx_bench_load(path, &set, err, sizeof err) != 0)
-                continue;
-            for (int i = 0; i < set.nruns; i++) {
-                if (strcmp(set.runs[i].mode, "md") != 0)
-                    continue;
-                if (nall == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    hx_bench_run *na = realloc(all, (size_t)cap * sizeof *na);
-                    if (!na)
-                        break;
-                    all = na;
-                }
-                all[nall++] = set.runs[i];
-            }
-            hx_bench_free(&set);
-        }
+        int nall = 0;
+        hx_bench_run *all = collect(dir, names, nf, "md", &nall);
         long long size = 0;
         int best = 0;
+        char sysname[64] = "";
+        /* the most common system and size: one system per picture */
         for (int i = 0; i < nall; i++) {
             int c = 0;
             for (int j = 0; j < nall; j++)
-                c += all[j].atoms == all[i].atoms;
+                c += all[j].atoms == all[i].atoms && strcmp(all[j].system, all[i].system) == 0;
             if (c > best) {
                 best = c;
                 size = all[i].atoms;
+                snprintf(sysname, sizeof sysname, "%s", all[i].system);
             }
         }
         int k = 0;
         for (int i = 0; i < nall; i++)
-            if (all[i].atoms == size)
+            if (all[i].atoms == size && strcmp(all[i].system, sysname) == 0)
                 all[k++] = all[i];
         /* the line of a backend: its best grid and configuration at each rank count */
         hx_bench_run *bestr = malloc(sizeof *bestr * (size_t)(k > 0 ? k : 1));
-        int nb = 0;
-        for (int i = 0; bestr && i < k; i++) {
-            char li[96], lj[96];
-            label_of(&all[i], li, sizeof li);
-            int j = 0;
-            for (; j < nb; j++) {
-                label_of(&bestr[j], lj, sizeof lj);
-                if (strcmp(li, lj) == 0 && bestr[j].ranks == all[i].ranks)
-                    break;
-            }
-            if (j == nb)
-                bestr[nb++] = all[i];
-            else if (all[i].ns_per_day > bestr[j].ns_per_day)
-                bestr[j] = all[i];
-        }
+        const int nb = bestr ? best_per_rank(all, k, bestr) : 0;
         if (k > 1 && bestr) {
             char png[1200], title[200];
             fprintf(md,
@@ -608,6 +825,36 @@ int hx_bench_report(const char *dir, const char *report_path)
         }
         free(bestr);
         free(all);
+        /* the exchange against pulses: every grid's run at the most common size per domain */
+        hx_bench_run *x = collect(dir, names, nf, "exchange", &nall);
+        double apd = 0;
+        best = 0;
+        for (int i = 0; i < nall; i++) {
+            int c = 0;
+            for (int j = 0; j < nall; j++)
+                c += x[j].atoms_per_domain == x[i].atoms_per_domain;
+            if (c > best) {
+                best = c;
+                apd = x[i].atoms_per_domain;
+            }
+        }
+        k = 0;
+        for (int i = 0; i < nall; i++)
+            if (x[i].atoms_per_domain == apd)
+                x[k++] = x[i];
+        if (k > 1) {
+            char png[1200], title[200];
+            snprintf(png, sizeof png, "%s/exchange_%.0f_pulses.png", dir, apd);
+            snprintf(title, sizeof title, "%.0f atoms per domain: exchange time against pulses",
+                     apd);
+            if (plot_lines(png, title, "pulses", "µs per exchange (x + f)", 0, 0, x, k, g_pulses,
+                           g_time) == 0)
+                fprintf(md,
+                        "## The exchange at %.0f atoms per domain, all grids\n\n![%s]"
+                        "(exchange_%.0f_pulses.png)\n\n",
+                        apd, title, apd);
+        }
+        free(x);
     }
     for (int i = 0; i < nf; i++)
         free(names[i]);

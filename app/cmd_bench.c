@@ -36,10 +36,15 @@ static int run_bench(int argc, char **argv);
 const hx_cmd hx_cmd_bench = {
     "bench",
     "benchmarks with JSON results, comparisons and reports",
-    "halox bench <series> [options]   (exchange, md, compare, report; halox bench <series> --help)",
+    "halox bench <series> [options]   (exchange, md, suite, compare, report; halox bench <series> "
+    "--help)\n       halox bench --suite paper [options]   (the whole paper suite: halox bench "
+    "suite --help)",
     "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
     "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
-    "             water box; run under mpirun with one rank per domain.",
+    "             water box; run under mpirun with one rank per domain.\n"
+    "  md         the MD step of every backend; run under mpirun with one rank per domain.\n"
+    "  suite      (or --suite paper) every series that fits this machine, resumable, with the\n"
+    "             report; starts mpirun itself.",
     run_bench,
 };
 
@@ -572,7 +577,8 @@ static int run_report(int argc, char **argv)
 
 /* ---- the series --------------------------------------------------------------------------- */
 
-static const hx_cmd *const series[] = {&cmd_exchange, &hx_bench_cmd_md, &cmd_compare, &cmd_report};
+static const hx_cmd *const series[] = {&cmd_exchange, &hx_bench_cmd_md, &hx_bench_cmd_suite,
+                                       &cmd_compare, &cmd_report};
 #define NSERIES ((int)(sizeof series / sizeof series[0]))
 
 static int run_bench(int argc, char **argv)
@@ -584,10 +590,15 @@ static int run_bench(int argc, char **argv)
             fprintf(out, "  %-10s %s\n", series[i]->name, series[i]->summary);
         return argc < 2 ? 2 : 0;
     }
+    /* halox bench --suite NAME [options]: the suite, its options as given */
+    if (strncmp(argv[1], "--suite", 7) == 0)
+        return hx_bench_cmd_suite.run(argc, argv);
     for (int i = 0; i < NSERIES; i++)
         if (strcmp(argv[1], series[i]->name) == 0)
             return series[i]->run(argc - 1, argv + 1);
-    fprintf(stderr, "halox bench: unknown series '%s' (series: exchange, md, compare, report)\n",
+    fprintf(stderr,
+            "halox bench: unknown series '%s' (series: exchange, md, suite, compare, report; "
+            "or --suite paper)\n",
             argv[1]);
     return 2;
 }

@@ -6,9 +6,11 @@
 # env.txt, logs.tar.gz (every log) and results.tar.gz (benchmark JSON).
 #
 #   scripts/h200.sh [--build-only] [--tests] [--sanitize] [--bench] [--bench-quick]
-#                   [--filter REGEX] [--build DIR] [--exec FILE]
+#                   [--bench-suite] [--filter REGEX] [--build DIR] [--exec FILE]
 #
-# Without a selection it runs --tests --sanitize --bench. --filter limits ctest (-R). --exec
+# Without a selection it runs --tests --sanitize --bench. --bench-suite runs `halox bench --suite
+# paper` in what is left of the call instead of the fixed benchmark list (scripts/h200_bench.sh;
+# HALOX_SUITE_ARGS adds options, e.g. "--max-atoms 720000"). --filter limits ctest (-R). --exec
 # sources FILE after the tests (MPS running; RES, BUILD, HALOX and say set): a one-off
 # measurement, e.g. scripts/h200_probe.sh. The
 # machine has no network: cJSON comes from the .deb files in .deps/ when it is not installed
@@ -19,18 +21,19 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$here/out/h200}
 mkdir -p "$OUT/logs" "$OUT/results"
 build=/tmp/halox-h200-build
-do_tests=0 do_san=0 do_bench=0 bench_quick=0 build_only=0 filter="" exec_file=""
+do_tests=0 do_san=0 do_bench=0 bench_quick=0 bench_suite=0 build_only=0 filter="" exec_file=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --tests) do_tests=1 ;;
     --sanitize) do_san=1 ;;
     --bench) do_bench=1 ;;
     --bench-quick) do_bench=1 bench_quick=1 ;;
+    --bench-suite) do_bench=1 bench_suite=1 ;;
     --build-only) build_only=1 ;;
     --filter) filter=$2; shift ;;
     --build) build=$2; shift ;;
     --exec) exec_file=$2; shift ;;
-    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "h200.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
@@ -178,7 +181,7 @@ fi
 if [[ $do_bench -eq 1 ]]; then
     say ""
     say "benchmarks ($(elapsed) s):"
-    export RES=$OUT/results BUILD=$build HALOX=$build/halox QUICK=$bench_quick
+    export RES=$OUT/results BUILD=$build HALOX=$build/halox QUICK=$bench_quick SUITE=$bench_suite
     # shellcheck source=/dev/null
     source "$here/scripts/h200_bench.sh"
 fi

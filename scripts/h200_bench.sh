@@ -21,6 +21,38 @@ mpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
     -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION)
 
+# halox bench --suite paper (scripts/h200.sh --bench-suite sets SUITE=1): the whole series that
+# fits, within what is left of the call, instead of the fixed list below. The suite starts mpirun
+# itself (2/4/8 ranks share the GPU under MPS, started by h200.sh); it gets the environment of
+# this script through the launcher below. Results, run files, logs and the report go to
+# $RES/suite; box cache in /tmp/halox-box-cache (kept while the machine stays warm). A second
+# call with the same $RES/suite (carried back) resumes.
+if [[ ${SUITE:-0} -eq 1 ]]; then
+    sbudget=$(($(left) - ${HALOX_SUITE_MARGIN:-40}))
+    if [[ $sbudget -lt 60 ]]; then
+        say "  suite: skipped (only $(left) s left in the call)"
+        return 0
+    fi
+    export HALOX_MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none \
+-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS \
+-x NVSHMEM_BOOTSTRAP_MPI_PLUGIN -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION -x OMP_NUM_THREADS \
+-x HALOX_BENCH_COMMAND"
+    quick_args=()
+    [[ $QUICK -eq 1 ]] && quick_args=(--quick)
+    t0=$(date +%s)
+    # the outer timeout only guards a hang: the suite itself starts no run that would not fit
+    (cd "$BUILD" && timeout $((sbudget + 30)) "$HALOX" bench --suite paper "${quick_args[@]}" \
+        -o "$RES/suite" --time-budget "$sbudget" --cache /tmp/halox-box-cache \
+        ${HALOX_SUITE_ARGS:-}) > "$OUT/logs/bench_suite.log" 2>&1
+    rc=$?
+    say "  suite: rc $rc, $(($(date +%s) - t0)) s (budget $sbudget s)"
+    grep -E "^halox bench suite: [0-9]+ runs done|^report:" "$OUT/logs/bench_suite.log" |
+        tee -a "$OUT/summary.txt"
+    [[ -f $RES/suite/REPORT.md ]] && sed -n '/^## Headline/,/^## /p' "$RES/suite/REPORT.md" |
+        head -60 | tee -a "$OUT/summary.txt"
+    return 0
+fi
+
 # (filled as the GPU benchmarks land)
 
 # The single-GPU MD step (issue 12): SPC/E 45k/180k/360k atoms, three list configurations

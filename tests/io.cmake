@@ -28,6 +28,10 @@ set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_R
 add_test(NAME test_bench_report
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_report.sh $<TARGET_FILE:halox_app>)
 set_tests_properties(test_bench_report PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300)
+# halox bench --suite paper --quick: run files, skip reasons, the box cache, resume, SIGINT
+add_test(NAME test_bench_suite
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_suite.sh $<TARGET_FILE:halox_app>)
+set_tests_properties(test_bench_suite PROPERTIES LABELS "cpu;io;cli;mpi" TIMEOUT 300)
 
 # GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
 # tests/gromacs_topology.sh runs them in GROMACS.

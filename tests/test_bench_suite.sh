@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# halox bench --suite paper --quick on the CPU (3000-atom boxes, 1-2 ranks, few steps):
+#  - the run files, the merged series files, suite.json and the report are written;
+#  - every planned run is accounted for: done, or skipped/failed with a reason; without a GPU the
+#    GPU series are recorded as skipped with the reason;
+#  - boxes are cached: a second call builds nothing; a damaged cached box is detected by its
+#    content hash and rebuilt;
+#  - resume: a second call runs nothing that finished; a removed run file is the only run redone;
+#    other --steps is another command and runs again; a signal stops the suite with the
+#    finished runs kept, and the next call finishes the rest;
+#  - --time-budget skips with the reason; bad options are errors (exit 2).
+#   test_bench_suite.sh <halox>
+set -u
+halox=$1
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+export XDG_CACHE_HOME=$PWD/xdg # never the user's cache
+
+suite() { "$halox" bench --suite paper --quick --cache "$PWD/cache" "$@"; }
+
+# --help documents the suite
+check
+"$halox" bench suite --help > help.out 2>&1 || fail "bench suite --help exited $?"
+for w in "--suite paper" --time-budget --max-atoms --ranks --steps --quick --cache Resume --fresh; do
+    grep -q -- "$w" help.out || fail "bench suite --help does not mention $w"
+done
+"$halox" bench --help 2>&1 | grep -q -- "--suite paper" || fail "bench --help does not mention --suite paper"
+
+# 1. the quick suite: water and the mixture, md and exchange (GROMACS has its own check below)
+check
+suite -o s1 --series md,exchange > s1.out 2> s1.err || fail "quick suite exited $?: $(tail -5 s1.err)"
+grep -q "built water-spce" s1.err && grep -q "built ethanol-water-tip3p" s1.err ||
+    fail "the first call did not build both boxes: $(grep built s1.err)"
+grep -Eq "\[1/[0-9]+\] md_water-spce_3000_1r_1x1x1_cpu .*ETA" s1.err || fail "no progress line with ETA"
+ls s1/runs/md_water-spce_3000_1r_1x1x1_cpu.json s1/runs/md_water-spce_3000_2r_2x1x1_cpu.json \
+    s1/runs/md_ethanol-water-tip3p_3000_1r_1x1x1_cpu.json > /dev/null || fail "run files missing: $(ls s1/runs)"
+for f in s1/md_water-spce_3000.json s1/md_ethanol-water-tip3p_3000.json s1/suite.json s1/REPORT.md; do
+    [ -s "$f" ] || fail "$f missing"
+done
+gpu=0
+command -v nvidia-smi > /dev/null && nvidia-smi -L 2> /dev/null | grep -q GPU && gpu=1
+python3 - s1 "$gpu" << 'PY' || fail "suite results: see above"
+import json, os, sys
+d, gpu = sys.argv[1], sys.argv[2] == "1"
+s = json.load(open(os.path.join(d, "suite.json")))
+m = s["summary"]
+assert m["planned"] == m["done"] + m["skipped"] + m["failed"] + m["not_run"], m
+assert m["skipped"] == sum(1 for x in s["skipped"] if not x.get("from_run")), m
+assert m["failed"] == 0 and m["not_run"] == 0, (m, s["failed"])
+assert all(x["reason"] for x in s["skipped"]), "a skip without a reason"
+assert s["meta"]["git_revision"] and s["meta"]["series"] == "suite"
+if not gpu:
+    # every GPU md backend and the exchange series: skipped, with why
+    names = {x["backend"] for x in s["skipped"] if x["series"] == "md"}
+    want = {"gpu", "gpu-mpi", "gpu-direct", "nvshmem", "nvshmem-p2p", "nvshmem-network", "nvshmem-bulk"}
+    assert want <= names, names
+    assert any(x["series"] == "exchange" for x in s["skipped"])
+    assert all(("GPU" in x["reason"] or "CUDA" in x["reason"] or "NVSHMEM" in x["reason"])
+               for x in s["skipped"] if x["backend"] != "cpu"), s["skipped"]
+w = json.load(open(os.path.join(d, "md_water-spce_3000.json")))
+cpu = [r for r in w["runs"] if r["backend"] == "cpu"]
+assert {r["ranks"] for r in cpu} == {1, 2}, cpu
+assert all(r["us_per_step"] > 0 and r["ns_per_day"] > 0 and r["system"] == "water-spce" for r in cpu)
+assert [r for r in cpu if r["ranks"] == 2][0]["dd"] == [2, 1, 1]
+mix = json.load(open(os.path.join(d, "md_ethanol-water-tip3p_3000.json")))
+assert any(r["backend"] == "cpu" and r["model"] == "oplsaa-tip3p" for r in mix["runs"]), mix["runs"]
+PY
+grep -q "^## Headline" s1/REPORT.md && grep -q "| water-spce | 3000 | cpu |" s1/REPORT.md ||
+    fail "the report lacks the headline table"
+grep -q "Not run here, and why:" s1/REPORT.md || [ "$gpu" = 1 ] || fail "the report lacks the skipped runs"
+if command -v gnuplot > /dev/null; then
+    for p in md_water-spce_3000_nsday md_water-spce_3000_efficiency md_water-spce_3000_breakdown; do
+        [ -s "s1/$p.png" ] && grep -q "($p.png)" s1/REPORT.md || fail "plot $p missing or not linked"
+    done
+fi
+
+# 2. resume and the cache: nothing is built or run again
+check
+touch -d "2000-01-01" s1/runs/*.json
+suite -o s1 --series md,exchange > s2.out 2> s2.err || fail "second call exited $?: $(tail -3 s2.err)"
+grep -q "built" s2.err && fail "the second call built a box again: $(grep built s2.err)"
+grep -q "\[1/" s2.err && fail "the second call ran something again: $(grep '\[' s2.err)"
+grep -Eq "([0-9]+) runs done \(\1 of them from an earlier call\)" s2.out ||
+    fail "second call: not every run came from the first: $(tail -2 s2.out)"
+[ -z "$(find s1/runs -newer s1.out -name '*.json')" ] || fail "a finished run file was rewritten"
+
+# 3. a removed run file is the one run redone
+check
+rm s1/runs/md_water-spce_3000_2r_2x1x1_cpu.json
+suite -o s1 --series md,exchange > s3.out 2> s3.err || fail "third call exited $?"
+[ "$(grep -c '^halox bench suite: \[' s3.err)" = 1 ] && grep -q "md_water-spce_3000_2r_2x1x1_cpu" s3.err ||
+    fail "third call should run exactly the removed run: $(grep '\[' s3.err)"
+
+# 4. other steps: another command, run again (and only the water box is needed)
+check
+suite -o s1 --series md --systems water --steps 12 > s4.out 2> s4.err || fail "--steps 12 exited $?"
+[ "$(grep -c '^halox bench suite: \[' s4.err)" = 2 ] || fail "--steps 12 should rerun both water runs: $(grep '\[' s4.err)"
+
+# 5. a damaged cached box is found by its content hash and rebuilt
+check
+rec=$(grep -l "kind=water " cache/*.json | head -1)
+box=${rec%.json}.gro
+[ -f "$box" ] || fail "no cached water box next to $rec"
+# one digit of the first atom's x changes: a file that still reads, with another content
+python3 -c "
+import sys
+p = sys.argv[1]
+lines = open(p).read().split(chr(10))
+c = lines[2][27]  # the last digit of x (%8.3f in columns 21-28)
+assert c.isdigit(), lines[2]
+lines[2] = lines[2][:27] + str((int(c) + 1) % 10) + lines[2][28:]
+open(p, 'w').write(chr(10).join(lines))
+" "$box" || fail "could not damage $box"
+suite -o s5 --series md --systems water > s5.out 2> s5.err || fail "call with a damaged box exited $?"
+grep -q "does not match its recorded content hash" s5.err && grep -q "built water-spce" s5.err ||
+    fail "the damaged box was not detected and rebuilt: $(head -3 s5.err)"
+suite -o s5 --series md --systems water --fresh > s6.out 2> s6.err || fail "--fresh exited $?"
+grep -q "built" s6.err && fail "the rebuilt box was not reused"
+grep -q "content hash" s6.err && fail "the rebuilt box does not match its record"
+[ "$(grep -c '^halox bench suite: \[' s6.err)" = 2 ] || fail "--fresh should run both water runs again"
+
+# 6. a signal (SIGTERM here: a background job of a script ignores SIGINT; the suite handles
+#    both alike) stops the current run, finished runs stay, the next call finishes the rest
+check
+# (the program itself in the background, not the shell function: $! must be halox)
+"$halox" bench --suite paper --quick --cache "$PWD/cache" -o s7 --series md --systems water \
+    --steps 400 > s7.out 2> s7.err &
+pid=$!
+for _ in $(seq 1 300); do
+    [ -e s7/runs/md_water-spce_3000_1r_1x1x1_cpu.json ] && break
+    sleep 0.1
+done
+sleep 0.3
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] && grep -q "interrupted: run the same command again to resume" s7.out ||
+    fail "SIGTERM: exit $rc, $(tail -2 s7.out)"
+suite -o s7 --series md --systems water --steps 400 > s8.out 2> s8.err || fail "resume after SIGTERM exited $?"
+grep -q "2 runs done (1 of them from an earlier call)" s8.out || fail "resume after SIGTERM: $(tail -2 s8.out)"
+
+# 7. the time budget skips with the reason
+check
+suite -o s9 --series md --systems water --time-budget 0.001 --no-report > s9.out 2>&1 ||
+    fail "--time-budget exited $?"
+python3 -c "
+import json, sys
+s = json.load(open('s9/suite.json'))
+b = [x for x in s['skipped'] if x['reason'].startswith('time budget')]
+assert len(b) == 2 and s['summary']['done'] == 0, s
+" || fail "--time-budget: runs not skipped with the budget as reason"
+
+# 8. GROMACS as a peer, where installed
+if command -v gmx > /dev/null && command -v python3 > /dev/null; then
+    check
+    suite -o s10 --series gromacs --systems water --ranks 1 > s10.out 2> s10.err ||
+        fail "GROMACS series exited $?: $(tail -3 s10.err)"
+    grep -Eq '"backend":[[:space:]]*"gromacs"' s10/md_water-spce_3000.json || fail "no GROMACS run in the results"
+fi
+
+# 9. bad input
+check
+"$halox" bench --suite nope > b1.out 2>&1
+[ $? -eq 2 ] && grep -q "unknown suite 'nope'" b1.out || fail "--suite nope: $(cat b1.out)"
+"$halox" bench suite --ranks 2,x > b2.out 2>&1
+[ $? -eq 2 ] && grep -q "ranks '2,x'" b2.out || fail "--ranks 2,x: $(cat b2.out)"
+"$halox" bench suite --systems water,argon > b3.out 2>&1
+[ $? -eq 2 ] && grep -q "unknown name 'argon'" b3.out || fail "--systems argon: $(cat b3.out)"
+
+finish test_bench_suite

@@ -33,7 +33,7 @@ while [[ $# -gt 0 ]]; do
     --filter) filter=$2; shift ;;
     --build) build=$2; shift ;;
     --exec) exec_file=$2; shift ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "h200.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift

@@ -41,8 +41,13 @@ enum {
     Q_NONOVER_US,
     Q_HOME,
     Q_HALO,
-    Q_N
+    Q_SEARCH_PART, /* HX_SEARCH_PARTS: the search step's parts, us per search */
+    Q_N = Q_SEARCH_PART + 6
 };
+/* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us */
+static const char *const search_parts[6] = {"state_to_host",    "migration",
+                                            "topology_plan",    "halo_setup",
+                                            "local_set_upload", "halo_x_pair_search"};
 
 static int list_has(const char *list, const char *name)
 {
@@ -106,6 +111,12 @@ static hx_status run_one(hx_comm *world, const mopts *o, const hx_system *sys, c
     const long long plain = t.steps + 1 - t.searches;
     q[Q_STEP_US] = plain > 0 ? 1e6 * (t.total - t.search - t.output) / (double)plain : NAN;
     q[Q_SEARCH_US] = t.searches > 0 ? 1e6 * t.search / (double)t.searches : 0.0;
+    {
+        const double parts[6] = {t.search_download, t.search_migrate,   t.search_plan,
+                                 t.search_halo,     t.search_set_local, t.search_pairs};
+        for (int k = 0; k < 6; k++)
+            q[Q_SEARCH_PART + k] = t.searches > 0 ? 1e6 * parts[k] / (double)t.searches : 0.0;
+    }
     q[Q_ALL_US] = 1e6 * (t.total - t.output) / (double)(t.steps + 1);
     const double ns = t.metric_samples > 0 ? (double)t.metric_samples : NAN;
     q[Q_LOCAL_US] = t.local_work_us / ns;
@@ -408,6 +419,12 @@ static int run_md_series(int argc, char **argv)
                 cJSON_AddNumberToObject(r, "ns_per_day", nsday);
                 cJSON_AddNumberToObject(r, "atom_steps_per_s", sys->natoms / (step_us * 1e-6));
                 cJSON_AddNumberToObject(r, "search_step_us", mx[Q_SEARCH_US]);
+                {
+                    /* where a search step goes (slowest rank of each part) */
+                    cJSON *sp = cJSON_AddObjectToObject(r, "search_step_parts_us");
+                    for (int j = 0; sp && j < 6; j++)
+                        cJSON_AddNumberToObject(sp, search_parts[j], mx[Q_SEARCH_PART + j]);
+                }
                 /* the average with the search steps in it (GROMACS's own figure includes its
                  * neighbour search), and ns/day from that */
                 cJSON_AddNumberToObject(r, "us_per_step_with_search", mx[Q_ALL_US]);

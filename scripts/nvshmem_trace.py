@@ -2,7 +2,11 @@
 """Line up the per-PE traces of the fused NVSHMEM exchange and say where a step's time goes.
 
     HALOX_NVSHMEM_TRACE=/tmp/tr mpirun -np 8 halox bench exchange ... --backends nvshmem
-    scripts/nvshmem_trace.py /tmp/tr.0 [--json OUT.json]
+    scripts/nvshmem_trace.py /tmp/tr.0 [--json OUT.json] [--plot OUT.png]
+
+--plot draws three consecutive steps from the middle of the trace as a timeline, one row per PE:
+the coordinate kernel (start to its last pulse received) and the force kernel as bars, the
+signals sent (triangles) and seen (circles) of each pulse as marks (gnuplot, as scripts/plot.py).
 
 The backend writes PREFIX.<instance>.rank<R>.txt when an exchange is destroyed (src/comm/
 nvshmem.cu, nv_trace): %globaltimer stamps of the last 4096 steps, one clock for every process on
@@ -69,6 +73,59 @@ def read(path):
     return pe
 
 
+def plot(pes, steps, out):
+    """Timeline of three consecutive steps (all PEs hold them) from the middle of the trace."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tempfile
+    from plot import PlotError, gp_quote, run_gnuplot, terminal_for
+    mid = len(steps) // 2
+    win = [s for s in steps[mid:mid + 3]]
+    t0 = min(pes[r]["steps"][win[0]]["x_start"] for r in pes)
+    us = lambda t: (t - t0) / 1e3  # noqa: E731
+    with tempfile.TemporaryDirectory() as tmp:
+        bars_x = os.path.join(tmp, "x.dat")
+        bars_f = os.path.join(tmp, "f.dat")
+        sent = os.path.join(tmp, "sent.dat")
+        seen = os.path.join(tmp, "seen.dat")
+        with open(bars_x, "w") as fx, open(bars_f, "w") as ff, open(sent, "w") as fs, \
+                open(seen, "w") as fr:
+            for r, d in pes.items():
+                n = d["traced"]
+                for s in win:
+                    t = d["steps"][s]
+                    last = max(t["x_recv"][:n]) if n else t["x_start"]
+                    fx.write(f"{us(t['x_start'])} {us(last)} {r}\n")
+                    ff.write(f"{us(t['f_start'])} {us(t['f_end'])} {r}\n")
+                    for q in range(n):
+                        for k in ("x_sent", "f_sent"):
+                            if t[k][q]:
+                                fs.write(f"{us(t[k][q])} {r}\n")
+                        for k in ("x_recv", "f_recv"):
+                            if t[k][q]:
+                                fr.write(f"{us(t[k][q])} {r}\n")
+        npes = len(pes)
+        h = 160 + 40 * npes
+        script = f"""set terminal {terminal_for(out).format(h=h)}
+set title "fused NVSHMEM exchange, {npes} PEs: steps {win[0]}-{win[-1]} (%globaltimer)" noenhanced
+set xlabel "time (us)"
+set ylabel "PE"
+set yrange [-0.7:{npes - 0.3}]
+set ytics 1
+set grid xtics
+set key outside bottom center horizontal
+plot {gp_quote(bars_x)} using (($1+$2)/2):3:(($2-$1)/2):(0.3) with boxxyerror \
+       fs solid 0.5 lc rgb '#4477aa' title 'coordinate kernel', \
+     {gp_quote(bars_f)} using (($1+$2)/2):3:(($2-$1)/2):(0.3) with boxxyerror \
+       fs solid 0.5 lc rgb '#cc6677' title 'force kernel', \
+     {gp_quote(sent)} using 1:($2+0.38) with points pt 9 ps 0.9 lc rgb 'black' title 'signal sent', \
+     {gp_quote(seen)} using 1:($2-0.38) with points pt 7 ps 0.6 lc rgb '#228833' title 'signal seen'
+"""
+        try:
+            run_gnuplot(script, out, tmp)
+        except PlotError as e:
+            fail(str(e))
+
+
 def med(xs):
     xs = [x for x in xs if x is not None]
     return statistics.median(xs) / 1e3 if xs else None  # ns -> us
@@ -79,11 +136,16 @@ def main():
     if not args or args[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if args else 2
-    prefix, out = args[0], None
-    if len(args) == 3 and args[1] == "--json":
-        out = args[2]
-    elif len(args) != 1:
-        fail("usage: nvshmem_trace.py PREFIX.INSTANCE [--json OUT]")
+    prefix, out, png = args[0], None, None
+    rest = args[1:]
+    while rest:
+        if len(rest) >= 2 and rest[0] == "--json":
+            out = rest[1]
+        elif len(rest) >= 2 and rest[0] == "--plot":
+            png = rest[1]
+        else:
+            fail("usage: nvshmem_trace.py PREFIX.INSTANCE [--json OUT] [--plot OUT.png]")
+        rest = rest[2:]
     files = sorted(glob.glob(prefix + ".rank*.txt"),
                    key=lambda p: int(re.search(r"rank(\d+)\.txt$", p).group(1)))
     if not files:
@@ -147,6 +209,8 @@ def main():
         with open(tmp, "w") as f:
             json.dump(doc, f, indent=1)
         os.replace(tmp, out)
+    if png:
+        plot(pes, steps, png)
     return 0
 
 

@@ -8,6 +8,8 @@
 #     polls (HALOX_NVSHMEM_BACKOFF_NS), gpu-direct in the same run as the reference;
 #  3. the same with one system fence per thread or per block before a pulse's count
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
+#  4. events: the exchange with the device-time event pair around every step and around every
+#     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -77,3 +79,19 @@ mkdir -p "$OUT/logs/traces"
         tee -a "$OUT/summary.txt"
 done
 unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+[[ $probes == *events* ]] && for ev in 1 100; do
+    for g in 2x2x1:4 2x2x2:8; do
+        dd=${g%:*} np=${g#*:}
+        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_ev$ev
+        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_TRACE=x_${dd}_ev$ev mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every $ev --backends gpu-mpi,gpu-direct,nvshmem"
+        probe exchange_${dd}_ev$ev 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
+            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every $ev \
+            --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_ev$ev.json"
+        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_ev$ev.log" |
+            sed "s/^/    events every $ev $dd: /" | tee -a "$OUT/summary.txt"
+        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
+            --json "$RES/trace_exchange_${dd}_ev$ev.json" 2>&1 | sed 's/^/    /' |
+            tee -a "$OUT/summary.txt"
+    done
+done
+unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND

@@ -8,6 +8,7 @@
 #include "halox/md.h"
 #include "test_md_common.h"
 
+#include <math.h>
 #include <string.h>
 
 static hx_md *run(const hx_system *sys, int nstmetrics, hx_comm *comm, double *etot)
@@ -58,6 +59,20 @@ int main(void)
                 "timestamp gap",
                 tb.non_overlap_us, tb.nonlocal_work_us);
         T_CHECK(e0 == e5, "sampling the metrics changed the energy: %.17g vs %.17g", e0, e5);
+        /* the search step's parts tile it: consecutive intervals from its start to its end */
+        const double parts[6] = {tb.search_download, tb.search_migrate,   tb.search_plan,
+                                 tb.search_halo,     tb.search_set_local, tb.search_pairs};
+        double sum = 0;
+        for (int k = 0; k < 6; k++) {
+            T_CHECK(parts[k] >= 0, "search part %d: %.3g s < 0", k, parts[k]);
+            sum += parts[k];
+        }
+        T_CHECK(tb.searches > 0 && fabs(sum - tb.search) <= 1e-9 * (double)tb.searches,
+                "the search parts sum to %.6f s, the search took %.6f s over %lld searches", sum,
+                tb.search, tb.searches);
+        T_CHECK(tb.search_migrate > 0 && tb.search_pairs > 0,
+                "migration %.3g s and pair search %.3g s must both be measured", tb.search_migrate,
+                tb.search_pairs);
         printf("per sample: local %.1f us, non-local %.1f us, non-overlap %.1f us\n",
                tb.local_work_us / tb.metric_samples, tb.nonlocal_work_us / tb.metric_samples,
                tb.non_overlap_us / tb.metric_samples);

@@ -159,8 +159,9 @@ hx_status hx_md_repartition(hx_md *md, int first)
         md->last_missed = -1;
         md->tm.searches++;
         md->last_search = md->step;
-        md->tm.search += hx_wtime() - t0;
-        md->tm.search_pairs += hx_wtime() - t0;
+        const double dt = hx_wtime() - t0;
+        md->tm.search += dt;
+        md->tm.search_pairs += dt;
         return HX_OK;
     }
     double t1 = t0;
@@ -223,7 +224,8 @@ hx_status hx_md_repartition(hx_md *md, int first)
     }
     HX_TRY(hx_comm_agree(md->comm, st));
     HX_TRY(update_dd_info(md));
-    md->tm.search_pairs += hx_wtime() - t5;
+    const double t6 = hx_wtime(); /* the end of the search: its parts tile [t0, t6] */
+    md->tm.search_pairs += t6 - t5;
     md->last_missed = check ? missed_total : -1;
     if (check) {
         md->tm.checked_searches++;
@@ -250,7 +252,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
     }
     md->tm.searches++;
     md->last_search = md->step;
-    md->tm.search += hx_wtime() - t0;
+    md->tm.search += t6 - t0;
     return HX_OK;
 }
 

@@ -25,6 +25,11 @@ halox_fuzzer(fuzz_gro fuzz/fuzz_gro.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus_gr
 add_test(NAME test_plot COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plot.sh $<TARGET_FILE:halox_app>
                                 ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+# scripts/nvshmem_trace.py (the NVSHMEM exchange's per-PE traces lined up) on synthetic traces
+# with known intervals, and its bad-input messages
+add_test(NAME test_nvshmem_trace COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_nvshmem_trace.sh
+                                         ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_nvshmem_trace PROPERTIES LABELS "cpu;io" TIMEOUT 120)
 add_test(NAME test_bench_report
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_report.sh $<TARGET_FILE:halox_app>)
 set_tests_properties(test_bench_report PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300)

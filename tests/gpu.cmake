@@ -82,6 +82,15 @@ if(TARGET test_gpu_md)
   target_link_libraries(test_gpu_md PRIVATE halox_gputest)
 endif()
 
+# Ethanol in water on the GPU (issue 15): bonded terms, SHAKE and the mixture's exclusions
+# against the CPU path (modules and engine), NVE at 2 fs; and two ranks against one GPU
+halox_gpu_test(test_gpu_ethanol SOURCES test_gpu_ethanol.c ARGS ${HALOX_GPU_TEST_ARGS}
+               LABELS ethanol)
+if(TARGET test_gpu_ethanol)
+  target_link_libraries(test_gpu_ethanol PRIVATE halox_gputest)
+endif()
+halox_gpu_mpi_test(test_gpu_ethanol_dd SOURCES test_gpu_ethanol_dd.c RANKS 2 LABELS ethanol dd)
+
 # The single-GPU MD benchmark (bench/gpu_md_bench.c): built with CUDA, run by hand on the GPU
 # machine (see docs/design/gpu-engine.md).
 if(HALOX_HAVE_CUDA)

@@ -604,7 +604,19 @@ extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
             end++;
         const int size = end - first[a];
         const unsigned all = size >= 32 ? 0xffffffffu : ((1u << size) - 1u);
-        mask[a] = excl ? (excl[a] & all) : all;
+        if (excl) {
+            mask[a] = excl[a] & all;
+        } else if (set->excl && set->mol_pos) {
+            /* the local set's masks are over positions in the molecule; the kernels' over
+             * offsets from the first local atom of the run (a halo may hold part of one) */
+            unsigned m = 0;
+            for (int b = first[a]; b < end; b++)
+                if ((set->excl[a] >> set->mol_pos[b]) & 1u)
+                    m |= 1u << (b - first[a]);
+            mask[a] = m;
+        } else {
+            mask[a] = all;
+        }
     }
     HX_TRY_GOTO(st, ensure_atoms(nb, n), done);
     if (n > 0) {

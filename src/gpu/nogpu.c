@@ -219,3 +219,62 @@ void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r)
     (void)u;
     memset(r, 0, sizeof *r);
 }
+const double *hx_gpu_update_positions(const hx_gpu_update *u)
+{
+    (void)u;
+    return NULL;
+}
+
+/* ---- GPU bonded interactions (src/gpu/bonded_gpu.h) ----------------------------------------- */
+#include "gpu/bonded_gpu.h"
+
+hx_status hx_gpu_bonded_create(const hx_forcefield *ff, double epsfac, hx_gpu_bonded **out)
+{
+    (void)ff;
+    (void)epsfac;
+    if (out)
+        *out = NULL;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_bonded_destroy(hx_gpu_bonded **b)
+{
+    (void)b;
+}
+hx_status hx_gpu_bonded_set_molecules(hx_gpu_bonded *b, const hx_mol_list *ml)
+{
+    (void)b;
+    (void)ml;
+    HX_NOGPU_FAIL;
+}
+long long hx_gpu_bonded_count(const hx_gpu_bonded *b)
+{
+    (void)b;
+    return 0;
+}
+hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
+                                void *stream)
+{
+    (void)b;
+    (void)x;
+    (void)f;
+    (void)flags;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream)
+{
+    (void)b;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+void hx_gpu_bonded_read_energies(const hx_gpu_bonded *b, hx_bonded_energies *e)
+{
+    (void)b;
+    memset(e, 0, sizeof *e);
+}
+hx_status hx_gpu_bonded_check(const hx_gpu_bonded *b, long long step)
+{
+    (void)b;
+    (void)step;
+    HX_NOGPU_FAIL;
+}

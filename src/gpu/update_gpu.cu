@@ -1,14 +1,18 @@
-/* GPU update (src/gpu/update_gpu.h): leap-frog, SETTLE, kinetic energy, force clearing and
- * molecule wrapping for the home atoms, in double.
+/* GPU update (src/gpu/update_gpu.h): leap-frog, SETTLE, SHAKE, kinetic energy, force clearing
+ * and molecule wrapping for the home atoms, in double.
  *
  * One thread per rigid water (leap-frog of its 3 atoms, then SETTLE: the analytical solution of
- * src/md/settle.c, whose derivation is described there, in double) and one per remaining atom.
+ * src/md/settle.c, whose derivation is described there, in double), one per SHAKE molecule
+ * (leap-frog of its atoms into a per-thread array, then the sweeps of src/md/shake.h, the CPU's
+ * own code: ethanol's 9 atoms and 6 constraints take ~10 sweeps, ~1000 flops in double, a few
+ * microseconds for the few threads that have them) and one per remaining atom.
  * The kinetic energy is summed per block, the block sums by the last block in block order: the
  * same result at every run. Memory traffic per atom and step: positions and velocities in double
  * (48 bytes read and written), force and float positions (24 bytes): about 5 MB at 45k atoms,
  * ~1-2 us at the H200's bandwidth; the time is launch and latency, not bandwidth. */
 #include "gpu/gpu_util.cuh"
 #include "gpu/update_gpu.h"
+#include "md/shake.h"
 
 #include <limits.h>
 #include <math.h>
@@ -22,7 +26,14 @@ typedef struct upd_dev {
     int *settle; /* [3 nsettle] */
     int *free_at;
     int *mol_start;
-    int n, nsettle, nfree, nmol;
+    /* SHAKE: per molecule first atom and compact type; per compact type (natoms, constraints,
+     * first constraint, first mass) into cons/mpos */
+    int *sh_start, *sh_type;
+    int4 *sh_tinfo;
+    hx_constraint *sh_cons;
+    double *sh_m;
+    double shake_tol;
+    int n, nsettle, nshake, nfree, nmol;
     double dt;
     double m_o, m_h, ra, rb, hc, d_oh, d_hh;
     int periodic[3];
@@ -32,6 +43,7 @@ typedef struct upd_dev {
     double *ke;     /* [2]: previous half step, current half step */
     unsigned *dev;  /* largest relative deviation, float bits (non-negative) */
     int *bad;       /* first water that SETTLE failed on, INT_MAX: none */
+    int *bad_shake; /* 2 k (+1: no convergence) of the first SHAKE molecule k failed, INT_MAX */
 } upd_dev;
 
 struct hx_gpu_update {
@@ -41,7 +53,7 @@ struct hx_gpu_update {
     struct {
         double ke[3];
         unsigned dev;
-        int bad;
+        int bad, bad_shake;
     } * h_res; /* pinned */
 };
 
@@ -233,8 +245,53 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
             }
             atomicMax(d.dev, __float_as_uint(dmax));
         }
-    } else if (t - d.nsettle < d.nfree) {
-        const int a0 = d.free_at[t - d.nsettle];
+    } else if (t - d.nsettle < d.nshake) {
+        const int k = t - d.nsettle, a0 = d.sh_start[k];
+        const int4 ti = d.sh_tinfo[d.sh_type[k]]; /* natoms, constraints, first of each */
+        const hx_constraint *cs = d.sh_cons + ti.z;
+        const double *ms = d.sh_m + ti.w;
+        double x1[3 * HX_MAX_MOL_ATOMS];
+        for (int j = 0; j < 3 * ti.x; j++) {
+            const int a = 3 * a0 + j;
+            const double vn = lambda * d.v[a] + (double)f[a] * (d.invm[a0 + j / 3] * dt);
+            x1[j] = d.x[a] + vn * dt;
+            if (commit)
+                f[a] = 0.0f;
+        }
+        const int rc = hx_shake_molecule(ti.y, cs, ms, d.x + 3 * (size_t)a0, x1, d.shake_tol,
+                                         HX_SHAKE_MAXITER);
+        if (rc < 0)
+            atomicMin(d.bad_shake, 2 * k + (rc == -2));
+        const double idt = 1.0 / dt;
+        for (int j = 0; j < ti.x; j++) {
+            double v2 = 0.0;
+            for (int c = 0; c < 3; c++) {
+                const int a = 3 * (a0 + j) + c;
+                const double v = (x1[3 * j + c] - d.x[a]) * idt;
+                v2 += v * v;
+                if (commit) {
+                    d.v[a] = v;
+                    d.x[a] = x1[3 * j + c];
+                    xf[a] = (float)x1[3 * j + c];
+                }
+            }
+            ke += 0.5 * d.m[a0 + j] * v2;
+        }
+        if (want_dev) {
+            float dmax = 0.0f;
+            for (int q = 0; q < ti.y; q++) {
+                double r2 = 0.0;
+                for (int c = 0; c < 3; c++) {
+                    const double u = x1[3 * cs[q].i + c] - x1[3 * cs[q].j + c];
+                    r2 += u * u;
+                }
+                const double rel = fabs(sqrt(r2) - cs[q].d) / cs[q].d;
+                dmax = fmaxf(dmax, isfinite(rel) ? (float)rel : 3.0e38f);
+            }
+            atomicMax(d.dev, __float_as_uint(dmax));
+        }
+    } else if (t - d.nsettle - d.nshake < d.nfree) {
+        const int a0 = d.free_at[t - d.nsettle - d.nshake];
         const double im = d.invm[a0] * dt;
         double v2 = 0.0;
 #pragma unroll
@@ -304,8 +361,10 @@ extern "C" void hx_gpu_update_destroy(hx_gpu_update **up)
     if (!up || !*up)
         return;
     hx_gpu_update *u = *up;
-    void *ptrs[] = {u->d.x,         u->d.v,    u->d.invm, u->d.m,  u->d.settle, u->d.free_at,
-                    u->d.mol_start, u->d.part, u->d.done, u->d.ke, u->d.dev,    u->d.bad};
+    void *ptrs[] = {u->d.x,        u->d.v,         u->d.invm,      u->d.m,        u->d.settle,
+                    u->d.free_at,  u->d.mol_start, u->d.part,      u->d.done,     u->d.ke,
+                    u->d.dev,      u->d.bad,       u->d.bad_shake, u->d.sh_start, u->d.sh_type,
+                    u->d.sh_tinfo, u->d.sh_cons,   u->d.sh_m};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
         cudaFree(ptrs[k]);
     if (u->h_res)
@@ -323,6 +382,8 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
                                  p->d_hh > 0 && p->d_hh < 2 * p->d_oh),
              HX_ERR_INVALID_ARG, "hx_gpu_update_create: SETTLE groups without a water geometry");
     HX_CHECK(!p->mol_start || p->nmol >= 0, HX_ERR_INVALID_ARG, "nmol = %d", p->nmol);
+    HX_CHECK(p->nshake == 0 || (p->nshake > 0 && p->ff && p->shake_start && p->shake_type),
+             HX_ERR_INVALID_ARG, "hx_gpu_update_create: SHAKE molecules without their types");
     *out = NULL;
     hx_gpu_update *u = (hx_gpu_update *)calloc(1, sizeof *u);
     HX_CHECK(u, HX_ERR_NOMEM, "out of memory");
@@ -337,9 +398,15 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     u->p.settle = NULL;
     /* atoms not in a SETTLE group are integrated alone */
     char *in_settle = (char *)calloc((size_t)n + 1, 1);
+    const int nmt = p->nshake > 0 ? hx_forcefield_nmoltypes(p->ff) : 0;
+    int *tmap = (int *)malloc(sizeof(int) * ((size_t)nmt + 1));
+    int4 *tinfo = (int4 *)malloc(sizeof(int4) * ((size_t)nmt + 1));
+    hx_constraint *hcons = NULL;
+    double *hm = NULL;
+    int *shtype = (int *)malloc(sizeof(int) * ((size_t)p->nshake + 1));
     int *free_at = (int *)malloc(sizeof(int) * ((size_t)n + 1));
     double *invm = (double *)malloc(sizeof(double) * ((size_t)n + 1));
-    if (!in_settle || !free_at || !invm)
+    if (!in_settle || !free_at || !invm || !tmap || !tinfo || !shtype)
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for %d atoms", n);
     for (int w = 0; w < p->nsettle; w++)
         for (int j = 0; j < 3; j++) {
@@ -350,6 +417,77 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
                              n);
             in_settle[a] = 1;
         }
+    {
+        /* SHAKE: the molecule types in use, compacted; their atoms are not integrated alone */
+        int ntu = 0, ncons = 0, nm = 0;
+        for (int k = 0; k < nmt; k++)
+            tmap[k] = -1;
+        for (int k = 0; k < p->nshake; k++) {
+            const int ty = p->shake_type[k];
+            const hx_moltype *t = ty >= 0 && ty < nmt ? hx_forcefield_moltype(p->ff, ty) : NULL;
+            if (!t || t->nconstraints < 1 || t->natoms > HX_MAX_MOL_ATOMS)
+                HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                             "SHAKE molecule %d: type %d has no constraints (or too many atoms)", k,
+                             ty);
+            if (tmap[ty] < 0) {
+                tmap[ty] = ntu;
+                tinfo[ntu++] = make_int4(t->natoms, t->nconstraints, ncons, nm);
+                ncons += t->nconstraints;
+                nm += t->natoms;
+            }
+            shtype[k] = tmap[ty];
+            for (int a = p->shake_start[k]; a < p->shake_start[k] + t->natoms; a++) {
+                if (a < 0 || a >= n || in_settle[a])
+                    HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                                 "SHAKE molecule %d: atom %d is outside [0, %d) or constrained "
+                                 "twice",
+                                 k, a, n);
+                in_settle[a] = 1;
+            }
+        }
+        hcons = (hx_constraint *)malloc(sizeof *hcons * ((size_t)ncons + 1));
+        hm = (double *)malloc(sizeof *hm * ((size_t)nm + 1));
+        if (!hcons || !hm)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for the SHAKE tables");
+        for (int ty = 0; ty < nmt; ty++) {
+            if (tmap[ty] < 0)
+                continue;
+            const hx_moltype *t = hx_forcefield_moltype(p->ff, ty);
+            const int4 ti = tinfo[tmap[ty]];
+            memcpy(hcons + ti.z, t->constraints, sizeof *hcons * (size_t)t->nconstraints);
+            memcpy(hm + ti.w, t->m, sizeof *hm * (size_t)t->natoms);
+        }
+        d->nshake = p->nshake;
+        d->shake_tol = p->shake_tol > 0 ? p->shake_tol : HX_SHAKE_TOL;
+        const size_t S = (size_t)p->nshake + 1;
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_start, S * sizeof(int)), done);
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_type, S * sizeof(int)), done);
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_tinfo, ((size_t)ntu + 1) * sizeof(int4)), done);
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_cons, ((size_t)ncons + 1) * sizeof *hcons),
+                     done);
+        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_m, ((size_t)nm + 1) * sizeof(double)), done);
+        if (p->nshake > 0) {
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(d->sh_start, p->shake_start, (size_t)p->nshake * sizeof(int),
+                                    cudaMemcpyHostToDevice),
+                         done);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(d->sh_type, shtype, (size_t)p->nshake * sizeof(int),
+                                    cudaMemcpyHostToDevice),
+                         done);
+            HX_CUDA_GOTO(
+                st,
+                cudaMemcpy(d->sh_tinfo, tinfo, (size_t)ntu * sizeof(int4), cudaMemcpyHostToDevice),
+                done);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(d->sh_cons, hcons, (size_t)ncons * sizeof *hcons,
+                                    cudaMemcpyHostToDevice),
+                         done);
+            HX_CUDA_GOTO(
+                st, cudaMemcpy(d->sh_m, hm, (size_t)nm * sizeof(double), cudaMemcpyHostToDevice),
+                done);
+        }
+    }
     d->nfree = 0;
     for (int a = 0; a < n; a++) {
         if (!(p->mass[a] > 0))
@@ -377,7 +515,8 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
         d->box[k] = p->box[k];
     }
     {
-        const int nt = p->nsettle + d->nfree > n ? p->nsettle + d->nfree : n;
+        const int nt =
+            p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
         u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
     }
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->x, 3 * N * sizeof(double)), done);
@@ -392,6 +531,7 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->ke, 3 * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->dev, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad, sizeof(int)), done);
+    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad_shake, sizeof(int)), done);
     HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
     memset(u->h_res, 0, sizeof *u->h_res);
     if (n > 0) {
@@ -425,7 +565,15 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 3 * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->dev, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad, &int_max, sizeof int_max, cudaMemcpyHostToDevice), done);
+    HX_CUDA_GOTO(st, cudaMemcpy(d->bad_shake, &int_max, sizeof int_max, cudaMemcpyHostToDevice),
+                 done);
+    u->h_res->bad = u->h_res->bad_shake = INT_MAX;
 done:
+    free(tmap);
+    free(tinfo);
+    free(hcons);
+    free(hm);
+    free(shtype);
     free(in_settle);
     free(free_at);
     free(invm);
@@ -503,6 +651,8 @@ extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
     HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));
+    HX_CUDA(cudaMemcpyAsync(&u->h_res->bad_shake, u->d.bad_shake, sizeof(int),
+                            cudaMemcpyDeviceToHost, s));
     return HX_OK;
 }
 
@@ -515,4 +665,11 @@ extern "C" void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result 
     memcpy(&dv, &u->h_res->dev, sizeof dv);
     r->deviation = dv;
     r->bad_molecule = u->h_res->bad == INT_MAX ? -1 : u->h_res->bad;
+    r->bad_shake = u->h_res->bad_shake == INT_MAX ? -1 : u->h_res->bad_shake / 2;
+    r->shake_noconv = u->h_res->bad_shake != INT_MAX && (u->h_res->bad_shake & 1);
+}
+
+extern "C" const double *hx_gpu_update_positions(const hx_gpu_update *u)
+{
+    return u ? u->d.x : NULL;
 }

@@ -1,5 +1,6 @@
-/* GPU update of the home atoms (private to halox; C-callable): leap-frog, SETTLE, kinetic
- * energy, force clearing, wrapping molecules into the box.
+/* GPU update of the home atoms (private to halox; C-callable): leap-frog, SETTLE for rigid
+ * water, SHAKE for the constraints of flexible molecules (src/md/shake.h, shared with the CPU),
+ * kinetic energy, force clearing, wrapping molecules into the box.
  *
  * The update keeps the home atoms' positions and velocities in double on the device (the
  * integration is in double, as the CPU engine's: float pair forces, double sums and update,
@@ -8,12 +9,16 @@
  * f(t)/m dt, x(t+dt) = x(t) + v dt, SETTLE, v = (x(t+dt) - x(t))/dt; the kinetic energy of step
  * t is the average of the two half steps' (both kept on the device, summed in double in a fixed
  * order: the result does not depend on timing). lambda (v-rescale) comes from the host.
+ * SHAKE iterates to the CPU's tolerance with at most HX_SHAKE_MAXITER sweeps (it always ends); a
+ * molecule it cannot constrain is recorded on the device and reported by the next fetch/read
+ * (hx_gpu_update_result.bad_shake), as a failing SETTLE is.
  *
  * hx_gpu_update_step never synchronises or allocates (graph-capturable); upload, download and
  * create are synchronous. */
 #ifndef HX_GPU_UPDATE_GPU_H
 #define HX_GPU_UPDATE_GPU_H
 
+#include "halox/md.h"
 #include "halox/status.h"
 
 #ifdef __cplusplus
@@ -31,7 +36,14 @@ typedef struct hx_gpu_update_params {
     const int *settle;    /* [3 nsettle] local indices: oxygen, hydrogen, hydrogen */
     double m_o, m_h;      /* water masses (amu) and geometry (nm), when nsettle > 0 */
     double d_oh, d_hh;
-    double dt; /* ps */
+    /* SHAKE molecules: whole, contiguous, of molecule types of ff with constraints (at most
+     * HX_MAX_MOL_ATOMS atoms); their atoms must not be in a SETTLE group */
+    const hx_forcefield *ff;
+    int nshake;
+    const int *shake_start; /* [nshake] first atom (local index) */
+    const int *shake_type;  /* [nshake] molecule type of ff */
+    double shake_tol;       /* relative tolerance; 0: HX_SHAKE_TOL (the CPU's) */
+    double dt;              /* ps */
     int periodic[3];
     double box[3];
 } hx_gpu_update_params;
@@ -66,10 +78,17 @@ typedef struct hx_gpu_update_result {
     double ke_eval;      /* of v(t + dt/2) of the latest HX_GPU_UPDATE_NO_COMMIT step */
     double deviation;    /* largest relative constraint deviation of the latest step measured */
     int bad_molecule;    /* first SETTLE group that could not be constrained, -1: none */
+    int bad_shake;       /* first SHAKE molecule (index into shake_start) that failed, -1: none */
+    int shake_noconv;    /* bad_shake did not converge in HX_SHAKE_MAXITER sweeps (else: a bond
+                            turned by 90 degrees or more, or a non-finite position) */
 } hx_gpu_update_result;
 /* Copy the results to host memory on the stream (capturable); read them after synchronising. */
 hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream);
 void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r);
+
+/* The home atoms' positions on the device (double [3n]), as of the last committed step: the
+ * bonded kernels read them (molecules whole, double differences). */
+const double *hx_gpu_update_positions(const hx_gpu_update *u);
 
 #ifdef __cplusplus
 }

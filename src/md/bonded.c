@@ -15,6 +15,7 @@
  * rest so that the forces sum to zero and exert no torque. */
 #include "halox/md.h"
 #include "core/error.h"
+#include "md/bonded_terms.h"
 
 #include <limits.h>
 #include <math.h>
@@ -30,118 +31,58 @@ static inline void sub3(const double *a, const double *b, double *c)
     c[2] = a[2] - b[2];
 }
 
-static inline double dot3(const double *a, const double *b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static inline void cross3(const double *a, const double *b, double *c)
-{
-    c[0] = a[1] * b[2] - a[2] * b[1];
-    c[1] = a[2] * b[0] - a[0] * b[2];
-    c[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-/* One molecule at atom offset a0; energies added to e[5]. */
+/* One molecule at atom offset a0; energies added to e[5]. The arithmetic of each term is
+ * src/md/bonded_terms.h, shared with the GPU kernel. */
 static void molecule_terms(const hx_moltype *t, int a0, const double *x, double *f, double epsfac,
                            double e[5])
 {
     for (int b = 0; b < t->nbonds; b++) {
         const hx_bond *bd = &t->bonds[b];
         const int i = a0 + bd->i, j = a0 + bd->j;
-        double d[3];
+        double d[3], fi[3];
         sub3(&x[3 * i], &x[3 * j], d);
-        const double r = sqrt(dot3(d, d)), dr = r - bd->b0;
-        e[0] += 0.5 * bd->kb * dr * dr;
-        const double fs = -bd->kb * dr / r; /* F_i = -kb (r - b0) d / r */
+        e[0] += hx_bt_bond_d(d, bd->b0, bd->kb, fi);
         for (int k = 0; k < 3; k++) {
-            f[3 * i + k] += fs * d[k];
-            f[3 * j + k] -= fs * d[k];
+            f[3 * i + k] += fi[k];
+            f[3 * j + k] -= fi[k];
         }
     }
     for (int a = 0; a < t->nangles; a++) {
         const hx_angle *an = &t->angles[a];
         const int i = a0 + an->i, j = a0 + an->j, k = a0 + an->k;
-        double rij[3], rkj[3];
+        double rij[3], rkj[3], fi[3], fk[3];
         sub3(&x[3 * i], &x[3 * j], rij);
         sub3(&x[3 * k], &x[3 * j], rkj);
-        const double nij2 = dot3(rij, rij), nkj2 = dot3(rkj, rkj);
-        const double inv = 1.0 / sqrt(nij2 * nkj2);
-        double c = dot3(rij, rkj) * inv;
-        c = c > 1.0 ? 1.0 : (c < -1.0 ? -1.0 : c);
-        const double theta = acos(c), dth = theta - an->theta0;
-        e[1] += 0.5 * an->ktheta * dth * dth;
-        const double s2 = 1.0 - c * c;
-        if (s2 <= 1e-24)
-            continue; /* collinear: the direction of the force is undefined, its size bounded */
-        /* F_i = dV/dtheta / sin(theta) * dcos/dx_i, dcos/dx_i = r_kj/(|r_ij||r_kj|) - c
-         * r_ij/|r_ij|^2 */
-        const double st = an->ktheta * dth / sqrt(s2);
+        e[1] += hx_bt_angle_d(rij, rkj, an->theta0, an->ktheta, fi, fk);
         for (int d = 0; d < 3; d++) {
-            const double fi = st * (rkj[d] * inv - c * rij[d] / nij2);
-            const double fk = st * (rij[d] * inv - c * rkj[d] / nkj2);
-            f[3 * i + d] += fi;
-            f[3 * k + d] += fk;
-            f[3 * j + d] -= fi + fk;
+            f[3 * i + d] += fi[d];
+            f[3 * k + d] += fk[d];
+            f[3 * j + d] -= fi[d] + fk[d];
         }
     }
     for (int q = 0; q < t->ndihedrals; q++) {
         const hx_dihedral *dh = &t->dihedrals[q];
-        const int i = a0 + dh->i, j = a0 + dh->j, k = a0 + dh->k, l = a0 + dh->l;
-        double rij[3], rkj[3], rkl[3], m[3], n[3];
-        sub3(&x[3 * i], &x[3 * j], rij);
-        sub3(&x[3 * k], &x[3 * j], rkj);
-        sub3(&x[3 * k], &x[3 * l], rkl);
-        cross3(rij, rkj, m);
-        cross3(rkj, rkl, n);
-        const double nkj2 = dot3(rkj, rkj), nkj = sqrt(nkj2);
-        const double m2 = dot3(m, m), n2 = dot3(n, n);
-        const double phi = atan2(nkj * dot3(rij, n), dot3(m, n));
-        /* V = sum c_p cos^p(psi), cos(psi) = -cos(phi); dV/dphi = sin(phi) sum p c_p cos^(p-1) */
-        const double cpsi = -cos(phi);
-        double v = dh->c[0], dv = 0.0, pw = 1.0;
-        for (int p = 1; p < 6; p++) {
-            dv += p * dh->c[p] * pw; /* pw = cos(psi)^(p-1) */
-            pw *= cpsi;
-            v += dh->c[p] * pw;
-        }
-        e[2] += v;
-        const double ddphi = sin(phi) * dv;
-        const double tol = nkj2 * 1e-30;
-        if (m2 <= tol || n2 <= tol)
-            continue; /* three atoms in a line: phi undefined, no torque */
-        double fi[3], fl[3], fj[3], fk[3];
-        const double a = -ddphi * nkj / m2, b = ddphi * nkj / n2;
-        const double p = dot3(rij, rkj) / nkj2, r = dot3(rkl, rkj) / nkj2;
-        for (int d = 0; d < 3; d++) {
-            fi[d] = a * m[d];
-            fl[d] = b * n[d];
-            const double s = p * fi[d] - r * fl[d];
-            fj[d] = fi[d] - s;
-            fk[d] = fl[d] + s;
-        }
-        for (int d = 0; d < 3; d++) {
-            f[3 * i + d] += fi[d];
-            f[3 * j + d] -= fj[d];
-            f[3 * k + d] -= fk[d];
-            f[3 * l + d] += fl[d];
-        }
+        const int at[4] = {a0 + dh->i, a0 + dh->j, a0 + dh->k, a0 + dh->l};
+        double rij[3], rkj[3], rkl[3], fd[4][3];
+        sub3(&x[3 * at[0]], &x[3 * at[1]], rij);
+        sub3(&x[3 * at[2]], &x[3 * at[1]], rkj);
+        sub3(&x[3 * at[2]], &x[3 * at[3]], rkl);
+        e[2] += hx_bt_dihedral_d(rij, rkj, rkl, dh->c, fd);
+        for (int u = 0; u < 4; u++)
+            for (int d = 0; d < 3; d++)
+                f[3 * at[u] + d] += fd[u][d];
     }
     for (int q = 0; q < t->npairs; q++) {
         const hx_pair14 *pr = &t->pairs[q];
         const int i = a0 + pr->i, j = a0 + pr->j;
-        double d[3];
+        double d[3], fi[3], elj, ec;
         sub3(&x[3 * i], &x[3 * j], d);
-        const double r2inv = 1.0 / dot3(d, d), rinv = sqrt(r2inv);
-        const double r6inv = r2inv * r2inv * r2inv;
-        const double vlj12 = pr->c12 * r6inv * r6inv, vlj6 = pr->c6 * r6inv;
-        const double vc = epsfac * pr->qq * rinv;
-        e[3] += vlj12 - vlj6;
-        e[4] += vc;
-        const double fs = (12.0 * vlj12 - 6.0 * vlj6 + vc) * r2inv;
+        hx_bt_pair14_d(d, pr->c6, pr->c12, epsfac, pr->qq, &elj, &ec, fi);
+        e[3] += elj;
+        e[4] += ec;
         for (int k = 0; k < 3; k++) {
-            f[3 * i + k] += fs * d[k];
-            f[3 * j + k] -= fs * d[k];
+            f[3 * i + k] += fi[k];
+            f[3 * j + k] -= fi[k];
         }
     }
 }

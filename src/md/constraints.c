@@ -18,6 +18,7 @@
  * advantage, parallelism over large coupled constraint networks, does not apply here. */
 #include "halox/md.h"
 #include "core/error.h"
+#include "md/shake.h"
 
 #include <limits.h>
 #include <math.h>
@@ -129,47 +130,13 @@ long long hx_constr_count(const hx_constr *c)
     return c->ncons;
 }
 
-/* SHAKE one molecule at atom offset a0. Returns the sweeps it took, -1 when a constraint turned
- * by 90 degrees or more (or became non-finite), -2 without convergence. */
+/* SHAKE one molecule at atom offset a0 (src/md/shake.h, shared with the GPU update). Returns
+ * the sweeps it took, -1 when a constraint turned by 90 degrees or more (or became non-finite),
+ * -2 without convergence. */
 static int shake_one(const hx_moltype *t, int a0, const double *xo, double *xn, double tol)
 {
-    const int nc = t->nconstraints;
-    double rold[HX_MAX_MOL_ATOMS][3];
-    for (int c = 0; c < nc; c++)
-        for (int d = 0; d < 3; d++)
-            rold[c][d] =
-                xo[3 * (a0 + t->constraints[c].i) + d] - xo[3 * (a0 + t->constraints[c].j) + d];
-    const double tol2 = 2.0 * tol; /* |s^2 - d^2| / d^2 ~ 2 |s - d| / d */
-    for (int it = 1; it <= HX_SHAKE_MAXITER; it++) {
-        int done = 1;
-        for (int c = 0; c < nc; c++) {
-            const hx_constraint *cs = &t->constraints[c];
-            const int i = a0 + cs->i, j = a0 + cs->j;
-            double s[3];
-            for (int d = 0; d < 3; d++)
-                s[d] = xn[3 * i + d] - xn[3 * j + d];
-            const double d2 = cs->d * cs->d;
-            const double diff = d2 - (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-            if (!(fabs(diff) > tol2 * d2)) {
-                if (!isfinite(diff))
-                    return -1;
-                continue;
-            }
-            done = 0;
-            const double sp = s[0] * rold[c][0] + s[1] * rold[c][1] + s[2] * rold[c][2];
-            const double imi = 1.0 / t->m[cs->i], imj = 1.0 / t->m[cs->j];
-            if (!(sp > 1e-6 * d2))
-                return -1;
-            const double g = diff / (2.0 * sp * (imi + imj));
-            for (int d = 0; d < 3; d++) {
-                xn[3 * i + d] += g * imi * rold[c][d];
-                xn[3 * j + d] -= g * imj * rold[c][d];
-            }
-        }
-        if (done)
-            return it;
-    }
-    return -2;
+    return hx_shake_molecule(t->nconstraints, t->constraints, t->m, xo + 3 * (size_t)a0,
+                             xn + 3 * (size_t)a0, tol, HX_SHAKE_MAXITER);
 }
 
 hx_status hx_constr_apply(const hx_constr *c, const double *x_old, double *x_new, double *v,

@@ -257,21 +257,6 @@ out:
     return st;
 }
 
-/* Only the CPU backend computes bonded terms and SHAKE so far (the GPU part of issue 15 is to
- * come): a model with flexible molecules on another backend would run them with every pair of
- * a molecule excluded and no intramolecular forces, so it is refused. */
-static hx_status backend_supports(const hx_md_backend_ops *B, const hx_forcefield *ff)
-{
-    int flexible = hx_forcefield_has_bonded(ff);
-    for (int k = 0; k < hx_forcefield_nmoltypes(ff); k++)
-        flexible |= hx_forcefield_moltype(ff, k)->nconstraints > 0;
-    HX_CHECK(!flexible, HX_ERR_UNSUPPORTED,
-             "the %s backend does not compute bonded terms and SHAKE constraints yet, which model "
-             "%s needs (ethanol): run it with --backend cpu",
-             B->name, hx_forcefield_model(ff));
-    return HX_OK;
-}
-
 static const hx_md_backend_ops *find_backend(const char *name)
 {
     if (!name || strcmp(name, "cpu") == 0)
@@ -323,8 +308,6 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     md->comm = comm;
     md->B = B;
     hx_status st = prepare_global(md, sys, p);
-    if (st == HX_OK && strcmp(B->name, "cpu") != 0)
-        st = backend_supports(B, md->ff);
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;

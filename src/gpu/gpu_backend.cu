@@ -196,8 +196,7 @@ static hx_status gb_set_local(void *vimpl, int i, const hx_decomp_local *loc, vo
     const int nh = loc->n_home;
     const hx_home *home = loc->home;
     HX_TRY(gb_reserve_mol(d, home->nmol));
-    /* the update module follows the home molecules */
-    hx_gpu_update_destroy(&d->up);
+    /* the update module follows the home molecules (reset: its buffers are reused) */
     double *mass = (double *)malloc(sizeof(double) * (size_t)(nh + 1));
     hx_status st = HX_OK;
     if (!mass)
@@ -270,7 +269,7 @@ static hx_status gb_set_local(void *vimpl, int i, const hx_decomp_local *loc, vo
         up.nshake = nsh;
         up.shake_start = d->sh_start;
         up.shake_type = d->sh_type;
-        HX_TRY_GOTO(st, hx_gpu_update_create(&up, &d->up), done);
+        HX_TRY_GOTO(st, hx_gpu_update_reset(&d->up, &up), done);
         HX_TRY_GOTO(st, hx_gpu_update_upload(d->up, home->x, home->v, d->x, g->s_local), done);
         if (d->bd) {
             hx_mol_list ml = {nbm, d->mstart, d->mtype, d->mgid};

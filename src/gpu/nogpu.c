@@ -172,6 +172,13 @@ void hx_gpu_update_destroy(hx_gpu_update **u)
     if (u)
         *u = NULL;
 }
+hx_status hx_gpu_update_reset(hx_gpu_update **u, const hx_gpu_update_params *p)
+{
+    (void)p;
+    if (u)
+        *u = NULL;
+    HX_NOGPU_FAIL;
+}
 hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v, float *xf,
                                void *stream)
 {

@@ -15,6 +15,7 @@
 #include "md/shake.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,42 @@ typedef struct upd_dev {
     int *bad_shake; /* 2 k (+1: no convergence) of the first SHAKE molecule k failed, INT_MAX */
 } upd_dev;
 
+/* The device buffers of upd_dev, as slots whose capacity is kept (hx_gpu_update_reset reuses
+ * them: a repartition every nstlist steps would otherwise pay ~20 cudaFree/cudaMalloc pairs,
+ * each cudaFree a device synchronisation, and a pinned allocation). */
+enum {
+    UB_X,
+    UB_V,
+    UB_INVM,
+    UB_M,
+    UB_SETTLE,
+    UB_FREE_AT,
+    UB_MOL_START,
+    UB_SH_START,
+    UB_SH_TYPE,
+    UB_SH_TINFO,
+    UB_SH_CONS,
+    UB_SH_M,
+    UB_PART,
+    UB_DONE,
+    UB_KE,
+    UB_DEV,
+    UB_BAD,
+    UB_BAD_SHAKE,
+    UB_N
+};
+static const size_t ub_offset[UB_N] = {
+    offsetof(upd_dev, x),         offsetof(upd_dev, v),        offsetof(upd_dev, invm),
+    offsetof(upd_dev, m),         offsetof(upd_dev, settle),   offsetof(upd_dev, free_at),
+    offsetof(upd_dev, mol_start), offsetof(upd_dev, sh_start), offsetof(upd_dev, sh_type),
+    offsetof(upd_dev, sh_tinfo),  offsetof(upd_dev, sh_cons),  offsetof(upd_dev, sh_m),
+    offsetof(upd_dev, part),      offsetof(upd_dev, done),     offsetof(upd_dev, ke),
+    offsetof(upd_dev, dev),       offsetof(upd_dev, bad),      offsetof(upd_dev, bad_shake)};
+
 struct hx_gpu_update {
     hx_gpu_update_params p;
     upd_dev d;
+    size_t cap[UB_N]; /* bytes allocated in each slot */
     int nblocks;
     struct {
         double ke[3];
@@ -361,21 +395,64 @@ extern "C" void hx_gpu_update_destroy(hx_gpu_update **up)
     if (!up || !*up)
         return;
     hx_gpu_update *u = *up;
-    void *ptrs[] = {u->d.x,        u->d.v,         u->d.invm,      u->d.m,        u->d.settle,
-                    u->d.free_at,  u->d.mol_start, u->d.part,      u->d.done,     u->d.ke,
-                    u->d.dev,      u->d.bad,       u->d.bad_shake, u->d.sh_start, u->d.sh_type,
-                    u->d.sh_tinfo, u->d.sh_cons,   u->d.sh_m};
-    for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++)
-        cudaFree(ptrs[k]);
+    for (int k = 0; k < UB_N; k++)
+        cudaFree(*(void **)((char *)&u->d + ub_offset[k]));
     if (u->h_res)
         cudaFreeHost(u->h_res);
     free(u);
     *up = NULL;
 }
 
+/* Slot k holds at least `bytes` afterwards (grown by a quarter more when it grows, so that a
+ * domain whose atom count wanders does not reallocate at every repartition). */
+static hx_status ub_reserve(hx_gpu_update *u, int k, size_t bytes)
+{
+    void **ptr = (void **)((char *)&u->d + ub_offset[k]);
+    if (*ptr && u->cap[k] >= bytes)
+        return HX_OK;
+    if (*ptr)
+        HX_CUDA(cudaFree(*ptr));
+    *ptr = NULL;
+    u->cap[k] = 0;
+    const size_t want = bytes + bytes / 4;
+    HX_CUDA(cudaMalloc(ptr, want));
+    u->cap[k] = want;
+    return HX_OK;
+}
+
+static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p);
+
 extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_update **out)
 {
-    HX_CHECK(p && out && p->n >= 0 && (p->n == 0 || p->mass), HX_ERR_INVALID_ARG,
+    HX_CHECK(out, HX_ERR_INVALID_ARG, "hx_gpu_update_create: NULL output");
+    *out = NULL;
+    hx_gpu_update *u = (hx_gpu_update *)calloc(1, sizeof *u);
+    HX_CHECK(u, HX_ERR_NOMEM, "out of memory");
+    hx_status st = update_fill(u, p);
+    if (st != HX_OK) {
+        hx_gpu_update_destroy(&u);
+        return st;
+    }
+    *out = u;
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_update_reset(hx_gpu_update **up, const hx_gpu_update_params *p)
+{
+    HX_CHECK(up, HX_ERR_INVALID_ARG, "hx_gpu_update_reset: NULL handle");
+    if (!*up)
+        return hx_gpu_update_create(p, up);
+    hx_status st = update_fill(*up, p);
+    if (st != HX_OK)
+        hx_gpu_update_destroy(up);
+    return st;
+}
+
+/* Everything create does but allocating the handle: checks, host tables, device buffers
+ * (reserved in their slots), uploads, counters reset. */
+static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
+{
+    HX_CHECK(p && p->n >= 0 && (p->n == 0 || p->mass), HX_ERR_INVALID_ARG,
              "hx_gpu_update_create: bad argument");
     HX_CHECK(p->dt > 0, HX_ERR_INVALID_ARG, "hx_gpu_update_create: dt = %g", p->dt);
     HX_CHECK(p->nsettle == 0 || (p->settle && p->m_o > 0 && p->m_h > 0 && p->d_oh > 0 &&
@@ -384,9 +461,6 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     HX_CHECK(!p->mol_start || p->nmol >= 0, HX_ERR_INVALID_ARG, "nmol = %d", p->nmol);
     HX_CHECK(p->nshake == 0 || (p->nshake > 0 && p->ff && p->shake_start && p->shake_type),
              HX_ERR_INVALID_ARG, "hx_gpu_update_create: SHAKE molecules without their types");
-    *out = NULL;
-    hx_gpu_update *u = (hx_gpu_update *)calloc(1, sizeof *u);
-    HX_CHECK(u, HX_ERR_NOMEM, "out of memory");
     hx_status st = HX_OK;
     const int n = p->n;
     const size_t N = (size_t)n + 1;
@@ -460,12 +534,11 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
         d->nshake = p->nshake;
         d->shake_tol = p->shake_tol > 0 ? p->shake_tol : HX_SHAKE_TOL;
         const size_t S = (size_t)p->nshake + 1;
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_start, S * sizeof(int)), done);
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_type, S * sizeof(int)), done);
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_tinfo, ((size_t)ntu + 1) * sizeof(int4)), done);
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_cons, ((size_t)ncons + 1) * sizeof *hcons),
-                     done);
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->sh_m, ((size_t)nm + 1) * sizeof(double)), done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_SH_START, S * sizeof(int)), done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_SH_TYPE, S * sizeof(int)), done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_SH_TINFO, ((size_t)ntu + 1) * sizeof(int4)), done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_SH_CONS, ((size_t)ncons + 1) * sizeof *hcons), done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_SH_M, ((size_t)nm + 1) * sizeof(double)), done);
         if (p->nshake > 0) {
             HX_CUDA_GOTO(st,
                          cudaMemcpy(d->sh_start, p->shake_start, (size_t)p->nshake * sizeof(int),
@@ -519,20 +592,20 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
             p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
         u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
     }
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->x, 3 * N * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->v, 3 * N * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->invm, N * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->m, N * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->settle, (3 * (size_t)p->nsettle + 1) * sizeof(int)),
-                 done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->free_at, N * sizeof(int)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->part, (size_t)u->nblocks * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->done, sizeof(unsigned)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->ke, 3 * sizeof(double)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->dev, sizeof(unsigned)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad, sizeof(int)), done);
-    HX_CUDA_GOTO(st, cudaMalloc((void **)&d->bad_shake, sizeof(int)), done);
-    HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_X, 3 * N * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_V, 3 * N * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_INVM, N * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_M, N * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_FREE_AT, N * sizeof(int)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, (size_t)u->nblocks * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_DONE, sizeof(unsigned)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_KE, 3 * sizeof(double)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_DEV, sizeof(unsigned)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_BAD, sizeof(int)), done);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_BAD_SHAKE, sizeof(int)), done);
+    if (!u->h_res)
+        HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
     memset(u->h_res, 0, sizeof *u->h_res);
     if (n > 0) {
         HX_CUDA_GOTO(st, cudaMemcpy(d->invm, invm, n * sizeof(double), cudaMemcpyHostToDevice),
@@ -549,13 +622,18 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
                      cudaMemcpy(d->settle, p->settle, 3 * (size_t)p->nsettle * sizeof(int),
                                 cudaMemcpyHostToDevice),
                      done);
+    if (!p->mol_start && d->mol_start) {
+        /* the kernels read a NULL mol_start as one molecule per atom */
+        HX_CUDA_GOTO(st, cudaFree(d->mol_start), done);
+        d->mol_start = NULL;
+        u->cap[UB_MOL_START] = 0;
+    }
     if (p->mol_start) {
         for (int k = 0; k < p->nmol; k++)
             if (!(p->mol_start[k] >= 0 && p->mol_start[k] < p->mol_start[k + 1] &&
                   p->mol_start[k + 1] <= n))
                 HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "molecule %d: bad atom range", k);
-        HX_CUDA_GOTO(st, cudaMalloc((void **)&d->mol_start, ((size_t)p->nmol + 1) * sizeof(int)),
-                     done);
+        HX_TRY_GOTO(st, ub_reserve(u, UB_MOL_START, ((size_t)p->nmol + 1) * sizeof(int)), done);
         HX_CUDA_GOTO(st,
                      cudaMemcpy(d->mol_start, p->mol_start, ((size_t)p->nmol + 1) * sizeof(int),
                                 cudaMemcpyHostToDevice),
@@ -577,12 +655,7 @@ done:
     free(in_settle);
     free(free_at);
     free(invm);
-    if (st != HX_OK) {
-        hx_gpu_update_destroy(&u);
-        return st;
-    }
-    *out = u;
-    return HX_OK;
+    return st;
 }
 
 extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v,

@@ -49,6 +49,10 @@ typedef struct hx_gpu_update_params {
 } hx_gpu_update_params;
 
 hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_update **out);
+/* As destroy + create with new parameters (a repartition), but the device buffers and the
+ * pinned result record of *u are kept where they are large enough. *u NULL: create. On failure
+ * *u is destroyed (NULL). */
+hx_status hx_gpu_update_reset(hx_gpu_update **u, const hx_gpu_update_params *p);
 void hx_gpu_update_destroy(hx_gpu_update **u);
 
 /* Positions and velocities (double [3n], host) to the device; xf (device float [3n]) receives

@@ -53,7 +53,22 @@ typedef struct hx_gpu_nb_params {
     /* Excluded atom pairs are never farther apart than this (nm); the search uses it to find
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
+    /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, table-pf, comb-pf). */
+    int kernel;
 } hx_gpu_nb_params;
+
+/* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
+ * docs/design/gpu-engine.md, "The pair kernel", gives their instruction counts. */
+enum {
+    HX_GPU_NB_KERNEL_AUTO = 0,
+    HX_GPU_NB_KERNEL_REF = 1,   /* the first kernel (per-cluster divergent branches, table) */
+    HX_GPU_NB_KERNEL_TABLE = 2, /* uniform mask branches, no-exclusion fast path, LJ table */
+    HX_GPU_NB_KERNEL_COMB = 3,  /* as TABLE, LJ by the geometric rule (when the table obeys it) */
+    HX_GPU_NB_KERNEL_TABLE_PF = 4, /* TABLE, the next item's mask and j cluster loaded ahead */
+    HX_GPU_NB_KERNEL_COMB_PF = 5,  /* COMB, likewise */
+    HX_GPU_NB_KERNEL_N = 6
+};
 
 /* ff: the force field (types, LJ tables); at most 32 types. */
 hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_params *p, hx_gpu_nb **out);

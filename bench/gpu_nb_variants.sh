@@ -8,8 +8,10 @@
 #      and with it (nstlist 20 and 40, 4 parts);
 #   2. gpu_md_bench at 180k and 360k for ref and the default kernel;
 #   3. the engine (`halox bench md --backends gpu`, the issue's figure) at 45k, 180k, 360k for
-#      ref and the default kernel, and with the engine's rolling prune when it has one.
-# JSON per run under $OUT (nb_<kernel>_<sizes>.json, md_<kernel>.json), logs under $OUT/logs, a
+#      ref and the default kernel, and the default kernel with the engine's rolling prune
+#      (HALOX_GPU_PRUNE_PARTS=4, nstlist 20: outer 1.178 nm, inner from the estimate).
+# JSON per run under $OUT (nb_<kernel>_<sizes>.json, md_<kernel>_p<parts>.json), logs under
+# $OUT/logs, a
 # table last. docs/design/gpu-engine.md has the predictions these are measured against.
 #
 #   OUT=/some/dir bench/gpu_nb_variants.sh [--quick]   (carry .deps when cJSON is not installed)
@@ -98,12 +100,14 @@ for k in ref auto; do
 done
 # 3. the engine: the issue's figure
 if [[ -n $halox ]]; then
-    for k in ref auto; do
+    # ref and auto kernels without the rolling prune, auto with the engine's prune in 4 parts
+    for kp in ref:0 auto:0 auto:4; do
+        k=${kp%:*} parts=${kp#*:} name=md_${kp%:*}_p${kp#*:}
         t=$(date +%s)
-        HALOX_GPU_NB_KERNEL=$k timeout 150 "$halox" bench md --atoms 45000,180000,360000 \
-            --backends gpu --steps $((steps + 1000)) --warmup $warm -o "$OUT/md_$k.json" \
-            > "$OUT/logs/md_$k.log" 2>&1
-        say "md_$k: rc $? $(($(date +%s) - t)) s: $(grep -h "us/step" "$OUT/logs/md_$k.log" | tr '\n' ' ')"
+        HALOX_GPU_NB_KERNEL=$k HALOX_GPU_PRUNE_PARTS=$parts timeout 150 "$halox" bench md \
+            --atoms 45000,180000,360000 --backends gpu --steps $steps --warmup $warm \
+            -o "$OUT/$name.json" > "$OUT/logs/$name.log" 2>&1
+        say "$name: rc $? $(($(date +%s) - t)) s"
     done
 else
     say "no halox program found in $build"

@@ -14,8 +14,8 @@
  *   update     waits for both force streams; leap-frog + SETTLE on the update stream; the
  *              rolling prune on the force streams meanwhile; then both wait for the update
  *   kinetic, energies, download: fetch and synchronise (they return host data)
- * The pair lists use rlist for the outer and the inner radius (pruned at the search only): the
- * engine's parameters have no inner radius yet; gpu_md_bench measures the rolling prune. */
+ * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
+ * re-pruned in prune_parts parts, one per step (hx_md_params; off by default, see engine.c). */
 #include "gpu/cuda_check.h"
 #include "gpu/nb_gpu.h"
 #include "gpu/update_gpu.h"
@@ -95,8 +95,9 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.eps_rf = g->p.eps_rf;
     np.eps_r = g->p.eps_r;
     np.rlist = g->p.rlist;
-    np.rlist_inner = g->p.rlist;
-    np.prune_parts = 0;
+    /* the engine resolved both (src/md/engine.c, resolve_prune): rlist_inner = rlist when off */
+    np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
+    np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;
     for (int i = 0; i < g->nlocal; i++) {
         HX_TRY(hx_gpu_nb_create(g->ff, &np, &g->dom[i].nb));

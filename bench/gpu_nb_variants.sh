@@ -11,8 +11,7 @@
 #      ref and the default kernel, and the default kernel with the engine's rolling prune
 #      (HALOX_GPU_PRUNE_PARTS=4, nstlist 20: outer 1.178 nm, inner from the estimate).
 # JSON per run under $OUT (nb_<kernel>_<sizes>.json, md_<kernel>_p<parts>.json), logs under
-# $OUT/logs, a
-# table last. docs/design/gpu-engine.md has the predictions these are measured against.
+# $OUT/logs, a table last. docs/design/gpu-engine.md has the predictions these are measured against.
 #
 #   OUT=/some/dir bench/gpu_nb_variants.sh [--quick]   (carry .deps when cJSON is not installed)
 set -uo pipefail

@@ -1104,6 +1104,14 @@ extern "C" void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, 
         *npairs = (long long)*nb->h_npairs;
 }
 
+extern "C" hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel)
+{
+    HX_CHECK(nb && kernel >= 0 && kernel < HX_GPU_NB_KERNEL_N, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_set_kernel: kernel %d: use 0 (auto) to %d", kernel, HX_GPU_NB_KERNEL_N - 1);
+    nb->p.kernel = kernel;
+    return choose_kernel(nb);
+}
+
 extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
 {
     memset(s, 0, sizeof *s);

@@ -114,6 +114,11 @@ hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream);
 hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream);
 void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *npairs);
 
+/* Switches the forces-only pair kernel (HX_GPU_NB_KERNEL_*, AUTO: the default choice) between
+ * steps (tests and benchmarks compare the variants on one list); the geometric-rule ones fall
+ * back to the table when the force field does not obey the rule. Not inside a capture. */
+hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel);
+
 typedef struct hx_gpu_nb_stats {
     int natoms, nzones;
     int nsc, nslots;           /* super-clusters, atom slots (64 per super-cluster) */

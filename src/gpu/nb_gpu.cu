@@ -351,13 +351,12 @@ nb_pairs_f(const unsigned im, const unsigned wm, const float4 xj, const float2 c
  * 59-60 registers (what COMB needs when left to 64) the allocation rounds to 64 per thread, 16
  * blocks (32 warps); capped at 56 (18 blocks, 36 warps, as k_nb_f) COMB has no spill, so the
  * cap is 18 blocks without PF; PF spills 8 bytes at 56 and keeps 16. */
+#define GNB_FAST_MIN_BLOCKS(pf) ((pf) ? 16 : 18)
 template <bool COMB, bool PF>
-__global__ __launch_bounds__(64,
-                             PF ? 16 : 18) void k_nb_fast(gnb_dev d, const int4 *__restrict__ ent,
-                                                          const uint2 *__restrict__ items,
-                                                          const unsigned short *__restrict__ masks,
-                                                          const unsigned char *__restrict__ ljg,
-                                                          unsigned comb_off)
+__global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
+    gnb_dev d, const int4 *__restrict__ ent, const uint2 *__restrict__ items,
+    const unsigned short *__restrict__ masks, const unsigned char *__restrict__ ljg,
+    unsigned comb_off)
 {
     __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
     __shared__ float4 s_xi[GNB_SCA];

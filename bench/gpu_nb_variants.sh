@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# The pair-kernel variants on one GPU, in one device call of about 5 minutes: build halox (CUDA,
-# no MPI, no NVSHMEM: only what the single-GPU step needs), then
-#   0. test_gpu_nb --quick (every variant against the CPU: correctness on the device);
-#   1. gpu_md_bench at 45k atoms for every forces-only kernel (HALOX_GPU_NB_KERNEL = ref, table,
-#      comb, table-pf, comb-pf): kernel time by CUDA events over 50 back-to-back launches, pair
-#      evaluations per second, time per step and ns/day, without the rolling prune (nstlist 20)
-#      and with it (nstlist 20 and 40, 4 parts);
-#   2. gpu_md_bench at 180k and 360k for ref and the default kernel;
-#   3. the engine (`halox bench md --backends gpu`, the issue's figure) at 45k, 180k, 360k for
-#      ref and the default kernel, and the default kernel with the engine's rolling prune
-#      (HALOX_GPU_PRUNE_PARTS=4, nstlist 20: outer 1.178 nm, inner from the estimate).
-# JSON per run under $OUT (nb_<kernel>_<sizes>.json, md_<kernel>_p<parts>.json), logs under
-# $OUT/logs, a table last. docs/design/gpu-engine.md has the predictions these are measured against.
+# The pair-kernel variants on one GPU, in one device call of about 3-4 minutes: build halox (CUDA
+# and MPI, no NVSHMEM: the gpu backend needs the gpu-mpi halo even for one process), then
+#   0. test_gpu_nb --quick (every forces kernel variant against the CPU in double) and
+#      test_gpu_md --quick (graph-replayed steps with the rolling prune beside the pair kernel);
+#   1. gpu_md_bench at 45k atoms for the kernels ref, table, comb (HALOX_GPU_NB_KERNEL): kernel
+#      time by CUDA events over 50 back-to-back launches, pair evaluations per second, time per
+#      step and ns/day, without the rolling prune (nstlist 20) and with it (20:4, 20:8, 40:4);
+#   2. gpu_md_bench at 180k and 360k, default kernel, 20:0, 20:4, 20:8;
+#   3. the engine (`halox bench md --backends gpu` under mpirun -np 1, the issue's figure) at
+#      45k, 180k, 360k: ref and the default kernel, and the default kernel with the engine's
+#      rolling prune (HALOX_GPU_PRUNE_PARTS=4 and 8; nstlist 20: outer 1.178 nm, inner from the
+#      buffer estimate).
+# Everything lands in $OUT/nb_variants.tar.gz (JSON, logs, resource usage, SASS) plus
+# $OUT/summary.txt; a table last. docs/design/gpu-engine.md has the predictions.
 #
 #   OUT=/some/dir bench/gpu_nb_variants.sh [--quick]   (carry .deps when cJSON is not installed)
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$here/out/nb_variants}
-mkdir -p "$OUT/logs"
+RES=/tmp/halox-nbvar-results
+rm -rf "$RES" && mkdir -p "$RES/logs" "$OUT"
 build=/tmp/halox-nbvar-build
 quick=0
 [[ ${1:-} == --quick ]] && quick=1
@@ -31,7 +33,7 @@ say() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$OUT/summary.txt"; }
     nvcc --version 2>&1 | tail -1
     git -C "$here" rev-parse HEAD 2>/dev/null
     git -C "$here" status --short 2>/dev/null | head -20
-} > "$OUT/env.txt" 2>&1
+} > "$RES/env.txt" 2>&1
 
 # cJSON without network: from .deps/*.deb when not installed (as scripts/h200.sh)
 prefix=""
@@ -50,31 +52,32 @@ fi
 gen=""
 command -v ninja > /dev/null && gen="-G Ninja"
 if ! cmake -S "$here" -B "$build" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
-    -DHALOX_WITH_MPI=OFF -DHALOX_WITH_NVSHMEM=OFF ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} \
-    > "$OUT/logs/configure.log" 2>&1; then
-    say "configure FAILED"; tail -20 "$OUT/logs/configure.log"; exit 1
+    -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=OFF ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} \
+    > "$RES/logs/configure.log" 2>&1; then
+    say "configure FAILED"; tail -20 "$RES/logs/configure.log"; exit 1
 fi
-if ! cmake --build "$build" -j "$(nproc)" --target gpu_md_bench halox_app test_gpu_nb \
-    > "$OUT/logs/build.log" 2>&1; then
-    if ! cmake --build "$build" -j "$(nproc)" >> "$OUT/logs/build.log" 2>&1; then
-        say "build FAILED"; grep -E "error" "$OUT/logs/build.log" | head -20; exit 1
+if ! cmake --build "$build" -j "$(nproc)" --target gpu_md_bench halox_app test_gpu_nb test_gpu_md \
+    > "$RES/logs/build.log" 2>&1; then
+    if ! cmake --build "$build" -j "$(nproc)" >> "$RES/logs/build.log" 2>&1; then
+        say "build FAILED"; grep -E "error" "$RES/logs/build.log" | head -20; exit 1
     fi
 fi
-say "built ($(grep -c . "$OUT/logs/build.log") log lines)"
+say "built ($(grep -c . "$RES/logs/build.log") log lines)"
 # resource usage of the pair kernels, for the notes (registers, shared memory, spills)
 obj=$(find "$build" -name "nb_gpu.cu.o" | head -1)
 if [[ -n $obj ]] && command -v cuobjdump > /dev/null; then
-    cuobjdump -res-usage "$obj" 2>&1 | grep -A1 "k_nb" > "$OUT/res_usage.txt"
-    cuobjdump -sass "$obj" > "$OUT/logs/nb_gpu.sass" 2>&1
+    cuobjdump -res-usage "$obj" 2>&1 | grep -A1 "k_nb" > "$RES/res_usage.txt"
+    cuobjdump -sass "$obj" > "$RES/logs/nb_gpu.sass" 2>&1
 fi
 bench=$build/tests/gpu_md_bench
 halox=$(find "$build" -maxdepth 2 -type f -name halox -perm -u+x | head -1)
 
-# 0. correctness on the device: test_gpu_nb checks every forces-only variant against the CPU
-#    reference in double on each list (--quick sizes)
-t=$(date +%s)
-timeout 90 "$build/tests/test_gpu_nb" --quick > "$OUT/logs/test_gpu_nb.log" 2>&1
-say "test_gpu_nb --quick: rc $? $(($(date +%s) - t)) s: $(tail -1 "$OUT/logs/test_gpu_nb.log")"
+# 0. correctness on the device (--quick sizes)
+for t in test_gpu_nb test_gpu_md; do
+    t1=$(date +%s)
+    timeout 100 "$build/tests/$t" --quick > "$RES/logs/$t.log" 2>&1
+    say "$t --quick: rc $? $(($(date +%s) - t1)) s: $(tail -1 "$RES/logs/$t.log")"
+done
 
 steps=2000 warm=200
 [[ $quick -eq 1 ]] && steps=400 warm=50
@@ -82,36 +85,35 @@ run() { # name kernel args... (gpu_md_bench)
     local name=$1 k=$2
     shift 2
     local t=$(date +%s)
-    HALOX_GPU_NB_KERNEL=$k timeout 120 "$bench" "$@" --json "$OUT/$name.json" \
-        > "$OUT/logs/$name.log" 2>&1
+    HALOX_GPU_NB_KERNEL=$k timeout 120 "$bench" "$@" --json "$RES/$name.json" \
+        > "$RES/logs/$name.log" 2>&1
     say "$name (kernel $k): rc $? $(($(date +%s) - t)) s"
 }
-# 1. every variant at 45k, with and without the rolling prune
-for k in ref table comb table-pf comb-pf; do
-    run "nb_${k}_45k" $k --atoms 45000 --steps $steps --warmup $warm --configs 20:0,20:4,40:4
+# 1. the kernels at 45k, with and without the rolling prune
+for k in ref table comb; do
+    run "nb_${k}_45k" $k --atoms 45000 --steps $steps --warmup $warm --configs 20:0,20:4,20:8,40:4
 done
-# 2. the larger systems, reference and default kernel
-for k in ref auto; do
-    run "nb_${k}_big" $k --atoms 180000,360000 --steps $((steps / 2)) --warmup $warm \
-        --configs 20:0,20:4
-done
-# 3. the engine: the issue's figure
+# 2. the larger systems, default kernel
+run "nb_auto_big" auto --atoms 180000,360000 --steps $((steps / 2)) --warmup $warm \
+    --configs 20:0,20:4,20:8
+# 3. the engine: the issue's figure (one rank: the gpu backend needs the gpu-mpi halo)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
 if [[ -n $halox ]]; then
-    # ref and auto kernels without the rolling prune, auto with the engine's prune in 4 parts
-    for kp in ref:0 auto:0 auto:4; do
+    for kp in ref:0 auto:0 auto:4 auto:8; do
         k=${kp%:*} parts=${kp#*:} name=md_${kp%:*}_p${kp#*:}
         t=$(date +%s)
-        HALOX_GPU_NB_KERNEL=$k HALOX_GPU_PRUNE_PARTS=$parts timeout 150 "$halox" bench md \
+        HALOX_GPU_NB_KERNEL=$k HALOX_GPU_PRUNE_PARTS=$parts timeout 150 mpirun --allow-run-as-root \
+            -np 1 -x HALOX_GPU_NB_KERNEL -x HALOX_GPU_PRUNE_PARTS -x LD_LIBRARY_PATH "$halox" bench md \
             --atoms 45000,180000,360000 --backends gpu --steps $steps --warmup $warm \
-            -o "$OUT/$name.json" > "$OUT/logs/$name.log" 2>&1
-        say "$name: rc $? $(($(date +%s) - t)) s"
+            -o "$RES/$name.json" > "$RES/logs/$name.log" 2>&1
+        say "$name: rc $? $(($(date +%s) - t)) s: $(grep -h "error" "$RES/logs/$name.log" | head -2)"
     done
 else
     say "no halox program found in $build"
 fi
 
 # table last: kernel time, evaluations/s, step, ns/day per run
-python3 - "$OUT" << 'EOF' | tee -a "$OUT/summary.txt"
+python3 - "$RES" << 'EOF' | tee -a "$OUT/summary.txt"
 import json, glob, os, sys
 out = sys.argv[1]
 print("%-18s %7s %4s %5s %12s %8s %8s %8s %9s %8s" % ("run", "atoms", "nstl", "prune",
@@ -138,3 +140,6 @@ for f in sorted(glob.glob(os.path.join(out, "md_*.json"))):
             os.path.basename(f)[:-5], r["atoms"], r["nstlist"], r["rlist"], r["us_per_step"],
             r["ns_per_day"], r.get("us_per_step_with_search", 0), r.get("ns_per_day_with_search", 0)))
 EOF
+cp "$OUT/summary.txt" "$RES/summary.txt"
+tar -C "$(dirname "$RES")" -czf "$OUT/nb_variants.tar.gz" "$(basename "$RES")"
+say "results: $OUT/nb_variants.tar.gz ($(du -k "$OUT/nb_variants.tar.gz" | cut -f1) KB)"

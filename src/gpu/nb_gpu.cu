@@ -442,14 +442,15 @@ __global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
  * striding over its items. parts == 0: every entry (grid = entries); parts > 0: entries e with
  * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish advances
  * the part counter, so the launch is the same every step (graph-capturable).
- * Why 4 warps and not 2: an entry has ~28 items at rlist 1.41 nm, a warp's items are a chain of
- * dependent loads (mask, item, positions), and a rolling part of 45k atoms is ~1800 entries:
- * with 2 warps per entry that is 27 warps per multiprocessor, too few to hide those latencies
- * (29 us measured for 51k items, ~3x its instruction count). The outer mask goes through a
+ * Why 8 warps and not 2: an entry has 21-28 items (rlist 1.18-1.41 nm), a warp's items are a
+ * chain of dependent loads (mask and item, then positions), and a rolling part of 45k atoms is
+ * ~1800 entries: with 2 warps per entry that is 27 warps per multiprocessor, too few to hide
+ * those latencies (29 us measured for 51k items at 1.41 nm, ~3x its instruction count; 4 warps:
+ * 20.6 us, and 16.6 us for 39k items at 1.18 nm, still ~3x). The outer mask goes through a
  * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
  * its in-range bits of both halves for one OR reduction over the warp per item instead of two
  * votes per i cluster. */
-#define GNB_PRUNE_WARPS 4
+#define GNB_PRUNE_WARPS 8
 __global__ __launch_bounds__(32 *
                              GNB_PRUNE_WARPS) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
                                                            const uint2 *__restrict__ items,
@@ -483,11 +484,13 @@ __global__ __launch_bounds__(32 *
         const float r2in = d.rinner2;
         const float4 *xi_t = s_xi + ti;
         for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
+            /* the item is loaded with its mask, not after testing it: one dependent
+             * global-memory latency less per item */
             const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
+            const uint2 it = __ldg(&items[k]);
             const unsigned im = (mo | (mo >> 8)) & 0xffu;
             unsigned nm = 0;
             if (im) {
-                const uint2 it = __ldg(&items[k]);
                 const unsigned ex = it.y;
                 const unsigned wa =
                     ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
@@ -595,6 +598,10 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_gather);
     if (nb->ev_nonlocal)
         cudaEventDestroy(nb->ev_nonlocal);
+    if (nb->ev_prune)
+        cudaEventDestroy(nb->ev_prune);
+    if (nb->s_prune)
+        cudaStreamDestroy(nb->s_prune);
     free(nb);
     *nbp = NULL;
 }
@@ -750,6 +757,8 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     nb->h_npairs = (unsigned long long *)(nb->h_energy + 2);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_nonlocal, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune, cudaStreamNonBlocking), fail);
     *out = nb;
     return HX_OK;
 fail:
@@ -955,19 +964,28 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
+/* The next part of list's outer list pruned at the positions of this step (k_prune). */
+static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
 {
-    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1), HX_ERR_INVALID_ARG,
-             "hx_gpu_nb_prune: no pair list, or list %d is not 0 (local) or 1 (non-local)", list);
     const int parts = nb->p.prune_parts;
     if (parts == 0 || nb->nent[list] == 0)
         return HX_OK;
     gnb_dev *d = &nb->d;
-    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), 32 * GNB_PRUNE_WARPS, 0,
-              (cudaStream_t)stream, *d, d->ent[list], d->items[list], d->masko[list], d->mask[list],
-              nb->nent[list], parts, list, 0);
+    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), 32 * GNB_PRUNE_WARPS, 0, s, *d,
+              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
+              list, 0);
     HX_CUDA_LAUNCH("k_prune");
     return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
+{
+    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1), HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_prune: no pair list, or list %d is not 0 (local) or 1 (non-local)", list);
+    /* list 0 is pruned by hx_gpu_nb_local, beside the local pair kernel */
+    if (list == 0)
+        return HX_OK;
+    return launch_rolling_prune(nb, list, (cudaStream_t)stream);
 }
 
 extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
@@ -988,7 +1006,23 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
         HX_CUDA_LAUNCH("k_gather_home");
     }
     HX_CUDA(cudaEventRecord(nb->ev_gather, s));
+    /* The rolling prune of the local list beside the pair kernel, on this step's positions (the
+     * gather's), instead of after it: run after it, it added its whole time to the step (16.6 us
+     * of 101 at 45k atoms, 4 parts; the update it overlapped takes ~5). Both read the masks of
+     * the part being pruned while the prune rewrites them: either value is a valid list for
+     * this step (the old one was pruned for steps up to this one, the new one at these very
+     * positions), each warp reads its half's 8 bits from one 16-bit word, so the kernel sees
+     * one or the other. The caller's stream waits for the prune after the pair kernel: the
+     * next gather rewrites the positions it reads. */
+    const int rolling = nb->p.prune_parts > 0 && nb->nent[0] > 0;
+    if (rolling) {
+        HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_gather, 0));
+        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
+        HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
+    }
     HX_TRY(run_pairs(nb, 0, flags, s));
+    if (rolling)
+        HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
     return HX_OK;
 }
 
@@ -1064,7 +1098,7 @@ extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, 
     if (prune_ms && parts > 0) {
         HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
         for (int r = 0; r < reps; r++)
-            HX_TRY_GOTO(st, hx_gpu_nb_prune(nb, list, stream), out);
+            HX_TRY_GOTO(st, launch_rolling_prune(nb, list, s), out);
         HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
         HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
         HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);

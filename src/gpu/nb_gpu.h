@@ -91,7 +91,9 @@ enum {
 };
 
 /* Local work: gather home positions into the cluster layout, the home atoms' self and
- * excluded-pair reaction-field terms (forces added to f), and the zone 0 x zone 0 pairs. */
+ * excluded-pair reaction-field terms (forces added to f), and the zone 0 x zone 0 pairs. With
+ * prune_parts > 0 it also runs the local list's rolling prune, beside the pair kernel on a
+ * stream of its own that the given stream joins after the pair kernel (capturable). */
 hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
 /* Non-local work, after the halo coordinates are in x: waits (on the device) for the local
  * gather, gathers the halo positions, clears the halo atoms' forces in f, computes every pair
@@ -102,10 +104,11 @@ hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
  * non-local work when there was any; call it after hx_gpu_nb_local (and _nonlocal). */
 hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream);
 
-/* Rolling prune (when prune_parts > 0, else a no-op): the next part of the local (list 0) or
- * non-local (list 1) outer list is pruned to rlist_inner at the current positions, for the
- * following prune_parts steps. Call it after that list's forces of the step (it reads this
- * step's positions); it may overlap the update, which does not touch the cluster layout. */
+/* Rolling prune of the non-local list (list 1; when prune_parts > 0, else a no-op): its next
+ * part is pruned to rlist_inner at the current positions, for the following prune_parts steps.
+ * Call it after the non-local forces of the step (it reads this step's halo positions); it may
+ * overlap the update, which does not touch the cluster layout. List 0: a no-op, the local list
+ * is pruned by hx_gpu_nb_local. */
 hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream);
 
 /* Energies of the latest step computed with HX_GPU_NB_ENERGY: fetch copies them to host memory

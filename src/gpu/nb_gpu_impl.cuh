@@ -149,6 +149,9 @@ struct hx_gpu_nb {
     long long items_est;
     /* per-step state */
     cudaEvent_t ev_gather, ev_nonlocal;
+    /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local) */
+    cudaStream_t s_prune;
+    cudaEvent_t ev_prune;
     int nonlocal_pending;
 };
 

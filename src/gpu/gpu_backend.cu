@@ -15,7 +15,7 @@
  *              rolling prune on the force streams meanwhile; then both wait for the update
  *   kinetic, energies, download: fetch and synchronise (they return host data)
  * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
- * re-pruned in prune_parts parts, one per step (hx_md_params; off by default, see engine.c). */
+ * re-pruned in prune_parts parts, one per step (hx_md_params; 4 by default, see engine.c). */
 #include "gpu/cuda_check.h"
 #include "gpu/nb_gpu.h"
 #include "gpu/update_gpu.h"

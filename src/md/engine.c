@@ -182,11 +182,12 @@ out:
     return st;
 }
 
-/* The GPU backend's rolling prune when the parameters leave it to the backend. Off until the
- * H200 measurements of bench/gpu_nb_variants.sh say it pays (docs/design/gpu-engine.md,
- * "Search and pruning": at nstlist 20 a prune of a quarter of the outer list per step cost
- * 29 us against 12 us saved in the pair kernel at 45k atoms). */
-#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 0
+/* The GPU backend's rolling prune when the parameters leave it to the backend: 4 parts. H200,
+ * nstlist 20 (outer 1.178 nm, inner 1.026), default pair kernel, time per step with the prune
+ * against without it (gpu_md_bench, docs/design/gpu-engine.md "Kernel variants"): 45k atoms
+ * 100.9 against 102.5 us, 180k 314 against 332, 360k 588 against 630, with the prune still run
+ * after the pair kernel; it now runs beside it. The CPU backend ignores it. */
+#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4
 
 /* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
  * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the

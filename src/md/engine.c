@@ -196,6 +196,8 @@ out:
 static hx_status resolve_prune(const hx_system *sys, const hx_md_params *p, hx_md_params *q)
 {
     int parts = p->prune_parts;
+    if (parts < 0 && !(q->backend && strcmp(q->backend, "gpu") == 0))
+        parts = 0; /* the CPU backend has no rolling prune: no second buffer estimate */
     if (parts < 0) {
         const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
         parts = (env && env[0]) ? atoi(env) : HX_MD_GPU_PRUNE_PARTS_DEFAULT;

@@ -418,9 +418,19 @@ typedef struct hx_md_params {
      * removed, velocities generated if asked, rlist chosen). A restart (continuation above)
      * implies it. */
     int no_start_constraints;
+    /* Rolling prune of the GPU pair list (the CPU backend ignores both): the outer list (radius
+     * rlist, the one the decomposition and the halo use) is re-pruned to rlist_inner in
+     * prune_parts parts, one part per step. prune_parts -1: the backend's default (the
+     * environment variable HALOX_GPU_PRUNE_PARTS overrides it), 0: pruned at the search only.
+     * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps, at most
+     * rlist. The GPU backend's default is 4 parts; docs/design/gpu-engine.md has the
+     * measurements behind it. */
+    int prune_parts;
+    double rlist_inner;
 } hx_md_params;
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, nstcheck 10,
+ * prune_parts -1 (backend default), rlist_inner 0 (estimate),
  * eps_rf 0, eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, nsttcouple 10, seed 1, cpu. */
 void hx_md_params_default(hx_md_params *p);
 /* The pair-list radius a run with these parameters uses: p->rlist when set, otherwise the

@@ -19,8 +19,8 @@
  *   kinetic, energies, download: fetch and synchronise (they return host data); a molecule
  *              that SETTLE or SHAKE could not constrain, or a non-finite bonded force, recorded
  *              on the device since, is reported there (the next host check)
- * The pair lists use rlist for the outer and the inner radius (pruned at the search only): the
- * engine's parameters have no inner radius yet; gpu_md_bench measures the rolling prune. */
+ * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
+ * re-pruned in prune_parts parts, one per step (hx_md_params; 4 by default, see engine.c). */
 #include "gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"
 #include "gpu/nb_gpu.h"
@@ -118,8 +118,9 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.eps_rf = g->p.eps_rf;
     np.eps_r = g->p.eps_r;
     np.rlist = g->p.rlist;
-    np.rlist_inner = g->p.rlist;
-    np.prune_parts = 0;
+    /* the engine resolved both (src/md/engine.c, resolve_prune): rlist_inner = rlist when off */
+    np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
+    np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;
     hx_nb_params cp = {g->p.rc, g->p.eps_rf, g->p.eps_r};
     g->epsfac = hx_rf_constants(&cp).epsfac;

@@ -116,6 +116,53 @@ __global__ __launch_bounds__(128) void k_reduce(gnb_dev d, float *__restrict__ f
     }
 }
 
+/* i forces at the end of an entry: each thread's 8 (one per i cluster) summed over the 8 tj
+ * through shared memory s_f (3 x 8 x 64 floats); thread t then adds i slot t's. */
+static __device__ __forceinline__ void nb_reduce_fi(const gnb_dev &d, const int sci,
+                                                    const float (&fix)[GNB_SCC],
+                                                    const float (&fiy)[GNB_SCC],
+                                                    const float (&fiz)[GNB_SCC], float *s_f)
+{
+    const int t = threadIdx.x, ti = t & 7;
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        s_f[(3 * ic + 0) * GNB_SCA + t] = fix[ic];
+        s_f[(3 * ic + 1) * GNB_SCA + t] = fiy[ic];
+        s_f[(3 * ic + 2) * GNB_SCA + t] = fiz[ic];
+    }
+    __syncthreads();
+    const int ic = t >> 3;
+    float *fo = d.fcl + 3 * ((size_t)sci * GNB_SCA + t);
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int u = 0; u < GNB_CL; u++)
+            sum += s_f[(3 * ic + c) * GNB_SCA + u * GNB_CL + ti];
+        if (sum != 0.0f)
+            atomicAdd(&fo[c], sum);
+    }
+}
+
+/* The j force of one item summed over the 8 ti lanes, added by lanes ti = 0, 1, 2 (x, y, z):
+ * after the xor-1 step even lanes hold pair sums of x and odd lanes of y (z on both); after
+ * xor-2 lane 0 holds x, 1 y, 2 (and 3) z of 4 lanes; xor-4 completes the 8. */
+static __device__ __forceinline__ void nb_reduce_fj(const gnb_dev &d, const int js, const int ti,
+                                                    const float fjx, const float fjy,
+                                                    const float fjz)
+{
+    const int b0 = ti & 1, b1 = (ti >> 1) & 1;
+    float keep = b0 ? fjy : fjx;
+    keep += __shfl_xor_sync(HX_FULL_MASK, b0 ? fjx : fjy, 1);
+    const float zs = fjz + __shfl_xor_sync(HX_FULL_MASK, fjz, 1);
+    const float send = b1 ? keep : zs;
+    keep = b1 ? zs : keep;
+    keep += __shfl_xor_sync(HX_FULL_MASK, send, 2);
+    keep += __shfl_xor_sync(HX_FULL_MASK, keep, 4);
+    if (ti < 3)
+        atomicAdd(&d.fcl[3 * (size_t)js + ti], keep);
+}
+
 static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__restrict__ ent,
                                                const uint2 *__restrict__ items,
                                                const unsigned short *__restrict__ masks,
@@ -204,43 +251,9 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
                 }
             }
         }
-        /* j force summed over the 8 ti lanes: after the xor-1 step even lanes hold pair sums
-         * of x and odd lanes of y (z on both); after xor-2 lane 0 holds x, 1 y, 2 (and 3) z of
-         * 4 lanes; xor-4 completes the 8. */
-        {
-            const int b0 = ti & 1, b1 = (ti >> 1) & 1;
-            float keep = b0 ? fjy : fjx;
-            keep += __shfl_xor_sync(HX_FULL_MASK, b0 ? fjx : fjy, 1);
-            const float zs = fjz + __shfl_xor_sync(HX_FULL_MASK, fjz, 1);
-            const float send = b1 ? keep : zs;
-            keep = b1 ? zs : keep;
-            keep += __shfl_xor_sync(HX_FULL_MASK, send, 2);
-            keep += __shfl_xor_sync(HX_FULL_MASK, keep, 4);
-            if (ti < 3)
-                atomicAdd(&d.fcl[3 * (size_t)js + ti], keep);
-        }
+        nb_reduce_fj(d, js, ti, fjx, fjy, fjz);
     }
-    /* i forces: summed over the 8 tj through shared memory; thread t then owns i slot t */
-#pragma unroll
-    for (int ic = 0; ic < GNB_SCC; ic++) {
-        s_f[(3 * ic + 0) * GNB_SCA + t] = fix[ic];
-        s_f[(3 * ic + 1) * GNB_SCA + t] = fiy[ic];
-        s_f[(3 * ic + 2) * GNB_SCA + t] = fiz[ic];
-    }
-    __syncthreads();
-    {
-        const int ic = t >> 3;
-        float *fo = d.fcl + 3 * ((size_t)sci * GNB_SCA + t);
-#pragma unroll
-        for (int c = 0; c < 3; c++) {
-            float sum = 0.0f;
-#pragma unroll
-            for (int u = 0; u < GNB_CL; u++)
-                sum += s_f[(3 * ic + c) * GNB_SCA + u * GNB_CL + ti];
-            if (sum != 0.0f)
-                atomicAdd(&fo[c], sum);
-        }
-    }
+    nb_reduce_fi(d, sci, fix, fiy, fiz, s_f);
     if (energy) {
         const double a = hx_block_sum_d(elj, s_red);
         const double b = hx_block_sum_d(ec, s_red);
@@ -271,17 +284,179 @@ __global__ __launch_bounds__(64, 8) void k_nb_fe(gnb_dev d, const int4 *__restri
     nb_body(d, ent, items, masks, lj, true);
 }
 
+/* ---- the fast forces-only pair kernel ---------------------------------------------------- */
+
+/* Pairs of one item (the warp's half j cluster: j atom xj of this lane) with the i clusters of
+ * mask im. COMB: c6, c12 (times 6, 12) are products of per-type factors (cj: the j atom's; ci_t:
+ * the i atoms' in shared memory) instead of a table look-up whose address needs the i type
+ * (one shared load and two integer instructions per pair less, and one dependent shared-memory
+ * latency less). EXCL: only for items with an exclusion mask (17 % for water): the others skip
+ * the mask test (2 instructions per pair). 1/r is computed for every pair and the force selected
+ * (never multiplied) away for masked ones: r = 0 (an excluded self pair) gives infinities or NaN
+ * that the select drops. */
+template <bool COMB, bool EXCL>
+static __device__ __forceinline__ void
+nb_pairs_f(const unsigned im, const unsigned wm, const float4 xj, const float2 cj, const int tyj,
+           const float4 *__restrict__ xi_t, const float2 *__restrict__ ci_t,
+           const int *__restrict__ ti_t, const float2 *__restrict__ lj, const float rc2,
+           const float two_krf, float (&fix)[GNB_SCC], float (&fiy)[GNB_SCC], float (&fiz)[GNB_SCC],
+           float &fjx, float &fjy, float &fjz)
+{
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        if (im & (1u << ic)) {
+            const float4 xi = xi_t[ic * GNB_CL];
+            const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+            const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+            bool in = r2 < rc2;
+            if (EXCL)
+                in = in && ((wm >> ic) & 1u) != 0u;
+            const float rinv = hx_rsqrt_fast(r2);
+            const float rinv2 = rinv * rinv;
+            const float rinv6 = rinv2 * rinv2 * rinv2;
+            float c6, c12;
+            if (COMB) {
+                const float2 ci = ci_t[ic * GNB_CL];
+                c6 = ci.x * cj.x;
+                c12 = ci.y * cj.y;
+            } else {
+                const float2 c = lj[ti_t[ic * GNB_CL] + tyj];
+                c6 = c.x;
+                c12 = c.y;
+            }
+            const float qq = xi.w * xj.w;
+            const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+            float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+            fs = in ? fs : 0.0f;
+            fix[ic] = fmaf(fs, dx, fix[ic]);
+            fiy[ic] = fmaf(fs, dy, fiy[ic]);
+            fiz[ic] = fmaf(fs, dz, fiz[ic]);
+            fjx = fmaf(-fs, dx, fjx);
+            fjy = fmaf(-fs, dy, fjy);
+            fjz = fmaf(-fs, dz, fjz);
+        }
+    }
+}
+
+/* Forces only, same layout and results as k_nb_f (up to the summation order of nothing: the
+ * same sums in the same order), fewer instructions per item and per pair (gpu-engine.md):
+ *  - the warp's 8-bit mask goes through a shuffle from lane 0, which the compiler knows makes it
+ *    warp-uniform: the branches on its bits lose their reconvergence (BSSY/BSYNC) pair;
+ *  - items without an exclusion mask take a loop body without the mask test;
+ *  - COMB: geometric-rule LJ (see nb_pairs_f), else the table as k_nb_f;
+ *  - PF: the next item's mask and (j cluster, exclusion) are loaded while this one computes,
+ *    so that one global-memory latency per item is hidden behind the pairs.
+ * Occupancy (sm_90: 65536 registers, 228 KB shared memory, 32 blocks per multiprocessor):
+ * static shared memory is 9.5 KB (+1 KB reserved) per block, 21 blocks; registers decide. At
+ * 59-60 registers (what COMB needs when left to 64) the allocation rounds to 64 per thread, 16
+ * blocks (32 warps); capped at 56 (18 blocks, 36 warps, as k_nb_f) COMB has no spill, so the
+ * cap is 18 blocks without PF; PF spills 8 bytes at 56 and keeps 16. */
+#define GNB_FAST_MIN_BLOCKS(pf) ((pf) ? 16 : 18)
+template <bool COMB, bool PF>
+__global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
+    gnb_dev d, const int4 *__restrict__ ent, const uint2 *__restrict__ items,
+    const unsigned short *__restrict__ masks, const unsigned char *__restrict__ ljg,
+    unsigned comb_off)
+{
+    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
+    __shared__ float4 s_xi[GNB_SCA];
+    __shared__ float2 s_ci[GNB_SCA]; /* COMB: the i atoms' factors */
+    __shared__ int s_ti[GNB_SCA];    /* table: the i atoms' type times ntypes */
+    __shared__ float s_f[3 * GNB_SCC * GNB_SCA];
+    const int t = threadIdx.x, ti = t & 7, tj = t >> 3, half = t >> 5;
+    const int nt = d.ntypes;
+    const float2 *combg = (const float2 *)(ljg + comb_off);
+    const int4 en = ent[blockIdx.x];
+    const int sci = en.x;
+    if (COMB) {
+        if (t < nt)
+            s_lj[t] = combg[t];
+    } else {
+        for (int k = t; k < nt * nt; k += GNB_SCA)
+            s_lj[k] = ((const float2 *)ljg)[k];
+    }
+    {
+        const float4 sh = d.shift[en.y];
+        const float4 xi = d.xq[sci * GNB_SCA + t];
+        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
+        const int ty = d.stype[sci * GNB_SCA + t];
+        if (COMB)
+            s_ci[t] = combg[ty];
+        else
+            s_ti[t] = ty * nt;
+    }
+    __syncthreads();
+    float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++)
+        fix[ic] = fiy[ic] = fiz[ic] = 0.0f;
+    const float rc2 = d.rc2, two_krf = d.two_krf;
+    const float4 *xi_t = s_xi + ti;
+    const float2 *ci_t = s_ci + ti;
+    const int *ti_t = s_ti + ti;
+    const unsigned hshift = 8u * (unsigned)half;
+    unsigned mnext = 0u;
+    uint2 inext = make_uint2(0u, 0u);
+    if (PF && en.z < en.w) {
+        mnext = __ldg(&masks[en.z]);
+        inext = __ldg(&items[en.z]);
+    }
+    for (int k = en.z; k < en.w; k++) {
+        unsigned mk;
+        uint2 it;
+        if (PF) {
+            mk = mnext;
+            it = inext;
+            if (k + 1 < en.w) {
+                mnext = __ldg(&masks[k + 1]);
+                inext = __ldg(&items[k + 1]);
+            }
+        } else {
+            mk = __ldg(&masks[k]);
+            it = __ldg(&items[k]);
+        }
+        const unsigned im = __shfl_sync(HX_FULL_MASK, (mk >> hshift) & 0xffu, 0);
+        if (im == 0u)
+            continue;
+        const int js = (int)it.x * GNB_CL + tj;
+        const float4 xj = __ldg(&d.xq[js]);
+        const int tyj = __ldg(&d.stype[js]);
+        const float2 cj = COMB ? s_lj[tyj] : make_float2(0.0f, 0.0f);
+        float fjx = 0.0f, fjy = 0.0f, fjz = 0.0f;
+        if (it.y == 0u) {
+            nb_pairs_f<COMB, false>(im, 0xffu, xj, cj, tyj, xi_t, ci_t, ti_t, s_lj, rc2, two_krf,
+                                    fix, fiy, fiz, fjx, fjy, fjz);
+        } else {
+            const unsigned wm = (unsigned)__ldg(&d.excl[(size_t)it.y * GNB_SCA + t]);
+            nb_pairs_f<COMB, true>(im, wm, xj, cj, tyj, xi_t, ci_t, ti_t, s_lj, rc2, two_krf, fix,
+                                   fiy, fiz, fjx, fjy, fjz);
+        }
+        nb_reduce_fj(d, js, ti, fjx, fjy, fjz);
+    }
+    nb_reduce_fi(d, sci, fix, fiy, fiz, s_f);
+}
+
 /* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
  * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
- * ti, j atoms ja of half 0 and ja + 4 of half 1), one block per entry. parts == 0: every entry
- * (grid = entries); parts > 0: entries e with e % parts == the current part (grid =
- * ceil(entries / parts)); the last block to finish advances the part counter, so the launch is
- * the same every step (graph-capturable). */
-__global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
-                                              const uint2 *__restrict__ items,
-                                              const unsigned short *__restrict__ masko,
-                                              unsigned short *__restrict__ mask, int nent,
-                                              int parts, int cls, int count)
+ * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
+ * striding over its items. parts == 0: every entry (grid = entries); parts > 0: entries e with
+ * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish advances
+ * the part counter, so the launch is the same every step (graph-capturable).
+ * Why 8 warps and not 2: an entry has 21-28 items (rlist 1.18-1.41 nm), a warp's items are a
+ * chain of dependent loads (mask and item, then positions), and a rolling part of 45k atoms is
+ * ~1800 entries: with 2 warps per entry that is 27 warps per multiprocessor, too few to hide
+ * those latencies (29 us measured for 51k items at 1.41 nm, ~3x its instruction count; 4 warps:
+ * 20.6 us, and 16.6 us for 39k items at 1.18 nm, still ~3x). The outer mask goes through a
+ * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
+ * its in-range bits of both halves for one OR reduction over the warp per item instead of two
+ * votes per i cluster. */
+#define GNB_PRUNE_WARPS 8
+__global__ __launch_bounds__(32 *
+                             GNB_PRUNE_WARPS) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
+                                                           const uint2 *__restrict__ items,
+                                                           const unsigned short *__restrict__ masko,
+                                                           unsigned short *__restrict__ mask,
+                                                           int nent, int parts, int cls, int count)
 {
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
@@ -296,42 +471,49 @@ __global__ __launch_bounds__(64) void k_prune(gnb_dev d, const int4 *__restrict_
     int4 en = make_int4(0, 0, 0, 0);
     if (active) {
         en = ent[e];
-        const float4 sh = d.shift[en.y];
-        const float4 xi = d.xq[en.x * GNB_SCA + t];
-        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, 0.0f);
+        if (t < GNB_SCA) {
+            const float4 sh = d.shift[en.y];
+            const float4 xi = d.xq[en.x * GNB_SCA + t];
+            s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, 0.0f);
+        }
     }
     __syncthreads();
     unsigned ncp = 0;
     if (active) {
         const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3, jb = ja + 4;
         const float r2in = d.rinner2;
-        for (int k = en.z + w; k < en.w; k += 2) {
-            const unsigned mo = masko[k];
+        const float4 *xi_t = s_xi + ti;
+        for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
+            /* the item is loaded with its mask, not after testing it: one dependent
+             * global-memory latency less per item */
+            const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
+            const uint2 it = __ldg(&items[k]);
             const unsigned im = (mo | (mo >> 8)) & 0xffu;
             unsigned nm = 0;
             if (im) {
-                const uint2 it = items[k];
                 const unsigned ex = it.y;
                 const unsigned wa =
-                    ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti] : 0xffu;
+                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
                 const unsigned wb =
-                    ex ? (unsigned)d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti] : 0xffu;
-                const float4 xa = d.xq[it.x * GNB_CL + ja], xb = d.xq[it.x * GNB_CL + jb];
+                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti]) : 0xffu;
+                const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
+                const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
+                unsigned bits = 0;
 #pragma unroll
                 for (int ic = 0; ic < GNB_SCC; ic++) {
                     if ((im >> ic) & 1u) {
-                        const float4 xi = s_xi[ic * GNB_CL + ti];
+                        const float4 xi = xi_t[ic * GNB_CL];
                         const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
                         const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
-                        const float ra = ax * ax + ay * ay + az * az;
-                        const float rb = bx * bx + by * by + bz * bz;
-                        if (__any_sync(HX_FULL_MASK, ra < r2in && ((wa >> ic) & 1u)))
-                            nm |= 1u << ic;
-                        if (__any_sync(HX_FULL_MASK, rb < r2in && ((wb >> ic) & 1u)))
-                            nm |= 1u << (8 + ic);
+                        const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
+                        const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
+                        bits |= (ra < r2in ? 1u : 0u) << ic;
+                        bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
                     }
                 }
-                nm &= mo;
+                /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
+                bits &= wa | (wb << 8);
+                nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
             }
             if (lane == 0)
                 mask[k] = (unsigned short)nm;
@@ -416,8 +598,40 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_gather);
     if (nb->ev_nonlocal)
         cudaEventDestroy(nb->ev_nonlocal);
+    if (nb->ev_prune)
+        cudaEventDestroy(nb->ev_prune);
+    if (nb->s_prune)
+        cudaStreamDestroy(nb->s_prune);
     free(nb);
     *nbp = NULL;
+}
+
+/* The pair kernel: the one asked for, else HALOX_GPU_NB_KERNEL, else the fastest measured
+ * (docs/design/gpu-engine.md); the geometric-rule kernels fall back to the table when the force
+ * field does not obey the rule. */
+static hx_status choose_kernel(hx_gpu_nb *nb)
+{
+    static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
+                                                          "comb", "table-pf", "comb-pf"};
+    int k = nb->p.kernel;
+    const char *env = getenv("HALOX_GPU_NB_KERNEL");
+    if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
+        int found = -1;
+        for (int i = 0; i < HX_GPU_NB_KERNEL_N; i++)
+            if (strcmp(env, names[i]) == 0)
+                found = i;
+        HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, table-pf or comb-pf", env);
+        k = found;
+    }
+    if (k == HX_GPU_NB_KERNEL_AUTO)
+        k = HX_GPU_NB_KERNEL_COMB;
+    if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB)
+        k = HX_GPU_NB_KERNEL_TABLE;
+    if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB_PF)
+        k = HX_GPU_NB_KERNEL_TABLE_PF;
+    nb->kernel = k;
+    return HX_OK;
 }
 
 extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_params *p,
@@ -439,6 +653,8 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
              "eps_rf = %g: use 0 (infinity) or a value >= 1", p->eps_rf);
     HX_CHECK(p->max_excl_dist >= 0, HX_ERR_INVALID_ARG, "max_excl_dist = %g nm: must be >= 0",
              p->max_excl_dist);
+    HX_CHECK(p->kernel >= 0 && p->kernel < HX_GPU_NB_KERNEL_N, HX_ERR_INVALID_ARG,
+             "pair kernel %d: use 0 (auto) to %d", p->kernel, HX_GPU_NB_KERNEL_N - 1);
     const int nt = hx_forcefield_ntypes(ff);
     HX_CHECK(nt >= 1 && nt <= GNB_MAXTYPES, HX_ERR_UNSUPPORTED,
              "the GPU kernels take at most %d atom types, the force field has %d", GNB_MAXTYPES,
@@ -483,9 +699,11 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
         st, cudaDeviceGetAttribute(&nb->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev),
         fail);
     {
-        /* nt^2 float2 (6 c6, 12 c12), then (16-byte aligned) nt^2 double2 (c6, c12) */
+        /* nt^2 float2 (6 c6, 12 c12), then (16-byte aligned) nt^2 double2 (c6, c12), then nt
+         * float2 geometric-rule factors */
         const size_t off = 16 * (((size_t)8 * nt * nt + 15) / 16);
-        const size_t bytes = off + sizeof(double2) * (size_t)(nt * nt);
+        nb->lj_comb_off = off + sizeof(double2) * (size_t)(nt * nt);
+        const size_t bytes = nb->lj_comb_off + sizeof(float2) * (size_t)nt;
         unsigned char *h = (unsigned char *)calloc(1, bytes);
         if (!h)
             HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
@@ -493,12 +711,35 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
             ((float2 *)h)[k] = make_float2((float)(6.0 * c6[k]), (float)(12.0 * c12[k]));
             ((double2 *)(h + off))[k] = make_double2(c6[k], c12[k]);
         }
+        /* geometric rule (OPLS-AA, GROMOS, SPC/E, TIP3P): c_ij = sqrt(c_ii c_jj) for c6 and c12,
+         * to 1e-6 of the largest parameter (the float table's own rounding is 6e-8) */
+        nb->lj_geometric = 1;
+        double c6max = 0.0, c12max = 0.0;
+        for (int k = 0; k < nt * nt; k++) {
+            c6max = fmax(c6max, fabs(c6[k]));
+            c12max = fmax(c12max, fabs(c12[k]));
+        }
+        for (int i = 0; i < nt; i++) {
+            if (c6[i * nt + i] < 0 || c12[i * nt + i] < 0)
+                nb->lj_geometric = 0;
+            for (int j = 0; j < nt && nb->lj_geometric; j++) {
+                const double g6 = sqrt(fmax(c6[i * nt + i], 0.0) * fmax(c6[j * nt + j], 0.0));
+                const double g12 = sqrt(fmax(c12[i * nt + i], 0.0) * fmax(c12[j * nt + j], 0.0));
+                if (fabs(c6[i * nt + j] - g6) > 1e-6 * c6max ||
+                    fabs(c12[i * nt + j] - g12) > 1e-6 * c12max)
+                    nb->lj_geometric = 0;
+            }
+            ((float2 *)(h + nb->lj_comb_off))[i] =
+                make_float2((float)sqrt(6.0 * fmax(c6[i * nt + i], 0.0)),
+                            (float)sqrt(12.0 * fmax(c12[i * nt + i], 0.0)));
+        }
         cudaError_t rc = cudaMalloc((void **)&nb->d_lj, bytes);
         if (rc == cudaSuccess)
             rc = cudaMemcpy(nb->d_lj, h, bytes, cudaMemcpyHostToDevice);
         free(h);
         HX_CUDA_GOTO(st, rc, fail);
     }
+    HX_TRY_GOTO(st, choose_kernel(nb), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->grid, sizeof(gnb_zone_grid) * GNB_MAXZ), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->st, sizeof(gnb_status)), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->energy, 2 * sizeof(double)), fail);
@@ -516,6 +757,8 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     nb->h_npairs = (unsigned long long *)(nb->h_energy + 2);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_nonlocal, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune, cudaStreamNonBlocking), fail);
     *out = nb;
     return HX_OK;
 fail:
@@ -682,8 +925,8 @@ hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s)
     for (int c = 0; c < 2; c++) {
         if (nb->nent[c] == 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], GNB_SCA, 0, s, *d, d->ent[c], d->items[c],
-                  d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
+        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
+                  d->items[c], d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
     HX_CUDA(cudaMemcpyAsync(nb->h_st->ncp_inner, d->st->ncp_inner, sizeof nb->h_st->ncp_inner,
@@ -705,10 +948,45 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
                   d->items[cls], d->mask[cls], nb->d_lj);
         HX_CUDA_LAUNCH("k_nb_fe");
     } else {
-        HX_LAUNCH(k_nb_f, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                  d->items[cls], d->mask[cls], nb->d_lj);
+        const unsigned grid = (unsigned)nb->nent[cls], off = (unsigned)nb->lj_comb_off;
+        switch (nb->kernel) {
+        case HX_GPU_NB_KERNEL_REF:
+            HX_LAUNCH(k_nb_f, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls], nb->d_lj);
+            break;
+        case HX_GPU_NB_KERNEL_TABLE:
+            HX_LAUNCH((k_nb_fast<false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_COMB:
+            HX_LAUNCH((k_nb_fast<true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_TABLE_PF:
+            HX_LAUNCH((k_nb_fast<false, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        default:
+            HX_LAUNCH((k_nb_fast<true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        }
         HX_CUDA_LAUNCH("k_nb_f");
     }
+    return HX_OK;
+}
+
+/* The next part of list's outer list pruned at the positions of this step (k_prune). */
+static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
+{
+    const int parts = nb->p.prune_parts;
+    if (parts == 0 || nb->nent[list] == 0)
+        return HX_OK;
+    gnb_dev *d = &nb->d;
+    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), 32 * GNB_PRUNE_WARPS, 0, s, *d,
+              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
+              list, 0);
+    HX_CUDA_LAUNCH("k_prune");
     return HX_OK;
 }
 
@@ -716,15 +994,10 @@ extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
 {
     HX_CHECK(nb && nb->have_list && (list == 0 || list == 1), HX_ERR_INVALID_ARG,
              "hx_gpu_nb_prune: no pair list, or list %d is not 0 (local) or 1 (non-local)", list);
-    const int parts = nb->p.prune_parts;
-    if (parts == 0 || nb->nent[list] == 0)
+    /* list 0 is pruned by hx_gpu_nb_local, beside the local pair kernel */
+    if (list == 0)
         return HX_OK;
-    gnb_dev *d = &nb->d;
-    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), GNB_SCA, 0, (cudaStream_t)stream, *d,
-              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
-              list, 0);
-    HX_CUDA_LAUNCH("k_prune");
-    return HX_OK;
+    return launch_rolling_prune(nb, list, (cudaStream_t)stream);
 }
 
 extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
@@ -745,7 +1018,23 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
         HX_CUDA_LAUNCH("k_gather_home");
     }
     HX_CUDA(cudaEventRecord(nb->ev_gather, s));
+    /* The rolling prune of the local list beside the pair kernel, on this step's positions (the
+     * gather's), instead of after it: run after it, it added its whole time to the step (16.6 us
+     * of 101 at 45k atoms, 4 parts; the update it overlapped takes ~5). Both read the masks of
+     * the part being pruned while the prune rewrites them: either value is a valid list for
+     * this step (the old one was pruned for steps up to this one, the new one at these very
+     * positions), each warp reads its half's 8 bits from one 16-bit word, so the kernel sees
+     * one or the other. The caller's stream waits for the prune after the pair kernel: the
+     * next gather rewrites the positions it reads. */
+    const int rolling = nb->p.prune_parts > 0 && nb->nent[0] > 0;
+    if (rolling) {
+        HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_gather, 0));
+        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
+        HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
+    }
     HX_TRY(run_pairs(nb, 0, flags, s));
+    if (rolling)
+        HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
     return HX_OK;
 }
 
@@ -821,7 +1110,7 @@ extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, 
     if (prune_ms && parts > 0) {
         HX_CUDA_GOTO(st, cudaEventRecord(e0, s), out);
         for (int r = 0; r < reps; r++)
-            HX_TRY_GOTO(st, hx_gpu_nb_prune(nb, list, stream), out);
+            HX_TRY_GOTO(st, launch_rolling_prune(nb, list, s), out);
         HX_CUDA_GOTO(st, cudaEventRecord(e1, s), out);
         HX_CUDA_GOTO(st, cudaEventSynchronize(e1), out);
         HX_CUDA_GOTO(st, cudaEventElapsedTime(&ms, e0, e1), out);
@@ -858,6 +1147,14 @@ extern "C" void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, 
     }
     if (npairs)
         *npairs = (long long)*nb->h_npairs;
+}
+
+extern "C" hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel)
+{
+    HX_CHECK(nb && kernel >= 0 && kernel < HX_GPU_NB_KERNEL_N, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_set_kernel: kernel %d: use 0 (auto) to %d", kernel, HX_GPU_NB_KERNEL_N - 1);
+    nb->p.kernel = kernel;
+    return choose_kernel(nb);
 }
 
 extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)

@@ -53,7 +53,22 @@ typedef struct hx_gpu_nb_params {
     /* Excluded atom pairs are never farther apart than this (nm); the search uses it to find
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
+    /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, table-pf, comb-pf). */
+    int kernel;
 } hx_gpu_nb_params;
+
+/* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
+ * docs/design/gpu-engine.md, "The pair kernel", gives their instruction counts. */
+enum {
+    HX_GPU_NB_KERNEL_AUTO = 0,
+    HX_GPU_NB_KERNEL_REF = 1,   /* the first kernel (per-cluster divergent branches, table) */
+    HX_GPU_NB_KERNEL_TABLE = 2, /* uniform mask branches, no-exclusion fast path, LJ table */
+    HX_GPU_NB_KERNEL_COMB = 3,  /* as TABLE, LJ by the geometric rule (when the table obeys it) */
+    HX_GPU_NB_KERNEL_TABLE_PF = 4, /* TABLE, the next item's mask and j cluster loaded ahead */
+    HX_GPU_NB_KERNEL_COMB_PF = 5,  /* COMB, likewise */
+    HX_GPU_NB_KERNEL_N = 6
+};
 
 /* ff: the force field (types, LJ tables); at most 32 types. */
 hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_params *p, hx_gpu_nb **out);
@@ -76,7 +91,9 @@ enum {
 };
 
 /* Local work: gather home positions into the cluster layout, the home atoms' self and
- * excluded-pair reaction-field terms (forces added to f), and the zone 0 x zone 0 pairs. */
+ * excluded-pair reaction-field terms (forces added to f), and the zone 0 x zone 0 pairs. With
+ * prune_parts > 0 it also runs the local list's rolling prune, beside the pair kernel on a
+ * stream of its own that the given stream joins after the pair kernel (capturable). */
 hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
 /* Non-local work, after the halo coordinates are in x: waits (on the device) for the local
  * gather, gathers the halo positions, clears the halo atoms' forces in f, computes every pair
@@ -87,10 +104,11 @@ hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
  * non-local work when there was any; call it after hx_gpu_nb_local (and _nonlocal). */
 hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream);
 
-/* Rolling prune (when prune_parts > 0, else a no-op): the next part of the local (list 0) or
- * non-local (list 1) outer list is pruned to rlist_inner at the current positions, for the
- * following prune_parts steps. Call it after that list's forces of the step (it reads this
- * step's positions); it may overlap the update, which does not touch the cluster layout. */
+/* Rolling prune of the non-local list (list 1; when prune_parts > 0, else a no-op): its next
+ * part is pruned to rlist_inner at the current positions, for the following prune_parts steps.
+ * Call it after the non-local forces of the step (it reads this step's halo positions); it may
+ * overlap the update, which does not touch the cluster layout. List 0: a no-op, the local list
+ * is pruned by hx_gpu_nb_local. */
 hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream);
 
 /* Energies of the latest step computed with HX_GPU_NB_ENERGY: fetch copies them to host memory
@@ -98,6 +116,11 @@ hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream);
  * cut-off that were computed (may be NULL). */
 hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream);
 void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *npairs);
+
+/* Switches the forces-only pair kernel (HX_GPU_NB_KERNEL_*, AUTO: the default choice) between
+ * steps (tests and benchmarks compare the variants on one list); the geometric-rule ones fall
+ * back to the table when the force field does not obey the rule. Not inside a capture. */
+hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel);
 
 typedef struct hx_gpu_nb_stats {
     int natoms, nzones;

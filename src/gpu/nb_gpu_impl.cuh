@@ -128,8 +128,12 @@ struct hx_gpu_nb {
     hx_rf_consts rf;
     int ntypes;
     /* LJ table: nt^2 float2 (6 c6, 12 c12) for the forces, then nt^2 double2 (c6, c12) for
-     * the energies (16-byte aligned: 8 + 16 bytes per type pair) */
+     * the energies (16-byte aligned: 8 + 16 bytes per type pair), then nt float2 (sqrt(6 c6_tt),
+     * sqrt(12 c12_tt)), the geometric-rule factors (lj_comb_off: their byte offset) */
     unsigned char *d_lj;
+    size_t lj_comb_off;
+    int lj_geometric; /* every c6_ij, c12_ij is the geometric mean of the types' own */
+    int kernel;       /* HX_GPU_NB_KERNEL_* in use (never AUTO) */
     gnb_dev d;
     /* set */
     int cap_atoms;
@@ -145,6 +149,9 @@ struct hx_gpu_nb {
     long long items_est;
     /* per-step state */
     cudaEvent_t ev_gather, ev_nonlocal;
+    /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local) */
+    cudaStream_t s_prune;
+    cudaEvent_t ev_prune;
     int nonlocal_pending;
 };
 

@@ -143,6 +143,12 @@ void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *
     if (npairs)
         *npairs = 0;
 }
+hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel)
+{
+    (void)nb;
+    (void)kernel;
+    HX_NOGPU_FAIL;
+}
 void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
 {
     (void)nb;

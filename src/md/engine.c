@@ -44,6 +44,8 @@ void hx_md_params_default(hx_md_params *p)
     p->ref_t = 300.0;
     p->nsttcouple = 10;
     p->halo_wait_timeout = -1.0;
+    p->prune_parts = -1;
+    p->rlist_inner = 0.0;
 }
 
 hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
@@ -63,6 +65,14 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
              p->rlist, p->rc);
     HX_CHECK(p->rlist != 0 || p->verlet_buffer_tolerance > 0, HX_ERR_INVALID_ARG,
              "give rlist or a positive buffer tolerance");
+    HX_CHECK(p->prune_parts >= -1 && p->prune_parts <= 1000, HX_ERR_INVALID_ARG,
+             "prune_parts = %d: use -1 (backend default), 0 (no rolling prune) or up to 1000",
+             p->prune_parts);
+    HX_CHECK(p->rlist_inner == 0 ||
+                 (p->rlist_inner >= p->rc && (p->rlist == 0 || p->rlist_inner <= p->rlist)),
+             HX_ERR_INVALID_ARG,
+             "rlist_inner = %g nm: use 0 (buffer estimate) or a radius in [rc, rlist] = [%g, %g]",
+             p->rlist_inner, p->rc, p->rlist);
     HX_CHECK(p->eps_rf == 0 || p->eps_rf >= 1, HX_ERR_INVALID_ARG,
              "eps_rf = %g: use 0 (infinity) or a value >= 1", p->eps_rf);
     HX_CHECK(p->eps_r > 0, HX_ERR_INVALID_ARG, "eps_r = %g: must be > 0", p->eps_r);
@@ -172,6 +182,46 @@ out:
     return st;
 }
 
+/* The GPU backend's rolling prune when the parameters leave it to the backend: 4 parts. H200,
+ * nstlist 20 (outer 1.178 nm, inner 1.026), default pair kernel, time per step with the prune
+ * against without it (gpu_md_bench, docs/design/gpu-engine.md "Kernel variants"): 45k atoms
+ * 100.9 against 102.5 us, 180k 314 against 332, 360k 588 against 630, with the prune still run
+ * after the pair kernel; it now runs beside it. The CPU backend ignores it. */
+#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4
+
+/* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
+ * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the
+ * decomposition of a run with the prune; every rank computes the same inner radius from the
+ * same global system. */
+static hx_status resolve_prune(const hx_system *sys, const hx_md_params *p, hx_md_params *q)
+{
+    int parts = p->prune_parts;
+    if (parts < 0 && !(q->backend && strcmp(q->backend, "gpu") == 0))
+        parts = 0; /* the CPU backend has no rolling prune: no second buffer estimate */
+    if (parts < 0) {
+        const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
+        parts = (env && env[0]) ? atoi(env) : HX_MD_GPU_PRUNE_PARTS_DEFAULT;
+        HX_CHECK(parts >= 0 && parts <= 1000, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_PRUNE_PARTS=%s: use 0 (no rolling prune) to 1000", env);
+    }
+    q->prune_parts = parts;
+    q->rlist_inner = p->rlist_inner;
+    if (parts > 0 && q->rlist_inner == 0) {
+        HX_CHECK(p->verlet_buffer_tolerance > 0, HX_ERR_INVALID_ARG,
+                 "the rolling prune (%d parts) needs rlist_inner or a positive buffer tolerance",
+                 parts);
+        hx_md_params c = *q;
+        c.rlist = 0.0;
+        c.nstlist = parts + 1; /* a part pruned at step t serves steps t+1 .. t+parts */
+        HX_TRY(hx_md_pair_list_radius(sys, &c, &q->rlist_inner));
+    }
+    if (parts == 0 || q->rlist_inner > q->rlist)
+        q->rlist_inner = q->rlist;
+    else if (q->rlist_inner < q->rc)
+        q->rlist_inner = q->rc;
+    return HX_OK;
+}
+
 /* Everything that is the same on every rank: force field, whole molecules, a constrained
  * start, velocities, the pair-list radius. Done on the global system, identically everywhere,
  * so that the decomposition cannot change the starting state. */
@@ -191,6 +241,7 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
         md->rlist_auto = 1;
         HX_TRY(hx_md_pair_list_radius(sys, p, &md->p.rlist));
     }
+    HX_TRY(resolve_prune(sys, p, &md->p));
     double *xn = malloc((3 * n + 1) * sizeof *xn);
     HX_CHECK(xn, HX_ERR_NOMEM, "out of memory for %zu atoms", n);
     if (!p->continuation)

@@ -156,6 +156,12 @@ inline int __all_sync(unsigned m, int p)
     (void)m;
     return emu::warp_ballot(!p) == 0;
 }
+inline unsigned __reduce_or_sync(unsigned m, unsigned v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v |= __shfl_xor_sync(m, v, o);
+    return v;
+}
 
 /* atomics: read-modify-write on host memory through std::atomic_ref */
 template <typename T> inline T emu_atomic_add(T *p, T v)

@@ -141,8 +141,9 @@ static hx_status gmd_init(gmd *g, const hx_system *sys, const hx_forcefield *ff)
 {
     const int n = sys->natoms;
     const int water = hx_forcefield_is_water(ff);
-    hx_gpu_nb_params np = {g->p.rc,          g->p.eps_rf,      g->p.eps_r,        g->p.rlist,
-                           g->p.rlist_inner, g->p.prune_parts, water ? 0.25 : 0.5};
+    hx_gpu_nb_params np = {
+        g->p.rc,          g->p.eps_rf,      g->p.eps_r,         g->p.rlist,
+        g->p.rlist_inner, g->p.prune_parts, water ? 0.25 : 0.5, HX_GPU_NB_KERNEL_AUTO};
     HX_TRY(hx_gpu_nb_create(ff, &np, &g->nb));
     int *mol = malloc(sizeof(int) * (size_t)(n + 1));
     int *settle = malloc(sizeof(int) * (size_t)(n + 1));

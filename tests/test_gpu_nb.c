@@ -124,8 +124,14 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     const int n = set->n;
     const int water = hx_forcefield_is_water(ff);
     hx_nb_params cp = {o->rc, o->eps_rf, 1.0};
-    hx_gpu_nb_params gp = {o->rc,    o->eps_rf,         1.0, o->rlist, o->rinner,
-                           o->parts, water ? 0.25 : 0.5};
+    hx_gpu_nb_params gp = {o->rc,
+                           o->eps_rf,
+                           1.0,
+                           o->rlist,
+                           o->rinner,
+                           o->parts,
+                           water ? 0.25 : 0.5,
+                           HX_GPU_NB_KERNEL_AUTO};
     hx_nb *cpu = NULL;
     hx_gpu_nb *nb = NULL;
     T_OK(hx_nb_create(ff, &cp, 0, &cpu));

@@ -423,8 +423,8 @@ typedef struct hx_md_params {
      * prune_parts parts, one part per step. prune_parts -1: the backend's default (the
      * environment variable HALOX_GPU_PRUNE_PARTS overrides it), 0: pruned at the search only.
      * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps, at most
-     * rlist. The GPU backend's default is 4 parts; docs/design/gpu-engine.md has the
-     * measurements behind it. */
+     * rlist. The GPU backend's default is 0 (off): with decomposition it drifts (see
+     * src/md/engine.c); docs/design/gpu-engine.md has the measurements. */
     int prune_parts;
     double rlist_inner;
 } hx_md_params;

@@ -182,12 +182,15 @@ out:
     return st;
 }
 
-/* The GPU backend's rolling prune when the parameters leave it to the backend: 4 parts. H200,
- * nstlist 20 (outer 1.178 nm, inner 1.026), default pair kernel, time per step with the prune
- * against without it (gpu_md_bench, docs/design/gpu-engine.md "Kernel variants"): 45k atoms
- * 100.9 against 102.5 us, 180k 314 against 332, 360k 588 against 630, with the prune still run
- * after the pair kernel; it now runs beside it. The CPU backend ignores it. */
-#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4
+/* The GPU backend's rolling prune when the parameters leave it to the backend: off. Measured
+ * on the H200 (nstlist 20, outer 1.178 nm, inner 1.026, 4 parts; gpu_md_bench, docs/design/
+ * gpu-engine.md "Kernel variants"): 45k atoms 100.9 against 102.5 us per step, 180k 314 against
+ * 332, 360k 588 against 630, with the prune run after the pair kernel. But with it on by default
+ * the decomposed GPU runs of test_gpu_dd_md drifted 1.7-2.1x the single GPU's (bar 1.5x) and
+ * their energies left the single GPU's by 2e-4 kJ/mol per atom in 200 steps (bench/results/
+ * h200-2026-12-03d): the non-local list is pruned while the update moves the home atoms. Until
+ * that is fixed it is opt-in (prune_parts, HALOX_GPU_PRUNE_PARTS). The CPU backend ignores it. */
+#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 0
 
 /* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
  * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the

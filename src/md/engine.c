@@ -199,8 +199,12 @@ out:
 static hx_status resolve_prune(const hx_system *sys, const hx_md_params *p, hx_md_params *q)
 {
     int parts = p->prune_parts;
-    if (parts < 0 && !(q->backend && strcmp(q->backend, "gpu") == 0))
-        parts = 0; /* the CPU backend has no rolling prune: no second buffer estimate */
+    /* the default only where it applies: the CPU backend has no rolling prune (no second buffer
+     * estimate), and without a buffer tolerance (an explicit rlist alone) there is no inner
+     * radius to choose */
+    if (parts < 0 && (!(q->backend && strcmp(q->backend, "gpu") == 0) ||
+                      (p->rlist_inner == 0 && !(p->verlet_buffer_tolerance > 0))))
+        parts = 0;
     if (parts < 0) {
         const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
         parts = (env && env[0]) ? atoi(env) : HX_MD_GPU_PRUNE_PARTS_DEFAULT;

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "halox/halo.h"
 #include "halox/status.h"
 
 typedef struct hx_bench_run {
@@ -48,5 +49,10 @@ extern const struct hx_cmd hx_bench_cmd_suite; /* app/bench_suite.c */
 void hx_bench_git_revision(char *buf, size_t len);
 cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version);
 hx_status hx_bench_write_json(const char *path, cJSON *root);
+/* The start of a series run under MPI or alone: MPI initialised, the job's communicator, log
+ * lines tagged with the rank. NULL after reporting the error (as "halox NAME: ..."). */
+hx_comm *hx_bench_world(const char *name, int *argc, char ***argv);
+/* "AxBxC[,...]" into grids (at most max); the count, or the parse error in *st. */
+int hx_bench_parse_grids(const char *list, int (*grids)[3], int max, hx_status *st);
 
 #endif

@@ -2,8 +2,11 @@
  * write (DESIGN §7). */
 #include "bench.h"
 
+#include "cli.h"
+#include "halox/dd.h"
 #include "halox/gpu.h"
 #include "halox/halo.h"
+#include "halox/log.h"
 #include "halox/version.h"
 #include "comm/comm_impl.h" /* hx_mpi_library_version */
 #include "core/error.h"
@@ -122,4 +125,33 @@ hx_status hx_bench_write_json(const char *path, cJSON *root)
         HX_FAIL(HX_ERR_IO, "cannot write %s", path);
     }
     return HX_OK;
+}
+
+hx_comm *hx_bench_world(const char *name, int *argc, char ***argv)
+{
+    int parallel = 0;
+    hx_status st = hx_mpi_init(argc, argv, &parallel);
+    hx_comm *world = NULL;
+    if (st == HX_OK)
+        st = hx_comm_create_world(&world);
+    if (st != HX_OK) {
+        hx_cli_report_error(name, st);
+        return NULL;
+    }
+    hx_log_set_rank(hx_comm_rank(world), hx_comm_nranks(world));
+    return world;
+}
+
+int hx_bench_parse_grids(const char *list, int (*grids)[3], int max, hx_status *st)
+{
+    char tmp[256];
+    int n = 0;
+    *st = HX_OK;
+    snprintf(tmp, sizeof tmp, "%s", list);
+    for (char *tok = strtok(tmp, ","); tok && n < max; tok = strtok(NULL, ",")) {
+        if ((*st = hx_dd_parse_grid(tok, grids[n])) != HX_OK)
+            break;
+        n++;
+    }
+    return n;
 }

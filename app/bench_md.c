@@ -278,17 +278,11 @@ static int run_md_series(int argc, char **argv)
             }
         }
     }
-    int parallel = 0;
-    hx_status st = hx_mpi_init(&argc, &argv, &parallel);
-    hx_comm *world = NULL;
-    if (st == HX_OK)
-        st = hx_comm_create_world(&world);
-    if (st != HX_OK) {
-        hx_cli_report_error("bench md", st);
+    hx_comm *world = hx_bench_world("bench md", &argc, &argv);
+    if (!world)
         return 1;
-    }
+    hx_status st = HX_OK;
     const int rank = hx_comm_rank(world), nranks = hx_comm_nranks(world);
-    hx_log_set_rank(rank, nranks);
     int ndev = 0;
     hx_gpu_device_count(&ndev, NULL);
     int dev = -1;
@@ -302,14 +296,8 @@ static int run_md_series(int argc, char **argv)
     else
         snprintf(sysname, sizeof sysname, "water-%s", o.model);
     int grids[16][3], ngrids = 0;
-    if (o.dd_list) {
-        char tmp[256];
-        snprintf(tmp, sizeof tmp, "%s", o.dd_list);
-        for (char *tok = strtok(tmp, ","); tok && ngrids < 16 && st == HX_OK;
-             tok = strtok(NULL, ","))
-            if ((st = hx_dd_parse_grid(tok, grids[ngrids])) == HX_OK)
-                ngrids++;
-    }
+    if (o.dd_list && st == HX_OK)
+        ngrids = hx_bench_parse_grids(o.dd_list, grids, 16, &st);
     for (int k = 0; k < nknown; k++)
         total += list_has(o.backends, known[k]);
     total *= nsizes * (ngrids ? ngrids : 1);

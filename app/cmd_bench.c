@@ -427,17 +427,11 @@ static int run_exchange(int argc, char **argv)
                 o.apd_list);
         return 2;
     }
-    int parallel = 0;
-    hx_status st = hx_mpi_init(&argc, &argv, &parallel);
-    hx_comm *world = NULL;
-    if (st == HX_OK)
-        st = hx_comm_create_world(&world);
-    if (st != HX_OK) {
-        hx_cli_report_error("bench exchange", st);
+    hx_comm *world = hx_bench_world("bench exchange", &argc, &argv);
+    if (!world)
         return 1;
-    }
+    hx_status st = HX_OK;
     const int rank = hx_comm_rank(world), nranks = hx_comm_nranks(world);
-    hx_log_set_rank(rank, nranks);
     int ndev = 0;
     const char *why = NULL;
     hx_gpu_device_count(&ndev, &why);
@@ -450,13 +444,7 @@ static int run_exchange(int argc, char **argv)
     }
     int grids[16][3], ngrids = 0;
     if (o.dd_list) {
-        char tmp[256];
-        snprintf(tmp, sizeof tmp, "%s", o.dd_list);
-        for (char *tok = strtok(tmp, ","); tok && ngrids < 16; tok = strtok(NULL, ",")) {
-            if ((st = hx_dd_parse_grid(tok, grids[ngrids])) != HX_OK)
-                break;
-            ngrids++;
-        }
+        ngrids = hx_bench_parse_grids(o.dd_list, grids, 16, &st);
     } else {
         /* the box depends on the size; the grid choice on the first size's box */
         hx_system *S = NULL;

@@ -188,8 +188,9 @@ out:
  * 332, 360k 588 against 630, with the prune run after the pair kernel. But with it on by default
  * the decomposed GPU runs of test_gpu_dd_md drifted 1.7-2.1x the single GPU's (bar 1.5x) and
  * their energies left the single GPU's by 2e-4 kJ/mol per atom in 200 steps (bench/results/
- * h200-2026-12-03d): the non-local list is pruned while the update moves the home atoms. Until
- * that is fixed it is opt-in (prune_parts, HALOX_GPU_PRUNE_PARTS). The CPU backend ignores it. */
+ * h200-2026-12-03d); the cause (a race in where the prune runs, or the inner list's own
+ * missed-pair drift) is open, docs/design/gpu-engine.md. Until it is found the prune is opt-in
+ * (prune_parts, HALOX_GPU_PRUNE_PARTS). The CPU backend ignores it. */
 #define HX_MD_GPU_PRUNE_PARTS_DEFAULT 0
 
 /* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The

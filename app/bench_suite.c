@@ -1300,7 +1300,7 @@ static int run_suite(int argc, char **argv)
         if (o.budget > 0 && now0 + predicted(r, &cal) > o.budget) {
             char why[256], e[32], l[32];
             fmt_secs(predicted(r, &cal), e, sizeof e);
-            fmt_secs(o.budget - now0, l, sizeof l);
+            fmt_secs(o.budget > now0 ? o.budget - now0 : 0.0, l, sizeof l); /* spent: 0 s */
             snprintf(why, sizeof why, "time budget: needs about %s, %s of --time-budget left", e,
                      l);
             skip(r, why);

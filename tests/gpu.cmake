@@ -90,6 +90,9 @@ if(TARGET test_gpu_ethanol)
   target_link_libraries(test_gpu_ethanol PRIVATE halox_gputest)
 endif()
 halox_gpu_mpi_test(test_gpu_ethanol_dd SOURCES test_gpu_ethanol_dd.c RANKS 2 LABELS ethanol dd)
+if(TARGET test_gpu_ethanol_dd)
+  target_link_libraries(test_gpu_ethanol_dd PRIVATE halox_gputest)
+endif()
 
 # The single-GPU MD benchmark (bench/gpu_md_bench.c): built with CUDA, run by hand on the GPU
 # machine (see docs/design/gpu-engine.md).
@@ -112,3 +115,6 @@ halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)
 # The decomposed GPU step (issue 13): every GPU halo backend in the engine's schedule against
 # the CPU engine and one GPU, 1D/2D/3D and two-pulse grids, NVE drift, a stressed NVSHMEM run
 halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 LABELS dd)
+if(TARGET test_gpu_dd_md)
+  target_link_libraries(test_gpu_dd_md PRIVATE halox_gputest)
+endif()

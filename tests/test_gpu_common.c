@@ -451,3 +451,36 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, do
     hx_gpu_nb_list_host_free(&L);
     return hx_test_failures - fails0;
 }
+
+void tg_energy_terms(const hx_md_energies *e, double v[7])
+{
+    v[0] = e->lj;
+    v[1] = e->coulomb;
+    v[2] = e->bonds;
+    v[3] = e->angles;
+    v[4] = e->dihedrals;
+    v[5] = e->lj14;
+    v[6] = e->coulomb14;
+}
+
+hx_status tg_trajectory(hx_md *md, int nsteps, double *e, double *max_dev)
+{
+    hx_status st = hx_md_evaluate(md);
+    if (st != HX_OK)
+        return st;
+    e[0] = hx_md_last_energies(md)->total;
+    if (max_dev)
+        *max_dev = 0;
+    hx_md_output out;
+    memset(&out, 0, sizeof out);
+    out.nstenergy = 10;
+    for (int k = 1; k <= nsteps / 10; k++) {
+        hx_md_set_steps(md, 10);
+        if ((st = hx_md_run(md, &out)) != HX_OK)
+            return st;
+        e[k] = hx_md_last_energies(md)->total;
+        if (max_dev)
+            *max_dev = fmax(*max_dev, hx_md_last_energies(md)->constraint_deviation);
+    }
+    return HX_OK;
+}

@@ -50,4 +50,11 @@ typedef struct tg_list_report {
 int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, double rinner,
                   const char *what, tg_list_report *rep);
 
+/* The seven potential terms of e (LJ, Coulomb, bonds, angles, dihedrals, LJ-14, Coulomb-14). */
+void tg_energy_terms(const hx_md_energies *e, double v[7]);
+/* Total energy at the start and every 10 steps of nsteps into e[0 .. nsteps/10], run in chunks
+ * of 10 (the steps between energy steps are the plain, graph-replayed ones); max_dev (unless
+ * NULL) gets the largest constraint deviation seen. */
+hx_status tg_trajectory(hx_md *md, int nsteps, double *e, double *max_dev);
+
 #endif

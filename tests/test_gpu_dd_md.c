@@ -24,6 +24,7 @@
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
+#include "test_gpu_common.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -49,26 +50,6 @@ static hx_md *make(const hx_system *s, const char *backend, const char *halo, hx
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
     return md;
-}
-
-/* total energy at every 10th step of nsteps steps into e[nsteps/10 + 1], through hx_md_run in
- * chunks of 10 (its steps between energy steps are the plain, graph-replayed ones) */
-static hx_status trajectory(hx_md *md, int nsteps, double *e)
-{
-    hx_status st = hx_md_evaluate(md);
-    if (st != HX_OK)
-        return st;
-    e[0] = hx_md_last_energies(md)->total;
-    hx_md_output out;
-    memset(&out, 0, sizeof out);
-    out.nstenergy = 10;
-    for (int k = 1; k <= nsteps / 10; k++) {
-        hx_md_set_steps(md, 10);
-        if ((st = hx_md_run(md, &out)) != HX_OK)
-            return st;
-        e[k] = hx_md_last_energies(md)->total;
-    }
-    return HX_OK;
 }
 
 /* least-squares slope of e[k] (every 10 steps of dt) per atom, kJ/mol/ps per atom */
@@ -131,12 +112,12 @@ int main(int argc, char **argv)
     if (cpu && one) {
         T_OK(hx_md_evaluate(cpu));
         ecpu = *hx_md_last_energies(cpu);
-        T_OK(trajectory(one, nsteps, eref));
+        T_OK(tg_trajectory(one, nsteps, eref, NULL));
         T_OK(hx_md_gather(one));
         T_OK(hx_system_copy(hx_md_system(one), &xref));
         hx_md *two = make(s, "gpu", NULL, self, NULL, 0);
         if (two) {
-            T_OK(trajectory(two, nsteps, e));
+            T_OK(tg_trajectory(two, nsteps, e, NULL));
             T_OK(hx_md_gather(two));
             rep = max_pos_dev(hx_md_system(two), xref);
         }
@@ -185,7 +166,7 @@ int main(int argc, char **argv)
             T_CHECK(rk <= 1e-6, "%s step 0 kinetic: GPU DD %.12g CPU %.12g", halos[h], e0.kinetic,
                     ecpu.kinetic);
             /* 2. trajectory against the single GPU */
-            T_OK(trajectory(md, nsteps, e));
+            T_OK(tg_trajectory(md, nsteps, e, NULL));
             double wde = 0;
             int wk = 0;
             for (int k = 0; k < ne; k++)
@@ -224,8 +205,8 @@ int main(int argc, char **argv)
         hx_md *a = make(s, "gpu", NULL, self, NULL, 0);
         hx_md *b = make(s, "gpu", "nvshmem", world, grid, 0);
         if (a && b) {
-            T_OK(trajectory(a, longn, ea));
-            T_OK(trajectory(b, longn, eb));
+            T_OK(tg_trajectory(a, longn, ea, NULL));
+            T_OK(tg_trajectory(b, longn, eb, NULL));
             const double dt = hx_md_get_params(a)->dt;
             const double d1 = drift(ea, nl, dt, n), d2 = drift(eb, nl, dt, n);
             if (g_rank == 0)
@@ -242,7 +223,7 @@ int main(int argc, char **argv)
         if (c && b) {
             const int sn = 10000, snl = sn / 10 + 1;
             double *es = calloc((size_t)snl, sizeof *es);
-            hx_status st = trajectory(c, sn, es);
+            hx_status st = tg_trajectory(c, sn, es, NULL);
             T_CHECK(st == HX_OK, "stressed nvshmem run failed: %s", hx_last_error_message());
             double w = 0;
             for (int k = 0; k <= 5; k++)

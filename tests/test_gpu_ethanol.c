@@ -227,17 +227,6 @@ static hx_md *make(const hx_system *s, const char *backend)
     return md;
 }
 
-static void energies7(const hx_md_energies *e, double *v)
-{
-    v[0] = e->lj;
-    v[1] = e->coulomb;
-    v[2] = e->bonds;
-    v[3] = e->angles;
-    v[4] = e->dihedrals;
-    v[5] = e->lj14;
-    v[6] = e->coulomb14;
-}
-
 /* total energy and temperature every 10 steps of nsteps; returns the drift (slope after the
  * first tenth, kJ/mol/ps per atom) and the mean temperature */
 static hx_status nve(hx_md *md, int nsteps, int natoms, double *drift, double *tmean,
@@ -305,8 +294,8 @@ static void engine(const hx_system *s, int nsteps)
     double vc[7], vg[7];
     T_OK(hx_md_evaluate(cpu));
     T_OK(hx_md_evaluate(gpu));
-    energies7(hx_md_last_energies(cpu), vc);
-    energies7(hx_md_last_energies(gpu), vg);
+    tg_energy_terms(hx_md_last_energies(cpu), vc);
+    tg_energy_terms(hx_md_last_energies(gpu), vg);
     printf("engine, step 0:\n");
     check_terms("engine", vg, vc, n);
     const double kc = hx_md_last_energies(cpu)->kinetic, kg = hx_md_last_energies(gpu)->kinetic;

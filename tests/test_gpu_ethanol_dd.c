@@ -15,6 +15,7 @@
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
+#include "test_gpu_common.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -40,38 +41,6 @@ static hx_md *make(const hx_system *s, hx_comm *comm, const int *grid)
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
     return md;
-}
-
-static void energies7(const hx_md_energies *e, double *v)
-{
-    v[0] = e->lj;
-    v[1] = e->coulomb;
-    v[2] = e->bonds;
-    v[3] = e->angles;
-    v[4] = e->dihedrals;
-    v[5] = e->lj14;
-    v[6] = e->coulomb14;
-}
-
-/* total energy every 10 steps of nsteps into e[], the largest constraint deviation */
-static hx_status trajectory(hx_md *md, int nsteps, double *e, double *dev)
-{
-    hx_status st = hx_md_evaluate(md);
-    if (st != HX_OK)
-        return st;
-    e[0] = hx_md_last_energies(md)->total;
-    *dev = 0;
-    hx_md_output out;
-    memset(&out, 0, sizeof out);
-    out.nstenergy = 10;
-    for (int k = 1; k <= nsteps / 10; k++) {
-        hx_md_set_steps(md, 10);
-        if ((st = hx_md_run(md, &out)) != HX_OK)
-            return st;
-        e[k] = hx_md_last_energies(md)->total;
-        *dev = fmax(*dev, hx_md_last_energies(md)->constraint_deviation);
-    }
-    return HX_OK;
 }
 
 int main(int argc, char **argv)
@@ -105,8 +74,8 @@ int main(int argc, char **argv)
         double v1[7], vd[7];
         T_OK(hx_md_evaluate(one));
         T_OK(hx_md_evaluate(dd));
-        energies7(hx_md_last_energies(one), v1);
-        energies7(hx_md_last_energies(dd), vd);
+        tg_energy_terms(hx_md_last_energies(one), v1);
+        tg_energy_terms(hx_md_last_energies(dd), vd);
         for (int k = 0; k < 7; k++) {
             const double tol = k < 2 ? fmax(1e-6 * fabs(v1[k]), 5e-5 * n) : 1e-9 * fabs(v1[k]);
             if (rank == 0)
@@ -118,8 +87,8 @@ int main(int argc, char **argv)
         }
         double *e1 = calloc((size_t)ne, sizeof *e1), *ed = calloc((size_t)ne, sizeof *ed);
         double dev1 = 0, devd = 0;
-        T_OK(trajectory(one, nsteps, e1, &dev1));
-        T_OK(trajectory(dd, nsteps, ed, &devd));
+        T_OK(tg_trajectory(one, nsteps, e1, &dev1));
+        T_OK(tg_trajectory(dd, nsteps, ed, &devd));
         double worst = 0;
         for (int k = 0; k < ne; k++)
             worst = fmax(worst, fabs(ed[k] - e1[k]) / n);

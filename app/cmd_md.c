@@ -507,6 +507,15 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
     fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
+        if (rp->prune_parts > 0)
+            fprintf(flog,
+                    "  rolling prune: inner rlist %.4f nm, %d parts (each part re-pruned "
+                    "every %d steps)\n",
+                    rp->rlist_inner, rp->prune_parts, rp->prune_parts);
+        else
+            fprintf(flog, "  rolling prune: off (pruned at the pair search only)\n");
+    }
     fprintf(flog, "  missed-pair check every %d pair searches%s\n", rp->nstcheck,
             rp->nstcheck == 0 ? " (off)" : "");
     fprintf(flog, "  non-bonded precision %s\n",

@@ -13,8 +13,9 @@
  * Output: a table last, and JSON (format of shared/DESIGN.md section 7) with --json.
  *
  * Options: --atoms 45000,180000,360000  --steps 4000  --warmup 300
- *          --configs 100:4,40:4,20:0 (nstlist:prune parts; rlist from the buffer tolerance for
- *          nstlist steps, the inner radius for parts + 1)  --tolerance 0.005
+ *          --configs 100:4,40:4,20:0 (nstlist:prune parts[:inner tolerance]; rlist from the
+ *          buffer tolerance for nstlist steps, the inner radius for parts + 1 steps from the
+ *          inner tolerance, default the same)  --tolerance 0.005
  *          --no-graph  --json FILE  --git-revision HASH  --seed N */
 #include "gpu_md_driver.h"
 
@@ -109,7 +110,7 @@ static hx_system *prepare(int natoms, uint64_t seed, hx_forcefield **ff)
 }
 
 static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, int parts, double tol,
-                    int steps, int warmup, int graph, result *r)
+                    double tol_inner, int steps, int warmup, int graph, result *r)
 {
     memset(r, 0, sizeof *r);
     r->atoms = s->natoms;
@@ -119,8 +120,8 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     hx_nb_params nbp = {1.0, 0.0, 1.0};
     double rl = 1.0, ri = 1.0;
     if (hx_nb_rlist_from_tolerance(ff, s, &nbp, 0.002, nstlist, 300.0, tol, &rl) != HX_OK ||
-        hx_nb_rlist_from_tolerance(ff, s, &nbp, 0.002, parts > 0 ? parts + 1 : nstlist, 300.0, tol,
-                                   &ri) != HX_OK) {
+        hx_nb_rlist_from_tolerance(ff, s, &nbp, 0.002, parts > 0 ? parts + 1 : nstlist, 300.0,
+                                   tol_inner > 0 ? tol_inner : tol, &ri) != HX_OK) {
         fprintf(stderr, "buffer estimate failed: %s\n", hx_last_error());
         return;
     }
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int sizes[MAX_SIZES] = {45000, 180000, 360000}, nsizes = 3;
     int cfg_n[MAX_CONFIGS] = {100, 40, 20}, cfg_p[MAX_CONFIGS] = {4, 4, 0}, ncfg = 3;
+    double cfg_t[MAX_CONFIGS] = {0, 0, 0};
     int steps = 4000, warmup = 300, graph = 1;
     unsigned long long seed = 1;
     double tol = 0.005;
@@ -258,6 +260,8 @@ int main(int argc, char **argv)
                 cfg_n[ncfg] = atoi(c);
                 const char *colon = strchr(c, ':'), *comma = strchr(c, ',');
                 cfg_p[ncfg] = colon && (!comma || colon < comma) ? atoi(colon + 1) : 0;
+                const char *c2 = colon ? strchr(colon + 1, ':') : NULL;
+                cfg_t[ncfg] = c2 && (!comma || c2 < comma) ? atof(c2 + 1) : 0.0;
                 ncfg++;
                 c = comma ? comma + 1 : NULL;
             }
@@ -312,7 +316,7 @@ int main(int argc, char **argv)
             continue;
         printf("SPC/E %d atoms, box %.3f nm\n", s->natoms, s->box[0]);
         for (int c = 0; c < ncfg; c++)
-            run_one(s, ff, cfg_n[c], cfg_p[c], tol, steps, warmup, graph, &res[si][c]);
+            run_one(s, ff, cfg_n[c], cfg_p[c], tol, cfg_t[c], steps, warmup, graph, &res[si][c]);
         hx_system_destroy(&s);
         hx_forcefield_destroy(&ff);
     }

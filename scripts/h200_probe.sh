@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -95,3 +95,75 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     done
 done
 unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+# 5a. ddtests: the GPU MD tests with the rolling prune on (4 parts, inner tolerance
+#     PRUNE_TOL, default 0.0005), and test_gpu_dd_md's drift check shown to fail when the
+#     decomposed runs lose their buffer (HALOX_TEST_DD_RLIST=1.0, 4 ranks).
+if [[ $probes == *ddtests* ]]; then
+    probe dd_md_inject 120 "${pmpi[@]}" -x HALOX_TEST_DD_RLIST=1.0 -np 4 "$BUILD/tests/test_gpu_dd_md"
+    grep -hE "fault|NVE|stress|FAIL|cases" "$OUT/logs/probe_dd_md_inject.log" | sed 's/^/    inject: /' |
+        tee -a "$OUT/summary.txt"
+    t0=$(date +%s)
+    (cd "$BUILD" && HALOX_GPU_PRUNE_PARTS=4 HALOX_GPU_PRUNE_TOLERANCE=${PRUNE_TOL:-0.0005} \
+        timeout 200 ctest -R "${PRUNE_TESTS:-test_gpu_md\$|test_gpu_ethanol\$|test_gpu_dd_md_np4}" \
+        -V --timeout 150) > "$OUT/logs/ctest_prune_on.log" 2>&1
+    say "  tests with the prune on ($(($(date +%s) - t0)) s):"
+    grep -hE "Test +#[0-9]+:|NVE|drift|FAIL|stress" "$OUT/logs/ctest_prune_on.log" | sed -E 's/^[0-9]+: //' |
+        sed 's/^/    /' | tee -a "$OUT/summary.txt"
+fi
+# 5. prune: what the rolling prune's inner list costs in energy conservation and buys in time.
+#    NVE drift of 3000 SPC/E atoms over 25 ps on one GPU (seeds PRUNE_SEEDS, default 1 2) for nstlist:parts:inner
+#    tolerance (0: no prune / the run's tolerance), then the pair kernel and step at 45k-360k
+#    (tests/gpu_md_bench) and the engine on one GPU (halox bench md) with and without the prune.
+if [[ $probes == *prune* ]]; then
+    w3k=$OUT/logs/w3k.gro
+    "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
+    say "  NVE drift, 3000 SPC/E atoms, 25 ps on one GPU (kJ/mol/ps per atom):"
+    for cfg in ${PRUNE_DRIFT_CONFIGS:-10:0:0 20:0:0 20:4:0.005 20:4:0.0005 20:4:0.00005 40:4:0.0005}; do
+        IFS=: read -r nl pp tt <<< "$cfg"
+        line="    nstlist $nl parts $pp inner-tol $tt:"
+        for seed in ${PRUNE_SEEDS:-1 2}; do
+            name=drift_${nl}_${pp}_${tt}_s$seed
+            envs=(HALOX_GPU_PRUNE_PARTS=$pp)
+            [[ $tt != 0 ]] && envs+=(HALOX_GPU_PRUNE_TOLERANCE=$tt)
+            probe "$name" 60 "${pmpi[@]}" -np 1 env "${envs[@]}" "$HALOX" md -c "$w3k" --gpu \
+                --steps 12500 --nstlist "$nl" --gen-vel 300 --seed "$seed" --nstenergy 10 \
+                -o "$OUT/logs/$name.gro" -g "$OUT/logs/$name.md.log" > /dev/null
+            d=$(sed -nE 's/^conserved-energy drift: ([-0-9.e]+).*/\1/p' "$OUT/logs/$name.md.log")
+            ri=$(sed -nE 's/.*inner rlist ([0-9.]+) nm.*/\1/p' "$OUT/logs/$name.md.log")
+            line="$line ${d:-?}"
+        done
+        say "$line (inner rlist ${ri:-none})"
+    done
+    rev=${HALOX_GIT_REVISION:-unknown}
+    probe gpu_md_bench_prune_45k 150 "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 2000 \
+        --warmup 200 --configs 20:0,20:4:0.005,20:4:0.0005,20:4:0.00005,40:4:0.0005,40:8:0.0005 \
+        --json "$RES/gpu_md_bench_prune_45k.json" --git-revision "$rev"
+    tail -9 "$OUT/logs/probe_gpu_md_bench_prune_45k.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    for pp in 0 4; do
+        export HALOX_BENCH_COMMAND="HALOX_GPU_PRUNE_PARTS=$pp HALOX_GPU_PRUNE_TOLERANCE=0.0005 mpirun -np 1 halox bench md --atoms 45000,180000,360000 --backends gpu --steps 1000 --warmup 100"
+        probe md_1gpu_prune$pp 200 "${pmpi[@]}" -np 1 env HALOX_GPU_PRUNE_PARTS=$pp \
+            HALOX_GPU_PRUNE_TOLERANCE=0.0005 "$HALOX" bench md --atoms 45000,180000,360000 \
+            --backends gpu --steps 1000 --warmup 100 -o "$RES/md_1gpu_prune$pp.json"
+        grep -h "us/step" "$OUT/logs/probe_md_1gpu_prune$pp.log" | sed "s/^/    prune $pp: /" |
+            tee -a "$OUT/summary.txt"
+    done
+    unset HALOX_BENCH_COMMAND
+    probe gpu_md_bench_prune_big 200 "$BUILD/tests/gpu_md_bench" --atoms 180000,360000 \
+        --steps 1000 --warmup 100 --configs 20:0,20:4:0.0005,40:4:0.0005 \
+        --json "$RES/gpu_md_bench_prune_big.json" --git-revision "$rev"
+    tail -8 "$OUT/logs/probe_gpu_md_bench_prune_big.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+fi
+# 6. mps: the exchange with each PE limited to its share of the multiprocessors
+#    (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = 100 / PEs): does a kernel boundary cost less when the
+#    PEs' kernels cannot fill the whole GPU?
+[[ $probes == *mps* ]] && for g in 2x2x1:4:25 2x2x2:8:12; do
+    IFS=: read -r dd np pct <<< "$g"
+    export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
+    export HALOX_BENCH_COMMAND="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-mpi,gpu-direct,nvshmem"
+    probe exchange_${dd}_mps$pct 90 "${pmpi[@]}" -x CUDA_MPS_ACTIVE_THREAD_PERCENTAGE -np $np \
+        "$HALOX" bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) \
+        --warmup 200 --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_mps$pct.json"
+    grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_mps$pct.log" |
+        sed "s/^/    active threads $pct % $dd: /" | tee -a "$OUT/summary.txt"
+    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE HALOX_BENCH_COMMAND
+done

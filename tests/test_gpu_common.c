@@ -484,3 +484,36 @@ hx_status tg_trajectory(hx_md *md, int nsteps, double *e, double *max_dev)
     }
     return HX_OK;
 }
+
+static double lsq_slope(const double *e, int n, double dt)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int k = 0; k < n; k++) {
+        const double t = dt * k;
+        sx += t;
+        sy += e[k];
+        sxx += t * t;
+        sxy += t * e[k];
+    }
+    const double den = n * sxx - sx * sx;
+    return den > 0 ? (n * sxy - sx * sy) / den : 0.0;
+}
+
+void tg_drift(const double *e, int n, double interval_ps, int natoms, int nblocks, double *slope,
+              double *se)
+{
+    *slope = lsq_slope(e, n, interval_ps) / natoms;
+    *se = 0.0;
+    const int len = nblocks > 1 ? n / nblocks : 0;
+    if (len < 3)
+        return;
+    double m = 0, m2 = 0;
+    for (int b = 0; b < nblocks; b++) {
+        const double d = lsq_slope(e + (size_t)b * len, len, interval_ps) / natoms;
+        m += d;
+        m2 += d * d;
+    }
+    m /= nblocks;
+    const double var = (m2 - nblocks * m * m) / (nblocks - 1);
+    *se = var > 0 ? sqrt(var / nblocks) : 0.0;
+}

@@ -56,5 +56,12 @@ void tg_energy_terms(const hx_md_energies *e, double v[7]);
  * of 10 (the steps between energy steps are the plain, graph-replayed ones); max_dev (unless
  * NULL) gets the largest constraint deviation seen. */
 hx_status tg_trajectory(hx_md *md, int nsteps, double *e, double *max_dev);
+/* Drift of an energy series e[0 .. n-1] sampled every interval_ps: the least-squares slope per
+ * atom (kJ/mol/ps per atom, signed) into *slope, and into *se its standard error from nblocks
+ * equal blocks (the standard deviation of the blocks' slopes over sqrt(nblocks)). The total
+ * energy of a float NVE run wanders as well as drifts, so one fitted slope scatters from run to
+ * run; the blocks measure by how much. */
+void tg_drift(const double *e, int n, double interval_ps, int natoms, int nblocks, double *slope,
+              double *se);
 
 #endif

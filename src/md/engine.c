@@ -193,6 +193,10 @@ out:
  * (prune_parts, HALOX_GPU_PRUNE_PARTS). The CPU backend ignores it. */
 #define HX_MD_GPU_PRUNE_PARTS_DEFAULT 0
 
+/* The inner list's buffer tolerance as a fraction of the run's (HALOX_GPU_PRUNE_TOLERANCE sets
+ * it in kJ/mol/ps per atom, for measurements). */
+#define HX_MD_PRUNE_TOLERANCE_FRACTION 1.0
+
 /* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
  * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the
  * decomposition of a run with the prune; every rank computes the same inner radius from the
@@ -221,6 +225,15 @@ static hx_status resolve_prune(const hx_system *sys, const hx_md_params *p, hx_m
         hx_md_params c = *q;
         c.rlist = 0.0;
         c.nstlist = parts + 1; /* a part pruned at step t serves steps t+1 .. t+parts */
+        c.verlet_buffer_tolerance = p->verlet_buffer_tolerance * HX_MD_PRUNE_TOLERANCE_FRACTION;
+        const char *env = getenv("HALOX_GPU_PRUNE_TOLERANCE");
+        if (env && env[0]) {
+            c.verlet_buffer_tolerance = atof(env);
+            HX_CHECK(c.verlet_buffer_tolerance > 0, HX_ERR_INVALID_ARG,
+                     "HALOX_GPU_PRUNE_TOLERANCE=%s: give the inner list's buffer tolerance in "
+                     "kJ/mol/ps per atom (> 0)",
+                     env);
+        }
         HX_TRY(hx_md_pair_list_radius(sys, &c, &q->rlist_inner));
     }
     if (parts == 0 || q->rlist_inner > q->rlist)

@@ -422,9 +422,9 @@ typedef struct hx_md_params {
      * rlist, the one the decomposition and the halo use) is re-pruned to rlist_inner in
      * prune_parts parts, one part per step. prune_parts -1: the backend's default (the
      * environment variable HALOX_GPU_PRUNE_PARTS overrides it), 0: pruned at the search only.
-     * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps, at most
-     * rlist. The GPU backend's default is 0 (off): with decomposition it drifts (see
-     * src/md/engine.c); docs/design/gpu-engine.md has the measurements. */
+     * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps at a
+     * hundredth of verlet_buffer_tolerance, at most rlist. The GPU backend's default is 4
+     * parts (src/md/engine.c says why, with the measurements). */
     int prune_parts;
     double rlist_inner;
 } hx_md_params;

@@ -182,20 +182,21 @@ out:
     return st;
 }
 
-/* The GPU backend's rolling prune when the parameters leave it to the backend: off. Measured
- * on the H200 (nstlist 20, outer 1.178 nm, inner 1.026, 4 parts; gpu_md_bench, docs/design/
- * gpu-engine.md "Kernel variants"): 45k atoms 100.9 against 102.5 us per step, 180k 314 against
- * 332, 360k 588 against 630, with the prune run after the pair kernel. But with it on by default
- * the decomposed GPU runs of test_gpu_dd_md drifted 1.7-2.1x the single GPU's (bar 1.5x) and
- * their energies left the single GPU's by 2e-4 kJ/mol per atom in 200 steps (bench/results/
- * h200-2026-12-03d); the cause (a race in where the prune runs, or the inner list's own
- * missed-pair drift) is open, docs/design/gpu-engine.md. Until it is found the prune is opt-in
- * (prune_parts, HALOX_GPU_PRUNE_PARTS). The CPU backend ignores it. */
-#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 0
-
-/* The inner list's buffer tolerance as a fraction of the run's (HALOX_GPU_PRUNE_TOLERANCE sets
- * it in kJ/mol/ps per atom, for measurements). */
-#define HX_MD_PRUNE_TOLERANCE_FRACTION 1.0
+/* The GPU backend's rolling prune when the parameters leave it to the backend: 4 parts, each
+ * re-pruned every 4 steps to an inner radius from the buffer estimate for a 5-step lifetime at a
+ * hundredth of the run's buffer tolerance. Measured on the H200 (bench/results/
+ * h200-2026-12-03e, 3000 SPC/E atoms, 25 ps NVE on one GPU, two seeds, kJ/mol/ps per atom):
+ * without the prune, nstlist 10 drifts 1.3e-4 and nstlist 20 below 1e-5; with it at the run's
+ * own tolerance (inner 1.026 nm) 2.9-3.4e-4, at a tenth (1.035) 3.6-6.5e-5, at a hundredth
+ * (1.042) 0.5-2.3e-5. The estimate over-states the drift of long lists far more than of a
+ * 5-step one (ballistic motion over 8 fs is close to the truth, over 40 fs it is not), so the
+ * same tolerance would let the inner list dominate a run's drift; at a hundredth it does not,
+ * and the pair kernel pays 1 us of 65 at 45k atoms for it (64.4 / 65.3 / 65.5 us). The engine
+ * at 45k / 180k / 360k atoms: 94.4 / 287 / 554 us per step against 102.2 / 323 / 608 without.
+ * HALOX_GPU_PRUNE_PARTS (0: off) and HALOX_GPU_PRUNE_TOLERANCE (kJ/mol/ps per atom) override
+ * both; hx_md_params.prune_parts and rlist_inner set them per run. The CPU backend ignores it. */
+#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4
+#define HX_MD_PRUNE_TOLERANCE_FRACTION 0.01
 
 /* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
  * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the

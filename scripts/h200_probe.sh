@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "ncu", "final"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "ncu", "final", "repeat"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -171,7 +171,7 @@ done
 #    direct launches (no graph), one metric per kernel: what a search step and a normal step are
 #    made of on the device (the rest of their wall time is the host's).
 if [[ $probes == *ncu* ]] && command -v ncu > /dev/null; then
-    probe ncu_45k 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+    probe ncu_45k 150 ncu --mps client --clock-control none --metrics gpu__time_duration.sum --csv \
         --launch-count ${NCU_LAUNCHES:-400} "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 40 \
         --warmup 0 --configs 20:4 --no-graph
     python3 - "$OUT/logs/probe_ncu_45k.log" <<'PY' 2>&1 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
@@ -205,5 +205,27 @@ if [[ $probes == *final* ]]; then
         grep -h "us/step" "$OUT/logs/probe_md_45k_${np}rank.log" | sed "s/^/    /" |
             tee -a "$OUT/summary.txt"
     done
+    unset HALOX_BENCH_COMMAND
+fi
+# 9. repeat: the decomposed 45k step on 4 ranks (4x1x1), every backend, three times in
+#    alternating order with 4000 steps each: how far apart two runs of the same backend are,
+#    against the differences between backends; then nvshmem at nstlist 40 (searches amortised
+#    over twice the steps).
+if [[ $probes == *repeat* ]]; then
+    for r in 1 2 3; do
+        order=gpu-mpi,gpu-direct,nvshmem
+        [[ $r -eq 2 ]] && order=nvshmem,gpu-direct,gpu-mpi
+        export HALOX_BENCH_COMMAND="mpirun -np 4 halox bench md --atoms 45000 --dd 4x1x1 --backends $order --steps 4000 --warmup 200"
+        probe md_45k_4x1x1_r$r 120 "${pmpi[@]}" -np 4 "$HALOX" bench md --atoms 45000 --dd 4x1x1 \
+            --backends $order --steps 4000 --warmup 200 -o "$RES/md_45k_4x1x1_r$r.json"
+        grep -h "us/step" "$OUT/logs/probe_md_45k_4x1x1_r$r.log" | sed "s/^/    run $r: /" |
+            tee -a "$OUT/summary.txt"
+    done
+    export HALOX_BENCH_COMMAND="mpirun -np 4 halox bench md --atoms 45000 --dd 4x1x1,2x2x1 --backends gpu-direct,nvshmem --nstlist 40 --steps 4000 --warmup 200"
+    probe md_45k_4rank_nstlist40 120 "${pmpi[@]}" -np 4 "$HALOX" bench md --atoms 45000 \
+        --dd 4x1x1,2x2x1 --backends gpu-direct,nvshmem --nstlist 40 --steps 4000 --warmup 200 \
+        -o "$RES/md_45k_4rank_nstlist40.json"
+    grep -h "us/step" "$OUT/logs/probe_md_45k_4rank_nstlist40.log" | sed "s/^/    nstlist 40: /" |
+        tee -a "$OUT/summary.txt"
     unset HALOX_BENCH_COMMAND
 fi

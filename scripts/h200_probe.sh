@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "ncu", "final", "repeat"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -167,28 +167,6 @@ fi
         sed "s/^/    active threads $pct % $dd: /" | tee -a "$OUT/summary.txt"
     unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE HALOX_BENCH_COMMAND
 done
-# 7. ncu: device time of every kernel of a 45k-atom run's first steps (search step included),
-#    direct launches (no graph), one metric per kernel: what a search step and a normal step are
-#    made of on the device (the rest of their wall time is the host's).
-if [[ $probes == *ncu* ]] && command -v ncu > /dev/null; then
-    probe ncu_45k 150 ncu --mps client --clock-control none --metrics gpu__time_duration.sum --csv \
-        --launch-count ${NCU_LAUNCHES:-400} "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 40 \
-        --warmup 0 --configs 20:4 --no-graph
-    python3 - "$OUT/logs/probe_ncu_45k.log" <<'PY' 2>&1 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
-import csv, sys, statistics as st
-rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
-hdr, rows = rows[0], rows[1:]
-ki, vi, ui = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("Metric Unit")
-per = {}
-for r in rows:
-    v = float(r[vi].replace(",", ""))
-    v = v / 1e3 if r[ui] == "nsecond" else (v * 1e3 if r[ui] == "msecond" else v)
-    per.setdefault(r[ki].split("(")[0].split("<")[0], []).append(v)
-print("%-28s %6s %10s %10s %10s" % ("kernel", "count", "median us", "max us", "sum us"))
-for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1])):
-    print("%-28s %6d %10.1f %10.1f %10.1f" % (k[-28:], len(v), st.median(v), max(v), sum(v)))
-PY
-fi
 # 8. final: the MD step with the build's defaults on one GPU (45k, 180k, 360k) and decomposed
 #    (45k on 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2, every GPU halo backend side by side).
 if [[ $probes == *final* ]]; then

@@ -1006,7 +1006,9 @@ static int run_md(int argc, char **argv)
         {"gpu", NULL, HX_OPT_FLAG, &use_gpu, NULL,
          "run the step on the GPU (non-bonded, pair search, update; one GPU per rank)"},
         {"halo", NULL, HX_OPT_STRING, &halo, "NAME",
-         "halo-exchange backend (default: host on the CPU, nvshmem with --gpu)"},
+         "halo-exchange backend: host (CPU), or with --gpu nvshmem, gpu-direct (direct, CUDA IPC "
+         "copies) or gpu-mpi (mpi, staged through host memory) (default: host on the CPU, "
+         "nvshmem with --gpu)"},
         {"dd", NULL, HX_OPT_STRING, &dd_text, "AxBxC",
          "domain grid (default: 1x1x1, or chosen for the MPI ranks)"},
         {"checkpoint", "cpo", HX_OPT_STRING, &job.ckpt, "FILE",
@@ -1072,6 +1074,11 @@ static int run_md(int argc, char **argv)
     p->nthreads = threads;
     p->no_start_constraints = continuation;
     p->backend = use_gpu ? "gpu" : NULL;
+    /* the short names of the GPU baselines (mpirun ... halox md --gpu --halo mpi|direct) */
+    if (halo && use_gpu && strcmp(halo, "mpi") == 0)
+        halo = "gpu-mpi";
+    else if (halo && use_gpu && strcmp(halo, "direct") == 0)
+        halo = "gpu-direct";
     p->halo = halo;
     job.total_steps = steps;
     if (strcmp(precision, "mixed") == 0)

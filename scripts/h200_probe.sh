@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -205,5 +205,28 @@ if [[ $probes == *repeat* ]]; then
         -o "$RES/md_45k_4rank_nstlist40.json"
     grep -h "us/step" "$OUT/logs/probe_md_45k_4rank_nstlist40.log" | sed "s/^/    nstlist 40: /" |
         tee -a "$OUT/summary.txt"
+    unset HALOX_BENCH_COMMAND
+fi
+# 10. cli: halox md on 2 ranks with the GPU baselines' short names (--halo mpi, --halo direct):
+#     what the log says it ran, and the rolling prune it used.
+if [[ $probes == *cli* ]]; then
+    w3k=$OUT/logs/w3k.gro
+    [[ -f $w3k ]] || "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
+    for h in mpi direct nvshmem; do
+        probe md_cli_$h 60 "${pmpi[@]}" -np 2 "$HALOX" md -c "$w3k" --gpu --halo $h --steps 400 \
+            --gen-vel 300 --nstenergy 20 -o "$OUT/logs/cli_$h.gro" -g "$OUT/logs/cli_$h.md.log"
+        grep -hE "halo exchange|rolling prune|^Performance|conserved-energy" "$OUT/logs/cli_$h.md.log" |
+            sed "s/^/    --halo $h: /" | tee -a "$OUT/summary.txt"
+    done
+fi
+# 11. mixture: ethanol in water (45k atoms, OPLS-AA + TIP3P, SHAKE) on one GPU with the
+#     defaults (the rolling prune on).
+if [[ $probes == *mixture* ]]; then
+    mix=$OUT/logs/mix45k.gro
+    probe build_mixture 120 "$HALOX" build mixture --model oplsaa --atoms 45000 -o "$mix"
+    export HALOX_BENCH_COMMAND="mpirun -np 1 halox bench md --conf mix45k.gro --model oplsaa-tip3p --backends gpu --steps 2000 --warmup 200"
+    probe md_mix45k_1gpu 120 "${pmpi[@]}" -np 1 "$HALOX" bench md --conf "$mix" --model oplsaa-tip3p \
+        --backends gpu --steps 2000 --warmup 200 -o "$RES/md_mix45k_1gpu.json"
+    grep -h "us/step" "$OUT/logs/probe_md_mix45k_1gpu.log" | sed "s/^/    /" | tee -a "$OUT/summary.txt"
     unset HALOX_BENCH_COMMAND
 fi

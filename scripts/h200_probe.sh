@@ -223,7 +223,7 @@ fi
 #     defaults (the rolling prune on).
 if [[ $probes == *mixture* ]]; then
     mix=$OUT/logs/mix45k.gro
-    probe build_mixture 120 "$HALOX" build mixture --model oplsaa --atoms 45000 -o "$mix"
+    probe build_mixture 200 "$HALOX" build mixture --atoms 45000 -o "$mix"
     export HALOX_BENCH_COMMAND="mpirun -np 1 halox bench md --conf mix45k.gro --model oplsaa-tip3p --backends gpu --steps 2000 --warmup 200"
     probe md_mix45k_1gpu 120 "${pmpi[@]}" -np 1 "$HALOX" bench md --conf "$mix" --model oplsaa-tip3p \
         --backends gpu --steps 2000 --warmup 200 -o "$RES/md_mix45k_1gpu.json"

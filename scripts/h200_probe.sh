@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -229,4 +229,28 @@ if [[ $probes == *mixture* ]]; then
         --backends gpu --steps 2000 --warmup 200 -o "$RES/md_mix45k_1gpu.json"
     grep -h "us/step" "$OUT/logs/probe_md_mix45k_1gpu.log" | sed "s/^/    /" | tee -a "$OUT/summary.txt"
     unset HALOX_BENCH_COMMAND
+fi
+# 12. ncu: device time of every kernel of a 45k-atom run's first steps (the search step
+#     included), direct launches (no graph), one metric per kernel. ncu cannot profile under
+#     MPS with --csv, and one process does not need it: MPS is stopped first (the last probe).
+if [[ $probes == *ncu* ]] && command -v ncu > /dev/null; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    probe ncu_45k 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+        --launch-count ${NCU_LAUNCHES:-400} "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 40 \
+        --warmup 0 --configs 20:4 --no-graph
+    python3 - "$OUT/logs/probe_ncu_45k.log" <<'PY' 2>&1 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+import csv, sys, statistics as st
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr, rows = rows[0], rows[1:]
+ki, vi, ui = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("Metric Unit")
+per = {}
+for r in rows:
+    v = float(r[vi].replace(",", ""))
+    v = v / 1e3 if r[ui] == "nsecond" else (v * 1e3 if r[ui] == "msecond" else v)
+    per.setdefault(r[ki].split("(")[0], []).append(v)
+print("%-34s %6s %10s %10s %10s" % ("kernel", "count", "median us", "max us", "sum us"))
+for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1])):
+    print("%-34s %6d %10.1f %10.1f %10.1f" % (k[-34:], len(v), st.median(v), max(v), sum(v)))
+PY
 fi

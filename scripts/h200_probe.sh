@@ -247,7 +247,8 @@ ki, vi, ui = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("Met
 per = {}
 for r in rows:
     v = float(r[vi].replace(",", ""))
-    v = v / 1e3 if r[ui] == "nsecond" else (v * 1e3 if r[ui] == "msecond" else v)
+    scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}
+    v *= scale.get(r[ui], 1.0)
     per.setdefault(r[ki].split("(")[0], []).append(v)
 print("%-34s %6s %10s %10s %10s" % ("kernel", "count", "median us", "max us", "sum us"))
 for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1])):

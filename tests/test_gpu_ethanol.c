@@ -249,24 +249,13 @@ static hx_status nve(hx_md *md, int nsteps, int natoms, double *drift, double *t
         *devmax = fmax(*devmax, en->constraint_deviation);
         k++;
     }
-    if (st == HX_OK) {
-        double st_ = 0, se = 0, stt = 0, ste = 0;
-        int m = 0;
-        const double t0 = 0.1 * t[k - 1];
-        for (int i = 0; i < k; i++)
-            if (t[i] >= t0) {
-                st_ += t[i];
-                se += e[i];
-                m++;
-            }
-        st_ /= m;
-        se /= m;
-        for (int i = 0; i < k; i++)
-            if (t[i] >= t0) {
-                stt += (t[i] - st_) * (t[i] - st_);
-                ste += (t[i] - st_) * (e[i] - se);
-            }
-        *drift = ste / stt / natoms;
+    if (st == HX_OK && k > 1) {
+        /* the first tenth is left out (equilibration of the start) */
+        int i0 = 0;
+        while (i0 < k && t[i0] < 0.1 * t[k - 1])
+            i0++;
+        double se = 0;
+        tg_drift(e + i0, k - i0, t[1] - t[0], natoms, 1, drift, &se);
         *tmean = tm / k;
     }
     free(t);

@@ -25,10 +25,12 @@
  *     - step-0 energies per term as in 1;
  *     - after one step the largest relative constraint deviation <= 2e-10 (SHAKE's tolerance
  *       1e-10 with rounding, as tests/test_ethanol_nve.c; SETTLE is exact to rounding);
- *     - NVE drift over 5 ps (200 steps with --quick) of the GPU within 1.5x the CPU engine's on
- *       the same start plus twice the combined standard error of the two fitted slopes (four
- *       blocks each, tg_drift: two GPU runs of this test drifted 5.1e-4 and 8.1e-4 on the
- *       H200, float sums in another order each time), or below 2.5e-4 kJ/mol/ps per atom; the
+ *     - NVE drift over 20 ps (200 steps with --quick) of the GPU within 1.5x the CPU engine's
+ *       on the same start plus twice the combined standard error of the two fitted slopes (four
+ *       blocks of 5 ps each, tg_drift), or below 2.5e-4 kJ/mol/ps per atom. Why 20 ps: 5 ps
+ *       fits of the same GPU run scattered from 5.1e-4 to 8.5e-4 on the H200 (float sums in
+ *       another order each time; CPU 5.7e-4), and with 5 ps the standard errors left no teeth
+ *       (an inner pair list at tolerance 0.05, drift 1.3e-3, passed a bar of 1.5e-3). The
  *       temperature must not run away (within 10 K of the CPU's mean).
  * Each case prints its measured errors. */
 #include "test_gpu_common.h"
@@ -334,7 +336,7 @@ int main(int argc, char **argv)
     hx_system *s = mixture(quick ? 1500 : 3000, &ff);
     if (s && ff) {
         modules(s, ff);
-        engine(s, quick ? 200 : 2500);
+        engine(s, quick ? 200 : 10000);
     }
     hx_system_destroy(&s);
     hx_forcefield_destroy(&ff);

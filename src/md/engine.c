@@ -192,7 +192,8 @@ out:
  * 5-step one (ballistic motion over 8 fs is close to the truth, over 40 fs it is not), so the
  * same tolerance would let the inner list dominate a run's drift; at a hundredth it does not,
  * and the pair kernel pays 1 us of 65 at 45k atoms for it (64.4 / 65.3 / 65.5 us). The engine
- * at 45k / 180k / 360k atoms: 94.4 / 287 / 554 us per step against 102.2 / 323 / 608 without.
+ * at 45k / 180k / 360k atoms: 94.4 / 289 / 557 us per step (h200-2026-12-03f) against
+ * 102.2 / 323 / 608 without the prune.
  * HALOX_GPU_PRUNE_PARTS (0: off) and HALOX_GPU_PRUNE_TOLERANCE (kJ/mol/ps per atom) override
  * both; hx_md_params.prune_parts and rlist_inner set them per run. The CPU backend ignores it. */
 #define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4

@@ -144,27 +144,6 @@ static __device__ __forceinline__ void nb_reduce_fi(const gnb_dev &d, const int 
     }
 }
 
-/* One pair's LJ (potential shift) + reaction-field force, f/r = 12c12/r^14 - 6c6/r^8 + qq/r^3
- * - 2 qq k_rf, selected to zero where the pair is out of range or excluded (in == false), added
- * to the i atom and subtracted from the j atom: the arithmetic every forces-only pair kernel
- * (the reference and the fast variants) shares. */
-static __device__ __forceinline__ void
-nb_pair_force(const bool in, const float rinv, const float rinv2, const float rinv6, const float c6,
-              const float c12, const float qq, const float two_krf, const float dx, const float dy,
-              const float dz, float &fix, float &fiy, float &fiz, float &fjx, float &fjy,
-              float &fjz)
-{
-    const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
-    float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
-    fs = in ? fs : 0.0f;
-    fix = fmaf(fs, dx, fix);
-    fiy = fmaf(fs, dy, fiy);
-    fiz = fmaf(fs, dz, fiz);
-    fjx = fmaf(-fs, dx, fjx);
-    fjy = fmaf(-fs, dy, fjy);
-    fjz = fmaf(-fs, dz, fjz);
-}
-
 /* The j force of one item summed over the 8 ti lanes, added by lanes ti = 0, 1, 2 (x, y, z):
  * after the xor-1 step even lanes hold pair sums of x and odd lanes of y (z on both); after
  * xor-2 lane 0 holds x, 1 y, 2 (and 3) z of 4 lanes; xor-4 completes the 8. */
@@ -250,8 +229,16 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
                 const float rinv6 = rinv2 * rinv2 * rinv2;
                 const int tp = s_ti[ic * GNB_CL + ti] + tyj;
                 const float2 c = s_lj[tp];
-                nb_pair_force(in, rinv, rinv2, rinv6, c.x, c.y, xi.w * xj.w, two_krf, dx, dy, dz,
-                              fix[ic], fiy[ic], fiz[ic], fjx, fjy, fjz);
+                const float qq = xi.w * xj.w;
+                const float flj = (c.y * rinv6 - c.x) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+                float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+                fs = in ? fs : 0.0f;
+                fix[ic] = fmaf(fs, dx, fix[ic]);
+                fiy[ic] = fmaf(fs, dy, fiy[ic]);
+                fiz[ic] = fmaf(fs, dz, fiz[ic]);
+                fjx = fmaf(-fs, dx, fjx);
+                fjy = fmaf(-fs, dy, fjy);
+                fjz = fmaf(-fs, dz, fjz);
                 if (energy && in) {
                     /* in double from the float distance: the charges' and LJ parameters'
                      * float rounding would be the same for every pair of two types, and
@@ -337,8 +324,16 @@ nb_pairs_f(const unsigned im, const unsigned wm, const float4 xj, const float2 c
                 c6 = c.x;
                 c12 = c.y;
             }
-            nb_pair_force(in, rinv, rinv2, rinv6, c6, c12, xi.w * xj.w, two_krf, dx, dy, dz,
-                          fix[ic], fiy[ic], fiz[ic], fjx, fjy, fjz);
+            const float qq = xi.w * xj.w;
+            const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+            float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+            fs = in ? fs : 0.0f;
+            fix[ic] = fmaf(fs, dx, fix[ic]);
+            fiy[ic] = fmaf(fs, dy, fiy[ic]);
+            fiz[ic] = fmaf(fs, dz, fiz[ic]);
+            fjx = fmaf(-fs, dx, fjx);
+            fjy = fmaf(-fs, dy, fjy);
+            fjz = fmaf(-fs, dz, fjz);
         }
     }
 }

@@ -324,6 +324,9 @@ nb_pairs_f(const unsigned im, const unsigned wm, const float4 xj, const float2 c
                 c6 = c.x;
                 c12 = c.y;
             }
+            /* the same ten lines as k_nb_f's on purpose: through one shared inline function
+             * nvcc selected the range predicate differently, and this kernel ran 1.0-1.2 us
+             * slower at 45k atoms (bench/results/h200-2026-12-03h/ab_pair_force_helper.txt) */
             const float qq = xi.w * xj.w;
             const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
             float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);

@@ -145,7 +145,7 @@ static void run(const char *model, int natoms)
         for (int k = 0; k < 3 * n; k++)
             f[k] = (double)(float)(1000.0 * t_rng_normal(&rng));
         tg_copy_x(d_f, f, 0, n); /* d_f beyond n stays NaN */
-        T_OK(hx_gpu_update_step(u, d_x, d_f, lambdas[step], HX_GPU_UPDATE_DEVIATION, NULL));
+        T_OK(hx_gpu_update_step(u, d_x, d_f, lambdas[step], HX_GPU_UPDATE_DEVIATION, NULL, NULL));
         T_OK(hx_gpu_update_fetch(u, NULL));
         cudaDeviceSynchronize();
         cpu_step(&h, settle, f, lambdas[step], dt);
@@ -214,7 +214,7 @@ static void run(const char *model, int natoms)
         double *xb = malloc(sizeof(double) * 3 * (size_t)n),
                *vb = malloc(sizeof(double) * 3 * (size_t)n);
         T_OK(hx_gpu_update_download(u, xb, vb, NULL));
-        T_OK(hx_gpu_update_step(u, d_x, d_f, 1.0, HX_GPU_UPDATE_NO_COMMIT, NULL));
+        T_OK(hx_gpu_update_step(u, d_x, d_f, 1.0, HX_GPU_UPDATE_NO_COMMIT, NULL, NULL));
         T_OK(hx_gpu_update_fetch(u, NULL));
         cudaDeviceSynchronize();
         hx_gpu_update_read(u, &r1);
@@ -282,7 +282,7 @@ static void run(const char *model, int natoms)
         const int victim = 7;
         f[3 * sg[3 * victim]] = 1e9;
         tg_copy_x(d_f, f, 0, n);
-        T_OK(hx_gpu_update_step(u, d_x, d_f, 1.0, 0, NULL));
+        T_OK(hx_gpu_update_step(u, d_x, d_f, 1.0, 0, NULL, NULL));
         T_OK(hx_gpu_update_fetch(u, NULL));
         cudaDeviceSynchronize();
         hx_gpu_update_result r;

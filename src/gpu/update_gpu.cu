@@ -217,50 +217,110 @@ static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, do
     }
 }
 
-__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__restrict__ xf,
+/* The pair module's layout for one step (hx_gpu_update_link); slot NULL: none. */
+typedef struct upd_link {
+    const int *slot;
+    float *fcl;
+    float4 *xq;
+    const float4 *swq;
+} upd_link;
+
+/* Home atom a's slot, or -1 without a link. */
+static __device__ __forceinline__ int upd_slot(const upd_link &l, int a)
+{
+    return l.slot ? __ldg(&l.slot[a]) : -1;
+}
+
+/* Stores of an updated atom: its force (f and, with a link, the slot's pair force) zeroed for
+ * the next step, on commit the new position and velocity and the float positions (xf and the
+ * slot's, shifted as the search placed it). */
+static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_link &l,
+                                                 float *__restrict__ xf, float *__restrict__ f,
+                                                 int a, int sl, const double xn[3],
+                                                 const double vn[3], int commit)
+{
+    if (sl >= 0) {
+        l.fcl[3 * sl] = 0.0f;
+        l.fcl[3 * sl + 1] = 0.0f;
+        l.fcl[3 * sl + 2] = 0.0f;
+    }
+    if (!commit)
+        return;
+    float xs[3];
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        f[3 * a + k] = 0.0f;
+        d.x[3 * a + k] = xn[k];
+        d.v[3 * a + k] = vn[k];
+        xs[k] = (float)xn[k];
+        xf[3 * a + k] = xs[k];
+    }
+    if (sl >= 0) {
+        /* as the pair module's gather: the float position plus the slot's shift */
+        const float4 w = __ldg(&l.swq[sl]);
+        l.xq[sl] = make_float4(xs[0] + w.x, xs[1] + w.y, xs[2] + w.z, w.w);
+    }
+}
+
+/* One thread per water (SETTLE), per SHAKE molecule, per other atom.
+ * Every load of a thread is issued before its first store: the compiler must assume that the
+ * stores alias the loads, and with stores between them (f zeroed atom by atom, as this kernel
+ * did) it issued each atom's loads one round trip to memory after the previous atom's. With
+ * one thread per water the grid is less than a wave, nothing hides that latency, and the
+ * kernel was 15.7 us at 45k atoms, 52% of its stall samples waiting on those loads (ncu,
+ * bench/results/h200-2026-12-04a). */
+__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
+                                                        float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
                                                         int want_dev, int commit)
 {
     __shared__ double s_red[32];
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const double dt = d.dt;
+    const double dt = d.dt, idt = 1.0 / dt;
     double ke = 0.0;
     if (t < d.nsettle) {
-        int id[3];
-        double x0[3][3], x1[3][3], vn[3][3];
+        int id[3], sl[3];
+        double x0[3][3], x1[3][3], vn[3][3], im[3], ms[3];
+        float fa[3][3];
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            id[j] = __ldg(&d.settle[3 * t + j]);
 #pragma unroll
         for (int j = 0; j < 3; j++) {
-            id[j] = d.settle[3 * t + j];
-            const double im = d.invm[id[j]] * dt;
+            im[j] = __ldg(&d.invm[id[j]]);
+            ms[j] = __ldg(&d.m[id[j]]);
+            sl[j] = upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
-                const int a = 3 * id[j] + k;
-                x0[j][k] = d.x[a];
-                vn[j][k] = lambda * d.v[a] + (double)f[a] * im;
-                x1[j][k] = x0[j][k] + vn[j][k] * dt;
-                if (commit)
-                    f[a] = 0.0f;
+                x0[j][k] = d.x[3 * id[j] + k];
+                vn[j][k] = d.v[3 * id[j] + k];
+                fa[j][k] = f[3 * id[j] + k];
             }
         }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                if (sl[j] >= 0)
+                    fa[j][k] += l.fcl[3 * sl[j] + k];
+                vn[j][k] = lambda * vn[j][k] + (double)fa[j][k] * (im[j] * dt);
+                x1[j][k] = x0[j][k] + vn[j][k] * dt;
+            }
         if (!u_settle(d, x0, x1))
             atomicMin(d.bad, t);
-        const double idt = 1.0 / dt;
 #pragma unroll
         for (int j = 0; j < 3; j++) {
             double v2 = 0.0;
 #pragma unroll
             for (int k = 0; k < 3; k++) {
-                const int a = 3 * id[j] + k;
-                const double v = (x1[j][k] - x0[j][k]) * idt;
-                if (commit) {
-                    d.x[a] = x1[j][k];
-                    d.v[a] = v;
-                    xf[a] = (float)x1[j][k];
-                }
-                v2 += v * v;
+                vn[j][k] = (x1[j][k] - x0[j][k]) * idt;
+                v2 += vn[j][k] * vn[j][k];
             }
-            ke += 0.5 * d.m[id[j]] * v2;
+            ke += 0.5 * ms[j] * v2;
         }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            upd_store(d, l, xf, f, id[j], sl[j], x1[j], vn[j], commit);
         if (want_dev) {
             const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
             float dmax = 0.0f;
@@ -286,31 +346,15 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
         const double *ms = d.sh_m + ti.w;
         double x1[3 * HX_MAX_MOL_ATOMS];
         for (int j = 0; j < 3 * ti.x; j++) {
-            const int a = 3 * a0 + j;
-            const double vn = lambda * d.v[a] + (double)f[a] * (d.invm[a0 + j / 3] * dt);
+            const int a = 3 * a0 + j, sl = upd_slot(l, a0 + j / 3);
+            const float fj = f[a] + (sl >= 0 ? l.fcl[3 * sl + j % 3] : 0.0f);
+            const double vn = lambda * d.v[a] + (double)fj * (d.invm[a0 + j / 3] * dt);
             x1[j] = d.x[a] + vn * dt;
-            if (commit)
-                f[a] = 0.0f;
         }
         const int rc = hx_shake_molecule(ti.y, cs, ms, d.x + 3 * (size_t)a0, x1, d.shake_tol,
                                          HX_SHAKE_MAXITER);
         if (rc < 0)
             atomicMin(d.bad_shake, 2 * k + (rc == -2));
-        const double idt = 1.0 / dt;
-        for (int j = 0; j < ti.x; j++) {
-            double v2 = 0.0;
-            for (int c = 0; c < 3; c++) {
-                const int a = 3 * (a0 + j) + c;
-                const double v = (x1[3 * j + c] - d.x[a]) * idt;
-                v2 += v * v;
-                if (commit) {
-                    d.v[a] = v;
-                    d.x[a] = x1[3 * j + c];
-                    xf[a] = (float)x1[3 * j + c];
-                }
-            }
-            ke += 0.5 * d.m[a0 + j] * v2;
-        }
         if (want_dev) {
             float dmax = 0.0f;
             for (int q = 0; q < ti.y; q++) {
@@ -324,24 +368,29 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
             }
             atomicMax(d.dev, __float_as_uint(dmax));
         }
+        for (int j = 0; j < ti.x; j++) {
+            const int a = a0 + j;
+            double vn[3], v2 = 0.0;
+            for (int c = 0; c < 3; c++) {
+                vn[c] = (x1[3 * j + c] - d.x[3 * a + c]) * idt;
+                v2 += vn[c] * vn[c];
+            }
+            ke += 0.5 * d.m[a] * v2;
+            upd_store(d, l, xf, f, a, upd_slot(l, a), x1 + 3 * j, vn, commit);
+        }
     } else if (t - d.nsettle - d.nshake < d.nfree) {
-        const int a0 = d.free_at[t - d.nsettle - d.nshake];
-        const double im = d.invm[a0] * dt;
-        double v2 = 0.0;
+        const int a = d.free_at[t - d.nsettle - d.nshake], sl = upd_slot(l, a);
+        const double im = d.invm[a] * dt;
+        double xn[3], vn[3], v2 = 0.0;
 #pragma unroll
         for (int k = 0; k < 3; k++) {
-            const int a = 3 * a0 + k;
-            const double v = lambda * d.v[a] + (double)f[a] * im;
-            const double xn = d.x[a] + v * dt;
-            if (commit) {
-                f[a] = 0.0f;
-                d.v[a] = v;
-                d.x[a] = xn;
-                xf[a] = (float)xn;
-            }
-            v2 += v * v;
+            const float fk = f[3 * a + k] + (sl >= 0 ? l.fcl[3 * sl + k] : 0.0f);
+            vn[k] = lambda * d.v[3 * a + k] + (double)fk * im;
+            xn[k] = d.x[3 * a + k] + vn[k] * dt;
+            v2 += vn[k] * vn[k];
         }
-        ke = 0.5 * d.m[a0] * v2;
+        ke = 0.5 * d.m[a] * v2;
+        upd_store(d, l, xf, f, a, sl, xn, vn, commit);
     }
     ke_finish(d, ke, s_red, commit);
 }
@@ -691,7 +740,7 @@ extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double 
 }
 
 extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
-                                        int flags, void *stream)
+                                        int flags, const hx_gpu_update_link *link, void *stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (xf && f)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_step: NULL argument");
@@ -700,8 +749,17 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     if (want_dev)
         HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
     const int commit = (flags & HX_GPU_UPDATE_NO_COMMIT) ? 0 : 1;
-    HX_LAUNCH(k_update, (unsigned)u->nblocks, UPD_THREADS, 0, s, u->d, xf, f, lambda, want_dev,
-              commit);
+    upd_link l = {NULL, NULL, NULL, NULL};
+    if (link && link->slot) {
+        l.slot = link->slot;
+        l.fcl = link->fcl;
+        l.xq = (float4 *)link->xq;
+        l.swq = (const float4 *)link->swq;
+    }
+    /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
+    const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
+    HX_LAUNCH(k_update, (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS), UPD_THREADS, 0, s, u->d,
+              l, xf, f, lambda, want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
     return HX_OK;
 }

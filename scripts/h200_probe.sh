@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -254,4 +254,66 @@ print("%-34s %6s %10s %10s %10s" % ("kernel", "count", "median us", "max us", "s
 for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1])):
     print("%-34s %6d %10.1f %10.1f %10.1f" % (k[-34:], len(v), st.median(v), max(v), sum(v)))
 PY
+fi
+# 13. ncusec: where the time of the 45k step's slow kernels goes (stall reasons, occupancy,
+#     memory and issue utilisation), one instance of each, real clocks; plus the SASS lines with
+#     the most stall samples where this ncu can print its source page. MPS stopped first.
+if [[ $probes == *ncusec* ]] && command -v ncu > /dev/null; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    ncu --version | tail -1 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
+    for ks in k_update:5 k_gather_home:5 k_home_terms:5 k_reduce:5 k_list_build:1 k_nb_fast:10 k_prune:10 \
+        k_col_sort:1 k_sc_build:1; do
+        k=${ks%:*} skip=${ks#*:}
+        probe ncusec_$k 120 ncu --clock-control none -k "regex:^$k\$" --launch-skip "$skip" \
+            --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+            --section WarpStateStats --section SchedulerStats --section SourceCounters \
+            --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+            --import-source no -o "$OUT/logs/ncusec_$k" "$BUILD/tests/gpu_md_bench" \
+            --atoms 45000 --steps 40 --warmup 0 --configs 20:4 --no-graph
+        if [[ -f $OUT/logs/ncusec_$k.ncu-rep ]]; then
+            ncu -i "$OUT/logs/ncusec_$k.ncu-rep" --print-details all > "$OUT/logs/ncusec_$k.txt" 2>&1
+            ncu -i "$OUT/logs/ncusec_$k.ncu-rep" --page source --csv --print-source sass \
+                > "$OUT/logs/ncusec_${k}_sass.csv" 2>&1 || true
+            rm -f "$OUT/logs/ncusec_$k.ncu-rep"
+            python3 "$here/scripts/ncu_stalls.py" "$OUT/logs/ncusec_${k}_sass.csv" 8 2>&1 |
+                sed "s/^/    $k: /" | tee -a "$OUT/summary.txt"
+            grep -E "Duration|Achieved Occupancy|Registers Per|Warp Cycles Per Issued|Issue Slots Busy|Memory Throughput|No Eligible|Waves Per SM" \
+                "$OUT/logs/ncusec_$k.txt" | head -12 | sed "s/^/    $k: /" | tee -a "$OUT/summary.txt"
+        fi
+    done
+fi
+# 14. ab: the working tree against an earlier revision (AB_BASE, default HEAD), built side by
+#     side from git in one call: halox bench md on one GPU (45k), the builds alternated
+#     AB_REPS times, the working tree also with HALOX_GPU_FUSE_UPDATE=0; AB_ATOMS, AB_STEPS.
+if [[ $probes == *ab* ]]; then
+    base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
+    bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build
+    rm -rf "$bsrc" && mkdir -p "$bsrc"
+    if [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" &&
+        cmake -S "$bsrc" -B "$bbuild" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
+            -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} \
+            ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
+            ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/ab_base_configure.log" 2>&1 &&
+        cmake --build "$bbuild" -j "$(nproc)" --target halox gpu_md_bench \
+            > "$OUT/logs/ab_base_build.log" 2>&1; then
+        say "  ab: base ${base_rev:0:10} built ($(elapsed) s)"
+        ab_atoms=${AB_ATOMS:-45000} ab_steps=${AB_STEPS:-3000}
+        for rep in $(seq 1 "${AB_REPS:-2}"); do
+            for v in base new new-unfused; do
+                exe=$HALOX fuse=1
+                [[ $v == base ]] && exe=$bbuild/halox
+                [[ $v == new-unfused ]] && fuse=0
+                export HALOX_GPU_FUSE_UPDATE=$fuse
+                probe ab_${v}_$rep 120 "${pmpi[@]}" -x HALOX_GPU_FUSE_UPDATE \
+                    -np 1 "$exe" bench md --atoms "$ab_atoms" --backends gpu --steps "$ab_steps" \
+                    --warmup 300 -o "$RES/ab_${v}_$rep.json"
+                grep -h "us/step" "$OUT/logs/probe_ab_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
+                    tee -a "$OUT/summary.txt"
+            done
+        done
+        unset HALOX_GPU_FUSE_UPDATE
+    else
+        say "  ab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
+    fi
 fi

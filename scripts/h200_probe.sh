@@ -233,7 +233,7 @@ fi
 # 12. ncu: device time of every kernel of a 45k-atom run's first steps (the search step
 #     included), direct launches (no graph), one metric per kernel. ncu cannot profile under
 #     MPS with --csv, and one process does not need it: MPS is stopped first (the last probe).
-if [[ $probes == *ncu* ]] && command -v ncu > /dev/null; then
+if [[ " $probes " == *" ncu "* ]] && command -v ncu > /dev/null; then
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
     probe ncu_45k 150 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
@@ -258,7 +258,7 @@ fi
 # 13. ncusec: where the time of the 45k step's slow kernels goes (stall reasons, occupancy,
 #     memory and issue utilisation), one instance of each, real clocks; plus the SASS lines with
 #     the most stall samples where this ncu can print its source page. MPS stopped first.
-if [[ $probes == *ncusec* ]] && command -v ncu > /dev/null; then
+if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
     ncu --version | tail -1 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
@@ -285,8 +285,10 @@ if [[ $probes == *ncusec* ]] && command -v ncu > /dev/null; then
 fi
 # 14. ab: the working tree against an earlier revision (AB_BASE, default HEAD), built side by
 #     side from git in one call: halox bench md on one GPU (45k), the builds alternated
-#     AB_REPS times, the working tree also with HALOX_GPU_FUSE_UPDATE=0; AB_ATOMS, AB_STEPS.
-if [[ $probes == *ab* ]]; then
+#     AB_REPS times, the working tree also with HALOX_GPU_FUSE_UPDATE=0 (the switch of branch
+#     gpu-fused-update; elsewhere that run repeats "new"); AB_ATOMS, AB_STEPS. ncusec's
+#     k_home_terms, too, exists only there (elsewhere it is skipped: no report).
+if [[ " $probes " == *" ab "* ]]; then
     base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
     bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build
     rm -rf "$bsrc" && mkdir -p "$bsrc"

@@ -13,12 +13,14 @@ recs = []
 for r in rows:
     if len(r) <= isamp: continue
     try: s = float(r[isamp] or 0)
-    except: continue
+    except ValueError: continue
     total += s
     br = {hdr[i][6:]: float(r[i] or 0) for i in stalls}
     for k, v in br.items(): tot[k] += v
     recs.append((s, r[ia], r[isrc], br))
 print("total samples", total)
+if total == 0:
+    sys.exit(0)
 print("by reason:", ", ".join("%s %.0f%%" % (k, 100 * v / total) for k, v in tot.most_common(8)))
 recs.sort(key=lambda x: -x[0])
 for s, a, src, br in recs[:n]:

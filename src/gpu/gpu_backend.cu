@@ -431,8 +431,8 @@ static hx_status gb_update(void *vimpl, int i, double lambda, int want_energy, i
     hx_gpu_update_link link;
     if (g->fuse)
         HX_TRY(hx_gpu_nb_update_link(d->nb, commit, &link));
-    HX_TRY(hx_gpu_update_step(d->up, d->x, d->f, lambda, flags, g->fuse ? &link : NULL,
-                              g->s_update));
+    HX_TRY(
+        hx_gpu_update_step(d->up, d->x, d->f, lambda, flags, g->fuse ? &link : NULL, g->s_update));
     if (want_energy)
         HX_TRY(hx_gpu_update_fetch(d->up, g->s_update));
     HX_CUDA(cudaEventRecord(g->ev_update, g->s_update));

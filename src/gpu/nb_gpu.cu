@@ -799,9 +799,9 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
         return HX_OK;
     gnb_dev *d = &nb->d;
     const size_t N = (size_t)n + (size_t)n / 4 + 64;
-    void **ptrs[] = {(void **)&d->azone, (void **)&d->atype,   (void **)&d->afirst,
-                     (void **)&d->amask, (void **)&d->aq,      (void **)&d->aqd,
-                     (void **)&d->wpos,  (void **)&d->awrap,   (void **)&d->acol,
+    void **ptrs[] = {(void **)&d->azone, (void **)&d->atype,    (void **)&d->afirst,
+                     (void **)&d->amask, (void **)&d->aq,       (void **)&d->aqd,
+                     (void **)&d->wpos,  (void **)&d->awrap,    (void **)&d->acol,
                      (void **)&d->apos,  (void **)&d->colatoms, (void **)&d->aslot};
     const size_t sz[] = {sizeof(int),   sizeof(int),    sizeof(int),    sizeof(unsigned),
                          sizeof(float), sizeof(double), sizeof(float4), sizeof(float4),

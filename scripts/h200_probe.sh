@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -229,6 +229,19 @@ if [[ $probes == *mixture* ]]; then
         --backends gpu --steps 2000 --warmup 200 -o "$RES/md_mix45k_1gpu.json"
     grep -h "us/step" "$OUT/logs/probe_md_mix45k_1gpu.log" | sed "s/^/    /" | tee -a "$OUT/summary.txt"
     unset HALOX_BENCH_COMMAND
+fi
+# 11b. nstlist (before the ncu probes, which stop MPS): the one-GPU step at NSTLIST_ATOMS
+#     (default 45000) over the pair-search intervals of NSTLIST_LIST (default "20 40 50 80 100"),
+#     each with the Verlet buffer from the tolerance for its lifetime and the default rolling
+#     prune: what a search costs against what the larger outer list costs the prune (GROMACS's
+#     peer runs at nstlist 100).
+if [[ " $probes " == *" nstlist "* ]]; then
+    for nl in ${NSTLIST_LIST:-20 40 50 80 100}; do
+        probe nstlist_$nl 120 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms "${NSTLIST_ATOMS:-45000}" \
+            --backends gpu --steps 4000 --warmup 400 --nstlist "$nl" -o "$RES/md_1gpu_nstlist$nl.json"
+        grep -h "us/step" "$OUT/logs/probe_nstlist_$nl.log" | sed "s/^/    nstlist $nl: /" |
+            tee -a "$OUT/summary.txt"
+    done
 fi
 # 12. ncu: device time of every kernel of a 45k-atom run's first steps (the search step
 #     included), direct launches (no graph), one metric per kernel. ncu cannot profile under

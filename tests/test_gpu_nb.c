@@ -158,7 +158,7 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     tg_list_report rep;
     char w2[256];
     snprintf(w2, sizeof w2, "%s list", what);
-    tg_check_list(nb, set, o->rlist, o->rinner, w2, &rep);
+    tg_check_list(nb, set, NULL, o->rlist, o->rinner, w2, &rep);
     ncases++;
     printf("%-46s %6d atoms: %d+%d entries, %d+%d items, %d excl masks; pairs < rlist %lld "
            "(listed %lld), < rlist_inner %lld (listed %lld), missing %lld+%lld, dup %lld, "

@@ -37,6 +37,12 @@ typedef struct upd_dev {
     int n, nsettle, nshake, nfree, nmol;
     double dt;
     double m_o, m_h, ra, rb, hc, d_oh, d_hh;
+    /* reciprocals, so SETTLE's chain of dependent double operations has no divisions where
+     * the divisor is a constant (each is a reciprocal iteration of ~10 dependent steps) */
+    double im_o, im_h, inv_mt, inv_ra, inv_2hc;
+    /* SETTLE group w is atoms settle0 + 3 w + (0, 1, 2) with masses m_o, m_h, m_h (water
+     * boxes, the solvent of mixtures): no index or mass loads; -1 otherwise */
+    int settle0;
     int periodic[3];
     double box[3];
     double *part;   /* [blocks] kinetic energy per block */
@@ -107,10 +113,9 @@ static __device__ __forceinline__ double u_dot(const double a[3], const double b
 
 static __device__ __forceinline__ bool u_normalise(double a[3])
 {
-    const double n = sqrt(u_dot(a, a));
-    if (!(n > 0.0) || !isfinite(n))
+    const double in = rsqrt(u_dot(a, a));
+    if (!(in > 0.0) || !isfinite(in))
         return false;
-    const double in = 1.0 / n;
     a[0] *= in;
     a[1] *= in;
     a[2] *= in;
@@ -121,11 +126,11 @@ static __device__ __forceinline__ bool u_normalise(double a[3])
 static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (*x0)[3],
                                                 double (*x1)[3])
 {
-    const double mo = d.m_o, mh = d.m_h, mt = mo + 2.0 * mh;
+    const double mo = d.m_o, mh = d.m_h;
     double com[3], ra1[3], rb1[3], rc1[3], ob[3], oc[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) {
-        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) / mt;
+        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) * d.inv_mt;
         ra1[k] = x1[0][k] - com[k];
         rb1[k] = x1[1][k] - com[k];
         rc1[k] = x1[2][k] - com[k];
@@ -144,13 +149,14 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (
     const double za1 = u_dot(ra1, ez);
     const double xb1 = u_dot(rb1, ex), yb1 = u_dot(rb1, ey), zb1 = u_dot(rb1, ez);
     const double xc1 = u_dot(rc1, ex), yc1 = u_dot(rc1, ey), zc1 = u_dot(rc1, ez);
-    const double sphi = za1 / d.ra;
-    if (!(fabs(sphi) <= 1.0))
+    const double sphi = za1 * d.inv_ra;
+    if (!(fabs(sphi) < 1.0))
         return false;
-    const double cphi = sqrt(1.0 - sphi * sphi);
-    if (!(cphi > 0.0))
+    /* cos(phi) and its reciprocal from one reciprocal square root */
+    const double rcphi = rsqrt(1.0 - sphi * sphi), cphi = (1.0 - sphi * sphi) * rcphi;
+    if (!(cphi > 0.0) || !isfinite(rcphi))
         return false;
-    const double spsi = (zb1 - zc1) / (2.0 * d.hc * cphi);
+    const double spsi = (zb1 - zc1) * d.inv_2hc * rcphi;
     if (!(fabs(spsi) <= 1.0))
         return false;
     const double cpsi = sqrt(1.0 - spsi * spsi);
@@ -231,12 +237,18 @@ static __device__ __forceinline__ int upd_slot(const upd_link &l, int a)
     return l.slot ? __ldg(&l.slot[a]) : -1;
 }
 
+/* The shift of slot sl (upd_store), zero without one. */
+static __device__ __forceinline__ float4 upd_shift(const upd_link &l, int sl)
+{
+    return sl >= 0 ? __ldg(&l.swq[sl]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
 /* Stores of an updated atom: its force (f and, with a link, the slot's pair force) zeroed for
  * the next step, on commit the new position and velocity and the float positions (xf and the
  * slot's, shifted as the search placed it). */
 static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_link &l,
                                                  float *__restrict__ xf, float *__restrict__ f,
-                                                 int a, int sl, const double xn[3],
+                                                 int a, int sl, float4 w, const double xn[3],
                                                  const double vn[3], int commit)
 {
     if (sl >= 0) {
@@ -256,8 +268,8 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
         xf[3 * a + k] = xs[k];
     }
     if (sl >= 0) {
-        /* as the pair module's gather: the float position plus the slot's shift */
-        const float4 w = __ldg(&l.swq[sl]);
+        /* as the pair module's gather: the float position plus the slot's shift (w, loaded
+         * with the other inputs: a load after a store here waits a round trip of its own) */
         l.xq[sl] = make_float4(xs[0] + w.x, xs[1] + w.y, xs[2] + w.z, w.w);
     }
 }
@@ -282,13 +294,15 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
         int id[3], sl[3];
         double x0[3][3], x1[3][3], vn[3][3], im[3], ms[3];
         float fa[3][3];
+        float4 w[3];
+        const bool fast = d.settle0 >= 0;
 #pragma unroll
         for (int j = 0; j < 3; j++)
-            id[j] = __ldg(&d.settle[3 * t + j]);
+            id[j] = fast ? d.settle0 + 3 * t + j : __ldg(&d.settle[3 * t + j]);
 #pragma unroll
         for (int j = 0; j < 3; j++) {
-            im[j] = __ldg(&d.invm[id[j]]);
-            ms[j] = __ldg(&d.m[id[j]]);
+            im[j] = fast ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
+            ms[j] = fast ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
             sl[j] = upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
@@ -297,6 +311,9 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                 fa[j][k] = f[3 * id[j] + k];
             }
         }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            w[j] = upd_shift(l, sl[j]);
 #pragma unroll
         for (int j = 0; j < 3; j++)
 #pragma unroll
@@ -320,7 +337,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
         }
 #pragma unroll
         for (int j = 0; j < 3; j++)
-            upd_store(d, l, xf, f, id[j], sl[j], x1[j], vn[j], commit);
+            upd_store(d, l, xf, f, id[j], sl[j], w[j], x1[j], vn[j], commit);
         if (want_dev) {
             const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
             float dmax = 0.0f;
@@ -376,10 +393,14 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                 v2 += vn[c] * vn[c];
             }
             ke += 0.5 * d.m[a] * v2;
-            upd_store(d, l, xf, f, a, upd_slot(l, a), x1 + 3 * j, vn, commit);
+            /* a molecule's atoms one after another: few molecules take this path (ethanol in
+             * water), so the loads here may wait behind the previous atom's stores */
+            const int sl = upd_slot(l, a);
+            upd_store(d, l, xf, f, a, sl, upd_shift(l, sl), x1 + 3 * j, vn, commit);
         }
     } else if (t - d.nsettle - d.nshake < d.nfree) {
         const int a = d.free_at[t - d.nsettle - d.nshake], sl = upd_slot(l, a);
+        const float4 w = upd_shift(l, sl);
         const double im = d.invm[a] * dt;
         double xn[3], vn[3], v2 = 0.0;
 #pragma unroll
@@ -390,7 +411,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
             v2 += vn[k] * vn[k];
         }
         ke = 0.5 * d.m[a] * v2;
-        upd_store(d, l, xf, f, a, sl, xn, vn, commit);
+        upd_store(d, l, xf, f, a, sl, w, xn, vn, commit);
     }
     ke_finish(d, ke, s_red, commit);
 }
@@ -626,11 +647,24 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     d->m_h = p->m_h;
     d->d_oh = p->d_oh;
     d->d_hh = p->d_hh;
+    d->settle0 = -1;
     if (p->nsettle > 0) {
         d->hc = 0.5 * p->d_hh;
         const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
         d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
         d->rb = h - d->ra;
+        d->im_o = 1.0 / p->m_o;
+        d->im_h = 1.0 / p->m_h;
+        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
+        d->inv_ra = 1.0 / d->ra;
+        d->inv_2hc = 1.0 / (2.0 * d->hc);
+        int fast = 1;
+        for (int w = 0; w < p->nsettle && fast; w++)
+            for (int j = 0; j < 3; j++) {
+                const int a = p->settle[3 * w + j];
+                fast &= a == p->settle[0] + 3 * w + j && p->mass[a] == (j ? p->m_h : p->m_o);
+            }
+        d->settle0 = fast ? p->settle[0] : -1;
     }
     for (int k = 0; k < 3; k++) {
         d->periodic[k] = p->periodic[k] != 0;

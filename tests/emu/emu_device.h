@@ -235,6 +235,10 @@ inline float rsqrtf(float x)
 {
     return 1.0f / std::sqrt(x);
 }
+inline double rsqrt(double x)
+{
+    return 1.0 / std::sqrt(x);
+}
 inline float __frsqrt_rn(float x)
 {
     return (float)(1.0 / std::sqrt((double)x));

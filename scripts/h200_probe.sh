@@ -275,8 +275,8 @@ if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
     ncu --version | tail -1 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
-    for ks in k_update:5 k_gather_home:5 k_home_terms:5 k_reduce:5 k_list_build:1 k_nb_fast:10 k_prune:10 \
-        k_col_sort:1 k_sc_build:1; do
+    for ks in ${NCUSEC_KERNELS:-k_update:5 k_gather_home:5 k_home_terms:5 k_reduce:5 k_list_build:1 k_nb_fast:10 k_prune:10 \
+        k_col_sort:1 k_sc_build:1}; do
         k=${ks%:*} skip=${ks#*:}
         probe ncusec_$k 120 ncu --clock-control none -k "regex:^$k\$" --launch-skip "$skip" \
             --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \

@@ -85,7 +85,8 @@ typedef struct gnb_dev {
     float4 *wpos;  /* wrapped position at the search */
     float4 *awrap; /* wrap offset at the search */
     int *acol, *apos, *colatoms;
-    int *aslot; /* slot of each atom in the cluster layout (the search's) */
+    int *colfill; /* the columns' atoms as binned (k_fill), before k_col_sort orders them */
+    int *aslot;   /* slot of each atom in the cluster layout (the search's) */
     /* per column */
     int *col_count, *col_start, *col_sc;
     float4 *col_bb; /* x lo, x hi, y lo, y hi */

@@ -272,7 +272,7 @@ __global__ __launch_bounds__(256) void k_fill(gnb_dev d)
         return;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a < d.n)
-        d.colatoms[d.col_start[d.acol[a]] + d.apos[a]] = a;
+        d.colfill[d.col_start[d.acol[a]] + d.apos[a]] = a;
 }
 
 /* ---- 6. column sort ------------------------------------------------------------------------ */
@@ -303,36 +303,39 @@ static __device__ void bitonic_kv(float *key, int *val, int n2)
     }
 }
 
-/* Ascending (key, value) order of the m pairs in shared memory by rank: each element counts
- * the elements before it and is written to that place in out. The values are distinct (atom
- * indices), so the ranks are a permutation and the order is the bitonic sort's. O(m^2) work,
- * but no barrier between steps: a column of 600 atoms is ~40 us of dependent bitonic stages
- * (55 stages of load, compare, swap, barrier) and a few us of independent comparisons read
- * four at a time. Padding up to a multiple of 4 is (+inf, INT_MAX): never before a real
- * element. */
-static __device__ void rank_sort_kv(const float *key, const int *val, int m, int *out)
+/* Ascending order of m distinct 64-bit keys in shared memory by rank: each element counts the
+ * keys below it and its value goes to that place in out. A column of 700 atoms (45k water) is
+ * 40 us of dependent bitonic stages (55 stages of load, compare, swap, barrier on one block);
+ * ranking is O(m^2) independent comparisons, two keys per shared load, and the column's blocks
+ * (GNB_SORT_SPLIT) each rank a share of it. Padding up to an even count is all ones: never
+ * below a real key. */
+static __device__ void rank_sort(const unsigned long long *key, int m, int first, int stride,
+                                 int *out)
 {
-    const int m4 = (m + 3) & ~3;
-    const float4 *k4 = (const float4 *)key;
-    const int4 *v4 = (const int4 *)val;
-    for (int i = threadIdx.x; i < m; i += blockDim.x) {
-        const float ki = key[i];
-        const int vi = val[i];
+    const int m2 = (m + 1) >> 1;
+    const ulonglong2 *k2 = (const ulonglong2 *)key;
+    for (int i = first; i < m; i += stride) {
+        const unsigned long long ki = key[i];
         int r = 0;
-        for (int j = 0; j < m4 / 4; j++) {
-            const float4 kj = k4[j];
-            const int4 vj = v4[j];
-            r += (kj.x < ki || (kj.x == ki && vj.x < vi)) +
-                 (kj.y < ki || (kj.y == ki && vj.y < vi)) +
-                 (kj.z < ki || (kj.z == ki && vj.z < vi)) +
-                 (kj.w < ki || (kj.w == ki && vj.w < vi));
+        for (int j = 0; j < m2; j++) {
+            const ulonglong2 kj = k2[j];
+            r += (kj.x < ki) + (kj.y < ki);
         }
-        out[r] = vi;
+        out[r] = (int)(unsigned)ki; /* the low half is the atom */
     }
 }
 
-/* Up to this many atoms a column is sorted by rank, above by the bitonic network. */
-#define GNB_RANK_SORT_MAX 1024
+/* A float's bits as an unsigned integer of the same order (negative values reversed). */
+static __device__ __forceinline__ unsigned float_order(float f)
+{
+    const unsigned u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* Up to this many atoms a column is sorted by rank, above by the bitonic network (one block). */
+#define GNB_RANK_SORT_MAX 2048
+/* Blocks per column of the sort (k_col_sort). */
+#define GNB_SORT_SPLIT 4
 
 static __device__ int pow2_at_least(int m)
 {
@@ -342,36 +345,50 @@ static __device__ int pow2_at_least(int m)
     return n2;
 }
 
+/* Sort of each column's atoms by z (ties by atom), and the column's x-y bounding box.
+ * GNB_SORT_SPLIT blocks per column; k_fill wrote the atoms to colfill, so the blocks read there
+ * while they write colatoms. */
 __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 {
     HX_DYN_SMEM(smem);
     __shared__ float s_bb[4][8];
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
-    const int c = blockIdx.x;
+    const int c = blockIdx.x / GNB_SORT_SPLIT, part = blockIdx.x % GNB_SORT_SPLIT;
     if (c >= d.st->ncols)
         return;
     const int start = d.col_start[c];
     const int m = d.col_start[c + 1] - start;
     if (m > d.sort_cap) {
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0 && part == 0)
             atomicOr(&d.st->overflow, GNB_OVF_SORT);
         return;
     }
+    const bool rank = m <= GNB_RANK_SORT_MAX;
+    if (!rank && part != 0)
+        return;
+    /* rank: (z order, atom) as one 64-bit key; bitonic: keys and values apart */
+    unsigned long long *key64 = (unsigned long long *)smem;
     float *key = (float *)smem;
     int *val = (int *)(key + d.sort_cap);
-    const int n2 = pow2_at_least(m), npad = n2 > 4 ? n2 : 4; /* rank_sort_kv reads 4 at a time */
+    const int n2 = pow2_at_least(m), npad = rank ? m + (m & 1) : n2;
     float xlo = GNB_BIG, xhi = -GNB_BIG, ylo = GNB_BIG, yhi = -GNB_BIG;
     for (int i = threadIdx.x; i < npad; i += blockDim.x) {
         if (i < m) {
-            const int a = d.colatoms[start + i];
+            const int a = d.colfill[start + i];
             const float4 w = d.wpos[a];
-            key[i] = w.z;
-            val[i] = a;
+            if (rank) {
+                key64[i] = (unsigned long long)float_order(w.z) << 32 | (unsigned)a;
+            } else {
+                key[i] = w.z;
+                val[i] = a;
+            }
             xlo = fminf(xlo, w.x);
             xhi = fmaxf(xhi, w.x);
             ylo = fminf(ylo, w.y);
             yhi = fmaxf(yhi, w.y);
+        } else if (rank) {
+            key64[i] = ~0ull;
         } else {
             key[i] = __int_as_float(0x7f800000); /* +inf: padding sorts last */
             val[i] = INT_MAX;
@@ -389,14 +406,15 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
         s_bb[3][w] = yhi;
     }
     __syncthreads();
-    if (m <= GNB_RANK_SORT_MAX) {
-        rank_sort_kv(key, val, m, d.colatoms + start); /* every read of colatoms is done */
+    if (rank) {
+        rank_sort(key64, m, part * blockDim.x + threadIdx.x, GNB_SORT_SPLIT * blockDim.x,
+                  d.colatoms + start);
     } else {
         bitonic_kv(key, val, n2);
         for (int i = threadIdx.x; i < m; i += blockDim.x)
             d.colatoms[start + i] = val[i];
     }
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && part == 0) {
         const int nw = blockDim.x >> 5;
         float4 bb = make_float4(GNB_BIG, -GNB_BIG, GNB_BIG, -GNB_BIG);
         for (int k = 0; k < nw; k++) {
@@ -1094,7 +1112,7 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     if (sort_smem > 48 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_col_sort,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_smem));
-    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols, 256, sort_smem, s, *d);
+    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * GNB_SORT_SPLIT, 256, sort_smem, s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);
     HX_CUDA_LAUNCH("k_sc_build");

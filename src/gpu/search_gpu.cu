@@ -183,17 +183,29 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= d.n)
-        return;
-    const gnb_zone_grid g = d.grid[d.azone[a]];
-    const float4 w = d.wpos[a];
-    int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
-    int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
-    cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
-    cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
-    const int col = g.col0 + cy * g.nc[0] + cx;
-    d.acol[a] = col;
-    d.apos[a] = atomicAdd(&d.col_count[col], 1);
+    /* every lane of the warp takes part in the column match below: past the atoms as -1 */
+    int col = -1;
+    if (a < d.n) {
+        const gnb_zone_grid g = d.grid[d.azone[a]];
+        const float4 w = d.wpos[a];
+        int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
+        int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
+        cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
+        cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
+        col = g.col0 + cy * g.nc[0] + cx;
+        d.acol[a] = col;
+    }
+    /* one atomic per column a warp touches, not per atom: atoms of a molecule and of
+     * neighbouring molecules share columns (45k water: 64 columns of ~700 atoms, and
+     * same-address atomics serialise in L2). The order within a column is the sort's. */
+    const unsigned peers = __match_any_sync(HX_FULL_MASK, col);
+    const int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+    int base = 0;
+    if (lane == leader && col >= 0)
+        base = atomicAdd(&d.col_count[col], __popc(peers));
+    base = __shfl_sync(HX_FULL_MASK, base, leader);
+    if (col >= 0)
+        d.apos[a] = base + __popc(peers & ((1u << lane) - 1u));
 }
 
 /* Exclusive scan of v over the block (1024 threads); *total receives the block's sum. */

@@ -243,34 +243,38 @@ static __device__ __forceinline__ float4 upd_shift(const upd_link &l, int sl)
     return sl >= 0 ? __ldg(&l.swq[sl]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 
-/* Stores of an updated atom: its force (f and, with a link, the slot's pair force) zeroed for
- * the next step, on commit the new position and velocity and the float positions (xf and the
- * slot's, shifted as the search placed it). */
+/* The slot's stores of an updated atom: its pair force zeroed for the next step and, on
+ * commit, its float position as the pair module's gather writes it (the float position plus
+ * the slot's shift w, loaded with the other inputs: a load after a store here would wait a
+ * round trip of its own). */
+static __device__ __forceinline__ void upd_store_slot(const upd_link &l, int sl, float4 w,
+                                                      const double xn[3], int commit)
+{
+    if (sl < 0)
+        return;
+    l.fcl[3 * sl] = 0.0f;
+    l.fcl[3 * sl + 1] = 0.0f;
+    l.fcl[3 * sl + 2] = 0.0f;
+    if (commit)
+        l.xq[sl] = make_float4((float)xn[0] + w.x, (float)xn[1] + w.y, (float)xn[2] + w.z, w.w);
+}
+
+/* Stores of an updated atom: the slot's (upd_store_slot), its force zeroed and, on commit, the
+ * new position and velocity and the float position (xf). */
 static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_link &l,
                                                  float *__restrict__ xf, float *__restrict__ f,
                                                  int a, int sl, float4 w, const double xn[3],
                                                  const double vn[3], int commit)
 {
-    if (sl >= 0) {
-        l.fcl[3 * sl] = 0.0f;
-        l.fcl[3 * sl + 1] = 0.0f;
-        l.fcl[3 * sl + 2] = 0.0f;
-    }
+    upd_store_slot(l, sl, w, xn, commit);
     if (!commit)
         return;
-    float xs[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) {
         f[3 * a + k] = 0.0f;
         d.x[3 * a + k] = xn[k];
         d.v[3 * a + k] = vn[k];
-        xs[k] = (float)xn[k];
-        xf[3 * a + k] = xs[k];
-    }
-    if (sl >= 0) {
-        /* as the pair module's gather: the float position plus the slot's shift (w, loaded
-         * with the other inputs: a load after a store here waits a round trip of its own) */
-        l.xq[sl] = make_float4(xs[0] + w.x, xs[1] + w.y, xs[2] + w.z, w.w);
+        xf[3 * a + k] = (float)xn[k];
     }
 }
 
@@ -287,28 +291,45 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                                                         int want_dev, int commit)
 {
     __shared__ double s_red[32];
+    /* consecutive waters (settle0): the block's 9 x blockDim coordinates of x, v and f move
+     * between memory and shared memory in coalesced lines, not as 9 strided accesses per thread
+     * (which made this kernel L2-bound: 47% of L2 throughput and the load-store queue full for a
+     * few MB of data) */
+    __shared__ double s_x[9 * UPD_THREADS], s_v[9 * UPD_THREADS];
+    __shared__ float s_f[9 * UPD_THREADS];
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const double dt = d.dt, idt = 1.0 / dt;
     double ke = 0.0;
+    const int t0 = blockIdx.x * blockDim.x;
+    const bool staged = d.settle0 >= 0 && t0 < d.nsettle; /* the same for the whole block */
+    const int nst = staged ? 9 * hx_imin((int)blockDim.x, d.nsettle - t0) : 0;
+    const size_t c0 = 3 * ((size_t)d.settle0 + 3 * (size_t)t0); /* first staged coordinate */
+    for (int i = threadIdx.x; i < nst; i += blockDim.x) {
+        s_x[i] = d.x[c0 + i];
+        s_v[i] = d.v[c0 + i];
+        s_f[i] = f[c0 + i];
+    }
+    if (staged)
+        __syncthreads();
     if (t < d.nsettle) {
         int id[3], sl[3];
         double x0[3][3], x1[3][3], vn[3][3], im[3], ms[3];
         float fa[3][3];
         float4 w[3];
-        const bool fast = d.settle0 >= 0;
+        const int o = 9 * threadIdx.x; /* this water in the staged block */
 #pragma unroll
         for (int j = 0; j < 3; j++)
-            id[j] = fast ? d.settle0 + 3 * t + j : __ldg(&d.settle[3 * t + j]);
+            id[j] = staged ? d.settle0 + 3 * t + j : __ldg(&d.settle[3 * t + j]);
 #pragma unroll
         for (int j = 0; j < 3; j++) {
-            im[j] = fast ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
-            ms[j] = fast ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
+            im[j] = staged ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
+            ms[j] = staged ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
             sl[j] = upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
-                x0[j][k] = d.x[3 * id[j] + k];
-                vn[j][k] = d.v[3 * id[j] + k];
-                fa[j][k] = f[3 * id[j] + k];
+                x0[j][k] = staged ? s_x[o + 3 * j + k] : d.x[3 * id[j] + k];
+                vn[j][k] = staged ? s_v[o + 3 * j + k] : d.v[3 * id[j] + k];
+                fa[j][k] = staged ? s_f[o + 3 * j + k] : f[3 * id[j] + k];
             }
         }
 #pragma unroll
@@ -335,9 +356,22 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
             }
             ke += 0.5 * ms[j] * v2;
         }
+        if (staged) {
+            /* the slot's stores here, the rest below for the whole block */
 #pragma unroll
-        for (int j = 0; j < 3; j++)
-            upd_store(d, l, xf, f, id[j], sl[j], w[j], x1[j], vn[j], commit);
+            for (int j = 0; j < 3; j++) {
+                upd_store_slot(l, sl[j], w[j], x1[j], commit);
+#pragma unroll
+                for (int k = 0; k < 3; k++) {
+                    s_x[o + 3 * j + k] = x1[j][k];
+                    s_v[o + 3 * j + k] = vn[j][k];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                upd_store(d, l, xf, f, id[j], sl[j], w[j], x1[j], vn[j], commit);
+        }
         if (want_dev) {
             const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
             float dmax = 0.0f;
@@ -412,6 +446,16 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
         }
         ke = 0.5 * d.m[a] * v2;
         upd_store(d, l, xf, f, a, sl, w, xn, vn, commit);
+    }
+    if (staged) {
+        __syncthreads();
+        if (commit)
+            for (int i = threadIdx.x; i < nst; i += blockDim.x) {
+                d.x[c0 + i] = s_x[i];
+                d.v[c0 + i] = s_v[i];
+                xf[c0 + i] = (float)s_x[i];
+                f[c0 + i] = 0.0f;
+            }
     }
     ke_finish(d, ke, s_red, commit);
 }

@@ -10,7 +10,8 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# "md1gpu"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -240,6 +241,16 @@ if [[ " $probes " == *" nstlist "* ]]; then
         probe nstlist_$nl 120 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms "${NSTLIST_ATOMS:-45000}" \
             --backends gpu --steps 4000 --warmup 400 --nstlist "$nl" -o "$RES/md_1gpu_nstlist$nl.json"
         grep -h "us/step" "$OUT/logs/probe_nstlist_$nl.log" | sed "s/^/    nstlist $nl: /" |
+            tee -a "$OUT/summary.txt"
+    done
+fi
+# 11c. md1gpu: the one-GPU engine at 45k, 180k and 360k atoms with its defaults, MD1_REPS times
+#     (default 2) in the same call: the README's table and issue 12's goals.
+if [[ " $probes " == *" md1gpu "* ]]; then
+    for rep in $(seq 1 "${MD1_REPS:-2}"); do
+        probe md1gpu_$rep 200 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms 45000,180000,360000 \
+            --backends gpu --steps 3000 --warmup 300 -o "$RES/md_1gpu_$rep.json"
+        grep -h "us/step" "$OUT/logs/probe_md1gpu_$rep.log" | sed "s/^/    $rep: /" |
             tee -a "$OUT/summary.txt"
     done
 fi

@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -252,6 +252,20 @@ if [[ " $probes " == *" md1gpu "* ]]; then
             --backends gpu --steps 3000 --warmup 300 -o "$RES/md_1gpu_$rep.json"
         grep -h "us/step" "$OUT/logs/probe_md1gpu_$rep.log" | sed "s/^/    $rep: /" |
             tee -a "$OUT/summary.txt"
+    done
+fi
+# 11d. sanq: compute-sanitizer (SANQ_TOOLS, default memcheck and racecheck) on SANQ_TESTS
+#     (default test_gpu_update), quick mode: the single-process tests a change touched, without
+#     the whole --sanitize phase.
+if [[ " $probes " == *" sanq "* ]] && command -v compute-sanitizer > /dev/null; then
+    for t in ${SANQ_TESTS:-test_gpu_update}; do
+        for tool in ${SANQ_TOOLS:-memcheck racecheck}; do
+            HALOX_GPU_TEST_QUICK=1 probe san_${t}_$tool 120 compute-sanitizer --tool "$tool" \
+                --error-exitcode 9 "$BUILD/tests/$t"
+            grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)" \
+                "$OUT/logs/probe_san_${t}_$tool.log" | tail -1 | sed "s/^/    $t $tool: /" |
+                tee -a "$OUT/summary.txt"
+        done
     done
 fi
 # 12. ncu: device time of every kernel of a 45k-atom run's first steps (the search step

@@ -10,7 +10,8 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# "md1gpu", "sanq"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -230,6 +231,43 @@ if [[ $probes == *mixture* ]]; then
     grep -h "us/step" "$OUT/logs/probe_md_mix45k_1gpu.log" | sed "s/^/    /" | tee -a "$OUT/summary.txt"
     unset HALOX_BENCH_COMMAND
 fi
+# 11b. nstlist (before the ncu probes, which stop MPS): the one-GPU step at NSTLIST_ATOMS
+#     (default 45000) over the pair-search intervals of NSTLIST_LIST (default "20 40 50 80 100"),
+#     each with the Verlet buffer from the tolerance for its lifetime and the default rolling
+#     prune: what a search costs against what the larger outer list costs the prune (GROMACS's
+#     peer runs at nstlist 100).
+if [[ " $probes " == *" nstlist "* ]]; then
+    for nl in ${NSTLIST_LIST:-20 40 50 80 100}; do
+        probe nstlist_$nl 120 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms "${NSTLIST_ATOMS:-45000}" \
+            --backends gpu --steps 4000 --warmup 400 --nstlist "$nl" -o "$RES/md_1gpu_nstlist$nl.json"
+        grep -h "us/step" "$OUT/logs/probe_nstlist_$nl.log" | sed "s/^/    nstlist $nl: /" |
+            tee -a "$OUT/summary.txt"
+    done
+fi
+# 11c. md1gpu: the one-GPU engine at 45k, 180k and 360k atoms with its defaults, MD1_REPS times
+#     (default 2) in the same call: the README's table and issue 12's goals.
+if [[ " $probes " == *" md1gpu "* ]]; then
+    for rep in $(seq 1 "${MD1_REPS:-2}"); do
+        probe md1gpu_$rep 200 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms 45000,180000,360000 \
+            --backends gpu --steps 3000 --warmup 300 -o "$RES/md_1gpu_$rep.json"
+        grep -h "us/step" "$OUT/logs/probe_md1gpu_$rep.log" | sed "s/^/    $rep: /" |
+            tee -a "$OUT/summary.txt"
+    done
+fi
+# 11d. sanq: compute-sanitizer (SANQ_TOOLS, default memcheck and racecheck) on SANQ_TESTS
+#     (default test_gpu_update), quick mode: the single-process tests a change touched, without
+#     the whole --sanitize phase.
+if [[ " $probes " == *" sanq "* ]] && command -v compute-sanitizer > /dev/null; then
+    for t in ${SANQ_TESTS:-test_gpu_update}; do
+        for tool in ${SANQ_TOOLS:-memcheck racecheck}; do
+            HALOX_GPU_TEST_QUICK=1 probe san_${t}_$tool 120 compute-sanitizer --tool "$tool" \
+                --error-exitcode 9 "$BUILD/tests/$t"
+            grep -Eo "(ERROR|RACECHECK) SUMMARY: [0-9]+ (error|hazard)" \
+                "$OUT/logs/probe_san_${t}_$tool.log" | tail -1 | sed "s/^/    $t $tool: /" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+fi
 # 12. ncu: device time of every kernel of a 45k-atom run's first steps (the search step
 #     included), direct launches (no graph), one metric per kernel. ncu cannot profile under
 #     MPS with --csv, and one process does not need it: MPS is stopped first (the last probe).
@@ -262,8 +300,8 @@ if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
     ncu --version | tail -1 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
-    for ks in k_update:5 k_gather_home:5 k_home_terms:5 k_reduce:5 k_list_build:1 k_nb_fast:10 k_prune:10 \
-        k_col_sort:1 k_sc_build:1; do
+    for ks in ${NCUSEC_KERNELS:-k_update:5 k_gather_home:5 k_home_terms:5 k_reduce:5 k_list_build:1 k_nb_fast:10 k_prune:10 \
+        k_col_sort:1 k_sc_build:1}; do
         k=${ks%:*} skip=${ks#*:}
         probe ncusec_$k 120 ncu --clock-control none -k "regex:^$k\$" --launch-skip "$skip" \
             --launch-count 1 --section SpeedOfLight --section Occupancy --section LaunchStats \

@@ -232,18 +232,22 @@ hx_status gmd_create(const hx_system *sys, const hx_forcefield *ff, const gmd_pa
 /* The ops of one step, as a schedule would issue them. */
 static hx_status enqueue_step(gmd *g, int energy, double lambda)
 {
+    const int fuse = hx_gpu_nb_fuse_update();
+    hx_gpu_update_link link;
     HX_TRY(hx_gpu_nb_local(g->nb, g->xf, g->f, energy ? HX_GPU_NB_ENERGY : 0, g->s_local));
-    HX_TRY(hx_gpu_nb_reduce_home(g->nb, g->f, g->s_local));
+    if (fuse)
+        HX_TRY(hx_gpu_nb_update_link(g->nb, 1, &link));
+    else
+        HX_TRY(hx_gpu_nb_reduce_home(g->nb, g->f, g->s_local));
     if (energy)
         HX_TRY(hx_gpu_nb_fetch_energies(g->nb, g->s_local));
     GMD_CUDA(cudaEventRecord(g->ev_forces, g->s_local));
     GMD_CUDA(cudaStreamWaitEvent(g->s_update, g->ev_forces, 0));
     HX_TRY(hx_gpu_update_step(g->up, g->xf, g->f, lambda, energy ? HX_GPU_UPDATE_DEVIATION : 0,
-                              g->s_update));
+                              fuse ? &link : NULL, g->s_update));
     if (energy)
         HX_TRY(hx_gpu_update_fetch(g->up, g->s_update));
     GMD_CUDA(cudaEventRecord(g->ev_update, g->s_update));
-    HX_TRY(hx_gpu_nb_prune(g->nb, 0, g->s_local)); /* overlaps the update */
     GMD_CUDA(cudaStreamWaitEvent(g->s_local, g->ev_update, 0));
     return HX_OK;
 }

@@ -256,8 +256,8 @@ static void ref_pair(ref_ctx *c, int a, int b)
     }
 }
 
-int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, double rinner,
-                  const char *what, tg_list_report *rep)
+int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *moved, double rlist,
+                  double rinner, const char *what, tg_list_report *rep)
 {
     int fails0 = hx_test_failures;
     memset(rep, 0, sizeof *rep);
@@ -268,6 +268,12 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, do
         return 1;
     }
     const int n = set->n;
+    /* the slots back at the search: the fused update has moved them on since */
+    if (moved)
+        for (int sl = 0; sl < L.nslots; sl++)
+            if (L.perm[sl] >= 0 && L.perm[sl] < n)
+                for (int d = 0; d < 3; d++)
+                    L.xq[4 * (size_t)sl + d] -= (float)moved[3 * (size_t)L.perm[sl] + d];
     /* no positions given: the ones the list was built on, from its slots */
     hx_local_set own = *set;
     double *xown = NULL;

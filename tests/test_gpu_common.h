@@ -45,10 +45,12 @@ typedef struct tg_list_report {
  * listed with a farther image, beyond rlist, which the kernel's cut-off drops); the pruned list
  * holds those within rlist_inner; no padding, excluded or wrongly zoned pair is listed. Failures
  * are printed and counted (up to a few of each kind with atoms and distances). set->x NULL: the
- * positions the list was built on are taken from its slots (right after the search's step). Returns
- * the number of failed checks. */
-int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, double rlist, double rinner,
-                  const char *what, tg_list_report *rep);
+ * positions the list was built on are taken from its slots. moved (3 per atom of set, or NULL):
+ * how far each atom moved since the search; the slots hold the positions of the search less that
+ * (the update fused with the pair forces, hx_gpu_nb_update_link, writes the next positions into
+ * the slots). Returns the number of failed checks. */
+int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *moved, double rlist,
+                  double rinner, const char *what, tg_list_report *rep);
 
 /* The seven potential terms of e (LJ, Coulomb, bonds, angles, dihedrals, LJ-14, Coulomb-14). */
 void tg_energy_terms(const hx_md_energies *e, double v[7]);

@@ -108,15 +108,32 @@ static void gpu_run(const char *what, const hx_system *s, const hx_forcefield *f
         return;
     fit f = {0, 0, 0, 0, 0};
     int nfirst = 0, nlast = 0;
+    /* positions before and after a search step: the list check needs how far the step moved the
+     * atoms (the fused update writes the next positions into the list's slots) */
+    hx_system *xs0 = NULL, *xs1 = NULL;
+    if (check_lists) {
+        T_OK(hx_system_copy(s, &xs0));
+        T_OK(hx_system_copy(s, &xs1));
+    }
+    double *moved = check_lists ? malloc(sizeof(double) * 3 * (size_t)s->natoms) : NULL;
     for (int i = 0; i <= nsteps; i++) {
         gmd_energies e;
         const int want = i % nste == 0 || i == nsteps;
+        const int check = check_lists && xs0 && xs1 && moved && i % gp->nstlist == 0;
+        if (check)
+            T_OK(gmd_download(g, xs0));
         hx_status st = gmd_step(g, want ? &e : NULL);
         if (st != HX_OK) {
             T_FAIL("%s: GPU step %d: %s", what, i, hx_last_error());
             break;
         }
-        if (check_lists && i % gp->nstlist == 0) {
+        if (check) {
+            T_OK(gmd_download(g, xs1));
+            /* a step moves an atom by far less than half the box; the search may wrap it */
+            for (int k = 0; k < 3 * s->natoms; k++) {
+                const double bx = s->box[k % 3], v = xs1->x[k] - xs0->x[k];
+                moved[k] = v - bx * nearbyint(v / bx);
+            }
             /* the list built at this step, against the positions it was built on */
             hx_local_set set;
             hx_zone_range rg = {0, s->natoms, 0};
@@ -140,7 +157,7 @@ static void gpu_run(const char *what, const hx_system *s, const hx_forcefield *f
             char w[160];
             snprintf(w, sizeof w, "%s search at step %d", what, i);
             tg_list_report rep;
-            tg_check_list(gmd_nb(g), &set, gp->rlist,
+            tg_check_list(gmd_nb(g), &set, moved, gp->rlist,
                           gp->rlist_inner > 0 ? gp->rlist_inner : gp->rlist, w, &rep);
             o->missing += rep.missing_outer + rep.missing_inner;
             o->searches_checked++;
@@ -171,6 +188,9 @@ static void gpu_run(const char *what, const hx_system *s, const hx_forcefield *f
     o->drift = fit_slope(&f) / s->natoms;
     o->t_first /= nfirst > 0 ? nfirst : 1;
     o->t_last /= nlast > 0 ? nlast : 1;
+    free(moved);
+    hx_system_destroy(&xs0);
+    hx_system_destroy(&xs1);
     gmd_destroy(&g);
 }
 

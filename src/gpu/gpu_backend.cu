@@ -14,8 +14,10 @@
  *              committing update cleared it); NONLOCAL: hx_gpu_nb_nonlocal, the bonded terms of
  *              the home molecules (DESIGN §4: they overlap the local pair kernel) and the home
  *              force reduction on the halo stream, the reduction after the local pair kernel
- *   update     waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream; the
- *              rolling prune on the force streams meanwhile; then both wait for the update
+ *   update     waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream,
+ *              which also adds the home atoms' pair forces from the cluster layout and writes
+ *              their positions into it (hx_gpu_nb_update_link; HALOX_GPU_FUSE_UPDATE=0: the
+ *              pair module's reduction and gather instead); then both wait for the update
  *   kinetic, energies, download: fetch and synchronise (they return host data); a molecule
  *              that SETTLE or SHAKE could not constrain, or a non-finite bonded force, recorded
  *              on the device since, is reported there (the next host check)
@@ -60,6 +62,7 @@ typedef struct gb_impl {
     cudaEvent_t ev_fork, ev_local, ev_nl, ev_update, ev_join, ev_clear;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    int fuse; /* the update reduces the home pair forces and gathers positions (nb_gpu.h) */
     char desc[600];
 } gb_impl;
 
@@ -125,6 +128,7 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     hx_nb_params cp = {g->p.rc, g->p.eps_rf, g->p.eps_r};
     g->epsfac = hx_rf_constants(&cp).epsfac;
     g->has_bonded = hx_forcefield_has_bonded(g->ff);
+    g->fuse = hx_gpu_nb_fuse_update();
     for (int i = 0; i < g->nlocal; i++) {
         HX_TRY(hx_gpu_nb_create(g->ff, &np, &g->dom[i].nb));
         if (g->has_bonded)
@@ -353,9 +357,12 @@ static hx_status gb_forces(void *vimpl, int i, int part, int want_energy, long l
         if (want_energy)
             HX_TRY(hx_gpu_bonded_fetch(d->bd, g->s_nl));
     }
-    /* the home forces of the local pairs too: after the local kernel */
+    /* the home forces of the local pairs too: after the local kernel (its side work adds the
+     * home atoms' reaction-field terms to f, which the force halo accumulates into); with the
+     * update fused (hx_gpu_nb_update_link) the update adds them itself */
     HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_local, 0));
-    HX_TRY(hx_gpu_nb_reduce_home(d->nb, d->f, g->s_nl));
+    if (!g->fuse)
+        HX_TRY(hx_gpu_nb_reduce_home(d->nb, d->f, g->s_nl));
     if (want_energy)
         HX_TRY(hx_gpu_nb_fetch_energies(d->nb, g->s_nl));
     return HX_OK;
@@ -421,13 +428,14 @@ static hx_status gb_update(void *vimpl, int i, double lambda, int want_energy, i
     int flags = want_energy ? HX_GPU_UPDATE_DEVIATION : 0;
     if (!commit)
         flags |= HX_GPU_UPDATE_NO_COMMIT;
-    HX_TRY(hx_gpu_update_step(d->up, d->x, d->f, lambda, flags, g->s_update));
+    hx_gpu_update_link link;
+    if (g->fuse)
+        HX_TRY(hx_gpu_nb_update_link(d->nb, commit, &link));
+    HX_TRY(
+        hx_gpu_update_step(d->up, d->x, d->f, lambda, flags, g->fuse ? &link : NULL, g->s_update));
     if (want_energy)
         HX_TRY(hx_gpu_update_fetch(d->up, g->s_update));
     HX_CUDA(cudaEventRecord(g->ev_update, g->s_update));
-    /* the rolling prune (a no-op without prune parts) overlaps the update */
-    HX_TRY(hx_gpu_nb_prune(d->nb, 0, g->s_local));
-    HX_TRY(hx_gpu_nb_prune(d->nb, 1, g->s_nl));
     HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_update, 0));
     HX_CUDA(cudaEventRecord(g->ev_join, g->s_nl));
     HX_CUDA(cudaStreamWaitEvent(g->s_local, g->ev_update, 0));

@@ -22,19 +22,33 @@
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 
-/* Home slots [0, nslots): positions into the cluster layout, and the home atoms' self and
- * excluded-pair reaction-field terms in double, as src/md/nonbonded.c's home_terms. */
+/* Home slots [0, nslots): positions into the cluster layout (skipped on steps whose update
+ * wrote them, hx_gpu_nb_update_link). */
 __global__ __launch_bounds__(128) void k_gather_home(gnb_dev d, const float *__restrict__ x,
-                                                     float *__restrict__ f, int nslots, int energy)
+                                                     int nslots)
+{
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    const int a = s < nslots ? d.perm[s] : -1;
+    if (a < 0)
+        return;
+    const float4 w = d.swq[s];
+    d.xq[s] = make_float4(x[3 * a] + w.x, x[3 * a + 1] + w.y, x[3 * a + 2] + w.z, w.w);
+}
+
+/* The home atoms' self and excluded-pair reaction-field terms in double, as
+ * src/md/nonbonded.c's home_terms, one thread per home slot. They need this step's positions
+ * and add to f, which only the update reads: they run beside the pair kernel (on the prune's
+ * stream), not before it, where they were 4-5 us of the step's critical path at 45k atoms
+ * (three dependent loads: the slot's atom, its partners, their positions). */
+__global__ __launch_bounds__(128) void k_home_terms(gnb_dev d, const float *__restrict__ x,
+                                                    float *__restrict__ f, int nslots, int energy)
 {
     __shared__ double s_red[32];
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     const int a = s < nslots ? d.perm[s] : -1;
     double ve = 0.0;
     if (a >= 0) {
-        const float4 w = d.swq[s];
         const float xa[3] = {x[3 * a], x[3 * a + 1], x[3 * a + 2]};
-        d.xq[s] = make_float4(xa[0] + w.x, xa[1] + w.y, xa[2] + w.z, w.w);
         const double qa = d.aqd[a];
         if (energy)
             ve = -0.5 * d.epsfac_d * d.crf_d * qa * qa;
@@ -563,8 +577,10 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     FREE_DEV(d->wpos);
     FREE_DEV(d->awrap);
     FREE_DEV(d->acol);
+    FREE_DEV(d->aslot);
     FREE_DEV(d->apos);
     FREE_DEV(d->colatoms);
+    FREE_DEV(d->colfill);
     FREE_DEV(d->col_count);
     FREE_DEV(d->col_start);
     FREE_DEV(d->col_sc);
@@ -605,6 +621,12 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_prune);
     if (nb->s_prune)
         cudaStreamDestroy(nb->s_prune);
+    if (nb->ev_gather_nl)
+        cudaEventDestroy(nb->ev_gather_nl);
+    if (nb->ev_prune_nl)
+        cudaEventDestroy(nb->ev_prune_nl);
+    if (nb->s_prune_nl)
+        cudaStreamDestroy(nb->s_prune_nl);
     free(nb);
     *nbp = NULL;
 }
@@ -762,6 +784,9 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_nonlocal, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune, cudaStreamNonBlocking), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather_nl, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_nl, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune_nl, cudaStreamNonBlocking), fail);
     *out = nb;
     return HX_OK;
 fail:
@@ -775,13 +800,15 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
         return HX_OK;
     gnb_dev *d = &nb->d;
     const size_t N = (size_t)n + (size_t)n / 4 + 64;
-    void **ptrs[] = {(void **)&d->azone, (void **)&d->atype,   (void **)&d->afirst,
-                     (void **)&d->amask, (void **)&d->aq,      (void **)&d->aqd,
-                     (void **)&d->wpos,  (void **)&d->awrap,   (void **)&d->acol,
-                     (void **)&d->apos,  (void **)&d->colatoms};
+    void **ptrs[] = {(void **)&d->azone,  (void **)&d->atype,    (void **)&d->afirst,
+                     (void **)&d->amask,  (void **)&d->aq,       (void **)&d->aqd,
+                     (void **)&d->wpos,   (void **)&d->awrap,    (void **)&d->acol,
+                     (void **)&d->apos,   (void **)&d->colatoms, (void **)&d->aslot,
+                     (void **)&d->colfill};
     const size_t sz[] = {sizeof(int),   sizeof(int),    sizeof(int),    sizeof(unsigned),
                          sizeof(float), sizeof(double), sizeof(float4), sizeof(float4),
-                         sizeof(int),   sizeof(int),    sizeof(int)};
+                         sizeof(int),   sizeof(int),    sizeof(int),    sizeof(int),
+                         sizeof(int)};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;
@@ -910,6 +937,7 @@ extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
     }
     nb->have_set = 1;
     nb->have_list = 0;
+    nb->home_x_ready = 0;
 done:
     free(zone);
     free(first);
@@ -993,16 +1021,6 @@ static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
-{
-    HX_CHECK(nb && nb->have_list && (list == 0 || list == 1), HX_ERR_INVALID_ARG,
-             "hx_gpu_nb_prune: no pair list, or list %d is not 0 (local) or 1 (non-local)", list);
-    /* list 0 is pruned by hx_gpu_nb_local, beside the local pair kernel */
-    if (list == 0)
-        return HX_OK;
-    return launch_rolling_prune(nb, list, (cudaStream_t)stream);
-}
-
 extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
                                      void *stream)
 {
@@ -1015,29 +1033,56 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
         HX_CUDA(cudaMemsetAsync(d->npairs, 0, sizeof(unsigned long long), s));
     }
     const int home_slots = nb->zsc[1] * GNB_SCA;
-    if (home_slots > 0) {
-        HX_LAUNCH(k_gather_home, hx_div_up(home_slots, 128), 128, 0, s, *d, x, f, home_slots,
-                  (flags & HX_GPU_NB_ENERGY) ? 1 : 0);
+    if (home_slots > 0 && !nb->home_x_ready) {
+        HX_LAUNCH(k_gather_home, hx_div_up(home_slots, 128), 128, 0, s, *d, x, home_slots);
         HX_CUDA_LAUNCH("k_gather_home");
     }
+    nb->home_x_ready = 0;
     HX_CUDA(cudaEventRecord(nb->ev_gather, s));
-    /* The rolling prune of the local list beside the pair kernel, on this step's positions (the
-     * gather's), instead of after it: run after it, it added its whole time to the step (16.6 us
-     * of 101 at 45k atoms, 4 parts; the update it overlapped takes ~5). Both read the masks of
-     * the part being pruned while the prune rewrites them: either value is a valid list for
-     * this step (the old one was pruned for steps up to this one, the new one at these very
-     * positions), each warp reads its half's 8 bits from one 16-bit word, so the kernel sees
-     * one or the other. The caller's stream waits for the prune after the pair kernel: the
-     * next gather rewrites the positions it reads. */
+    /* Beside the pair kernel, on the prune's stream: the home atoms' reaction-field terms
+     * (k_home_terms), and the rolling prune of the local list on this step's positions. The
+     * prune there instead of after the kernel: run after it, it added its whole time to the
+     * step (16.6 us of 101 at 45k atoms, 4 parts; the update it overlapped takes ~5). Both read
+     * the masks of the part being pruned while the prune rewrites them: either value is a valid
+     * list for this step (the old one was pruned for steps up to this one, the new one at these
+     * very positions), each warp reads its half's 8 bits from one 16-bit word, so the kernel
+     * sees one or the other. The caller's stream waits for both after the pair kernel: the
+     * update reads f and rewrites the positions they read. */
     const int rolling = nb->p.prune_parts > 0 && nb->nent[0] > 0;
-    if (rolling) {
+    const int side = rolling || home_slots > 0;
+    if (side)
         HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_gather, 0));
-        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
-        HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
+    if (home_slots > 0) {
+        HX_LAUNCH(k_home_terms, hx_div_up(home_slots, 128), 128, 0, nb->s_prune, *d, x, f,
+                  home_slots, (flags & HX_GPU_NB_ENERGY) ? 1 : 0);
+        HX_CUDA_LAUNCH("k_home_terms");
     }
-    HX_TRY(run_pairs(nb, 0, flags, s));
     if (rolling)
+        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
+    if (side)
+        HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
+    HX_TRY(run_pairs(nb, 0, flags, s));
+    if (side)
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
+    return HX_OK;
+}
+
+extern "C" int hx_gpu_nb_fuse_update(void)
+{
+    const char *e = getenv("HALOX_GPU_FUSE_UPDATE");
+    return !(e && e[0] == '0');
+}
+
+extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *link)
+{
+    HX_CHECK(nb && nb->have_list && link, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_update_link: no pair list, or NULL link");
+    gnb_dev *d = &nb->d;
+    link->slot = d->aslot;
+    link->fcl = d->fcl;
+    link->xq = (float *)d->xq;
+    link->swq = (const float *)d->swq;
+    nb->home_x_ready = commit != 0;
     return HX_OK;
 }
 
@@ -1055,7 +1100,18 @@ extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f,
         HX_LAUNCH(k_gather_halo, hx_div_up(s1 - s0, 128), 128, 0, s, *d, x, f, s0, s1);
         HX_CUDA_LAUNCH("k_gather_halo");
     }
+    /* the non-local list's rolling prune beside its pair kernel, as the local one's (the
+     * update, which may rewrite the home slots' positions, waits for both) */
+    const int rolling = nb->p.prune_parts > 0 && nb->nent[1] > 0;
+    if (rolling) {
+        HX_CUDA(cudaEventRecord(nb->ev_gather_nl, s));
+        HX_CUDA(cudaStreamWaitEvent(nb->s_prune_nl, nb->ev_gather_nl, 0));
+        HX_TRY(launch_rolling_prune(nb, 1, nb->s_prune_nl));
+        HX_CUDA(cudaEventRecord(nb->ev_prune_nl, nb->s_prune_nl));
+    }
     HX_TRY(run_pairs(nb, 1, flags, s));
+    if (rolling)
+        HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune_nl, 0));
     if (s1 > s0) {
         HX_LAUNCH(k_reduce, hx_div_up(s1 - s0, 128), 128, 0, s, *d, f, s0, s1);
         HX_CUDA_LAUNCH("k_reduce");

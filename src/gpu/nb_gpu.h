@@ -35,6 +35,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
+#include "gpu/update_gpu.h" /* hx_gpu_update_link */
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,26 +91,31 @@ enum {
     HX_GPU_NB_ENERGY = 1 /* compute energies (double sums); fetch them with the calls below */
 };
 
-/* Local work: gather home positions into the cluster layout, the home atoms' self and
- * excluded-pair reaction-field terms (forces added to f), and the zone 0 x zone 0 pairs. With
- * prune_parts > 0 it also runs the local list's rolling prune, beside the pair kernel on a
- * stream of its own that the given stream joins after the pair kernel (capturable). */
+/* Local work: gather home positions into the cluster layout (unless the last update wrote
+ * them, hx_gpu_nb_update_link), the zone 0 x zone 0 pairs, and beside the pair kernel, on a
+ * stream of its own that the given stream joins after it (capturable): the home atoms' self
+ * and excluded-pair reaction-field terms (forces added to f) and, with prune_parts > 0, the
+ * local list's rolling prune. */
 hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
 /* Non-local work, after the halo coordinates are in x: waits (on the device) for the local
  * gather, gathers the halo positions, clears the halo atoms' forces in f, computes every pair
  * with a halo atom and adds the halo atoms' forces to f (home atoms' get theirs in
- * hx_gpu_nb_reduce_home). A no-op without halo zones. */
+ * hx_gpu_nb_reduce_home or the update). With prune_parts > 0 the non-local list's rolling
+ * prune runs beside the pair kernel, as the local one's. A no-op without halo zones. */
 hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
 /* Adds the home atoms' pair forces to f (atomically). Waits (on the device) for this step's
  * non-local work when there was any; call it after hx_gpu_nb_local (and _nonlocal). */
 hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream);
 
-/* Rolling prune of the non-local list (list 1; when prune_parts > 0, else a no-op): its next
- * part is pruned to rlist_inner at the current positions, for the following prune_parts steps.
- * Call it after the non-local forces of the step (it reads this step's halo positions); it may
- * overlap the update, which does not touch the cluster layout. List 0: a no-op, the local list
- * is pruned by hx_gpu_nb_local. */
-hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream);
+/* Hands the home atoms' force reduction and position gather to this step's GPU update
+ * (update_gpu.h, hx_gpu_update_link): link receives the cluster layout of the current list.
+ * The caller then skips hx_gpu_nb_reduce_home for the step and passes link to
+ * hx_gpu_update_step; commit: that update commits (writes the positions), and the next
+ * hx_gpu_nb_local skips its gather. */
+hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *link);
+/* Whether step schedules hand the reduction and gather to the update (above): yes, unless the
+ * environment sets HALOX_GPU_FUSE_UPDATE=0 (the separate kernels, for comparison). */
+int hx_gpu_nb_fuse_update(void);
 
 /* Energies of the latest step computed with HX_GPU_NB_ENERGY: fetch copies them to host memory
  * on the stream (capturable); read them after synchronising it. npairs: pairs within the

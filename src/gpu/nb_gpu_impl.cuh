@@ -85,6 +85,8 @@ typedef struct gnb_dev {
     float4 *wpos;  /* wrapped position at the search */
     float4 *awrap; /* wrap offset at the search */
     int *acol, *apos, *colatoms;
+    int *colfill; /* the columns' atoms as binned (k_fill), before k_col_sort orders them */
+    int *aslot;   /* slot of each atom in the cluster layout (the search's) */
     /* per column */
     int *col_count, *col_start, *col_sc;
     float4 *col_bb; /* x lo, x hi, y lo, y hi */
@@ -152,7 +154,13 @@ struct hx_gpu_nb {
     /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local) */
     cudaStream_t s_prune;
     cudaEvent_t ev_prune;
+    /* and the non-local list's beside the non-local pair kernel (hx_gpu_nb_nonlocal) */
+    cudaStream_t s_prune_nl;
+    cudaEvent_t ev_gather_nl, ev_prune_nl;
     int nonlocal_pending;
+    /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
+     * step's gather is skipped */
+    int home_x_ready;
 };
 
 /* nb_gpu.cu: the full prune of both lists (run by the search) */

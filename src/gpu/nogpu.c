@@ -110,11 +110,15 @@ hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_prune(hx_gpu_nb *nb, int list, void *stream)
+int hx_gpu_nb_fuse_update(void)
+{
+    return 0;
+}
+hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *link)
 {
     (void)nb;
-    (void)list;
-    (void)stream;
+    (void)commit;
+    (void)link;
     HX_NOGPU_FAIL;
 }
 hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
@@ -204,13 +208,14 @@ hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *s
     HX_NOGPU_FAIL;
 }
 hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda, int flags,
-                             void *stream)
+                             const hx_gpu_update_link *link, void *stream)
 {
     (void)u;
     (void)xf;
     (void)f;
     (void)lambda;
     (void)flags;
+    (void)link;
     (void)stream;
     HX_NOGPU_FAIL;
 }

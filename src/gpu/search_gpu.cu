@@ -183,17 +183,29 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= d.n)
-        return;
-    const gnb_zone_grid g = d.grid[d.azone[a]];
-    const float4 w = d.wpos[a];
-    int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
-    int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
-    cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
-    cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
-    const int col = g.col0 + cy * g.nc[0] + cx;
-    d.acol[a] = col;
-    d.apos[a] = atomicAdd(&d.col_count[col], 1);
+    /* every lane of the warp takes part in the column match below: past the atoms as -1 */
+    int col = -1;
+    if (a < d.n) {
+        const gnb_zone_grid g = d.grid[d.azone[a]];
+        const float4 w = d.wpos[a];
+        int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
+        int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
+        cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
+        cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
+        col = g.col0 + cy * g.nc[0] + cx;
+        d.acol[a] = col;
+    }
+    /* one atomic per column a warp touches, not per atom: atoms of a molecule and of
+     * neighbouring molecules share columns (45k water: 64 columns of ~700 atoms, and
+     * same-address atomics serialise in L2). The order within a column is the sort's. */
+    const unsigned peers = __match_any_sync(HX_FULL_MASK, col);
+    const int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+    int base = 0;
+    if (lane == leader && col >= 0)
+        base = atomicAdd(&d.col_count[col], __popc(peers));
+    base = __shfl_sync(HX_FULL_MASK, base, leader);
+    if (col >= 0)
+        d.apos[a] = base + __popc(peers & ((1u << lane) - 1u));
 }
 
 /* Exclusive scan of v over the block (1024 threads); *total receives the block's sum. */
@@ -272,7 +284,7 @@ __global__ __launch_bounds__(256) void k_fill(gnb_dev d)
         return;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     if (a < d.n)
-        d.colatoms[d.col_start[d.acol[a]] + d.apos[a]] = a;
+        d.colfill[d.col_start[d.acol[a]] + d.apos[a]] = a;
 }
 
 /* ---- 6. column sort ------------------------------------------------------------------------ */
@@ -303,6 +315,40 @@ static __device__ void bitonic_kv(float *key, int *val, int n2)
     }
 }
 
+/* Ascending order of m distinct 64-bit keys in shared memory by rank: each element counts the
+ * keys below it and its value goes to that place in out. A column of 700 atoms (45k water) is
+ * 40 us of dependent bitonic stages (55 stages of load, compare, swap, barrier on one block);
+ * ranking is O(m^2) independent comparisons, two keys per shared load, and the column's blocks
+ * (GNB_SORT_SPLIT) each rank a share of it. Padding up to an even count is all ones: never
+ * below a real key. */
+static __device__ void rank_sort(const unsigned long long *key, int m, int first, int stride,
+                                 int *out)
+{
+    const int m2 = (m + 1) >> 1;
+    const ulonglong2 *k2 = (const ulonglong2 *)key;
+    for (int i = first; i < m; i += stride) {
+        const unsigned long long ki = key[i];
+        int r = 0;
+        for (int j = 0; j < m2; j++) {
+            const ulonglong2 kj = k2[j];
+            r += (kj.x < ki) + (kj.y < ki);
+        }
+        out[r] = (int)(unsigned)ki; /* the low half is the atom */
+    }
+}
+
+/* A float's bits as an unsigned integer of the same order (negative values reversed). */
+static __device__ __forceinline__ unsigned float_order(float f)
+{
+    const unsigned u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* Up to this many atoms a column is sorted by rank, above by the bitonic network (one block). */
+#define GNB_RANK_SORT_MAX 2048
+/* Blocks per column of the sort (k_col_sort). */
+#define GNB_SORT_SPLIT 4
+
 static __device__ int pow2_at_least(int m)
 {
     int n2 = 1;
@@ -311,36 +357,50 @@ static __device__ int pow2_at_least(int m)
     return n2;
 }
 
+/* Sort of each column's atoms by z (ties by atom), and the column's x-y bounding box.
+ * GNB_SORT_SPLIT blocks per column; k_fill wrote the atoms to colfill, so the blocks read there
+ * while they write colatoms. */
 __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 {
     HX_DYN_SMEM(smem);
     __shared__ float s_bb[4][8];
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
-    const int c = blockIdx.x;
+    const int c = blockIdx.x / GNB_SORT_SPLIT, part = blockIdx.x % GNB_SORT_SPLIT;
     if (c >= d.st->ncols)
         return;
     const int start = d.col_start[c];
     const int m = d.col_start[c + 1] - start;
     if (m > d.sort_cap) {
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0 && part == 0)
             atomicOr(&d.st->overflow, GNB_OVF_SORT);
         return;
     }
+    const bool rank = m <= GNB_RANK_SORT_MAX;
+    if (!rank && part != 0)
+        return;
+    /* rank: (z order, atom) as one 64-bit key; bitonic: keys and values apart */
+    unsigned long long *key64 = (unsigned long long *)smem;
     float *key = (float *)smem;
     int *val = (int *)(key + d.sort_cap);
-    const int n2 = pow2_at_least(m);
+    const int n2 = pow2_at_least(m), npad = rank ? m + (m & 1) : n2;
     float xlo = GNB_BIG, xhi = -GNB_BIG, ylo = GNB_BIG, yhi = -GNB_BIG;
-    for (int i = threadIdx.x; i < n2; i += blockDim.x) {
+    for (int i = threadIdx.x; i < npad; i += blockDim.x) {
         if (i < m) {
-            const int a = d.colatoms[start + i];
+            const int a = d.colfill[start + i];
             const float4 w = d.wpos[a];
-            key[i] = w.z;
-            val[i] = a;
+            if (rank) {
+                key64[i] = (unsigned long long)float_order(w.z) << 32 | (unsigned)a;
+            } else {
+                key[i] = w.z;
+                val[i] = a;
+            }
             xlo = fminf(xlo, w.x);
             xhi = fmaxf(xhi, w.x);
             ylo = fminf(ylo, w.y);
             yhi = fmaxf(yhi, w.y);
+        } else if (rank) {
+            key64[i] = ~0ull;
         } else {
             key[i] = __int_as_float(0x7f800000); /* +inf: padding sorts last */
             val[i] = INT_MAX;
@@ -358,10 +418,15 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
         s_bb[3][w] = yhi;
     }
     __syncthreads();
-    bitonic_kv(key, val, n2);
-    for (int i = threadIdx.x; i < m; i += blockDim.x)
-        d.colatoms[start + i] = val[i];
-    if (threadIdx.x == 0) {
+    if (rank) {
+        rank_sort(key64, m, part * blockDim.x + threadIdx.x, GNB_SORT_SPLIT * blockDim.x,
+                  d.colatoms + start);
+    } else {
+        bitonic_kv(key, val, n2);
+        for (int i = threadIdx.x; i < m; i += blockDim.x)
+            d.colatoms[start + i] = val[i];
+    }
+    if (threadIdx.x == 0 && part == 0) {
         const int nw = blockDim.x >> 5;
         float4 bb = make_float4(GNB_BIG, -GNB_BIG, GNB_BIG, -GNB_BIG);
         for (int k = 0; k < nw; k++) {
@@ -477,6 +542,7 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
     d.perm[s] = at;
     float4 blo, bhi;
     if (at >= 0) {
+        d.aslot[at] = (int)s;
         const float4 w = s_w[e];
         const float q = d.aq[at];
         const float4 wr = d.awrap[at];
@@ -545,76 +611,182 @@ typedef struct lb_smem {
     float4 sbb[2];
     int iperm[GNB_SCA], ifirst[GNB_SCA];
     unsigned imask[GNB_SCA];
-    int ncand, nitem, wcount[2], base, ebase, eidx;
+    int ncand, nitem, wcount[2], base, ebase, eidx, xcount[2];
     int it_cj[GNB_ITEMBUF], it_excl[GNB_ITEMBUF];
     unsigned char it_mask[GNB_ITEMBUF], it_flag[GNB_ITEMBUF];
+    unsigned char it_list[GNB_ITEMBUF]; /* flagged items, compacted: warp w's from w * BUF / 2 */
 } lb_smem;
 
+/* The i side of the exclusion test for one lane's atom ti of each i cluster ic, in registers:
+ * the same for every item of the block. */
+typedef struct lb_iside {
+    int first[GNB_SCC];     /* first atom of the molecule */
+    unsigned mask[GNB_SCC]; /* its excluded atoms, by position in the molecule */
+    unsigned real;          /* bit ic: the slot holds an atom (not padding) */
+} lb_iside;
+
+/* The i side for this lane's ti = lane % 8 (read again by each pass: fewer live registers). */
+static __device__ __forceinline__ lb_iside lb_iload(const lb_smem *S, int lane)
+{
+    lb_iside I;
+    I.real = 0;
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        const int ip = ic * GNB_CL + (lane & 7);
+        I.first[ic] = S->ifirst[ip];
+        I.mask[ic] = S->imask[ip];
+        I.real |= (S->iperm[ip] >= 0 ? 1u : 0u) << ic;
+    }
+    return I;
+}
+
+/* Exclusion bits of slot (tj, ti) of one item: bit ic of the item's cluster mask im is cleared
+ * for padding on either side, an excluded pair, or the self cluster's pairs counted on the
+ * other side (icself: the i cluster that is the item's j cluster, -1 for none); bits outside im
+ * stay set. */
+static __device__ __forceinline__ unsigned lb_bits(const lb_iside &I, unsigned im, int icself,
+                                                   int tj, int ti, int ja, int jf)
+{
+    unsigned clr = ja < 0 ? 0xffu : ~I.real;
+    const int pos = ja - jf;
+    if (ja >= 0 && pos >= 0 && pos < 32) {
+#pragma unroll
+        for (int ic = 0; ic < GNB_SCC; ic++)
+            if (I.first[ic] == jf && ((I.mask[ic] >> pos) & 1u))
+                clr |= 1u << ic; /* excluded pair */
+    }
+    if (icself >= 0 && icself < GNB_SCC && tj <= ti)
+        clr |= 1u << icself; /* a cluster with itself: each pair once */
+    return 0xffu & ~(clr & im);
+}
+
+/* j atom (perm) and its molecule's first atom (sfirst) of atom lane % 8 of this warp's item
+ * list[i] (if i < n; with skip, not if the item's it_excl is 0); lb_item_bits passes them on to
+ * the other lanes by shuffle. */
+static __device__ __forceinline__ void lb_jload(const gnb_dev &d, const lb_smem *S,
+                                                const unsigned char *list, int n, int i, bool skip,
+                                                int lane, int &ja, int &jf)
+{
+    ja = -1;
+    jf = 0;
+    if (i < n && !(skip && S->it_excl[list[i]] == 0)) {
+        const int js = S->it_cj[list[i]] * GNB_CL + (lane & 7);
+        ja = __ldg(&d.perm[js]);
+        jf = __ldg(&d.sfirst[js]);
+    }
+}
+
+/* Exclusion bits of item k for this lane's two slots, lane (low byte) and lane + 32 (high
+ * byte), i.e. (tj, ti) = (lane / 8, lane % 8) and (lane / 8 + 4, lane % 8); g: the item's place
+ * in its group of 4 of lb_jload, ja, jf: that group's loads. Called by the whole warp. */
+static __device__ __forceinline__ unsigned lb_item_bits(const lb_smem *S, const lb_iside &I, int k,
+                                                        int g, int ja, int jf, int sci, int sidx,
+                                                        int lane)
+{
+    const int cj = S->it_cj[k];
+    const unsigned im = S->it_mask[k];
+    const int icself = sidx == GNB_CENTER ? cj - sci * GNB_SCC : -1;
+    const int tj = lane >> 3, ti = lane & 7, src = g * GNB_CL + tj;
+    const int ja0 = __shfl_sync(HX_FULL_MASK, ja, src), jf0 = __shfl_sync(HX_FULL_MASK, jf, src);
+    const int ja1 = __shfl_sync(HX_FULL_MASK, ja, src + 4);
+    const int jf1 = __shfl_sync(HX_FULL_MASK, jf, src + 4);
+    const unsigned lo = lb_bits(I, im, icself, tj, ti, ja0, jf0);
+    const unsigned hi = lb_bits(I, im, icself, tj + 4, ti, ja1, jf1);
+    return lo | hi << 8;
+}
+
+/* One warp's pass over its flagged items list[0 .. n-1], 8 at a time so that their loads overlap.
+ * Without store: it_excl[k] = the item's rank (from 1) among this warp's items that need a mask
+ * (some bit cleared), 0 for none; returns how many need one. With store: the masks of those
+ * items, recomputed (the loads now hit the cache), go to index e0 + rank. No block barrier. */
+static __device__ __forceinline__ int lb_excl_pass(const gnb_dev &d, lb_smem *S, const lb_iside &I,
+                                                   const unsigned char *list, int n, int sci,
+                                                   int sidx, int lane, bool store, int e0)
+{
+    int nneed = 0;
+    for (int i0 = 0; i0 < n; i0 += 8) {
+        int ja0, jf0, ja1, jf1;
+        lb_jload(d, S, list, n, i0 + (lane >> 3), store, lane, ja0, jf0);
+        lb_jload(d, S, list, n, i0 + 4 + (lane >> 3), store, lane, ja1, jf1);
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            if (i0 + u >= n)
+                break;
+            const int k = list[i0 + u];
+            if (store && S->it_excl[k] == 0)
+                continue;
+            const unsigned b =
+                lb_item_bits(S, I, k, u & 3, u < 4 ? ja0 : ja1, u < 4 ? jf0 : jf1, sci, sidx, lane);
+            if (store) {
+                const int e = e0 + S->it_excl[k];
+                if (e < d.cap_excl) {
+                    d.excl[(size_t)e * GNB_SCA + lane] = (uint8_t)b;
+                    d.excl[(size_t)e * GNB_SCA + lane + 32] = (uint8_t)(b >> 8);
+                }
+            } else {
+                const int need = __any_sync(HX_FULL_MASK, b != 0xffffu);
+                nneed += need;
+                if (lane == 0)
+                    S->it_excl[k] = need ? nneed : 0;
+            }
+        }
+    }
+    return nneed;
+}
+
 /* Exclusion masks of the buffered items that need one, then the items and their entries to
- * global memory (entries of at most max_cj items). Called by all threads. */
+ * global memory (entries of at most max_cj items). Called by all threads.
+ * The masks take two warp passes with one reservation between them (not a block barrier and a
+ * global atomic per item, which made this the list build's critical path): the first finds
+ * which items need a mask, the second stores them at the reserved indices. */
 static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, int sci, int sidx,
                                                 int cls)
 {
-    const int t = threadIdx.x;
+    const int t = threadIdx.x, lane = t & 31, w = t >> 5;
     __syncthreads();
     const int cnt = S->nitem;
     if (cnt == 0)
         return;
-    const int tj = t >> 3, ti = t & 7;
-    for (int k = 0; k < cnt; k++) {
-        if (!S->it_flag[k]) {
-            if (t == 0)
-                S->it_excl[k] = 0;
-            continue;
-        }
-        const int cj = S->it_cj[k];
-        const unsigned im = S->it_mask[k];
-        const int js = cj * GNB_CL + tj;
-        const int ja = d.perm[js], jf = d.sfirst[js];
-        unsigned bits = 0xffu;
-        for (int ic = 0; ic < GNB_SCC; ic++) {
-            if (!((im >> ic) & 1u))
-                continue;
-            const int ip = ic * GNB_CL + ti;
-            const int ia = S->iperm[ip];
-            bool ok = ia >= 0 && ja >= 0;
-            if (ok && S->ifirst[ip] == jf) {
-                const int pos = ja - jf;
-                if (pos >= 0 && pos < 32 && ((S->imask[ip] >> pos) & 1u))
-                    ok = false; /* excluded pair */
-            }
-            if (ok && sidx == GNB_CENTER && cj == sci * GNB_SCC + ic && tj <= ti)
-                ok = false; /* a cluster with itself: each pair once */
-            if (!ok)
-                bits &= ~(1u << ic);
-        }
-        if (__syncthreads_or(bits != 0xffu)) {
-            if (t == 0)
-                S->eidx = atomicAdd(&d.st->nexcl, 1) + 1;
-            __syncthreads();
-            const int e = S->eidx;
-            if (e < d.cap_excl)
-                d.excl[(size_t)e * GNB_SCA + t] = (uint8_t)bits;
-            if (t == 0)
-                S->it_excl[k] = e;
-            __syncthreads(); /* eidx is reused by the next item */
-        } else if (t == 0) {
+    /* warp w takes the flagged items k with k % 2 == w (neighbours are alike, so the two
+     * warps get about as many), compacted into its half of it_list */
+    unsigned char *list = S->it_list + w * (GNB_ITEMBUF / 2);
+    int n = 0;
+    for (int k0 = 0; k0 < cnt; k0 += GNB_SCA) {
+        const int k = k0 + 2 * lane + w;
+        const int fl = k < cnt && S->it_flag[k];
+        const unsigned bal = __ballot_sync(HX_FULL_MASK, fl);
+        if (fl)
+            list[n + __popc(bal & ((1u << lane) - 1u))] = (unsigned char)k;
+        else if (k < cnt)
             S->it_excl[k] = 0;
-        }
+        n += __popc(bal);
     }
+    __syncwarp();
+    const int nneed =
+        n ? lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, false, 0) : 0;
+    if (lane == 0)
+        S->xcount[w] = nneed;
     const int np = (cnt + d.max_cj - 1) / d.max_cj;
     __syncthreads();
     if (t == 0) {
         S->base = atomicAdd(&d.st->nitems[cls], cnt);
         S->ebase = atomicAdd(&d.st->nent[cls], np);
+        /* mask indices eidx + 1 .. eidx + total (index 0 is "no mask"): warp 0's, then warp 1's */
+        const int nx = S->xcount[0] + S->xcount[1];
+        S->eidx = nx ? atomicAdd(&d.st->nexcl, nx) : 0;
     }
     __syncthreads();
     const int base = S->base, ebase = S->ebase;
+    const int e0 = S->eidx, e1 = e0 + S->xcount[0];
+    if (nneed)
+        lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, true, w ? e1 : e0);
     unsigned ncp = 0;
     for (int k = t; k < cnt; k += GNB_SCA) {
         const unsigned m = S->it_mask[k];
         if (base + k < d.cap_items[cls]) {
-            d.items[cls][base + k] = make_uint2((unsigned)S->it_cj[k], (unsigned)S->it_excl[k]);
+            const int x = S->it_excl[k];
+            const int e = x ? ((k & 1) ? e1 : e0) + x : 0; /* item k is warp k % 2's */
+            d.items[cls][base + k] = make_uint2((unsigned)S->it_cj[k], (unsigned)e);
             d.masko[cls][base + k] = (unsigned short)(m | (m << 8));
             d.mask[cls][base + k] = (unsigned short)(m | (m << 8));
         }
@@ -710,17 +882,30 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                         if (gx * gx + gy * gy >= d.rlist2)
                             continue;
                         const int je = d.col_sc[col + 1];
-                        for (int jsc = d.col_sc[col]; jsc < je; jsc++) {
-                            if (half && jsc < sci)
-                                continue; /* all its clusters come before ours */
-                            const float4 jl = d.sc_bb[2 * jsc], jh = d.sc_bb[2 * jsc + 1];
-                            const float ax = gap1(jl.x, jh.x, slo.x, shi.x, sh.x);
-                            const float ay = gap1(jl.y, jh.y, slo.y, shi.y, sh.y);
-                            const float az = gap1(jl.z, jh.z, slo.z, shi.z, sh.z);
-                            if (ax * ax + ay * ay + az * az < d.rlist2) {
-                                const int p = atomicAdd(&S.ncand, 1);
-                                if (p < d.cand_cap)
-                                    cand[p] = jsc;
+                        int j0 = d.col_sc[col];
+                        if (half)
+                            j0 = hx_imax(j0, sci); /* lower ones: all their clusters come first */
+                        /* the column's boxes 32 at a time, with no shared atomic between their
+                         * loads (so that these overlap), then one atomic for the hits (their
+                         * order does not matter: sorted below) */
+                        for (; j0 < je; j0 += 32) {
+                            const int jn = hx_imin(32, je - j0);
+                            unsigned hit = 0;
+#pragma unroll 4
+                            for (int u = 0; u < jn; u++) {
+                                const float4 jl = __ldg(&d.sc_bb[2 * (j0 + u)]);
+                                const float4 jh = __ldg(&d.sc_bb[2 * (j0 + u) + 1]);
+                                const float ax = gap1(jl.x, jh.x, slo.x, shi.x, sh.x);
+                                const float ay = gap1(jl.y, jh.y, slo.y, shi.y, sh.y);
+                                const float az = gap1(jl.z, jh.z, slo.z, shi.z, sh.z);
+                                if (ax * ax + ay * ay + az * az < d.rlist2)
+                                    hit |= 1u << u;
+                            }
+                            if (hit) {
+                                int p = atomicAdd(&S.ncand, __popc(hit));
+                                for (; hit; hit &= hit - 1u, p++)
+                                    if (p < d.cand_cap)
+                                        cand[p] = j0 + __ffs((int)hit) - 1;
                             }
                         }
                     }
@@ -734,22 +919,42 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                         ncand = d.cand_cap;
                     }
                     /* sorted: the list does not depend on the order threads found them */
-                    const int n2 = pow2_at_least(ncand);
-                    for (int i = ncand + t; i < n2; i += GNB_SCA)
-                        cand[i] = INT_MAX;
-                    __syncthreads();
-                    for (int k = 2; k <= n2; k <<= 1)
-                        for (int j = k >> 1; j > 0; j >>= 1) {
-                            for (int i = t; i < n2; i += GNB_SCA) {
-                                const int l = i ^ j;
-                                if (l > i && ((cand[i] > cand[l]) == ((i & k) == 0))) {
-                                    const int tmp = cand[i];
-                                    cand[i] = cand[l];
-                                    cand[l] = tmp;
-                                }
-                            }
-                            __syncthreads();
+                    if (ncand <= 2 * GNB_SCA) {
+                        /* the usual few: each value's place is the count of smaller ones (they
+                         * are distinct: each column is read once), two barriers instead of one
+                         * per bitonic stage */
+                        const int v0 = t < ncand ? cand[t] : 0;
+                        const int v1 = t + GNB_SCA < ncand ? cand[t + GNB_SCA] : 0;
+                        int r0 = 0, r1 = 0;
+                        for (int i = 0; i < ncand; i++) {
+                            const int c = cand[i];
+                            r0 += c < v0;
+                            r1 += c < v1;
                         }
+                        __syncthreads();
+                        if (t < ncand)
+                            cand[r0] = v0;
+                        if (t + GNB_SCA < ncand)
+                            cand[r1] = v1;
+                        __syncthreads();
+                    } else {
+                        const int n2 = pow2_at_least(ncand);
+                        for (int i = ncand + t; i < n2; i += GNB_SCA)
+                            cand[i] = INT_MAX;
+                        __syncthreads();
+                        for (int k = 2; k <= n2; k <<= 1)
+                            for (int j = k >> 1; j > 0; j >>= 1) {
+                                for (int i = t; i < n2; i += GNB_SCA) {
+                                    const int l = i ^ j;
+                                    if (l > i && ((cand[i] > cand[l]) == ((i & k) == 0))) {
+                                        const int tmp = cand[i];
+                                        cand[i] = cand[l];
+                                        cand[l] = tmp;
+                                    }
+                                }
+                                __syncthreads();
+                            }
+                    }
                     /* stages 2 and 3: 8 candidates x 8 clusters per pass */
                     for (int b0 = 0; b0 < ncand; b0 += GNB_SCC) {
                         if (S.nitem > GNB_ITEMBUF - GNB_SCA)
@@ -919,7 +1124,7 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     if (sort_smem > 48 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_col_sort,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_smem));
-    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols, 256, sort_smem, s, *d);
+    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * GNB_SORT_SPLIT, 256, sort_smem, s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);
     HX_CUDA_LAUNCH("k_sc_build");

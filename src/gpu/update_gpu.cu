@@ -37,6 +37,12 @@ typedef struct upd_dev {
     int n, nsettle, nshake, nfree, nmol;
     double dt;
     double m_o, m_h, ra, rb, hc, d_oh, d_hh;
+    /* reciprocals, so SETTLE's chain of dependent double operations has no divisions where
+     * the divisor is a constant (each is a reciprocal iteration of ~10 dependent steps) */
+    double im_o, im_h, inv_mt, inv_ra, inv_2hc;
+    /* SETTLE group w is atoms settle0 + 3 w + (0, 1, 2) with masses m_o, m_h, m_h (water
+     * boxes, the solvent of mixtures): no index or mass loads; -1 otherwise */
+    int settle0;
     int periodic[3];
     double box[3];
     double *part;   /* [blocks] kinetic energy per block */
@@ -107,10 +113,9 @@ static __device__ __forceinline__ double u_dot(const double a[3], const double b
 
 static __device__ __forceinline__ bool u_normalise(double a[3])
 {
-    const double n = sqrt(u_dot(a, a));
-    if (!(n > 0.0) || !isfinite(n))
+    const double in = rsqrt(u_dot(a, a));
+    if (!(in > 0.0) || !isfinite(in))
         return false;
-    const double in = 1.0 / n;
     a[0] *= in;
     a[1] *= in;
     a[2] *= in;
@@ -121,11 +126,11 @@ static __device__ __forceinline__ bool u_normalise(double a[3])
 static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (*x0)[3],
                                                 double (*x1)[3])
 {
-    const double mo = d.m_o, mh = d.m_h, mt = mo + 2.0 * mh;
+    const double mo = d.m_o, mh = d.m_h;
     double com[3], ra1[3], rb1[3], rc1[3], ob[3], oc[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) {
-        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) / mt;
+        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) * d.inv_mt;
         ra1[k] = x1[0][k] - com[k];
         rb1[k] = x1[1][k] - com[k];
         rc1[k] = x1[2][k] - com[k];
@@ -144,13 +149,14 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (
     const double za1 = u_dot(ra1, ez);
     const double xb1 = u_dot(rb1, ex), yb1 = u_dot(rb1, ey), zb1 = u_dot(rb1, ez);
     const double xc1 = u_dot(rc1, ex), yc1 = u_dot(rc1, ey), zc1 = u_dot(rc1, ez);
-    const double sphi = za1 / d.ra;
-    if (!(fabs(sphi) <= 1.0))
+    const double sphi = za1 * d.inv_ra;
+    if (!(fabs(sphi) < 1.0))
         return false;
-    const double cphi = sqrt(1.0 - sphi * sphi);
-    if (!(cphi > 0.0))
+    /* cos(phi) and its reciprocal from one reciprocal square root */
+    const double rcphi = rsqrt(1.0 - sphi * sphi), cphi = (1.0 - sphi * sphi) * rcphi;
+    if (!(cphi > 0.0) || !isfinite(rcphi))
         return false;
-    const double spsi = (zb1 - zc1) / (2.0 * d.hc * cphi);
+    const double spsi = (zb1 - zc1) * d.inv_2hc * rcphi;
     if (!(fabs(spsi) <= 1.0))
         return false;
     const double cpsi = sqrt(1.0 - spsi * spsi);
@@ -217,49 +223,154 @@ static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, do
     }
 }
 
-__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__restrict__ xf,
+/* The pair module's layout for one step (hx_gpu_update_link); slot NULL: none. */
+typedef struct upd_link {
+    const int *slot;
+    float *fcl;
+    float4 *xq;
+    const float4 *swq;
+} upd_link;
+
+/* Home atom a's slot, or -1 without a link. */
+static __device__ __forceinline__ int upd_slot(const upd_link &l, int a)
+{
+    return l.slot ? __ldg(&l.slot[a]) : -1;
+}
+
+/* The shift of slot sl (upd_store), zero without one. */
+static __device__ __forceinline__ float4 upd_shift(const upd_link &l, int sl)
+{
+    return sl >= 0 ? __ldg(&l.swq[sl]) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+/* The slot's stores of an updated atom: its pair force zeroed for the next step and, on
+ * commit, its float position as the pair module's gather writes it (the float position plus
+ * the slot's shift w, loaded with the other inputs: a load after a store here would wait a
+ * round trip of its own). */
+static __device__ __forceinline__ void upd_store_slot(const upd_link &l, int sl, float4 w,
+                                                      const double xn[3], int commit)
+{
+    if (sl < 0)
+        return;
+    l.fcl[3 * sl] = 0.0f;
+    l.fcl[3 * sl + 1] = 0.0f;
+    l.fcl[3 * sl + 2] = 0.0f;
+    if (commit)
+        l.xq[sl] = make_float4((float)xn[0] + w.x, (float)xn[1] + w.y, (float)xn[2] + w.z, w.w);
+}
+
+/* Stores of an updated atom: the slot's (upd_store_slot), its force zeroed and, on commit, the
+ * new position and velocity and the float position (xf). */
+static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_link &l,
+                                                 float *__restrict__ xf, float *__restrict__ f,
+                                                 int a, int sl, float4 w, const double xn[3],
+                                                 const double vn[3], int commit)
+{
+    upd_store_slot(l, sl, w, xn, commit);
+    if (!commit)
+        return;
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        f[3 * a + k] = 0.0f;
+        d.x[3 * a + k] = xn[k];
+        d.v[3 * a + k] = vn[k];
+        xf[3 * a + k] = (float)xn[k];
+    }
+}
+
+/* One thread per water (SETTLE), per SHAKE molecule, per other atom.
+ * Every load of a thread is issued before its first store: the compiler must assume that the
+ * stores alias the loads, and with stores between them (f zeroed atom by atom, as this kernel
+ * did) it issued each atom's loads one round trip to memory after the previous atom's. With
+ * one thread per water the grid is less than a wave, nothing hides that latency, and the
+ * kernel was 15.7 us at 45k atoms, 52% of its stall samples waiting on those loads (ncu,
+ * bench/results/h200-2026-12-04a). */
+__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
+                                                        float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
                                                         int want_dev, int commit)
 {
     __shared__ double s_red[32];
+    /* consecutive waters (settle0): the block's 9 x blockDim coordinates of x, v and f move
+     * between memory and shared memory in coalesced lines, not as 9 strided accesses per thread
+     * (which made this kernel L2-bound: 47% of L2 throughput and the load-store queue full for a
+     * few MB of data) */
+    __shared__ double s_x[9 * UPD_THREADS], s_v[9 * UPD_THREADS];
+    __shared__ float s_f[9 * UPD_THREADS];
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const double dt = d.dt;
+    const double dt = d.dt, idt = 1.0 / dt;
     double ke = 0.0;
+    const int t0 = blockIdx.x * blockDim.x;
+    const bool staged = d.settle0 >= 0 && t0 < d.nsettle; /* the same for the whole block */
+    const int nst = staged ? 9 * hx_imin((int)blockDim.x, d.nsettle - t0) : 0;
+    const size_t c0 = 3 * ((size_t)d.settle0 + 3 * (size_t)t0); /* first staged coordinate */
+    for (int i = threadIdx.x; i < nst; i += blockDim.x) {
+        s_x[i] = d.x[c0 + i];
+        s_v[i] = d.v[c0 + i];
+        s_f[i] = f[c0 + i];
+    }
+    if (staged)
+        __syncthreads();
     if (t < d.nsettle) {
-        int id[3];
-        double x0[3][3], x1[3][3], vn[3][3];
+        int id[3], sl[3];
+        double x0[3][3], x1[3][3], vn[3][3], im[3], ms[3];
+        float fa[3][3];
+        float4 w[3];
+        const int o = 9 * threadIdx.x; /* this water in the staged block */
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            id[j] = staged ? d.settle0 + 3 * t + j : __ldg(&d.settle[3 * t + j]);
 #pragma unroll
         for (int j = 0; j < 3; j++) {
-            id[j] = d.settle[3 * t + j];
-            const double im = d.invm[id[j]] * dt;
+            im[j] = staged ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
+            ms[j] = staged ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
+            sl[j] = upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
-                const int a = 3 * id[j] + k;
-                x0[j][k] = d.x[a];
-                vn[j][k] = lambda * d.v[a] + (double)f[a] * im;
-                x1[j][k] = x0[j][k] + vn[j][k] * dt;
-                if (commit)
-                    f[a] = 0.0f;
+                x0[j][k] = staged ? s_x[o + 3 * j + k] : d.x[3 * id[j] + k];
+                vn[j][k] = staged ? s_v[o + 3 * j + k] : d.v[3 * id[j] + k];
+                fa[j][k] = staged ? s_f[o + 3 * j + k] : f[3 * id[j] + k];
             }
         }
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            w[j] = upd_shift(l, sl[j]);
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+#pragma unroll
+            for (int k = 0; k < 3; k++) {
+                if (sl[j] >= 0)
+                    fa[j][k] += l.fcl[3 * sl[j] + k];
+                vn[j][k] = lambda * vn[j][k] + (double)fa[j][k] * (im[j] * dt);
+                x1[j][k] = x0[j][k] + vn[j][k] * dt;
+            }
         if (!u_settle(d, x0, x1))
             atomicMin(d.bad, t);
-        const double idt = 1.0 / dt;
 #pragma unroll
         for (int j = 0; j < 3; j++) {
             double v2 = 0.0;
 #pragma unroll
             for (int k = 0; k < 3; k++) {
-                const int a = 3 * id[j] + k;
-                const double v = (x1[j][k] - x0[j][k]) * idt;
-                if (commit) {
-                    d.x[a] = x1[j][k];
-                    d.v[a] = v;
-                    xf[a] = (float)x1[j][k];
-                }
-                v2 += v * v;
+                vn[j][k] = (x1[j][k] - x0[j][k]) * idt;
+                v2 += vn[j][k] * vn[j][k];
             }
-            ke += 0.5 * d.m[id[j]] * v2;
+            ke += 0.5 * ms[j] * v2;
+        }
+        if (staged) {
+            /* the slot's stores here, the rest below for the whole block */
+#pragma unroll
+            for (int j = 0; j < 3; j++) {
+                upd_store_slot(l, sl[j], w[j], x1[j], commit);
+#pragma unroll
+                for (int k = 0; k < 3; k++) {
+                    s_x[o + 3 * j + k] = x1[j][k];
+                    s_v[o + 3 * j + k] = vn[j][k];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 3; j++)
+                upd_store(d, l, xf, f, id[j], sl[j], w[j], x1[j], vn[j], commit);
         }
         if (want_dev) {
             const int pr[3][2] = {{0, 1}, {0, 2}, {1, 2}};
@@ -286,31 +397,15 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
         const double *ms = d.sh_m + ti.w;
         double x1[3 * HX_MAX_MOL_ATOMS];
         for (int j = 0; j < 3 * ti.x; j++) {
-            const int a = 3 * a0 + j;
-            const double vn = lambda * d.v[a] + (double)f[a] * (d.invm[a0 + j / 3] * dt);
+            const int a = 3 * a0 + j, sl = upd_slot(l, a0 + j / 3);
+            const float fj = f[a] + (sl >= 0 ? l.fcl[3 * sl + j % 3] : 0.0f);
+            const double vn = lambda * d.v[a] + (double)fj * (d.invm[a0 + j / 3] * dt);
             x1[j] = d.x[a] + vn * dt;
-            if (commit)
-                f[a] = 0.0f;
         }
         const int rc = hx_shake_molecule(ti.y, cs, ms, d.x + 3 * (size_t)a0, x1, d.shake_tol,
                                          HX_SHAKE_MAXITER);
         if (rc < 0)
             atomicMin(d.bad_shake, 2 * k + (rc == -2));
-        const double idt = 1.0 / dt;
-        for (int j = 0; j < ti.x; j++) {
-            double v2 = 0.0;
-            for (int c = 0; c < 3; c++) {
-                const int a = 3 * (a0 + j) + c;
-                const double v = (x1[3 * j + c] - d.x[a]) * idt;
-                v2 += v * v;
-                if (commit) {
-                    d.v[a] = v;
-                    d.x[a] = x1[3 * j + c];
-                    xf[a] = (float)x1[3 * j + c];
-                }
-            }
-            ke += 0.5 * d.m[a0 + j] * v2;
-        }
         if (want_dev) {
             float dmax = 0.0f;
             for (int q = 0; q < ti.y; q++) {
@@ -324,24 +419,43 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, float *__rest
             }
             atomicMax(d.dev, __float_as_uint(dmax));
         }
+        for (int j = 0; j < ti.x; j++) {
+            const int a = a0 + j;
+            double vn[3], v2 = 0.0;
+            for (int c = 0; c < 3; c++) {
+                vn[c] = (x1[3 * j + c] - d.x[3 * a + c]) * idt;
+                v2 += vn[c] * vn[c];
+            }
+            ke += 0.5 * d.m[a] * v2;
+            /* a molecule's atoms one after another: few molecules take this path (ethanol in
+             * water), so the loads here may wait behind the previous atom's stores */
+            const int sl = upd_slot(l, a);
+            upd_store(d, l, xf, f, a, sl, upd_shift(l, sl), x1 + 3 * j, vn, commit);
+        }
     } else if (t - d.nsettle - d.nshake < d.nfree) {
-        const int a0 = d.free_at[t - d.nsettle - d.nshake];
-        const double im = d.invm[a0] * dt;
-        double v2 = 0.0;
+        const int a = d.free_at[t - d.nsettle - d.nshake], sl = upd_slot(l, a);
+        const float4 w = upd_shift(l, sl);
+        const double im = d.invm[a] * dt;
+        double xn[3], vn[3], v2 = 0.0;
 #pragma unroll
         for (int k = 0; k < 3; k++) {
-            const int a = 3 * a0 + k;
-            const double v = lambda * d.v[a] + (double)f[a] * im;
-            const double xn = d.x[a] + v * dt;
-            if (commit) {
-                f[a] = 0.0f;
-                d.v[a] = v;
-                d.x[a] = xn;
-                xf[a] = (float)xn;
-            }
-            v2 += v * v;
+            const float fk = f[3 * a + k] + (sl >= 0 ? l.fcl[3 * sl + k] : 0.0f);
+            vn[k] = lambda * d.v[3 * a + k] + (double)fk * im;
+            xn[k] = d.x[3 * a + k] + vn[k] * dt;
+            v2 += vn[k] * vn[k];
         }
-        ke = 0.5 * d.m[a0] * v2;
+        ke = 0.5 * d.m[a] * v2;
+        upd_store(d, l, xf, f, a, sl, w, xn, vn, commit);
+    }
+    if (staged) {
+        __syncthreads();
+        if (commit)
+            for (int i = threadIdx.x; i < nst; i += blockDim.x) {
+                d.x[c0 + i] = s_x[i];
+                d.v[c0 + i] = s_v[i];
+                xf[c0 + i] = (float)s_x[i];
+                f[c0 + i] = 0.0f;
+            }
     }
     ke_finish(d, ke, s_red, commit);
 }
@@ -577,11 +691,24 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     d->m_h = p->m_h;
     d->d_oh = p->d_oh;
     d->d_hh = p->d_hh;
+    d->settle0 = -1;
     if (p->nsettle > 0) {
         d->hc = 0.5 * p->d_hh;
         const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
         d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
         d->rb = h - d->ra;
+        d->im_o = 1.0 / p->m_o;
+        d->im_h = 1.0 / p->m_h;
+        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
+        d->inv_ra = 1.0 / d->ra;
+        d->inv_2hc = 1.0 / (2.0 * d->hc);
+        int fast = 1;
+        for (int w = 0; w < p->nsettle && fast; w++)
+            for (int j = 0; j < 3; j++) {
+                const int a = p->settle[3 * w + j];
+                fast &= a == p->settle[0] + 3 * w + j && p->mass[a] == (j ? p->m_h : p->m_o);
+            }
+        d->settle0 = fast ? p->settle[0] : -1;
     }
     for (int k = 0; k < 3; k++) {
         d->periodic[k] = p->periodic[k] != 0;
@@ -691,7 +818,7 @@ extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double 
 }
 
 extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
-                                        int flags, void *stream)
+                                        int flags, const hx_gpu_update_link *link, void *stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (xf && f)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_step: NULL argument");
@@ -700,8 +827,17 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     if (want_dev)
         HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
     const int commit = (flags & HX_GPU_UPDATE_NO_COMMIT) ? 0 : 1;
-    HX_LAUNCH(k_update, (unsigned)u->nblocks, UPD_THREADS, 0, s, u->d, xf, f, lambda, want_dev,
-              commit);
+    upd_link l = {NULL, NULL, NULL, NULL};
+    if (link && link->slot) {
+        l.slot = link->slot;
+        l.fcl = link->fcl;
+        l.xq = (float4 *)link->xq;
+        l.swq = (const float4 *)link->swq;
+    }
+    /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
+    const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
+    HX_LAUNCH(k_update, (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS), UPD_THREADS, 0, s, u->d,
+              l, xf, f, lambda, want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
     return HX_OK;
 }

@@ -68,10 +68,26 @@ enum {
                                     positions, velocities and forces stay as they are */
 };
 
+/* The pair module's cluster layout of the home atoms, handed to the update by the pair module
+ * (src/gpu/nb_gpu.h, hx_gpu_nb_update_link) for one step. With it the update adds the pair
+ * forces from their cluster order itself and writes the next step's positions into it: the
+ * pair module's force reduction and position gather of the home atoms, two kernels that are
+ * each a launch and a dependent round trip to memory on the step's critical path (4.2 and
+ * ~3 us at 45k atoms on the H200), ride in the update, which loads and stores these atoms
+ * anyway. Valid until the pair module's next search or set of atoms. */
+typedef struct hx_gpu_update_link {
+    const int *slot;  /* [n]: slot of home atom a in the cluster layout */
+    float *fcl;       /* [slots][3]: pair forces by slot; read, then zeroed for the next step */
+    float *xq;        /* [slots][4]: position + periodic shift, charge; written when committing */
+    const float *swq; /* [slots][4]: the slot's periodic shift, charge */
+} hx_gpu_update_link;
+
 /* One leap-frog step of the home atoms with forces f (device float [3n], zeroed afterwards),
- * writing the new positions to xf. lambda: velocity scaling (1 for NVE). */
+ * writing the new positions to xf. lambda: velocity scaling (1 for NVE). link: NULL, or the
+ * pair module's layout (above): the forces are then f + the pair forces there, and the
+ * positions are written there too. */
 hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda, int flags,
-                             void *stream);
+                             const hx_gpu_update_link *link, void *stream);
 /* Molecules whose first atom left the box are moved back by box edges (periodic dimensions),
  * in the double positions and in xf. For search steps. */
 hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream);

@@ -131,6 +131,9 @@ typedef struct __attribute__((aligned(16))) {
     unsigned int x, y, z, w;
 } uint4;
 typedef struct __attribute__((aligned(16))) {
+    unsigned long long x, y;
+} ulonglong2;
+typedef struct __attribute__((aligned(16))) {
     double x, y;
 } double2;
 

@@ -141,6 +141,16 @@ template <typename T> inline T __shfl_up_sync(unsigned m, T v, unsigned d, int w
         s = lane;
     return emu_from_bits<T>(emu::warp_exchange(emu_bits(v), s));
 }
+/* the lanes whose v equals this lane's: one exchange per lane (slow, but the emulation) */
+inline unsigned __match_any_sync(unsigned m, int v)
+{
+    (void)m;
+    unsigned r = 0;
+    for (int s = 0; s < 32; s++)
+        if (emu_from_bits<int>(emu::warp_exchange(emu_bits(v), s)) == v)
+            r |= 1u << s;
+    return r;
+}
 inline unsigned __ballot_sync(unsigned m, int p)
 {
     (void)m;
@@ -234,6 +244,10 @@ inline int atomicCAS(int *p, int cmp, int v)
 inline float rsqrtf(float x)
 {
     return 1.0f / std::sqrt(x);
+}
+inline double rsqrt(double x)
+{
+    return 1.0 / std::sqrt(x);
 }
 inline float __frsqrt_rn(float x)
 {

@@ -33,6 +33,7 @@ struct gmd {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     int graph_valid;
+    int fuse; /* the update adds the home pair forces (hx_gpu_nb_fuse_update, read once) */
     long long step;
     hx_rng trng;
     /* timing */
@@ -219,6 +220,7 @@ hx_status gmd_create(const hx_system *sys, const hx_forcefield *ff, const gmd_pa
     gmd *g = calloc(1, sizeof *g);
     HX_CHECK(g, HX_ERR_NOMEM, "out of memory");
     g->p = *p;
+    g->fuse = hx_gpu_nb_fuse_update();
     g->n = sys->natoms;
     hx_status st = gmd_init(g, sys, ff);
     if (st != HX_OK) {
@@ -232,7 +234,7 @@ hx_status gmd_create(const hx_system *sys, const hx_forcefield *ff, const gmd_pa
 /* The ops of one step, as a schedule would issue them. */
 static hx_status enqueue_step(gmd *g, int energy, double lambda)
 {
-    const int fuse = hx_gpu_nb_fuse_update();
+    const int fuse = g->fuse;
     hx_gpu_update_link link;
     HX_TRY(hx_gpu_nb_local(g->nb, g->xf, g->f, energy ? HX_GPU_NB_ENERGY : 0, g->s_local));
     if (fuse)

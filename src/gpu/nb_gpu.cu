@@ -1033,6 +1033,8 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
         HX_CUDA(cudaMemsetAsync(d->npairs, 0, sizeof(unsigned long long), s));
     }
     const int home_slots = nb->zsc[1] * GNB_SCA;
+    /* skipped when the last update wrote the slots; a search since then wrote them too (from
+     * the same positions, k_sc_build), so the flag outlives it */
     if (home_slots > 0 && !nb->home_x_ready) {
         HX_LAUNCH(k_gather_home, hx_div_up(home_slots, 128), 128, 0, s, *d, x, home_slots);
         HX_CUDA_LAUNCH("k_gather_home");

@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
 # "md1gpu", "sanq"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -115,7 +115,8 @@ fi
 #    NVE drift of 3000 SPC/E atoms over 25 ps on one GPU (seeds PRUNE_SEEDS, default 1 2) for nstlist:parts:inner
 #    tolerance (0: no prune / the run's tolerance), then the pair kernel and step at 45k-360k
 #    (tests/gpu_md_bench) and the engine on one GPU (halox bench md) with and without the prune.
-if [[ $probes == *prune* ]]; then
+#    "drift" runs the drift part alone (PRUNE_DRIFT_CONFIGS): the check of a buffer estimate.
+if [[ $probes == *prune* || $probes == *drift* ]]; then
     w3k=$OUT/logs/w3k.gro
     "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
     say "  NVE drift, 3000 SPC/E atoms, 25 ps on one GPU (kJ/mol/ps per atom):"
@@ -133,8 +134,11 @@ if [[ $probes == *prune* ]]; then
             ri=$(sed -nE 's/.*inner rlist ([0-9.]+) nm.*/\1/p' "$OUT/logs/$name.md.log")
             line="$line ${d:-?}"
         done
-        say "$line (inner rlist ${ri:-none})"
+        ro=$(sed -nE 's/^ *rlist ([0-9.]+) nm.*/\1/p' "$OUT/logs/$name.md.log" | head -1)
+        say "$line (rlist ${ro:-?}, inner rlist ${ri:-none})"
     done
+fi
+if [[ $probes == *prune* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
     probe gpu_md_bench_prune_45k 150 "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 2000 \
         --warmup 200 --configs 20:0,20:4:0.005,20:4:0.0005,20:4:0.00005,40:4:0.0005,40:8:0.0005 \

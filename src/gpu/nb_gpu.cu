@@ -478,6 +478,16 @@ __global__ __launch_bounds__(32 *
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
     const int t = threadIdx.x;
+    if (nent < 0) {
+        /* at the search (gnb_prune_search): the list's size from the search's status, read
+         * here and not by the host; nothing when the search overflowed a buffer (the host
+         * grows them and searches again) */
+        const gnb_status *st = d.st;
+        if (st->overflow || st->nsc > d.cap_sc || st->nitems[cls] > d.cap_items[cls] ||
+            st->nent[cls] > d.cap_ent[cls] || st->nexcl + 1 > d.cap_excl)
+            return;
+        nent = st->nent[cls];
+    }
     if (parts > 0) {
         if (t == 0)
             s_part = (int)(d.prune_ctr[cls] % (unsigned)parts);
@@ -948,23 +958,22 @@ done:
 
 /* ---- ops --------------------------------------------------------------------------------- */
 
-hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s)
+/* The prune of the whole outer list at a search, enqueued behind the search's kernels before the
+ * host has read the list's size: a grid of the entry capacity, whose blocks past the entry
+ * count (read on the device) return at once. The host then waits once, for the search and the
+ * prune together; reading the size first cost a second round trip of the host per search step. */
+hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
     HX_CUDA(cudaMemsetAsync(d->prune_ctr, 0, 2 * sizeof(unsigned), s));
     HX_CUDA(cudaMemsetAsync(d->prune_done, 0, 2 * sizeof(unsigned), s));
-    for (int c = 0; c < 2; c++) {
-        if (nb->nent[c] == 0)
+    for (int c = 0; c < (d->nz > 1 ? 2 : 1); c++) {
+        if (d->cap_ent[c] <= 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
-                  d->items[c], d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
+        HX_LAUNCH(k_prune, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
+                  d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
-    HX_CUDA(cudaMemcpyAsync(nb->h_st->ncp_inner, d->st->ncp_inner, sizeof nb->h_st->ncp_inner,
-                            cudaMemcpyDeviceToHost, s));
-    HX_CUDA(cudaStreamSynchronize(s));
-    for (int c = 0; c < 2; c++)
-        nb->ncp_inner[c] = (long long)nb->h_st->ncp_inner[c];
     return HX_OK;
 }
 

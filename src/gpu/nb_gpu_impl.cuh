@@ -38,7 +38,7 @@
 #define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
 #define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
 #define GNB_FAR 1.0e7f  /* padding positions (masked everywhere; kept finite) */
-#define GNB_ITEMBUF 256 /* list items buffered in shared memory per search block */
+#define GNB_ITEMBUF 512 /* list items buffered in shared memory per search block */
 
 /* overflow bits of gnb_status.overflow: the search is redone with larger buffers */
 enum {
@@ -163,7 +163,7 @@ struct hx_gpu_nb {
     int home_x_ready;
 };
 
-/* nb_gpu.cu: the full prune of both lists (run by the search) */
-hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s);
+/* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */
+hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s);
 
 #endif

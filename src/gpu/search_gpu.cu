@@ -605,16 +605,27 @@ static __device__ __forceinline__ float gap1(float jlo, float jhi, float ilo, fl
     return fmaxf(0.0f, fmaxf(jlo + sh - ihi, ilo - jhi - sh));
 }
 
+/* Threads (warps) of one list-build block, which builds the list of one i super-cluster.
+ * Four warps, not two: 703 super-clusters at 45k atoms are one block per super-cluster, 5-7 per
+ * multiprocessor, and each block's work is a chain of barriers and dependent loads (candidate
+ * columns, then 8 clusters x 8 boxes per candidate, then the flushes); with two warps the
+ * kernel was latency-bound (131 us at 45k atoms, ncu, 2026-12-04). Four warps take 16
+ * candidates per pass and a quarter of the flagged items each, at 80 registers 6 blocks per
+ * multiprocessor: still one wave. */
+#define LB_NW 4
+#define LB_NT (32 * LB_NW)
+
 /* Shared state of one list-build block. */
 typedef struct lb_smem {
     float4 ibb[2 * GNB_SCC];
     float4 sbb[2];
     int iperm[GNB_SCA], ifirst[GNB_SCA];
     unsigned imask[GNB_SCA];
-    int ncand, nitem, wcount[2], base, ebase, eidx, xcount[2];
+    int ncand, nitem, wcount[LB_NW], base, ebase, xcount[LB_NW], xbase[LB_NW];
     int it_cj[GNB_ITEMBUF], it_excl[GNB_ITEMBUF];
     unsigned char it_mask[GNB_ITEMBUF], it_flag[GNB_ITEMBUF];
-    unsigned char it_list[GNB_ITEMBUF]; /* flagged items, compacted: warp w's from w * BUF / 2 */
+    /* flagged items, compacted: warp w's from w * BUF / LB_NW */
+    unsigned short it_list[GNB_ITEMBUF];
 } lb_smem;
 
 /* The i side of the exclusion test for one lane's atom ti of each i cluster ic, in registers:
@@ -664,7 +675,7 @@ static __device__ __forceinline__ unsigned lb_bits(const lb_iside &I, unsigned i
  * list[i] (if i < n; with skip, not if the item's it_excl is 0); lb_item_bits passes them on to
  * the other lanes by shuffle. */
 static __device__ __forceinline__ void lb_jload(const gnb_dev &d, const lb_smem *S,
-                                                const unsigned char *list, int n, int i, bool skip,
+                                                const unsigned short *list, int n, int i, bool skip,
                                                 int lane, int &ja, int &jf)
 {
     ja = -1;
@@ -700,7 +711,7 @@ static __device__ __forceinline__ unsigned lb_item_bits(const lb_smem *S, const 
  * (some bit cleared), 0 for none; returns how many need one. With store: the masks of those
  * items, recomputed (the loads now hit the cache), go to index e0 + rank. No block barrier. */
 static __device__ __forceinline__ int lb_excl_pass(const gnb_dev &d, lb_smem *S, const lb_iside &I,
-                                                   const unsigned char *list, int n, int sci,
+                                                   const unsigned short *list, int n, int sci,
                                                    int sidx, int lane, bool store, int e0)
 {
     int nneed = 0;
@@ -747,16 +758,16 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
     const int cnt = S->nitem;
     if (cnt == 0)
         return;
-    /* warp w takes the flagged items k with k % 2 == w (neighbours are alike, so the two
-     * warps get about as many), compacted into its half of it_list */
-    unsigned char *list = S->it_list + w * (GNB_ITEMBUF / 2);
+    /* warp w takes the flagged items k with k % LB_NW == w (neighbours are alike, so the
+     * warps get about as many), compacted into its share of it_list */
+    unsigned short *list = S->it_list + w * (GNB_ITEMBUF / LB_NW);
     int n = 0;
-    for (int k0 = 0; k0 < cnt; k0 += GNB_SCA) {
-        const int k = k0 + 2 * lane + w;
+    for (int k0 = 0; k0 < cnt; k0 += LB_NT) {
+        const int k = k0 + LB_NW * lane + w;
         const int fl = k < cnt && S->it_flag[k];
         const unsigned bal = __ballot_sync(HX_FULL_MASK, fl);
         if (fl)
-            list[n + __popc(bal & ((1u << lane) - 1u))] = (unsigned char)k;
+            list[n + __popc(bal & ((1u << lane) - 1u))] = (unsigned short)k;
         else if (k < cnt)
             S->it_excl[k] = 0;
         n += __popc(bal);
@@ -771,28 +782,34 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
     if (t == 0) {
         S->base = atomicAdd(&d.st->nitems[cls], cnt);
         S->ebase = atomicAdd(&d.st->nent[cls], np);
-        /* mask indices eidx + 1 .. eidx + total (index 0 is "no mask"): warp 0's, then warp 1's */
-        const int nx = S->xcount[0] + S->xcount[1];
-        S->eidx = nx ? atomicAdd(&d.st->nexcl, nx) : 0;
+        /* mask indices eidx + 1 .. eidx + total (index 0 is "no mask"): warp 0's, then warp
+         * 1's, ... */
+        int nx = 0;
+        for (int v = 0; v < LB_NW; v++)
+            nx += S->xcount[v];
+        int e = nx ? atomicAdd(&d.st->nexcl, nx) : 0;
+        for (int v = 0; v < LB_NW; v++) {
+            S->xbase[v] = e;
+            e += S->xcount[v];
+        }
     }
     __syncthreads();
     const int base = S->base, ebase = S->ebase;
-    const int e0 = S->eidx, e1 = e0 + S->xcount[0];
     if (nneed)
-        lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, true, w ? e1 : e0);
+        lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, true, S->xbase[w]);
     unsigned ncp = 0;
-    for (int k = t; k < cnt; k += GNB_SCA) {
+    for (int k = t; k < cnt; k += LB_NT) {
         const unsigned m = S->it_mask[k];
         if (base + k < d.cap_items[cls]) {
             const int x = S->it_excl[k];
-            const int e = x ? ((k & 1) ? e1 : e0) + x : 0; /* item k is warp k % 2's */
+            const int e = x ? S->xbase[k % LB_NW] + x : 0; /* item k is warp k % LB_NW's */
             d.items[cls][base + k] = make_uint2((unsigned)S->it_cj[k], (unsigned)e);
             d.masko[cls][base + k] = (unsigned short)(m | (m << 8));
             d.mask[cls][base + k] = (unsigned short)(m | (m << 8));
         }
         ncp += 2u * (unsigned)__popc(m);
     }
-    for (int p = t; p < np; p += GNB_SCA)
+    for (int p = t; p < np; p += LB_NT)
         if (ebase + p < d.cap_ent[cls])
             d.ent[cls][ebase + p] =
                 make_int4(sci, sidx, base + p * d.max_cj, base + hx_imin((p + 1) * d.max_cj, cnt));
@@ -804,7 +821,7 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
     __syncthreads();
 }
 
-__global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
+__global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d)
 {
     __shared__ lb_smem S;
     HX_DYN_SMEM(smem);
@@ -819,9 +836,11 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
         S.ibb[t] = d.cl_bb[2 * GNB_SCC * sci + t];
     if (t < 2)
         S.sbb[t] = d.sc_bb[2 * sci + t];
-    S.iperm[t] = d.perm[sci * GNB_SCA + t];
-    S.ifirst[t] = d.sfirst[sci * GNB_SCA + t];
-    S.imask[t] = d.smask[sci * GNB_SCA + t];
+    if (t < GNB_SCA) {
+        S.iperm[t] = d.perm[sci * GNB_SCA + t];
+        S.ifirst[t] = d.sfirst[sci * GNB_SCA + t];
+        S.imask[t] = d.smask[sci * GNB_SCA + t];
+    }
     if (t == 0)
         S.nitem = 0;
     int iz = 0;
@@ -872,7 +891,7 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                         S.ncand = 0;
                     __syncthreads();
                     const int ncx = vx1 - vx0 + 1, ncy = vy1 - vy0 + 1;
-                    for (int f = t; f < ncx * ncy; f += GNB_SCA) {
+                    for (int f = t; f < ncx * ncy; f += LB_NT) {
                         const int cx = vx0 + f % ncx - kx * g.nc[0];
                         const int cy = vy0 + f / ncx - ky * g.nc[1];
                         const int col = g.col0 + cy * g.nc[0] + cx;
@@ -919,12 +938,12 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                         ncand = d.cand_cap;
                     }
                     /* sorted: the list does not depend on the order threads found them */
-                    if (ncand <= 2 * GNB_SCA) {
+                    if (ncand <= 2 * LB_NT) {
                         /* the usual few: each value's place is the count of smaller ones (they
                          * are distinct: each column is read once), two barriers instead of one
                          * per bitonic stage */
                         const int v0 = t < ncand ? cand[t] : 0;
-                        const int v1 = t + GNB_SCA < ncand ? cand[t + GNB_SCA] : 0;
+                        const int v1 = t + LB_NT < ncand ? cand[t + LB_NT] : 0;
                         int r0 = 0, r1 = 0;
                         for (int i = 0; i < ncand; i++) {
                             const int c = cand[i];
@@ -934,17 +953,17 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                         __syncthreads();
                         if (t < ncand)
                             cand[r0] = v0;
-                        if (t + GNB_SCA < ncand)
+                        if (t + LB_NT < ncand)
                             cand[r1] = v1;
                         __syncthreads();
                     } else {
                         const int n2 = pow2_at_least(ncand);
-                        for (int i = ncand + t; i < n2; i += GNB_SCA)
+                        for (int i = ncand + t; i < n2; i += LB_NT)
                             cand[i] = INT_MAX;
                         __syncthreads();
                         for (int k = 2; k <= n2; k <<= 1)
                             for (int j = k >> 1; j > 0; j >>= 1) {
-                                for (int i = t; i < n2; i += GNB_SCA) {
+                                for (int i = t; i < n2; i += LB_NT) {
                                     const int l = i ^ j;
                                     if (l > i && ((cand[i] > cand[l]) == ((i & k) == 0))) {
                                         const int tmp = cand[i];
@@ -955,9 +974,9 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                                 __syncthreads();
                             }
                     }
-                    /* stages 2 and 3: 8 candidates x 8 clusters per pass */
-                    for (int b0 = 0; b0 < ncand; b0 += GNB_SCC) {
-                        if (S.nitem > GNB_ITEMBUF - GNB_SCA)
+                    /* stages 2 and 3: LB_NT / 8 candidates x 8 clusters per pass */
+                    for (int b0 = 0; b0 < ncand; b0 += LB_NT / GNB_CL) {
+                        if (S.nitem > GNB_ITEMBUF - LB_NT)
                             lb_flush(d, &S, sci, sidx, cls);
                         const int ci0 = sci * GNB_SCC;
                         const int c = b0 + (t >> 3);
@@ -996,15 +1015,20 @@ __global__ __launch_bounds__(64) void k_list_build(gnb_dev d)
                             S.wcount[w] = __popc(bal);
                         __syncthreads();
                         if (pred) {
-                            const int at =
-                                S.nitem + (w ? S.wcount[0] : 0) + __popc(bal & ((1u << lane) - 1u));
+                            int at = S.nitem + __popc(bal & ((1u << lane) - 1u));
+                            for (int v = 0; v < w; v++)
+                                at += S.wcount[v];
                             S.it_cj[at] = cj;
                             S.it_mask[at] = (unsigned char)im;
                             S.it_flag[at] = (unsigned char)flag;
                         }
                         __syncthreads();
-                        if (t == 0)
-                            S.nitem += S.wcount[0] + S.wcount[1];
+                        if (t == 0) {
+                            int tot = 0;
+                            for (int v = 0; v < LB_NW; v++)
+                                tot += S.wcount[v];
+                            S.nitem += tot;
+                        }
                         __syncthreads();
                     }
                     lb_flush(d, &S, sci, sidx, cls);
@@ -1132,8 +1156,9 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     if (cand_smem > 40 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
-    HX_LAUNCH(k_list_build, (unsigned)d->cap_sc, GNB_SCA, cand_smem, s, *d);
+    HX_LAUNCH(k_list_build, (unsigned)d->cap_sc, LB_NT, cand_smem, s, *d);
     HX_CUDA_LAUNCH("k_list_build");
+    HX_TRY(gnb_prune_search(nb, s));
     HX_CUDA(cudaMemcpyAsync(nb->h_st, d->st, sizeof(gnb_status), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaStreamSynchronize(s));
     return HX_OK;
@@ -1265,10 +1290,10 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *strea
         nb->nent[c] = st->nent[c];
         nb->nitems[c] = st->nitems[c];
         nb->ncp_outer[c] = (long long)st->ncp_outer[c];
+        nb->ncp_inner[c] = (long long)st->ncp_inner[c];
     }
     nb->nexcl = st->nexcl;
     nb->items_est = (long long)st->nitems[0] + st->nitems[1];
-    HX_TRY(gnb_prune_all(nb, s));
     nb->have_list = 1;
     nb->searches++;
     return HX_OK;

@@ -343,20 +343,20 @@ if [[ " $probes " == *" ab "* ]]; then
             > "$OUT/logs/ab_base_build.log" 2>&1; then
         say "  ab: base ${base_rev:0:10} built ($(elapsed) s)"
         ab_atoms=${AB_ATOMS:-45000} ab_steps=${AB_STEPS:-3000}
+        # AB_VARIANTS: "base" (the base build) or "NAME[:VAR=VALUE[,VAR=VALUE]]" (this build
+        # with those environment variables), e.g. "base new new-b64:HALOX_GPU_UPDATE_BLOCK=64"
         for rep in $(seq 1 "${AB_REPS:-2}"); do
-            for v in base new new-unfused; do
-                exe=$HALOX fuse=1
+            for spec in ${AB_VARIANTS:-base new new-unfused:HALOX_GPU_FUSE_UPDATE=0}; do
+                v=${spec%%:*} exe=$HALOX envs=()
                 [[ $v == base ]] && exe=$bbuild/halox
-                [[ $v == new-unfused ]] && fuse=0
-                export HALOX_GPU_FUSE_UPDATE=$fuse
-                probe ab_${v}_$rep 120 "${pmpi[@]}" -x HALOX_GPU_FUSE_UPDATE \
-                    -np 1 "$exe" bench md --atoms "$ab_atoms" --backends gpu --steps "$ab_steps" \
-                    --warmup 300 -o "$RES/ab_${v}_$rep.json"
+                [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+                probe ab_${v}_$rep 120 "${pmpi[@]}" -np 1 env "${envs[@]}" "$exe" bench md \
+                    --atoms "$ab_atoms" --backends gpu --steps "$ab_steps" --warmup 300 \
+                    -o "$RES/ab_${v}_$rep.json"
                 grep -h "us/step" "$OUT/logs/probe_ab_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
                     tee -a "$OUT/summary.txt"
             done
         done
-        unset HALOX_GPU_FUSE_UPDATE
     else
         say "  ab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
     fi

@@ -635,6 +635,9 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_gather_nl);
     if (nb->ev_prune_nl)
         cudaEventDestroy(nb->ev_prune_nl);
+    for (int k = 0; k <= HX_GPU_SEARCH_STAGES; k++)
+        if (nb->ev_stage[k])
+            cudaEventDestroy(nb->ev_stage[k]);
     if (nb->s_prune_nl)
         cudaStreamDestroy(nb->s_prune_nl);
     free(nb);
@@ -797,6 +800,12 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune_nl, cudaStreamNonBlocking), fail);
+    {
+        const char *e = getenv("HALOX_GPU_SEARCH_TIMING");
+        nb->time_stages = e && e[0] == '1';
+        for (int k = 0; nb->time_stages && k <= HX_GPU_SEARCH_STAGES; k++)
+            HX_CUDA_GOTO(st, cudaEventCreate(&nb->ev_stage[k]), fail);
+    }
     *out = nb;
     return HX_OK;
 fail:
@@ -1248,6 +1257,15 @@ extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
     s->prune_parts = nb->p.prune_parts;
     s->searches = nb->searches;
     s->regrows = nb->regrows;
+    for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+        s->search_stage_ms[k] = nb->stage_ms[k];
+}
+
+extern "C" const char *hx_gpu_search_stage_name(int stage)
+{
+    static const char *const names[HX_GPU_SEARCH_STAGES] = {
+        "prepare", "bin", "column sort", "super-clusters", "list build", "prune", "status"};
+    return stage >= 0 && stage < HX_GPU_SEARCH_STAGES ? names[stage] : "?";
 }
 
 extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)

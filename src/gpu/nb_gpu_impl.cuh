@@ -158,6 +158,11 @@ struct hx_gpu_nb {
     cudaStream_t s_prune_nl;
     cudaEvent_t ev_gather_nl, ev_prune_nl;
     int nonlocal_pending;
+    /* HALOX_GPU_SEARCH_TIMING=1 (read at create): events between the search's stages, their
+     * device times summed over the searches (hx_gpu_nb_stats.search_stage_ms) */
+    int time_stages;
+    cudaEvent_t ev_stage[HX_GPU_SEARCH_STAGES + 1];
+    double stage_ms[HX_GPU_SEARCH_STAGES];
     /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
      * step's gather is skipped */
     int home_x_ready;

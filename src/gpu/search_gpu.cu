@@ -1131,10 +1131,18 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
             }
     }
     *nb->h_st = init;
+/* an event at the end of stage k (HALOX_GPU_SEARCH_TIMING) */
+#define STAGE(k)                                                                                   \
+    do {                                                                                           \
+        if (nb->time_stages)                                                                       \
+            HX_CUDA(cudaEventRecord(nb->ev_stage[k], s));                                          \
+    } while (0)
+    STAGE(0);
     HX_CUDA(cudaMemcpyAsync(d->st, nb->h_st, sizeof init, cudaMemcpyHostToDevice, s));
     const unsigned ga = hx_div_up(d->n, 256);
     HX_LAUNCH(k_prep, ga, 256, 0, s, x, *d);
     HX_CUDA_LAUNCH("k_prep");
+    STAGE(1);
     HX_LAUNCH(k_grid, 1, 32, 0, s, *d);
     HX_CUDA_LAUNCH("k_grid");
     HX_CUDA(cudaMemsetAsync(d->col_count, 0, ((size_t)d->cap_cols + 1) * sizeof(int), s));
@@ -1144,23 +1152,35 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_CUDA_LAUNCH("k_scan");
     HX_LAUNCH(k_fill, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_fill");
+    STAGE(2);
     const size_t sort_smem = (size_t)d->sort_cap * (sizeof(float) + sizeof(int));
     if (sort_smem > 48 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_col_sort,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_smem));
     HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * GNB_SORT_SPLIT, 256, sort_smem, s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
+    STAGE(3);
     HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);
     HX_CUDA_LAUNCH("k_sc_build");
+    STAGE(4);
     const size_t cand_smem = (size_t)d->cand_cap * sizeof(int);
     if (cand_smem > 40 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
     HX_LAUNCH(k_list_build, (unsigned)d->cap_sc, LB_NT, cand_smem, s, *d);
     HX_CUDA_LAUNCH("k_list_build");
+    STAGE(5);
     HX_TRY(gnb_prune_search(nb, s));
+    STAGE(6);
     HX_CUDA(cudaMemcpyAsync(nb->h_st, d->st, sizeof(gnb_status), cudaMemcpyDeviceToHost, s));
+    STAGE(7);
+#undef STAGE
     HX_CUDA(cudaStreamSynchronize(s));
+    for (int k = 0; nb->time_stages && k < HX_GPU_SEARCH_STAGES; k++) {
+        float ms = 0.0f;
+        HX_CUDA(cudaEventElapsedTime(&ms, nb->ev_stage[k], nb->ev_stage[k + 1]));
+        nb->stage_ms[k] += ms;
+    }
     return HX_OK;
 }
 

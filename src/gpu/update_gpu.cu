@@ -20,12 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Threads per block. k_update has a thread per water: 118 blocks at 45k atoms, fewer than the
+ * 132 multiprocessors; blocks of 64 and 32 spread them over all of them but were not faster
+ * (86.5 and 88.6 against 86.2 us per step at 45k, bench/results/h200-2026-12-04d/ab_*). */
 #define UPD_THREADS 128
-/* k_update's block: UPD_THREADS, or 64 or 32 with HALOX_GPU_UPDATE_BLOCK (read at create). A
- * thread per water gives 15,000 threads at 45k atoms: 118 blocks of 128 leave 14 of the 132
- * multiprocessors idle and put a whole block's staged traffic behind one multiprocessor's
- * load-store unit; smaller blocks spread the same warps over all of them. */
-#define UPD_BLOCK_MIN 32
 
 typedef struct upd_dev {
     double *x, *v, *invm, *m;
@@ -94,8 +92,7 @@ struct hx_gpu_update {
     hx_gpu_update_params p;
     upd_dev d;
     size_t cap[UB_N]; /* bytes allocated in each slot */
-    int nblocks;      /* of UPD_BLOCK_MIN threads: the part array's size */
-    int block;        /* k_update's block size */
+    int nblocks;
     struct {
         double ke[3];
         unsigned dev;
@@ -291,18 +288,18 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
  * one thread per water the grid is less than a wave, nothing hides that latency, and the
  * kernel was 15.7 us at 45k atoms, 52% of its stall samples waiting on those loads (ncu,
  * bench/results/h200-2026-12-04a). */
-template <int NT>
-__global__ __launch_bounds__(NT) void k_update(upd_dev d, upd_link l, float *__restrict__ xf,
-                                               float *__restrict__ f, double lambda, int want_dev,
-                                               int commit)
+__global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
+                                                        float *__restrict__ xf,
+                                                        float *__restrict__ f, double lambda,
+                                                        int want_dev, int commit)
 {
     __shared__ double s_red[32];
     /* consecutive waters (settle0): the block's 9 x blockDim coordinates of x, v and f move
      * between memory and shared memory in coalesced lines, not as 9 strided accesses per thread
      * (which made this kernel L2-bound: 47% of L2 throughput and the load-store queue full for a
      * few MB of data) */
-    __shared__ double s_x[9 * NT], s_v[9 * NT];
-    __shared__ float s_f[9 * NT];
+    __shared__ double s_x[9 * UPD_THREADS], s_v[9 * UPD_THREADS];
+    __shared__ float s_f[9 * UPD_THREADS];
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     const double dt = d.dt, idt = 1.0 / dt;
     double ke = 0.0;
@@ -587,13 +584,6 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     const int int_max = INT_MAX;
     upd_dev *d = &u->d;
     u->p = *p;
-    {
-        const char *e = getenv("HALOX_GPU_UPDATE_BLOCK");
-        u->block = (e && e[0]) ? atoi(e) : UPD_THREADS;
-        HX_CHECK(u->block == 32 || u->block == 64 || u->block == 128, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_UPDATE_BLOCK=%s: use 32, 64 or 128 (threads per block of the update)",
-                 e);
-    }
     u->p.mass = NULL;
     u->p.mol_start = NULL;
     u->p.settle = NULL;
@@ -730,7 +720,7 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     {
         const int nt =
             p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
-        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_BLOCK_MIN);
+        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
     }
     HX_TRY_GOTO(st, ub_reserve(u, UB_X, 3 * N * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_V, 3 * N * sizeof(double)), done);
@@ -849,14 +839,8 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     }
     /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
     const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
-    const unsigned nb = hx_div_up(nt > 0 ? nt : 1, u->block);
-    if (u->block == 32)
-        HX_LAUNCH(k_update<32>, nb, 32, 0, s, u->d, l, xf, f, lambda, want_dev, commit);
-    else if (u->block == 64)
-        HX_LAUNCH(k_update<64>, nb, 64, 0, s, u->d, l, xf, f, lambda, want_dev, commit);
-    else
-        HX_LAUNCH(k_update<UPD_THREADS>, nb, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
-                  commit);
+    HX_LAUNCH(k_update, (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS), UPD_THREADS, 0, s, u->d,
+              l, xf, f, lambda, want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
     return HX_OK;
 }

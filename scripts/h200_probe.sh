@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu", "sanq"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -258,6 +258,17 @@ if [[ " $probes " == *" md1gpu "* ]]; then
             tee -a "$OUT/summary.txt"
     done
 fi
+# 11e. stages: the device time of each stage of the pair search (HALOX_GPU_SEARCH_TIMING=1) and
+#     the step, tests/gpu_md_bench at STAGES_ATOMS (default 45000) for STAGES_CONFIGS
+#     (nstlist:parts, default "20:4,30:4,40:4").
+if [[ " $probes " == *" stages "* ]]; then
+    probe stages 150 env HALOX_GPU_SEARCH_TIMING=1 "$BUILD/tests/gpu_md_bench" \
+        --atoms "${STAGES_ATOMS:-45000}" --steps 3000 --warmup 300 \
+        --configs "${STAGES_CONFIGS:-20:4,30:4,40:4}" --json "$RES/gpu_md_bench_stages.json" \
+        --git-revision "${HALOX_GIT_REVISION:-unknown}"
+    grep -hE "us/step median|search stages" "$OUT/logs/probe_stages.log" | sed 's/^/    /' |
+        tee -a "$OUT/summary.txt"
+fi
 # 11d. sanq: compute-sanitizer (SANQ_TOOLS, default memcheck and racecheck) on SANQ_TESTS
 #     (default test_gpu_update), quick mode: the single-process tests a change touched, without
 #     the whole --sanitize phase.
@@ -326,10 +337,9 @@ if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     done
 fi
 # 14. ab: the working tree against an earlier revision (AB_BASE, default HEAD), built side by
-#     side from git in one call: halox bench md on one GPU (45k), the builds alternated
-#     AB_REPS times, the working tree also with HALOX_GPU_FUSE_UPDATE=0 (the switch of branch
-#     gpu-fused-update; elsewhere that run repeats "new"); AB_ATOMS, AB_STEPS. ncusec's
-#     k_home_terms, too, exists only there (elsewhere it is skipped: no report).
+#     side from git in one call: halox bench md on one GPU (AB_ATOMS, default 45000; AB_STEPS),
+#     the variants of AB_VARIANTS (below) alternated AB_REPS times. AB_BASE must be a commit
+#     the device's copy of .git has (the session's start).
 if [[ " $probes " == *" ab "* ]]; then
     base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
     bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build

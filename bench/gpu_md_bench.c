@@ -215,6 +215,8 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
            r->atoms, nstlist, parts, r->rlist, r->rinner, r->us_median, r->us_mean, r->us_wall,
            r->us_search, r->search_ms, r->nb_us, r->nbe_us, r->prune_us, r->pairs_rc, r->evals,
            r->gpairs_s);
+    printf("    %d searches, %d captures of the search's graph, %d buffer growths\n", nst.searches,
+           nst.search_captures, nst.regrows);
     if (r->stage_us[HX_GPU_SEARCH_STAGES - 3] > 0) {
         printf("    search stages (device us per search):");
         for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)

@@ -266,7 +266,15 @@ if [[ " $probes " == *" stages "* ]]; then
         --atoms "${STAGES_ATOMS:-45000}" --steps 3000 --warmup 300 \
         --configs "${STAGES_CONFIGS:-20:4,30:4,40:4}" --json "$RES/gpu_md_bench_stages.json" \
         --git-revision "${HALOX_GIT_REVISION:-unknown}"
-    grep -hE "us/step median|search stages" "$OUT/logs/probe_stages.log" | sed 's/^/    /' |
+    grep -hE "us/step median|search stages|captures" "$OUT/logs/probe_stages.log" | sed 's/^/    /' |
+        tee -a "$OUT/summary.txt"
+fi
+# 11f. stagesg: the same step with the search's graph (no stage timing: graph events do not time)
+if [[ " $probes " == *" stagesg "* ]]; then
+    probe stagesg 150 "$BUILD/tests/gpu_md_bench" --atoms "${STAGES_ATOMS:-45000}" --steps 3000 \
+        --warmup 300 --configs "${STAGES_CONFIGS:-20:4,30:4,40:4}" \
+        --json "$RES/gpu_md_bench_stagesg.json" --git-revision "${HALOX_GIT_REVISION:-unknown}"
+    grep -hE "us/step median|captures" "$OUT/logs/probe_stagesg.log" | sed 's/^/    /' |
         tee -a "$OUT/summary.txt"
 fi
 # 11d. sanq: compute-sanitizer (SANQ_TOOLS, default memcheck and racecheck) on SANQ_TESTS

@@ -641,6 +641,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
             cudaEventDestroy(nb->ev_stage[k]);
     if (nb->search_exec)
         cudaGraphExecDestroy(nb->search_exec);
+    if (nb->s_capture)
+        cudaStreamDestroy(nb->s_capture);
     if (nb->s_prune_nl)
         cudaStreamDestroy(nb->s_prune_nl);
     free(nb);
@@ -809,6 +811,9 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
         nb->time_stages = e && e[0] == '1';
         const char *g = getenv("HALOX_GPU_SEARCH_GRAPH");
         nb->search_graph = !(g && g[0] == '0');
+        if (nb->search_graph)
+            HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_capture, cudaStreamNonBlocking),
+                         fail);
         for (int k = 0; nb->time_stages && k <= HX_GPU_SEARCH_STAGES; k++)
             HX_CUDA_GOTO(st, cudaEventCreate(&nb->ev_stage[k]), fail);
     }
@@ -1268,6 +1273,7 @@ extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
     s->prune_parts = nb->p.prune_parts;
     s->searches = nb->searches;
     s->regrows = nb->regrows;
+    s->search_captures = nb->search_captures;
     for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
         s->search_stage_ms[k] = nb->stage_ms[k];
 }

@@ -144,6 +144,7 @@ typedef struct hx_gpu_nb_stats {
     double rlist, rlist_inner; /* nm */
     int prune_parts;
     int searches, regrows; /* searches done, buffer growths (a search is redone after one) */
+    int search_captures;   /* captures of the search's graph (first, then after changes) */
     /* device time of each stage of the search, summed over the searches (ms), with
      * HALOX_GPU_SEARCH_TIMING=1 at create (events between the stages), else zero; names from
      * hx_gpu_search_stage_name */

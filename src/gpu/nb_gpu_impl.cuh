@@ -172,6 +172,8 @@ struct hx_gpu_nb {
     /* the search's launches as a graph (HALOX_GPU_SEARCH_GRAPH=0 at create: direct launches),
      * with what it was captured for */
     int search_graph;
+    cudaStream_t s_capture;
+    int search_captures;
     cudaGraphExec_t search_exec;
     gnb_dev search_d;
     const float *search_x;

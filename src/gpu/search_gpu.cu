@@ -1254,14 +1254,16 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     if (cand_smem > 40 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
-    if (nb->search_graph) {
+    /* a graph, but not with the stage timing: events recorded by a graph do not time */
+    if (nb->search_graph && !nb->time_stages) {
         /* captured again when anything the launches take changed: buffers or capacities
-         * after a growth, the entry length, the atoms, the positions' address */
+         * after a growth, the entry length, the atoms, the positions' address; on a stream of
+         * its own (the caller's may be the legacy default stream, which cannot capture) */
         if (!nb->search_exec || nb->search_x != x || memcmp(&nb->search_d, d, sizeof *d) != 0) {
             cudaGraph_t graph = NULL;
-            HX_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            const hx_status est = enqueue_search(nb, x, s);
-            const cudaError_t ce = cudaStreamEndCapture(s, &graph);
+            HX_CUDA(cudaStreamBeginCapture(nb->s_capture, cudaStreamCaptureModeThreadLocal));
+            const hx_status est = enqueue_search(nb, x, nb->s_capture);
+            const cudaError_t ce = cudaStreamEndCapture(nb->s_capture, &graph);
             if (est != HX_OK) {
                 if (graph)
                     cudaGraphDestroy(graph);
@@ -1284,6 +1286,7 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
             HX_TRY(ist);
             nb->search_d = *d;
             nb->search_x = x;
+            nb->search_captures++;
         }
         HX_CUDA(cudaGraphLaunch(nb->search_exec, s));
     } else {
@@ -1395,7 +1398,11 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *strea
     {
         const long long target = 48LL * (nb->sm_count > 0 ? nb->sm_count : 132);
         long long mc = nb->items_est > 0 ? (nb->items_est + target - 1) / target : 16;
-        d->max_cj = (int)(mc < 8 ? 8 : (mc > 64 ? 64 : mc));
+        mc = mc < 8 ? 8 : (mc > 64 ? 64 : mc);
+        /* kept while within an eighth: a new value changes every launch's arguments, and the
+         * search's graph is captured again */
+        if (d->max_cj <= 0 || llabs(mc - d->max_cj) > d->max_cj / 8)
+            d->max_cj = (int)mc;
     }
     const gnb_status *st = nb->h_st;
     int attempt = 0;

@@ -661,12 +661,12 @@ static __device__ __forceinline__ int lb_izone(const gnb_dev &d, int sci)
 
 /* The list build's work items (gnb_dev.lb_work): one per i super-cluster and periodic image
  * with candidate columns in some j zone. Near the box's faces, edges and corners a
- * super-cluster reaches 2, 4 or 8 images, and its images were a sequential loop of one block,
- * each with the fixed cost of a candidate search, sort and flush: those blocks set the
- * kernel's time (135 us at 45k atoms, the same with two or four warps per block), while an
- * interior super-cluster has one image. As separate items, taken by the blocks in turn, the
- * images spread over the GPU. The central image of every super-cluster comes first (index sci:
- * the heaviest items start first), the others after them in any order. */
+ * super-cluster reaches 2, 4 or 8 images, each with the fixed cost of a candidate search, sort
+ * and flush; in one block per super-cluster they ran in sequence while an interior
+ * super-cluster has one. As separate items, taken by the resident blocks in turn, they spread
+ * over the GPU. The central image of every super-cluster comes first (index sci: the heaviest
+ * items start first), the others after them in any order. (Measured only together with the
+ * atomics change of lb_flush, which was the larger part: see LB_NW.) */
 __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
 {
     if (d.st->overflow & GNB_OVF_EARLY)
@@ -714,13 +714,12 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
         d.lb_work[base++] = sci * 32 + (__ffs((int)mask) - 1);
 }
 
-/* Threads (warps) of one list-build block, which builds the list of one i super-cluster.
- * Four warps, not two: 703 super-clusters at 45k atoms are one block per super-cluster, 5-7 per
- * multiprocessor, and each block's work is a chain of barriers and dependent loads (candidate
- * columns, then 8 clusters x 8 boxes per candidate, then the flushes); with two warps the
- * kernel was latency-bound (131 us at 45k atoms, ncu, 2026-12-04). Four warps take 16
- * candidates per pass and a quarter of the flagged items each, at 80 registers 6 blocks per
- * multiprocessor: still one wave. */
+/* Threads (warps) of one list-build block, which builds the list of one work item at a time.
+ * Four warps take 16 candidates per pass and a quarter of the flagged items each; at 72
+ * registers 6 blocks fit on a multiprocessor. What made the kernel slow was not the warps:
+ * with two or four per block it took 131-137 us at 45k atoms, and 182 us with the work items
+ * below, until the pair counts' atomics went from one per thread to one per warp (lb_flush):
+ * 55 us (bench/results/h200-2026-12-04d). */
 #define LB_NW 4
 #define LB_NT (32 * LB_NW)
 

@@ -40,6 +40,7 @@ typedef struct result {
     double rlist, rinner;
     double us_median, us_mean, us_search, us_wall, ns_day;
     double nb_us, nbe_us, prune_us, search_ms;
+    double stage_us[HX_GPU_SEARCH_STAGES]; /* per search; zero without HALOX_GPU_SEARCH_TIMING=1 */
     long long pairs_rc, evals;
     int nent, nitems, nsc;
     double gpairs_s, floor_flops_us;
@@ -194,6 +195,8 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     r->nent = nst.nent[0];
     r->nitems = nst.nitems[0];
     r->nsc = nst.nsc;
+    for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+        r->stage_us[k] = nst.searches > 0 ? 1e3 * nst.search_stage_ms[k] / nst.searches : 0.0;
     double pm = 0, pem = 0, prm = 0;
     if (hx_gpu_nb_time_kernels(nb, 0, 0, 50, NULL, &pm, &prm) == HX_OK &&
         hx_gpu_nb_time_kernels(nb, 0, HX_GPU_NB_ENERGY, 20, NULL, &pem, NULL) == HX_OK) {
@@ -212,6 +215,14 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
            r->atoms, nstlist, parts, r->rlist, r->rinner, r->us_median, r->us_mean, r->us_wall,
            r->us_search, r->search_ms, r->nb_us, r->nbe_us, r->prune_us, r->pairs_rc, r->evals,
            r->gpairs_s);
+    printf("    %d searches, %d captures of the search's graph, %d buffer growths\n", nst.searches,
+           nst.search_captures, nst.regrows);
+    if (r->stage_us[HX_GPU_SEARCH_STAGES - 3] > 0) {
+        printf("    search stages (device us per search):");
+        for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+            printf(" %s %.1f%s", hx_gpu_search_stage_name(k), r->stage_us[k],
+                   k + 1 < HX_GPU_SEARCH_STAGES ? "," : "\n");
+    }
     free(ms);
     free(is_search);
     free(normal);
@@ -377,6 +388,11 @@ int main(int argc, char **argv)
                 cJSON_AddNumberToObject(o, "nb_energy_kernel_us", r->nbe_us);
                 cJSON_AddNumberToObject(o, "prune_kernel_us", r->prune_us);
                 cJSON_AddNumberToObject(o, "search_ms", r->search_ms);
+                if (r->stage_us[HX_GPU_SEARCH_STAGES - 3] > 0) {
+                    cJSON *sg = cJSON_AddObjectToObject(o, "search_stages_us");
+                    for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+                        cJSON_AddNumberToObject(sg, hx_gpu_search_stage_name(k), r->stage_us[k]);
+                }
                 cJSON_AddNumberToObject(o, "pairs_within_rc", (double)r->pairs_rc);
                 cJSON_AddNumberToObject(o, "pair_evaluations", (double)r->evals);
                 cJSON_AddNumberToObject(o, "gpairs_per_s", r->gpairs_s);

@@ -10,8 +10,8 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu", "sanq"). Variables from h200.sh: RES, BUILD, HALOX,
+# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -115,7 +115,8 @@ fi
 #    NVE drift of 3000 SPC/E atoms over 25 ps on one GPU (seeds PRUNE_SEEDS, default 1 2) for nstlist:parts:inner
 #    tolerance (0: no prune / the run's tolerance), then the pair kernel and step at 45k-360k
 #    (tests/gpu_md_bench) and the engine on one GPU (halox bench md) with and without the prune.
-if [[ $probes == *prune* ]]; then
+#    "drift" runs the drift part alone (PRUNE_DRIFT_CONFIGS): the check of a buffer estimate.
+if [[ $probes == *prune* || $probes == *drift* ]]; then
     w3k=$OUT/logs/w3k.gro
     "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
     say "  NVE drift, 3000 SPC/E atoms, 25 ps on one GPU (kJ/mol/ps per atom):"
@@ -133,8 +134,11 @@ if [[ $probes == *prune* ]]; then
             ri=$(sed -nE 's/.*inner rlist ([0-9.]+) nm.*/\1/p' "$OUT/logs/$name.md.log")
             line="$line ${d:-?}"
         done
-        say "$line (inner rlist ${ri:-none})"
+        ro=$(sed -nE 's/^ *rlist ([0-9.]+) nm.*/\1/p' "$OUT/logs/$name.md.log" | head -1)
+        say "$line (rlist ${ro:-?}, inner rlist ${ri:-none})"
     done
+fi
+if [[ $probes == *prune* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
     probe gpu_md_bench_prune_45k 150 "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 2000 \
         --warmup 200 --configs 20:0,20:4:0.005,20:4:0.0005,20:4:0.00005,40:4:0.0005,40:8:0.0005 \
@@ -254,6 +258,25 @@ if [[ " $probes " == *" md1gpu "* ]]; then
             tee -a "$OUT/summary.txt"
     done
 fi
+# 11e. stages: the device time of each stage of the pair search (HALOX_GPU_SEARCH_TIMING=1) and
+#     the step, tests/gpu_md_bench at STAGES_ATOMS (default 45000) for STAGES_CONFIGS
+#     (nstlist:parts, default "20:4,30:4,40:4").
+if [[ " $probes " == *" stages "* ]]; then
+    probe stages 150 env HALOX_GPU_SEARCH_TIMING=1 "$BUILD/tests/gpu_md_bench" \
+        --atoms "${STAGES_ATOMS:-45000}" --steps 3000 --warmup 300 \
+        --configs "${STAGES_CONFIGS:-20:4,30:4,40:4}" --json "$RES/gpu_md_bench_stages.json" \
+        --git-revision "${HALOX_GIT_REVISION:-unknown}"
+    grep -hE "us/step median|search stages|captures" "$OUT/logs/probe_stages.log" | sed 's/^/    /' |
+        tee -a "$OUT/summary.txt"
+fi
+# 11f. stagesg: the same step with the search's graph (no stage timing: graph events do not time)
+if [[ " $probes " == *" stagesg "* ]]; then
+    probe stagesg 150 "$BUILD/tests/gpu_md_bench" --atoms "${STAGES_ATOMS:-45000}" --steps 3000 \
+        --warmup 300 --configs "${STAGES_CONFIGS:-20:4,30:4,40:4}" \
+        --json "$RES/gpu_md_bench_stagesg.json" --git-revision "${HALOX_GIT_REVISION:-unknown}"
+    grep -hE "us/step median|captures" "$OUT/logs/probe_stagesg.log" | sed 's/^/    /' |
+        tee -a "$OUT/summary.txt"
+fi
 # 11d. sanq: compute-sanitizer (SANQ_TOOLS, default memcheck and racecheck) on SANQ_TESTS
 #     (default test_gpu_update), quick mode: the single-process tests a change touched, without
 #     the whole --sanitize phase.
@@ -322,10 +345,9 @@ if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     done
 fi
 # 14. ab: the working tree against an earlier revision (AB_BASE, default HEAD), built side by
-#     side from git in one call: halox bench md on one GPU (45k), the builds alternated
-#     AB_REPS times, the working tree also with HALOX_GPU_FUSE_UPDATE=0 (the switch of branch
-#     gpu-fused-update; elsewhere that run repeats "new"); AB_ATOMS, AB_STEPS. ncusec's
-#     k_home_terms, too, exists only there (elsewhere it is skipped: no report).
+#     side from git in one call: halox bench md on one GPU (AB_ATOMS, default 45000; AB_STEPS),
+#     the variants of AB_VARIANTS (below) alternated AB_REPS times. AB_BASE must be a commit
+#     the device's copy of .git has (the session's start).
 if [[ " $probes " == *" ab "* ]]; then
     base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
     bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build
@@ -339,20 +361,20 @@ if [[ " $probes " == *" ab "* ]]; then
             > "$OUT/logs/ab_base_build.log" 2>&1; then
         say "  ab: base ${base_rev:0:10} built ($(elapsed) s)"
         ab_atoms=${AB_ATOMS:-45000} ab_steps=${AB_STEPS:-3000}
+        # AB_VARIANTS: "base" (the base build) or "NAME[:VAR=VALUE[,VAR=VALUE]]" (this build
+        # with those environment variables), e.g. "base new new-b64:HALOX_GPU_UPDATE_BLOCK=64"
         for rep in $(seq 1 "${AB_REPS:-2}"); do
-            for v in base new new-unfused; do
-                exe=$HALOX fuse=1
+            for spec in ${AB_VARIANTS:-base new new-unfused:HALOX_GPU_FUSE_UPDATE=0}; do
+                v=${spec%%:*} exe=$HALOX envs=()
                 [[ $v == base ]] && exe=$bbuild/halox
-                [[ $v == new-unfused ]] && fuse=0
-                export HALOX_GPU_FUSE_UPDATE=$fuse
-                probe ab_${v}_$rep 120 "${pmpi[@]}" -x HALOX_GPU_FUSE_UPDATE \
-                    -np 1 "$exe" bench md --atoms "$ab_atoms" --backends gpu --steps "$ab_steps" \
-                    --warmup 300 -o "$RES/ab_${v}_$rep.json"
+                [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+                probe ab_${v}_$rep 120 "${pmpi[@]}" -np 1 env "${envs[@]}" "$exe" bench md \
+                    --atoms "$ab_atoms" --backends gpu --steps "$ab_steps" --warmup 300 \
+                    -o "$RES/ab_${v}_$rep.json"
                 grep -h "us/step" "$OUT/logs/probe_ab_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
                     tee -a "$OUT/summary.txt"
             done
         done
-        unset HALOX_GPU_FUSE_UPDATE
     else
         say "  ab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
     fi

@@ -4,6 +4,8 @@ halox_test(test_md_energy SOURCES test_md_energy.c test_md_common.c LABELS md)
 # "long": physics runs of tens of seconds to minutes; `scripts/test.sh --quick` skips them
 # (ctest -LE long), CI runs them.
 halox_test(test_md_nve SOURCES test_md_nve.c test_md_common.c LABELS md long)
+# the buffer model against the pairs it predicts a list misses (CPU engine, ~20 s)
+halox_test(test_md_buffer SOURCES test_md_buffer.c test_md_common.c LABELS md long)
 halox_test(test_md_determinism SOURCES test_md_determinism.c test_md_common.c LABELS md long)
 halox_test(test_md_cli SOURCES test_md_cli.c test_md_common.c LABELS md ARGS $<TARGET_FILE:halox_app>)
 halox_test(test_md_metrics SOURCES test_md_metrics.c test_md_common.c LABELS md)

@@ -296,6 +296,15 @@ hx_status hx_nb_rlist_from_tolerance(const hx_forcefield *ff, const hx_system *s
                                      const hx_nb_params *p, double dt, int nstlist,
                                      double temperature, double tolerance, double *rlist);
 
+/* The buffer model's expected number of atom pairs (each pair once) that are beyond rlist at a
+ * search and inside the cut-off rc a time t (ps) later: the pairs a list built with rlist misses
+ * if it is used for t. The same displacement model as hx_nb_rlist_from_tolerance, so a measured
+ * count (hx_md_timings.missed_pairs, checked at the next search, t = nstlist * dt) above it
+ * means the model under-estimates how far atoms move. */
+hx_status hx_nb_buffer_missed_pairs(const hx_forcefield *ff, const hx_system *sys,
+                                    const hx_nb_params *p, double t, double temperature,
+                                    double rlist, double *missed);
+
 /* ---- SETTLE ----------------------------------------------------------------------------- */
 
 typedef struct hx_settle hx_settle;

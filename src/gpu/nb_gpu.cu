@@ -478,6 +478,16 @@ __global__ __launch_bounds__(32 *
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
     const int t = threadIdx.x;
+    if (nent < 0) {
+        /* at the search (gnb_prune_search): the list's size from the search's status, read
+         * here and not by the host; nothing when the search overflowed a buffer (the host
+         * grows them and searches again) */
+        const gnb_status *st = d.st;
+        if (st->overflow || st->nsc > d.cap_sc || st->nitems[cls] > d.cap_items[cls] ||
+            st->nent[cls] > d.cap_ent[cls] || st->nexcl + 1 > d.cap_excl)
+            return;
+        nent = st->nent[cls];
+    }
     if (parts > 0) {
         if (t == 0)
             s_part = (int)(d.prune_ctr[cls] % (unsigned)parts);
@@ -602,6 +612,7 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         FREE_DEV(d->masko[c]);
     }
     FREE_DEV(d->excl);
+    FREE_DEV(d->lb_work);
     FREE_DEV(d->grid);
     FREE_DEV(d->st);
     FREE_DEV(d->energy);
@@ -625,6 +636,13 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_gather_nl);
     if (nb->ev_prune_nl)
         cudaEventDestroy(nb->ev_prune_nl);
+    for (int k = 0; k <= HX_GPU_SEARCH_STAGES; k++)
+        if (nb->ev_stage[k])
+            cudaEventDestroy(nb->ev_stage[k]);
+    if (nb->search_exec)
+        cudaGraphExecDestroy(nb->search_exec);
+    if (nb->s_capture)
+        cudaStreamDestroy(nb->s_capture);
     if (nb->s_prune_nl)
         cudaStreamDestroy(nb->s_prune_nl);
     free(nb);
@@ -705,6 +723,7 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     d->rlist = (float)nb->p.rlist;
     d->rlist2 = (float)(nb->p.rlist * nb->p.rlist);
     d->rinner2 = (float)(nb->p.rlist_inner * nb->p.rlist_inner);
+    d->rolling = nb->p.prune_parts > 0;
     d->excl2 = (float)(nb->p.max_excl_dist * nb->p.max_excl_dist);
     d->ntypes = nt;
     d->epsfac = (float)nb->rf.epsfac;
@@ -787,6 +806,17 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune_nl, cudaStreamNonBlocking), fail);
+    {
+        const char *e = getenv("HALOX_GPU_SEARCH_TIMING");
+        nb->time_stages = e && e[0] == '1';
+        const char *g = getenv("HALOX_GPU_SEARCH_GRAPH");
+        nb->search_graph = !(g && g[0] == '0');
+        if (nb->search_graph)
+            HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_capture, cudaStreamNonBlocking),
+                         fail);
+        for (int k = 0; nb->time_stages && k <= HX_GPU_SEARCH_STAGES; k++)
+            HX_CUDA_GOTO(st, cudaEventCreate(&nb->ev_stage[k]), fail);
+    }
     *out = nb;
     return HX_OK;
 fail:
@@ -948,23 +978,27 @@ done:
 
 /* ---- ops --------------------------------------------------------------------------------- */
 
-hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s)
+/* The prune of the whole outer list at a search, enqueued behind the search's kernels before the
+ * host has read the list's size: a grid of the entry capacity, whose blocks past the entry
+ * count (read on the device) return at once. The host then waits once, for the search and the
+ * prune together; reading the size first cost a second round trip of the host per search step. */
+hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
     HX_CUDA(cudaMemsetAsync(d->prune_ctr, 0, 2 * sizeof(unsigned), s));
     HX_CUDA(cudaMemsetAsync(d->prune_done, 0, 2 * sizeof(unsigned), s));
-    for (int c = 0; c < 2; c++) {
-        if (nb->nent[c] == 0)
+    /* With the rolling prune the list build's inner masks (cluster boxes within rlist_inner at
+     * the search's positions) serve until each part's first rolling prune, at most prune_parts
+     * steps later; the whole-list prune here (53 us at 45k atoms, each search) is left out. */
+    if (d->rolling)
+        return HX_OK;
+    for (int c = 0; c < (d->nz > 1 ? 2 : 1); c++) {
+        if (d->cap_ent[c] <= 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)nb->nent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
-                  d->items[c], d->masko[c], d->mask[c], nb->nent[c], 0, c, 1);
+        HX_LAUNCH(k_prune, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
+                  d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
-    HX_CUDA(cudaMemcpyAsync(nb->h_st->ncp_inner, d->st->ncp_inner, sizeof nb->h_st->ncp_inner,
-                            cudaMemcpyDeviceToHost, s));
-    HX_CUDA(cudaStreamSynchronize(s));
-    for (int c = 0; c < 2; c++)
-        nb->ncp_inner[c] = (long long)nb->h_st->ncp_inner[c];
     return HX_OK;
 }
 
@@ -1239,6 +1273,16 @@ extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
     s->prune_parts = nb->p.prune_parts;
     s->searches = nb->searches;
     s->regrows = nb->regrows;
+    s->search_captures = nb->search_captures;
+    for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+        s->search_stage_ms[k] = nb->stage_ms[k];
+}
+
+extern "C" const char *hx_gpu_search_stage_name(int stage)
+{
+    static const char *const names[HX_GPU_SEARCH_STAGES] = {
+        "prepare", "bin", "column sort", "super-clusters", "list build", "prune", "status"};
+    return stage >= 0 && stage < HX_GPU_SEARCH_STAGES ? names[stage] : "?";
 }
 
 extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)

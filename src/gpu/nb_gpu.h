@@ -128,6 +128,10 @@ void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *
  * back to the table when the force field does not obey the rule. Not inside a capture. */
 hx_status hx_gpu_nb_set_kernel(hx_gpu_nb *nb, int kernel);
 
+/* The stages of a pair search, in order: status upload and preparation (k_prep), binning
+ * (grid, bin, scan, fill), column sort, super-clusters (boxes, layout), list build, the full
+ * prune, status download. */
+#define HX_GPU_SEARCH_STAGES 7
 typedef struct hx_gpu_nb_stats {
     int natoms, nzones;
     int nsc, nslots;           /* super-clusters, atom slots (64 per super-cluster) */
@@ -140,7 +144,13 @@ typedef struct hx_gpu_nb_stats {
     double rlist, rlist_inner; /* nm */
     int prune_parts;
     int searches, regrows; /* searches done, buffer growths (a search is redone after one) */
+    int search_captures;   /* captures of the search's graph (first, then after changes) */
+    /* device time of each stage of the search, summed over the searches (ms), with
+     * HALOX_GPU_SEARCH_TIMING=1 at create (events between the stages), else zero; names from
+     * hx_gpu_search_stage_name */
+    double search_stage_ms[HX_GPU_SEARCH_STAGES];
 } hx_gpu_nb_stats;
+const char *hx_gpu_search_stage_name(int stage);
 void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s);
 
 /* Benchmark helper: the pair kernel of list 0 (local) or 1 (non-local) alone, reps launches

@@ -38,7 +38,7 @@
 #define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
 #define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
 #define GNB_FAR 1.0e7f  /* padding positions (masked everywhere; kept finite) */
-#define GNB_ITEMBUF 256 /* list items buffered in shared memory per search block */
+#define GNB_ITEMBUF 512 /* list items buffered in shared memory per search block */
 
 /* overflow bits of gnb_status.overflow: the search is redone with larger buffers */
 enum {
@@ -73,6 +73,8 @@ typedef struct gnb_status {
     int bad_excl;           /* first atom with an excluded partner too far, INT_MAX: none */
     int zext[GNB_MAXZ][6];  /* open zones' extents as float keys: lo xyz, hi xyz */
     unsigned long long ncp_outer[2], ncp_inner[2];
+    int nwork_extra; /* list-build work items past the first (one per i super-cluster) */
+    int wnext;       /* the next work item a list-build block takes */
 } gnb_status;
 
 /* Device pointers and constants, passed by value to the kernels. */
@@ -102,6 +104,9 @@ typedef struct gnb_dev {
     uint2 *items[2];
     unsigned short *mask[2], *masko[2];
     uint8_t *excl;
+    /* list-build work items, sci * 32 + image shift index: the central image of every i
+     * super-cluster at [sci], then its other images (k_lb_work); 27 per super-cluster at most */
+    int *lb_work;
     /* misc */
     gnb_zone_grid *grid;
     gnb_status *st;
@@ -117,6 +122,7 @@ typedef struct gnb_dev {
     float box[3];
     double boxd[3];
     float rlist2, rinner2, rc2, excl2;
+    int rolling; /* the rolling prune is on (prune_parts > 0) */
     float rlist;
     int max_cj;
     int ntypes;
@@ -158,12 +164,25 @@ struct hx_gpu_nb {
     cudaStream_t s_prune_nl;
     cudaEvent_t ev_gather_nl, ev_prune_nl;
     int nonlocal_pending;
+    /* HALOX_GPU_SEARCH_TIMING=1 (read at create): events between the search's stages, their
+     * device times summed over the searches (hx_gpu_nb_stats.search_stage_ms) */
+    int time_stages;
+    cudaEvent_t ev_stage[HX_GPU_SEARCH_STAGES + 1];
+    double stage_ms[HX_GPU_SEARCH_STAGES];
+    /* the search's launches as a graph (HALOX_GPU_SEARCH_GRAPH=0 at create: direct launches),
+     * with what it was captured for */
+    int search_graph;
+    cudaStream_t s_capture;
+    int search_captures;
+    cudaGraphExec_t search_exec;
+    gnb_dev search_d;
+    const float *search_x;
     /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
      * step's gather is skipped */
     int home_x_ready;
 };
 
-/* nb_gpu.cu: the full prune of both lists (run by the search) */
-hx_status gnb_prune_all(hx_gpu_nb *nb, cudaStream_t s);
+/* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */
+hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s);
 
 #endif

@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Threads per block. k_update has a thread per water: 118 blocks at 45k atoms, fewer than the
+ * 132 multiprocessors; blocks of 64 and 32 spread them over all of them but were not faster
+ * (86.5 and 88.6 against 86.2 us per step at 45k, bench/results/h200-2026-12-04d/ab_*). */
 #define UPD_THREADS 128
 
 typedef struct upd_dev {

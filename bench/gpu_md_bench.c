@@ -184,6 +184,12 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     double sms = 0;
     gmd_search_stats(g, &nsearch, &sms);
     r->search_ms = nsearch > 0 ? sms / nsearch : NAN;
+    /* the kernels below are timed on the list as the steps between searches use it: with the
+     * rolling prune, every part pruned once since the last search (at a search the inner masks
+     * are the looser cluster-box ones until then) */
+    while (parts > 0 && parts + 1 < nstlist && gmd_current_step(g) % nstlist != parts + 1 &&
+           gmd_step(g, NULL) == HX_OK)
+        ;
     /* one energy step: pairs within the cut-off */
     gmd_energies e;
     if (gmd_step(g, &e) == HX_OK)

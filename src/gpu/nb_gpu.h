@@ -138,7 +138,9 @@ typedef struct hx_gpu_nb_stats {
     int ncols;                 /* grid columns */
     int nent[2], nitems[2];    /* list entries and (entry, j cluster) items: local, non-local */
     long long ncp_outer[2];    /* cluster-pair halves (8 x 4 atoms) in the outer list */
-    long long ncp_inner[2];    /* ... after the prune at the search */
+    long long ncp_inner[2];    /* ... in the inner list after the search: cluster boxes within
+                                * rlist_inner with the rolling prune (until each part's first
+                                * rolling prune), else pruned by atom distances */
     int nexcl;                 /* items with an exclusion mask */
     int max_cj_per_entry;      /* entry length cap (work split) */
     double rlist, rlist_inner; /* nm */

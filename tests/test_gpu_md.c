@@ -310,7 +310,16 @@ int main(int argc, char **argv)
                steps, dx, e1.total, e2.total, re);
         ncases += 2;
         T_CHECK(dx <= 1e-4, "graph vs direct: positions differ by %.3g nm", dx);
-        T_CHECK(re <= 1e-6, "graph vs direct: total energy %.12g vs %.12g", e1.total, e2.total);
+        /* The two runs differ only in the order of the float force sums (the j forces'
+         * atomics), so their positions part by ~1e-7 nm in these steps and the total energy
+         * by about sqrt(3N) x F_rms x dx = 67 x 1e3 x 1e-7 = 7e-3 kJ/mol at 1500 atoms, 4e-6
+         * of it: under compute-sanitizer (kernels serialised differently) 1.5e-6 was seen
+         * against a bar of 1e-6 (bench/results/h200-2026-12-04d/sanitize_aca04fa/). Shown to
+         * fail (CPU emulation): with the local pair kernel left out of the captured step,
+         * positions differ by 0.2 nm and the energy is 9217 against -1576 kJ/mol. Leaving out
+         * the home reaction-field terms instead changed nothing (1.8e-7): they are forces
+         * within rigid waters, which SETTLE takes out again. */
+        T_CHECK(re <= 1e-5, "graph vs direct: total energy %.12g vs %.12g", e1.total, e2.total);
         hx_system_destroy(&s1);
         hx_system_destroy(&s2);
     }

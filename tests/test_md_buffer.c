@@ -29,23 +29,7 @@
 
 static hx_md *make(const hx_system *s, double dt, int nstlist, double tol, int thermo, int gen)
 {
-    hx_md_params p;
-    hx_md_params_default(&p);
-    p.dt = dt;
-    p.rc = 1.0;
-    p.nstlist = nstlist;
-    p.verlet_buffer_tolerance = tol;
-    p.nstcheck = 1;
-    p.gen_vel = gen;
-    p.gen_temp = 300;
-    p.seed = 2024;
-    p.thermostat = thermo ? HX_THERMOSTAT_VRESCALE : HX_THERMOSTAT_NONE;
-    p.tau_t = 0.05;
-    p.ref_t = 300;
-    p.nthreads = 2;
-    hx_md *md = NULL;
-    T_OK(hx_md_create(s, &p, &md));
-    return md;
+    return tmd_water_md(s, dt, nstlist, tol, thermo, gen, 2);
 }
 
 static int run(hx_md *md, int steps, double *tsum)

@@ -144,3 +144,26 @@ void tmd_reference(const hx_system *s, const hx_forcefield *ff, double rc, doubl
     out->coulomb = ec;
     free(mol);
 }
+
+hx_md *tmd_water_md(const hx_system *s, double dt, int nstlist, double tol, int thermo, int gen,
+                    int nthreads)
+{
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.dt = dt;
+    p.rc = 1.0;
+    p.nstlist = nstlist;
+    if (tol > 0)
+        p.verlet_buffer_tolerance = tol;
+    p.nstcheck = 1;
+    p.gen_vel = gen;
+    p.gen_temp = 300;
+    p.seed = 2024;
+    p.thermostat = thermo ? HX_THERMOSTAT_VRESCALE : HX_THERMOSTAT_NONE;
+    p.tau_t = 0.05;
+    p.ref_t = 300;
+    p.nthreads = nthreads;
+    hx_md *md = NULL;
+    T_OK(hx_md_create(s, &p, &md));
+    return md;
+}

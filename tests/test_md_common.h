@@ -11,6 +11,12 @@ hx_system *tmd_system_alloc(int natoms, int nmol);
 /* nside^3 rigid waters of the model on a cubic lattice at the model's density, random
  * orientations, O jittered by jitter nm. Force field not applied. */
 hx_system *tmd_water_lattice(const char *model, int nside, double jitter, uint64_t seed);
+/* The CPU engine on water system s as the NVE and buffer tests run it: rc 1.0 nm, the missed-pair
+ * check at every search, velocities generated at 300 K (gen) with seed 2024, v-rescale at 300 K
+ * with tau 0.05 ps (thermo) or NVE, the buffer tolerance tol (0: the default). */
+hx_md *tmd_water_md(const hx_system *s, double dt, int nstlist, double tol, int thermo, int gen,
+                    int nthreads);
+
 /* nside^3 argon atoms on a lattice at the argon model's density, jittered. */
 hx_system *tmd_argon_lattice(int nside, double jitter, uint64_t seed);
 

@@ -21,22 +21,7 @@
 
 static hx_md *make(const hx_system *s, double dt, int thermo, int gen, int nthreads)
 {
-    hx_md_params p;
-    hx_md_params_default(&p);
-    p.dt = dt;
-    p.rc = 1.0;
-    p.nstlist = 10;
-    p.nstcheck = 1; /* the missed-pair check at every search (checked below) */
-    p.gen_vel = gen;
-    p.gen_temp = 300;
-    p.seed = 2024;
-    p.thermostat = thermo ? HX_THERMOSTAT_VRESCALE : HX_THERMOSTAT_NONE;
-    p.tau_t = 0.05;
-    p.ref_t = 300;
-    p.nthreads = nthreads;
-    hx_md *md = NULL;
-    T_OK(hx_md_create(s, &p, &md));
-    return md;
+    return tmd_water_md(s, dt, 10, 0.0, thermo, gen, nthreads);
 }
 
 static void run(hx_md *md, int steps)

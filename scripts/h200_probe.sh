@@ -16,7 +16,7 @@
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
     -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION -x HALOX_NVSHMEM_BACKOFF_NS -x HALOX_BENCH_COMMAND
-    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE --bind-to none)
+    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE -x HALOX_NVSHMEM_CHUNK --bind-to none)
 probes=${PROBE:-dispatch backoff fence}
 probe() { # name timeout command...
     local name=$1 to=$2
@@ -96,6 +96,24 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     done
 done
 unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+# 4b. chunk: nvshmem with fewer, longer blocks per pulse (HALOX_NVSHMEM_CHUNK atoms per block;
+#     the default starts at 1024), event pair around every 100th step, traced.
+[[ $probes == *chunk* ]] && for c in ${CHUNKS:-4096 16384}; do
+    for g in 2x2x1:4 2x2x2:8; do
+        dd=${g%:*} np=${g#*:}
+        export HALOX_NVSHMEM_CHUNK=$c HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_chunk$c
+        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_CHUNK=$c mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every 100 --backends nvshmem"
+        probe exchange_${dd}_chunk$c 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
+            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every 100 \
+            --backends nvshmem -o "$RES/probe_exchange_${dd}_chunk$c.json"
+        grep -E "^ *(nvshmem)" "$OUT/logs/probe_exchange_${dd}_chunk$c.log" |
+            sed "s/^/    chunk $c $dd: /" | tee -a "$OUT/summary.txt"
+        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
+            --json "$RES/trace_exchange_${dd}_chunk$c.json" 2>&1 | sed 's/^/    /' |
+            tee -a "$OUT/summary.txt"
+    done
+done
+unset HALOX_NVSHMEM_CHUNK HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
 # 5a. ddtests: the GPU MD tests with the rolling prune on (4 parts, inner tolerance
 #     PRUNE_TOL, default 0.0005), and test_gpu_dd_md's drift check shown to fail when the
 #     decomposed runs lose their buffer (HALOX_TEST_DD_RLIST=1.0, 4 ranks).

@@ -924,7 +924,17 @@ static hx_status nv_configure(hx_halo *h)
         }
         np2p += m->p2p_x[q] + m->p2p_f[q];
     }
+    /* entries per block: the smallest that fits, from HX_HALO_ROUND up, or from
+     * HALOX_NVSHMEM_CHUNK (a multiple of HX_HALO_ROUND: fewer, longer blocks per pulse) */
     int chunk = HX_HALO_ROUND;
+    const char *ce = getenv("HALOX_NVSHMEM_CHUNK");
+    if (ce && ce[0]) {
+        chunk = atoi(ce);
+        HX_CHECK(chunk >= HX_HALO_ROUND && chunk % HX_HALO_ROUND == 0 && chunk <= (1 << 24),
+                 HX_ERR_INVALID_ARG,
+                 "HALOX_NVSHMEM_CHUNK='%s': give a multiple of %d atoms per block, at most %d", ce,
+                 HX_HALO_ROUND, 1 << 24);
+    }
     for (;;) {
         int tx = 0, tf = 0, mx = 1, mf = 1;
         for (int q = 0; q < p->npulses; q++) {

@@ -16,7 +16,7 @@
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
     -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION -x HALOX_NVSHMEM_BACKOFF_NS -x HALOX_BENCH_COMMAND
-    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE -x HALOX_NVSHMEM_CHUNK --bind-to none)
+    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE -x HALOX_NVSHMEM_CHUNK -x HALOX_NVSHMEM_SCOPE -x HALOX_NVSHMEM_PDL --bind-to none)
 probes=${PROBE:-dispatch backoff fence}
 probe() { # name timeout command...
     local name=$1 to=$2
@@ -84,9 +84,9 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
         export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_ev$ev
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_TRACE=x_${dd}_ev$ev mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every $ev --backends gpu-mpi,gpu-direct,nvshmem"
+        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_TRACE=x_${dd}_ev$ev mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch $ev --backends gpu-mpi,gpu-direct,nvshmem"
         probe exchange_${dd}_ev$ev 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every $ev \
+            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch $ev \
             --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_ev$ev.json"
         grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_ev$ev.log" |
             sed "s/^/    events every $ev $dd: /" | tee -a "$OUT/summary.txt"
@@ -102,9 +102,9 @@ unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
         export HALOX_NVSHMEM_CHUNK=$c HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_chunk$c
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_CHUNK=$c mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every 100 --backends nvshmem"
+        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_CHUNK=$c mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch 100 --backends nvshmem"
         probe exchange_${dd}_chunk$c 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --event-every 100 \
+            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch 100 \
             --backends nvshmem -o "$RES/probe_exchange_${dd}_chunk$c.json"
         grep -E "^ *(nvshmem)" "$OUT/logs/probe_exchange_${dd}_chunk$c.log" |
             sed "s/^/    chunk $c $dd: /" | tee -a "$OUT/summary.txt"
@@ -114,6 +114,30 @@ unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     done
 done
 unset HALOX_NVSHMEM_CHUNK HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+# 4c. sync: the fused exchange's ordering and launch variants side by side, batches of 20 steps,
+#     traced: NAME:FENCE:SCOPE:PDL (HALOX_NVSHMEM_FENCE, HALOX_NVSHMEM_SCOPE, HALOX_NVSHMEM_PDL).
+[[ $probes == *sync* ]] && for v in ${SYNC_VARIANTS:-old:block:sys:0 pdl:block:sys:1 rel:release:sys:0 gpu:release:auto:0 new:release:auto:1}; do
+    IFS=: read -r name fe sc pd <<< "$v"
+    for g in 2x2x1:4 2x2x2:8; do
+        dd=${g%:*} np=${g#*:}
+        bk=gpu-direct,nvshmem
+        [[ $name == new ]] && bk=gpu-mpi,gpu-direct,nvshmem,nvshmem-graph
+        export HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_SCOPE=$sc HALOX_NVSHMEM_PDL=$pd
+        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_$name
+        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_SCOPE=$sc HALOX_NVSHMEM_PDL=$pd mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends $bk"
+        probe exchange_${dd}_$name 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
+            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends $bk \
+            -o "$RES/probe_exchange_${dd}_$name.json"
+        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_${dd}_$name.log" |
+            sed "s/^/    $name $dd: /" | tee -a "$OUT/summary.txt"
+        grep -m1 -o "publish by.*" "$OUT/logs/probe_exchange_${dd}_$name.log" | sed 's/^/    /' |
+            tee -a "$OUT/summary.txt"
+        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
+            --json "$RES/trace_exchange_${dd}_$name.json" 2>&1 | sed 's/^/    /' |
+            grep -E "period|skew|span|gap|pack|dep|hop|accum" | tee -a "$OUT/summary.txt"
+    done
+done
+unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
 # 5a. ddtests: the GPU MD tests with the rolling prune on (4 parts, inner tolerance
 #     PRUNE_TOL, default 0.0005), and test_gpu_dd_md's drift check shown to fail when the
 #     decomposed runs lose their buffer (HALOX_TEST_DD_RLIST=1.0, 4 ranks).

@@ -63,6 +63,13 @@
 
 enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
 
+/* How a block publishes its writes before a pulse's block count (nv_last_block):
+ *   THREAD   every thread fences, then thread 0 counts (the first form measured);
+ *   BLOCK    thread 0 fences after the block barrier, then counts;
+ *   RELEASE  thread 0 counts with one acquire-release atomic after the barrier (the release
+ *            publishes the block's writes, the acquire gives the last block everyone's). */
+enum { NV_FENCE_THREAD = 0, NV_FENCE_BLOCK = 1, NV_FENCE_RELEASE = 2 };
+
 /* Per pulse, rebuilt at every update. */
 typedef struct nv_pulse {
     float *x_dst;       /* P2P: send_pe's x + 3 peer_atom_offset; NULL: network path */
@@ -128,7 +135,8 @@ typedef struct nv_args {
     unsigned long long timeout_ns; /* 0: no deadline */
     unsigned long long stress;     /* 0: no injected delays */
     unsigned backoff_ns;           /* upper bound of the polling sleep; 0: spin */
-    int fence_block;               /* nv_last_block: one system fence per block, not per thread */
+    int fence_mode;                /* nv_last_block: NV_FENCE_* */
+    int sys;                       /* scope of the inter-PE ordering: 1 system, 0 this GPU */
     nv_trace *trace;               /* NULL: not traced */
     int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */
     unsigned long long wh_step;
@@ -158,6 +166,56 @@ static __device__ __forceinline__ void st_release_sys(uint64_t *p, uint64_t v)
 static __device__ __forceinline__ void st_release_gpu(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+/* The ordering between PEs is at system scope in general (peers on other GPUs), at GPU scope
+ * when every peer of this PE runs on the same GPU (several PEs under MPS): the memory model's
+ * gpu scope is every thread of the device, whichever process launched it. */
+static __device__ __forceinline__ uint64_t ld_acquire(const uint64_t *p, int sys)
+{
+    return sys ? ld_acquire_sys(p) : ld_acquire_gpu(p);
+}
+
+static __device__ __forceinline__ void st_release(uint64_t *p, uint64_t v, int sys)
+{
+    if (sys)
+        st_release_sys(p, v);
+    else
+        st_release_gpu(p, v);
+}
+
+static __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigned v, int sys)
+{
+    unsigned old;
+    if (sys)
+        asm volatile("atom.acq_rel.sys.global.add.u32 %0, [%1], %2;"
+                     : "=r"(old)
+                     : "l"(p), "r"(v)
+                     : "memory");
+    else
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+                     : "=r"(old)
+                     : "l"(p), "r"(v)
+                     : "memory");
+    return old;
+}
+
+/* Programmatic dependent launch (sm_90): the kernels are launched while the one before them in
+ * the stream still runs (cfg pdl); they wait here, before reading anything it wrote, and let the
+ * next kernel launch as soon as every block of theirs has started. Without the launch attribute
+ * both are no-ops. */
+static __device__ __forceinline__ void nv_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void nv_pdl_launch_next(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
 static __device__ __forceinline__ uint64_t globaltimer_ns(void)
@@ -232,12 +290,12 @@ static __device__ __forceinline__ nv_trace *nv_tr(const nv_args *a, uint64_t s, 
     return a->trace + s % NV_TRACE_STEPS;
 }
 
-/* Wait (one thread) until *sig >= want. sys: the word is written by another PE (system-scope
- * acquire); otherwise by this PE's own blocks (gpu scope). false: gave up (deadline or abort). */
-static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t want, bool sys,
+/* Wait (one thread) until *sig >= want, acquiring at system scope (sys) or GPU scope (the word
+ * is written by this PE's own blocks, or by peers on this GPU). false: gave up (deadline or abort). */
+static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t want, int sys,
                                int kind, int pulse, int peer)
 {
-    uint64_t v = sys ? ld_acquire_sys(sig) : ld_acquire_gpu(sig);
+    uint64_t v = ld_acquire(sig, sys);
     if (v >= want)
         return true;
     const uint64_t t0 = globaltimer_ns();
@@ -250,7 +308,7 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t w
             __nanosleep(nap);
             nap = min(2u * nap, a->backoff_ns);
         }
-        v = sys ? ld_acquire_sys(sig) : ld_acquire_gpu(sig);
+        v = ld_acquire(sig, sys);
         if (v >= want)
             return true;
         if (*(volatile int *)&a->st->abort)
@@ -268,7 +326,7 @@ static __device__ bool nv_wait_x_mask(const nv_args *a, uint64_t mask, uint64_t 
     while (mask) {
         const int k = __ffsll((long long)mask) - 1;
         mask &= mask - 1;
-        if (!nv_wait(a, a->xsig + k, s, true, NV_WAIT_X, k, a->v.recv_pe[k]))
+        if (!nv_wait(a, a->xsig + k, s, a->sys, NV_WAIT_X, k, a->v.recv_pe[k]))
             return false;
     }
     return true;
@@ -280,7 +338,7 @@ static __device__ bool nv_wait_fdone_mask(const nv_args *a, uint64_t mask, uint6
     while (mask) {
         const int q = __ffsll((long long)mask) - 1;
         mask &= mask - 1;
-        if (!nv_wait(a, a->st->fdone + q, s, false, NV_WAIT_FDONE, q, a->rank))
+        if (!nv_wait(a, a->st->fdone + q, s, 0, NV_WAIT_FDONE, q, a->rank))
             return false;
     }
     return true;
@@ -291,6 +349,8 @@ static __device__ bool nv_begin(const nv_args *a, uint64_t *s)
 {
     __shared__ uint64_t s_step;
     __shared__ int s_abort;
+    nv_pdl_wait();        /* the kernel before us in the stream has completed */
+    nv_pdl_launch_next(); /* the next one may start (it waits for us in its nv_pdl_wait) */
     if (threadIdx.x == 0) {
         s_step = *(volatile uint64_t *)&a->st->step + 1;
         s_abort = *(volatile int *)&a->st->abort;
@@ -312,24 +372,39 @@ static __device__ bool nv_bcast(int flag)
 }
 
 /* Count this block done in *count (of n blocks); true in the last one (which resets it for the
- * next launch). The block's writes (they may be in a peer's memory) are fenced at system scope
- * before the count: by thread 0 after the barrier (fence_block: the barrier orders every
- * thread's writes before thread 0's fence, which is cumulative, the pattern of a grid-wide
- * barrier) or by every thread (one system-scope fence per thread, the conservative form). The
- * last block then orders its reads after every other block's writes. */
-static __device__ bool nv_last_block(unsigned *count, unsigned n, int fence_block)
+ * next launch). The block's writes (they may be in a peer's memory) are published at scope
+ * `sys` (system) or GPU before the count, in the form `mode` (NV_FENCE_*): a fence by every
+ * thread, a fence by thread 0 after the barrier, or thread 0's acquire-release add after the
+ * barrier. The barrier orders every thread's writes before thread 0's fence or release, which
+ * are cumulative (the pattern of a grid-wide barrier). The last block then orders its reads
+ * after every other block's writes. */
+static __device__ bool nv_last_block(unsigned *count, unsigned n, int mode, int sys)
 {
-    if (!fence_block)
-        __threadfence_system();
+    if (mode == NV_FENCE_THREAD) {
+        if (sys)
+            __threadfence_system();
+        else
+            __threadfence();
+    }
     int last = 0;
     __syncthreads();
     if (threadIdx.x == 0) {
-        if (fence_block)
-            __threadfence_system();
-        last = atomicAdd(count, 1u) == n - 1;
-        if (last) {
-            *count = 0;
-            __threadfence();
+        if (mode == NV_FENCE_RELEASE) {
+            last = atom_add_acq_rel(count, 1u, sys) == n - 1;
+            if (last)
+                *count = 0; /* read again only by the next launch */
+        } else {
+            if (mode == NV_FENCE_BLOCK) {
+                if (sys)
+                    __threadfence_system();
+                else
+                    __threadfence();
+            }
+            last = atomicAdd(count, 1u) == n - 1;
+            if (last) {
+                *count = 0;
+                __threadfence();
+            }
         }
     }
     return nv_bcast(last);
@@ -379,20 +454,20 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     if (!ok)
         return;
     nv_stress(a, s, p, b, 2);
-    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_block)) {
+    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_mode, a->sys)) {
         const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
         if (withhold) {
             /* test hook: the receiver's deadline must catch this */
         } else if (P.x_dst) {
             if (threadIdx.x == 0)
-                st_release_sys(P.xsig_dst, s);
+                st_release(P.xsig_dst, s, a->sys);
         } else {
             /* the staging slot was written by every block of the pulse: make it visible to the
              * transport (a NIC reads it) before the put */
-            if (!a->fence_block)
+            if (a->fence_mode == NV_FENCE_THREAD)
                 __threadfence_system();
             __syncthreads();
-            if (a->fence_block && threadIdx.x == 0)
+            if (a->fence_mode != NV_FENCE_THREAD && threadIdx.x == 0)
                 __threadfence_system();
             __syncthreads();
             if (n == 0) {
@@ -411,7 +486,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     }
     /* the stream passes this kernel only when the pulse we receive is here */
     if (b == 0 && threadIdx.x == 0) {
-        (void)nv_wait(a, a->xsig + p, s, true, NV_WAIT_X, p, a->v.recv_pe[p]);
+        (void)nv_wait(a, a->xsig + p, s, a->sys, NV_WAIT_X, p, a->v.recv_pe[p]);
         if (tr)
             tr->x_recv[p] = globaltimer_ns();
     }
@@ -452,9 +527,9 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             const int a0 = b * C, a1 = min(r, a0 + C);
             if (a0 < a1)
                 hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
-            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa, a->fence_block) &&
+            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa, a->fence_mode, a->sys) &&
                 !withhold && threadIdx.x == 0) {
-                st_release_sys(P.fsig_dst, s);
+                st_release(P.fsig_dst, s, a->sys);
                 if (tr)
                     tr->f_sent[p] = globaltimer_ns();
             }
@@ -476,14 +551,17 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         const int bb = b - P.nb_fa;
         nv_stress(a, s, p, b, 4);
         ok = nv_bcast(
-            threadIdx.x == 0 ? nv_wait(a, a->fsig + p, s, true, NV_WAIT_F, p, a->v.send_pe[p]) : 0);
+            threadIdx.x == 0 ? nv_wait(a, a->fsig + p, s, a->sys, NV_WAIT_F, p, a->v.send_pe[p])
+                             : 0);
         if (!ok)
             return;
         if (tr && bb == 0)
             tr->f_recv[p] = globaltimer_ns();
         const int n = a->v.send_count[p], e0 = bb * C, e1 = min(n, e0 + C);
         hx_block_unpack_f(&a->v, p, a->fbuf + 3 * (size_t)a->v.buf_offset[p], a->f, e0, e1, true);
-        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb, a->fence_block) &&
+        /* our own blocks read these adds (fdone), but on the network path they hand f to the
+         * transport: the inter-PE scope */
+        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb, a->fence_mode, a->sys) &&
             threadIdx.x == 0) {
             st_release_gpu(&a->st->fdone[p], s);
             if (tr)
@@ -616,7 +694,11 @@ typedef struct nv_impl {
     nv_trace *trace; /* device ring (HALOX_NVSHMEM_TRACE), NULL when off */
     char trace_path[512];
     int backoff_ns;
-    int fence_block;
+    int fence_mode; /* NV_FENCE_* */
+    int scope;      /* requested: 0 auto (GPU scope when every peer is on our GPU), 1 system */
+    int sys;        /* in effect */
+    int pdl;        /* programmatic dependent launch of the two kernels */
+    unsigned char *uuids; /* [nranks][16]: every rank's GPU, to find the peers on ours */
     unsigned long long stress_rng;
     char error[512]; /* the deadline report, once seen (sticky) */
 } nv_impl;
@@ -728,6 +810,7 @@ static void nv_destroy(hx_halo *h)
     if (m->err)
         cudaFreeHost(m->err);
     hx_gpu_plan_free(&m->gp);
+    free(m->uuids);
     free(m);
     h->impl = NULL;
     h->x[0] = h->f[0] = NULL;
@@ -796,10 +879,71 @@ static hx_status nv_setup_local(hx_halo *h)
     /* system fences before a pulse's count: one per block (default) or one per thread
      * (HALOX_NVSHMEM_FENCE=thread: the form measured first, kept to compare) */
     const char *fe = getenv("HALOX_NVSHMEM_FENCE");
-    HX_CHECK(!fe || !strcmp(fe, "block") || !strcmp(fe, "thread"), HX_ERR_INVALID_ARG,
-             "HALOX_NVSHMEM_FENCE='%s': give 'block' or 'thread'", fe);
-    m->fence_block = !fe || !strcmp(fe, "block");
+    HX_CHECK(!fe || !strcmp(fe, "release") || !strcmp(fe, "block") || !strcmp(fe, "thread"),
+             HX_ERR_INVALID_ARG, "HALOX_NVSHMEM_FENCE='%s': give 'release', 'block' or 'thread'",
+             fe);
+    m->fence_mode = !fe || !strcmp(fe, "release") ? NV_FENCE_RELEASE
+                    : !strcmp(fe, "block")        ? NV_FENCE_BLOCK
+                                                  : NV_FENCE_THREAD;
+    /* ordering scope between PEs: GPU scope where every peer shares our GPU (auto), or always
+     * system scope (HALOX_NVSHMEM_SCOPE=sys, to compare) */
+    const char *sc = getenv("HALOX_NVSHMEM_SCOPE");
+    HX_CHECK(!sc || !strcmp(sc, "auto") || !strcmp(sc, "sys"), HX_ERR_INVALID_ARG,
+             "HALOX_NVSHMEM_SCOPE='%s': give 'auto' or 'sys'", sc);
+    m->scope = sc && !strcmp(sc, "sys");
+    /* programmatic dependent launch (sm_90 and later; HALOX_NVSHMEM_PDL=0 turns it off) */
+    const char *pd = getenv("HALOX_NVSHMEM_PDL");
+    HX_CHECK(!pd || !strcmp(pd, "0") || !strcmp(pd, "1"), HX_ERR_INVALID_ARG,
+             "HALOX_NVSHMEM_PDL='%s': give 0 or 1", pd);
+    int major = 0;
+    HX_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m->place.device));
+    m->pdl = major >= 9 && !(pd && !strcmp(pd, "0"));
     return HX_OK;
+}
+
+/* Every rank's GPU (its UUID) on every rank, to find the peers that share ours. Collective. A
+ * rank that cannot name its GPU gives zeros: it matches nobody, so its peers keep system scope. */
+static hx_status nv_gpu_ids(hx_halo *h)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    const int n = hx_comm_nranks(h->comm);
+    unsigned char mine[16] = {0};
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, m->place.device) == cudaSuccess)
+        memcpy(mine, prop.uuid.bytes, sizeof mine);
+    const void *in[1] = {mine};
+    const size_t bytes[1] = {sizeof mine};
+    void *all = NULL;
+    size_t *counts = (size_t *)calloc((size_t)n, sizeof *counts);
+    m->uuids = (unsigned char *)calloc((size_t)n, 16);
+    hx_status st = hx_comm_agree(h->comm, counts && m->uuids ? HX_OK : HX_ERR_NOMEM);
+    if (st == HX_OK)
+        st = hx_comm_gather_bytes(h->comm, in, bytes, &all, counts);
+    if (st == HX_OK && all)
+        memcpy(m->uuids, all, 16 * (size_t)n); /* rank 0: every block is 16 bytes */
+    free(all);
+    free(counts);
+    if (st == HX_OK)
+        st = hx_comm_bcast_bytes(h->comm, m->uuids, 16 * (size_t)n);
+    return st;
+}
+
+/* Whether this rank's peers in every pulse, both directions, are on its GPU and reached P2P:
+ * then GPU-scope ordering suffices between them. */
+static int nv_all_peers_on_our_gpu(const hx_halo *h, const nv_impl *m)
+{
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    const unsigned char *me = m->uuids + 16 * (size_t)hx_comm_rank(h->comm);
+    static const unsigned char zero[16] = {0};
+    if (!memcmp(me, zero, 16))
+        return 0;
+    for (int q = 0; q < p->npulses; q++) {
+        if (!m->p2p_x[q] || !m->p2p_f[q] ||
+            memcmp(me, m->uuids + 16 * (size_t)p->pulses[q].send_pe, 16) ||
+            memcmp(me, m->uuids + 16 * (size_t)p->pulses[q].recv_pe, 16))
+            return 0;
+    }
+    return 1;
 }
 
 static hx_status nv_setup(hx_halo *h)
@@ -821,7 +965,8 @@ static hx_status nv_setup(hx_halo *h)
                                "NVSHMEM_SYMMETRIC_SIZE");
     if (st == HX_OK)
         st = nv_setup_local(h);
-    return hx_comm_agree(h->comm, st);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    return nv_gpu_ids(h);
 }
 
 /* Symmetric (re)allocation: collective, the same sizes on every PE (capacities are global). */
@@ -952,8 +1097,11 @@ static hx_status nv_configure(hx_halo *h)
             mx = N->nb_x > mx ? N->nb_x : mx;
             mf = N->nb_fa + N->nb_fb > mf ? N->nb_fa + N->nb_fb : mf;
         }
-        if ((tx <= m->capacity && tf <= m->capacity) || chunk >= (1 << 28)) {
-            HX_CHECK(tx <= m->capacity && tf <= m->capacity, HX_ERR_UNSUPPORTED,
+        /* with programmatic launch a kernel's blocks start while the previous kernel's still
+         * run: both grids must fit at once */
+        const int fits = m->pdl ? tx + tf <= m->capacity : tx <= m->capacity && tf <= m->capacity;
+        if (fits || chunk >= (1 << 28)) {
+            HX_CHECK(fits, HX_ERR_UNSUPPORTED,
                      "nvshmem: %d pulses need %d blocks resident at once, but %d processes "
                      "share this GPU and leave this one %d: use fewer processes per GPU",
                      p->npulses, tf, m->place.pes_per_gpu, m->capacity);
@@ -983,7 +1131,9 @@ static hx_status nv_configure(hx_halo *h)
     A->timeout_ns = (unsigned long long)(m->timeout * 1e9);
     A->stress = h->cfg.stress_seed;
     A->backoff_ns = (unsigned)m->backoff_ns;
-    A->fence_block = m->fence_block;
+    m->sys = m->scope == 1 || !nv_all_peers_on_our_gpu(h, m);
+    A->fence_mode = m->fence_mode;
+    A->sys = m->sys;
     A->trace = m->trace;
     nv_withhold_hook(A, rank);
     m->stress_rng = h->cfg.stress_seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(rank + 1));
@@ -994,11 +1144,16 @@ static hx_status nv_configure(hx_halo *h)
         d, dn,
         "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
         "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
-        "per block; deadline %s; wait backoff %s%d ns; system fences per %s",
+        "per block; deadline %s; wait backoff %s%d ns; publish by %s at %s scope; "
+        "programmatic launch %s",
         g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
         m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p, 2 * p->npulses,
         h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk, m->timeout > 0 ? "on" : "off",
-        m->backoff_ns ? "up to " : "", m->backoff_ns, m->fence_block ? "block" : "thread");
+        m->backoff_ns ? "up to " : "", m->backoff_ns,
+        m->fence_mode == NV_FENCE_RELEASE ? "release atomic"
+        : m->fence_mode == NV_FENCE_BLOCK ? "fence per block"
+                                          : "fence per thread",
+        m->sys ? "system" : "GPU", m->pdl ? "on" : "off");
     if (len > 0 && (size_t)len < dn && h->cfg.stress_seed)
         snprintf(d + len, dn - (size_t)len, "; stress seed %llu", h->cfg.stress_seed);
     for (int q = 0; q < p->npulses; q++)
@@ -1061,6 +1216,25 @@ static hx_status nv_stress_host(nv_impl *m, cudaStream_t s)
     return HX_OK;
 }
 
+/* One of the two kernels on the stream, with programmatic dependent launch when on: it may
+ * start while the kernel before it still runs (and waits for it in nv_begin). */
+static hx_status nv_launch(nv_impl *m, void (*kernel)(nv_args), dim3 grid, int smem,
+                           cudaStream_t s)
+{
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(HX_HALO_THREADS, 1, 1);
+    cfg.dynamicSmemBytes = (size_t)smem;
+    cfg.stream = s;
+    cfg.attrs = attr;
+    cfg.numAttrs = m->pdl ? 1 : 0;
+    HX_CUDA(cudaLaunchKernelEx(&cfg, kernel, m->args));
+    return HX_OK;
+}
+
 static hx_status nv_exchange_x(hx_halo *h, void *stream)
 {
     nv_impl *m = (nv_impl *)h->impl;
@@ -1074,8 +1248,7 @@ static hx_status nv_exchange_x(hx_halo *h, void *stream)
     if (m->npulses == 0)
         return HX_OK;
     HX_TRY(nv_stress_host(m, s));
-    nv_x_kernel<<<m->grid_x, HX_HALO_THREADS, (size_t)m->smem_x, s>>>(m->args);
-    HX_CUDA_LAUNCH("nv_x_kernel");
+    HX_TRY(nv_launch(m, nv_x_kernel, m->grid_x, m->smem_x, s));
     const hx_domain_plan *p = m->gp.host;
     for (int q = 0; q < p->npulses; q++)
         h->stats.bytes_sent += 12 * (long long)p->pulses[q].send_count;
@@ -1094,8 +1267,7 @@ static hx_status nv_exchange_f(hx_halo *h, void *stream)
     if (m->npulses == 0)
         return HX_OK;
     HX_TRY(nv_stress_host(m, s));
-    nv_f_kernel<<<m->grid_f, HX_HALO_THREADS, 0, s>>>(m->args);
-    HX_CUDA_LAUNCH("nv_f_kernel");
+    HX_TRY(nv_launch(m, nv_f_kernel, m->grid_f, 0, s));
     const hx_domain_plan *p = m->gp.host;
     for (int q = 0; q < p->npulses; q++)
         h->stats.bytes_sent += 12 * (long long)p->pulses[q].recv_count;

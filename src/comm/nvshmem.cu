@@ -7,9 +7,10 @@
  *
  *   coordinates  pack the independent entries (home atoms, [0, dep_offset)) at once; one thread
  *                per block waits (acquire) for exactly the pulses the dependent entries reference
- *                (the plan's deps mask), the block packs them; the pulse's last block (release
- *                counter) notifies the receiver. Then block 0 of each pulse waits for the pulse
- *                we receive, so the stream passes the kernel only when our halo is complete.
+ *                (the plan's deps mask), the block packs them; every block adds its share to the
+ *                receiver's signal (release), which is complete when all have. Then block 0 of
+ *                each pulse waits for the pulse we receive, so the stream passes the kernel only
+ *                when our halo is complete.
  *   forces       later pulses first. Per pulse, "role A" blocks send the forces on the atoms we
  *                received in it back to their owner once every later pulse that forwarded those
  *                atoms has been accumulated (the plan's rdeps mask); "role B" blocks wait for the
@@ -21,16 +22,21 @@
  *   P2P      nvshmem_ptr gives the peer's address: coordinates are packed straight into the
  *            peer's x at our peer_atom_offset (vector stores, or through shared memory and the
  *            bulk-copy engine with cfg.bulk_copy), forces are stored into the peer's force slot;
- *            then a system-scope release store of the signal.
+ *            each block then release-adds its share to the peer's signal word: at GPU scope when
+ *            every peer shares our GPU (several PEs under MPS), else at system scope.
  *   network  coordinates are packed into our symmetric staging slot and sent with
  *            nvshmemx_float_put_signal_nbi_block; forces go straight from our (symmetric) f with
  *            the blocking block-scoped put-with-signal (f must be reusable when the kernel ends).
  *   Forces are pushed on both paths, never pulled: a pull would need a "done reading" signal
  *   back before the owner may clear its forces (docs/design/gpu-halo.md).
  *
- * Signals: 64-bit words per pulse and direction in symmetric memory, SET to the step number and
- * waited for with >=; nothing is reset. The step number lives in device memory (read by both
- * kernels, advanced by the force kernel), so a CUDA graph of the two kernels replays correctly.
+ * Signals: 64-bit words per pulse and direction in symmetric memory that count exchanges: each
+ * exchange adds exactly NV_SIG_UNIT, split over the sending blocks (the network path's one put
+ * adds it whole, NVSHMEM_SIGNAL_ADD); a receiver waits for n * NV_SIG_UNIT with >=; nothing is
+ * reset. The step number lives in device memory (read by both kernels, advanced by the force
+ * kernel), so a CUDA graph of the two kernels replays correctly. The kernels are launched with
+ * programmatic dependent launch: each starts while the kernel before it in the stream ends,
+ * and waits for it (griddepcontrol.wait) before it reads anything.
  * Why a sender never overwrites a region still being read: docs/design/gpu-halo.md, in short:
  * everything we write into a peer at step s+1 comes after we received that peer's forces of
  * step s, which it sends only after its own stream has finished reading what we wrote at step s.
@@ -70,6 +76,14 @@ enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
  *            publishes the block's writes, the acquire gives the last block everyone's). */
 enum { NV_FENCE_THREAD = 0, NV_FENCE_BLOCK = 1, NV_FENCE_RELEASE = 2 };
 
+/* Signal words count exchanges: each exchange of a pulse adds exactly NV_SIG_UNIT to its word,
+ * split over the pulse's blocks (nv_share), so a word reaches n * NV_SIG_UNIT exactly when every
+ * block of the pulse's n-th exchange has published, whatever the block count (which changes at
+ * a repartition). Every block adds its share itself: no block count, no last block, and one
+ * release-add per block is the whole publication. The coordinate words count steps; the force
+ * words and fdone count force exchanges (steps less f_skip). Nothing is ever reset. */
+#define NV_SIG_UNIT (1ull << 20)
+
 /* Per pulse, rebuilt at every update. */
 typedef struct nv_pulse {
     float *x_dst;       /* P2P: send_pe's x + 3 peer_atom_offset; NULL: network path */
@@ -82,14 +96,13 @@ typedef struct nv_pulse {
 
 /* Device memory of one exchange (not symmetric: only this PE's kernels touch it). */
 typedef struct nv_state {
-    uint64_t step;                    /* steps completed: this step is step + 1 */
-    uint64_t fdone[HX_MAX_PULSES];    /* last step whose pulse-q forces were accumulated */
-    unsigned x_count[HX_MAX_PULSES];  /* blocks of pulse q done (the last one resets it) */
-    unsigned fa_count[HX_MAX_PULSES]; /* role A blocks of pulse q done */
-    unsigned fb_count[HX_MAX_PULSES]; /* role B blocks of pulse q done */
-    unsigned f_grid_count;            /* force-kernel blocks done */
-    int abort;                        /* a wait gave up: every other wait returns at once */
-    int err_claim;                    /* the first to give up writes the record */
+    uint64_t step;                   /* steps completed: this step is step + 1 */
+    uint64_t f_skip;                 /* steps whose coordinates went without forces */
+    uint64_t fdone[HX_MAX_PULSES];   /* pulse-q force accumulations, in NV_SIG_UNIT */
+    unsigned x_count[HX_MAX_PULSES]; /* network path: blocks of pulse q done (last resets) */
+    unsigned f_grid_count;           /* force-kernel blocks done */
+    int abort;                       /* a wait gave up: every other wait returns at once */
+    int err_claim;                   /* the first to give up writes the record */
 } nv_state;
 
 /* Trace (HALOX_NVSHMEM_TRACE=PREFIX): %globaltimer stamps of one step, in a device ring of the
@@ -158,11 +171,6 @@ static __device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t *p)
     return v;
 }
 
-static __device__ __forceinline__ void st_release_sys(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 static __device__ __forceinline__ void st_release_gpu(uint64_t *p, uint64_t v)
 {
     asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -176,12 +184,18 @@ static __device__ __forceinline__ uint64_t ld_acquire(const uint64_t *p, int sys
     return sys ? ld_acquire_sys(p) : ld_acquire_gpu(p);
 }
 
-static __device__ __forceinline__ void st_release(uint64_t *p, uint64_t v, int sys)
+/* Add v to a signal word: with release semantics (mode NV_FENCE_RELEASE), or relaxed after the
+ * caller's fence. */
+static __device__ __forceinline__ void red_add_u64(uint64_t *p, uint64_t v, int release, int sys)
 {
-    if (sys)
-        st_release_sys(p, v);
+    if (release && sys)
+        asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else if (release)
+        asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+    else if (sys)
+        asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
     else
-        st_release_gpu(p, v);
+        asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 static __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigned v, int sys)
@@ -268,7 +282,7 @@ static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer
     e->kind = kind;
     e->step = want;
     e->expected = want;
-    e->observed = seen;
+    e->observed = seen / NV_SIG_UNIT;
     __threadfence_system();
     e->flag = 1;
     __threadfence_system();
@@ -279,7 +293,7 @@ static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer
            : kind == NV_WAIT_F ? "the forces"
                                : "the local accumulation of the forces",
            pulse, peer, (unsigned long long)want, (unsigned long long)want,
-           (unsigned long long)seen);
+           (unsigned long long)(seen / NV_SIG_UNIT));
 }
 
 /* The trace slot of step s, NULL when not traced; p: the pulse, or -1 for a per-step stamp. */
@@ -290,11 +304,13 @@ static __device__ __forceinline__ nv_trace *nv_tr(const nv_args *a, uint64_t s, 
     return a->trace + s % NV_TRACE_STEPS;
 }
 
-/* Wait (one thread) until *sig >= want, acquiring at system scope (sys) or GPU scope (the word
- * is written by this PE's own blocks, or by peers on this GPU). false: gave up (deadline or abort). */
-static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t want, int sys,
-                               int kind, int pulse, int peer)
+/* Wait (one thread) until the signal word *sig counts n exchanges (n * NV_SIG_UNIT), acquiring
+ * at system scope (sys) or GPU scope (the word is written by this PE's own blocks, or by peers
+ * on this GPU). false: gave up (deadline or abort); the report counts in exchanges. */
+static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n, int sys, int kind,
+                               int pulse, int peer)
 {
+    const uint64_t want = n * NV_SIG_UNIT;
     uint64_t v = ld_acquire(sig, sys);
     if (v >= want)
         return true;
@@ -314,7 +330,7 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t w
         if (*(volatile int *)&a->st->abort)
             return false;
         if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
-            nv_report(a, kind, pulse, peer, want, v);
+            nv_report(a, kind, pulse, peer, n, v);
             return false;
         }
     }
@@ -344,19 +360,22 @@ static __device__ bool nv_wait_fdone_mask(const nv_args *a, uint64_t mask, uint6
     return true;
 }
 
-/* Block-uniform: this step's number and whether an earlier wait gave up. */
-static __device__ bool nv_begin(const nv_args *a, uint64_t *s)
+/* Block-uniform: this step's number, this force exchange's number (sf, the step less the steps
+ * without forces) and whether an earlier wait gave up. */
+static __device__ bool nv_begin(const nv_args *a, uint64_t *s, uint64_t *sf)
 {
-    __shared__ uint64_t s_step;
+    __shared__ uint64_t s_step, s_fstep;
     __shared__ int s_abort;
     nv_pdl_wait();        /* the kernel before us in the stream has completed */
     nv_pdl_launch_next(); /* the next one may start (it waits for us in its nv_pdl_wait) */
     if (threadIdx.x == 0) {
         s_step = *(volatile uint64_t *)&a->st->step + 1;
+        s_fstep = s_step - *(volatile uint64_t *)&a->st->f_skip;
         s_abort = *(volatile int *)&a->st->abort;
     }
     __syncthreads();
     *s = s_step;
+    *sf = s_fstep;
     return s_abort == 0;
 }
 
@@ -410,6 +429,40 @@ static __device__ bool nv_last_block(unsigned *count, unsigned n, int mode, int 
     return nv_bcast(last);
 }
 
+/* This block's share of a pulse's NV_SIG_UNIT: the first block takes the remainder. */
+static __device__ __forceinline__ uint64_t nv_share(int b, int nb)
+{
+    return b == 0 ? NV_SIG_UNIT - (uint64_t)(nb - 1) : 1u;
+}
+
+/* Publish this block's writes (they may be in a peer's memory) and add its share to the signal
+ * word *sig (a peer's, or our own fdone) at scope `sys` or GPU, in the form `mode` (NV_FENCE_*):
+ * a fence by every thread, or thread 0's fence after the barrier, before a relaxed add; or
+ * thread 0's release-add after the barrier. The barrier orders every thread's writes before
+ * thread 0's fence or release, which are cumulative. `stamp`: where thread 0 records the time
+ * (trace; the latest block's stamp stays). */
+static __device__ void nv_publish(uint64_t *sig, uint64_t share, int mode, int sys, uint64_t *stamp)
+{
+    if (mode == NV_FENCE_THREAD) {
+        if (sys)
+            __threadfence_system();
+        else
+            __threadfence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (mode == NV_FENCE_BLOCK) {
+            if (sys)
+                __threadfence_system();
+            else
+                __threadfence();
+        }
+        red_add_u64(sig, share, mode == NV_FENCE_RELEASE, sys);
+        if (stamp)
+            atomicMax((unsigned long long *)stamp, (unsigned long long)globaltimer_ns());
+    }
+}
+
 /* ---- the coordinate kernel ---------------------------------------------------------------- */
 
 __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
@@ -420,8 +473,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_x)
         return;
-    uint64_t s;
-    if (!nv_begin(a, &s))
+    uint64_t s, sf;
+    if (!nv_begin(a, &s, &sf))
         return;
     nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
     if (threadIdx.x == 0 && p == 0 && b == 0) {
@@ -454,13 +507,16 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     if (!ok)
         return;
     nv_stress(a, s, p, b, 2);
-    if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_mode, a->sys)) {
-        const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
+    const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
+    if (P.x_dst) {
+        /* P2P: every block publishes its part itself (withheld: the test hook; the receiver's
+         * deadline must catch it) */
+        if (!withhold)
+            nv_publish(P.xsig_dst, nv_share(b, P.nb_x), a->fence_mode, a->sys,
+                       tr ? &tr->x_sent[p] : NULL);
+    } else if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_mode, 1)) {
         if (withhold) {
-            /* test hook: the receiver's deadline must catch this */
-        } else if (P.x_dst) {
-            if (threadIdx.x == 0)
-                st_release(P.xsig_dst, s, a->sys);
+            /* test hook */
         } else {
             /* the staging slot was written by every block of the pulse: make it visible to the
              * transport (a NIC reads it) before the put */
@@ -473,12 +529,13 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
             if (n == 0) {
                 /* nothing to send: the signal alone (a zero-length put is not relied on) */
                 if (threadIdx.x == 0)
-                    nvshmemx_signal_op(a->xsig + p, s, NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+                    nvshmemx_signal_op(a->xsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD,
+                                       a->v.send_pe[p]);
             } else {
                 nvshmemx_float_put_signal_nbi_block(a->x + 3 * (size_t)a->v.peer_atom_offset[p],
                                                     a->xstage + 3 * (size_t)a->v.buf_offset[p],
-                                                    3 * (size_t)n, a->xsig + p, s,
-                                                    NVSHMEM_SIGNAL_SET, a->v.send_pe[p]);
+                                                    3 * (size_t)n, a->xsig + p, NV_SIG_UNIT,
+                                                    NVSHMEM_SIGNAL_ADD, a->v.send_pe[p]);
             }
         }
         if (tr)
@@ -502,8 +559,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_fa + P.nb_fb)
         return;
-    uint64_t s;
-    if (!nv_begin(a, &s))
+    uint64_t s, sf;
+    if (!nv_begin(a, &s, &sf))
         return;
     const int C = a->chunk;
     nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
@@ -517,7 +574,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         /* A: forces on the atoms we received in pulse p go back to recv_pe, once every later
          * pulse that forwarded some of them has been added in */
         nv_stress(a, s, p, b, 3);
-        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_fdone_mask(a, a->v.rdeps[p], s) : 0);
+        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_fdone_mask(a, a->v.rdeps[p], sf) : 0);
         if (!ok)
             return;
         const bool withhold = a->wh_dir == 1 && a->wh_pulse == p && a->wh_step == s;
@@ -527,22 +584,19 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             const int a0 = b * C, a1 = min(r, a0 + C);
             if (a0 < a1)
                 hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
-            if (nv_last_block(&a->st->fa_count[p], (unsigned)P.nb_fa, a->fence_mode, a->sys) &&
-                !withhold && threadIdx.x == 0) {
-                st_release(P.fsig_dst, s, a->sys);
-                if (tr)
-                    tr->f_sent[p] = globaltimer_ns();
-            }
+            if (!withhold)
+                nv_publish(P.fsig_dst, nv_share(b, P.nb_fa), a->fence_mode, a->sys,
+                           tr ? &tr->f_sent[p] : NULL);
         } else if (!withhold && r == 0) {
             if (threadIdx.x == 0)
-                nvshmemx_signal_op(a->fsig + p, s, NVSHMEM_SIGNAL_SET, a->v.recv_pe[p]);
+                nvshmemx_signal_op(a->fsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD, a->v.recv_pe[p]);
             if (tr)
                 tr->f_sent[p] = globaltimer_ns();
         } else if (!withhold) {
             /* one block, blocking: f may be overwritten as soon as this kernel has ended */
             nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)a->v.buf_offset[p], src,
-                                            3 * (size_t)r, a->fsig + p, s, NVSHMEM_SIGNAL_SET,
-                                            a->v.recv_pe[p]);
+                                            3 * (size_t)r, a->fsig + p, NV_SIG_UNIT,
+                                            NVSHMEM_SIGNAL_ADD, a->v.recv_pe[p]);
             if (tr)
                 tr->f_sent[p] = globaltimer_ns();
         }
@@ -550,9 +604,9 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]] */
         const int bb = b - P.nb_fa;
         nv_stress(a, s, p, b, 4);
-        ok = nv_bcast(
-            threadIdx.x == 0 ? nv_wait(a, a->fsig + p, s, a->sys, NV_WAIT_F, p, a->v.send_pe[p])
-                             : 0);
+        ok = nv_bcast(threadIdx.x == 0
+                          ? nv_wait(a, a->fsig + p, sf, a->sys, NV_WAIT_F, p, a->v.send_pe[p])
+                          : 0);
         if (!ok)
             return;
         if (tr && bb == 0)
@@ -561,12 +615,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         hx_block_unpack_f(&a->v, p, a->fbuf + 3 * (size_t)a->v.buf_offset[p], a->f, e0, e1, true);
         /* our own blocks read these adds (fdone), but on the network path they hand f to the
          * transport: the inter-PE scope */
-        if (nv_last_block(&a->st->fb_count[p], (unsigned)P.nb_fb, a->fence_mode, a->sys) &&
-            threadIdx.x == 0) {
-            st_release_gpu(&a->st->fdone[p], s);
-            if (tr)
-                tr->f_done[p] = globaltimer_ns();
-        }
+        nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys,
+                   tr ? &tr->f_done[p] : NULL);
     }
     /* the last block of the kernel ends the step: every block has read the step number */
     __syncthreads();
@@ -1105,6 +1155,9 @@ static hx_status nv_configure(hx_halo *h)
                      "nvshmem: %d pulses need %d blocks resident at once, but %d processes "
                      "share this GPU and leave this one %d: use fewer processes per GPU",
                      p->npulses, tf, m->place.pes_per_gpu, m->capacity);
+            HX_CHECK((unsigned long long)(mx > mf ? mx : mf) < NV_SIG_UNIT, HX_ERR_INTERNAL,
+                     "nvshmem: %d blocks in one pulse: at most %llu", mx > mf ? mx : mf,
+                     NV_SIG_UNIT - 1);
             m->grid_x = dim3((unsigned)mx, (unsigned)p->npulses, 1);
             m->grid_f = dim3((unsigned)mf, (unsigned)p->npulses, 1);
             m->args.f_blocks = tf;
@@ -1140,20 +1193,20 @@ static hx_status nv_configure(hx_halo *h)
 
     char *d = h->describe;
     const size_t dn = sizeof h->describe;
-    int len = snprintf(
-        d, dn,
-        "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
-        "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
-        "per block; deadline %s; wait backoff %s%d ns; publish by %s at %s scope; "
-        "programmatic launch %s",
-        g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
-        m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p, 2 * p->npulses,
-        h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk, m->timeout > 0 ? "on" : "off",
-        m->backoff_ns ? "up to " : "", m->backoff_ns,
-        m->fence_mode == NV_FENCE_RELEASE ? "release atomic"
-        : m->fence_mode == NV_FENCE_BLOCK ? "fence per block"
-                                          : "fence per thread",
-        m->sys ? "system" : "GPU", m->pdl ? "on" : "off");
+    int len =
+        snprintf(d, dn,
+                 "nvshmem %s (MPI bootstrap), PE %d of %d on GPU %d (%s, %d PE%s%s); "
+                 "%d of %d pulse directions P2P%s, rest network put-with-signal; %d atoms "
+                 "per block; deadline %s; wait backoff %s%d ns; publish by %s at %s scope; "
+                 "programmatic launch %s",
+                 g_nv.version, rank, g_nv.npes, m->place.device, m->place.gpu, m->place.pes_per_gpu,
+                 m->place.pes_per_gpu > 1 ? "s" : "", m->place.mps ? ", MPS" : "", np2p,
+                 2 * p->npulses, h->cfg.bulk_copy ? " (bulk-copy engine)" : "", chunk,
+                 m->timeout > 0 ? "on" : "off", m->backoff_ns ? "up to " : "", m->backoff_ns,
+                 m->fence_mode == NV_FENCE_RELEASE ? "release atomic"
+                 : m->fence_mode == NV_FENCE_BLOCK ? "fence per block"
+                                                   : "fence per thread",
+                 m->sys ? "system" : "GPU", m->pdl ? "on" : "off");
     if (len > 0 && (size_t)len < dn && h->cfg.stress_seed)
         snprintf(d + len, dn - (size_t)len, "; stress seed %llu", h->cfg.stress_seed);
     for (int q = 0; q < p->npulses; q++)
@@ -1177,12 +1230,14 @@ static hx_status nv_update_prepare(hx_halo *h, int *grow_local, int *grow_buf)
     *grow_local = p->cap_local > m->cap_local;
     *grow_buf = p->cap_buf > m->cap_buf;
     if (m->phase == 1) {
-        /* coordinates were exchanged without forces (every PE did the same): the next step
-         * number must not be one whose signals were already sent */
-        uint64_t step = 0;
-        HX_CUDA(cudaMemcpy(&step, &m->st->step, sizeof step, cudaMemcpyDeviceToHost));
-        step++;
-        HX_CUDA(cudaMemcpy(&m->st->step, &step, sizeof step, cudaMemcpyHostToDevice));
+        /* coordinates were exchanged without forces (every PE did the same): that step is
+         * done for the coordinate signals, and one step without forces for the force signals,
+         * which count force exchanges */
+        uint64_t c[2] = {0, 0}; /* step, f_skip: adjacent in nv_state */
+        HX_CUDA(cudaMemcpy(c, &m->st->step, sizeof c, cudaMemcpyDeviceToHost));
+        c[0]++;
+        c[1]++;
+        HX_CUDA(cudaMemcpy(&m->st->step, c, sizeof c, cudaMemcpyHostToDevice));
         m->phase = 0;
     }
     return HX_OK;
@@ -1218,8 +1273,7 @@ static hx_status nv_stress_host(nv_impl *m, cudaStream_t s)
 
 /* One of the two kernels on the stream, with programmatic dependent launch when on: it may
  * start while the kernel before it still runs (and waits for it in nv_begin). */
-static hx_status nv_launch(nv_impl *m, void (*kernel)(nv_args), dim3 grid, int smem,
-                           cudaStream_t s)
+static hx_status nv_launch(nv_impl *m, void (*kernel)(nv_args), dim3 grid, int smem, cudaStream_t s)
 {
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;

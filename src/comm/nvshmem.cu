@@ -92,6 +92,13 @@ typedef struct nv_pulse {
     uint64_t *fsig_dst; /* P2P: recv_pe's force signal of this pulse */
     int nb_x;           /* blocks of this pulse in the coordinate kernel */
     int nb_fa, nb_fb;   /* force kernel: blocks sending our forces (A), accumulating (B) */
+    /* the plan's pulse, copied here so that a block reads one table entry (one memory round
+     * trip) before it moves data, not the plan image's arrays and then the map */
+    const int *map;   /* device index map of the pulse */
+    float sx, sy, sz; /* shift, as the plan image's shift_f32 */
+    int n, d, r;      /* send_count, dep_offset, recv_count */
+    int send_pe, recv_pe, atom_offset, buf_offset, peer_atom_offset;
+    uint64_t deps, rdeps;
 } nv_pulse;
 
 /* Device memory of one exchange (not symmetric: only this PE's kernels touch it). */
@@ -137,7 +144,6 @@ typedef struct nv_error {
 } nv_error;
 
 typedef struct nv_args {
-    hx_plan_view v;
     float *x, *f, *xstage, *fbuf; /* symmetric, this PE's addresses */
     uint64_t *xsig, *fsig;        /* symmetric [HX_MAX_PULSES] each */
     const nv_pulse *pulses;       /* device [npulses] */
@@ -342,7 +348,7 @@ static __device__ bool nv_wait_x_mask(const nv_args *a, uint64_t mask, uint64_t 
     while (mask) {
         const int k = __ffsll((long long)mask) - 1;
         mask &= mask - 1;
-        if (!nv_wait(a, a->xsig + k, s, a->sys, NV_WAIT_X, k, a->v.recv_pe[k]))
+        if (!nv_wait(a, a->xsig + k, s, a->sys, NV_WAIT_X, k, a->pulses[k].recv_pe))
             return false;
     }
     return true;
@@ -360,23 +366,35 @@ static __device__ bool nv_wait_fdone_mask(const nv_args *a, uint64_t mask, uint6
     return true;
 }
 
-/* Block-uniform: this step's number, this force exchange's number (sf, the step less the steps
- * without forces) and whether an earlier wait gave up. */
-static __device__ bool nv_begin(const nv_args *a, uint64_t *s, uint64_t *sf)
+/* This step's numbers as thread 0 holds them: thread 0 alone waits, stamps and injects delays,
+ * so only it needs them. nv_begin issues their loads and nothing waits for them until thread 0's
+ * first wait: the data movement before it (packing home atoms, sending the last pulse's forces)
+ * needs no step number, since a block's signal adds a fixed share. */
+typedef struct nv_step {
+    uint64_t done, skip; /* steps completed, steps without forces */
+    int abort;           /* an earlier wait gave up: every wait returns at once */
+} nv_step;
+
+static __device__ __forceinline__ uint64_t nv_s(const nv_step *st)
 {
-    __shared__ uint64_t s_step, s_fstep;
-    __shared__ int s_abort;
+    return st->done + 1;
+}
+static __device__ __forceinline__ uint64_t nv_sf(const nv_step *st)
+{
+    return st->done + 1 - st->skip;
+}
+
+static __device__ __forceinline__ nv_step nv_begin(const nv_args *a)
+{
     nv_pdl_wait();        /* the kernel before us in the stream has completed */
     nv_pdl_launch_next(); /* the next one may start (it waits for us in its nv_pdl_wait) */
+    nv_step st = {0, 0, 0};
     if (threadIdx.x == 0) {
-        s_step = *(volatile uint64_t *)&a->st->step + 1;
-        s_fstep = s_step - *(volatile uint64_t *)&a->st->f_skip;
-        s_abort = *(volatile int *)&a->st->abort;
+        st.done = *(volatile uint64_t *)&a->st->step;
+        st.skip = *(volatile uint64_t *)&a->st->f_skip;
+        st.abort = *(volatile int *)&a->st->abort;
     }
-    __syncthreads();
-    *s = s_step;
-    *sf = s_fstep;
-    return s_abort == 0;
+    return st;
 }
 
 /* Block-uniform "thread 0 decides": broadcast a flag through shared memory. */
@@ -439,9 +457,9 @@ static __device__ __forceinline__ uint64_t nv_share(int b, int nb)
  * word *sig (a peer's, or our own fdone) at scope `sys` or GPU, in the form `mode` (NV_FENCE_*):
  * a fence by every thread, or thread 0's fence after the barrier, before a relaxed add; or
  * thread 0's release-add after the barrier. The barrier orders every thread's writes before
- * thread 0's fence or release, which are cumulative. `stamp`: where thread 0 records the time
- * (trace; the latest block's stamp stays). */
-static __device__ void nv_publish(uint64_t *sig, uint64_t share, int mode, int sys, uint64_t *stamp)
+ * thread 0's fence or release, which are cumulative. Returns, in thread 0 when `stamp`, the
+ * time of the add (trace). */
+static __device__ uint64_t nv_publish(uint64_t *sig, uint64_t share, int mode, int sys, bool stamp)
 {
     if (mode == NV_FENCE_THREAD) {
         if (sys)
@@ -450,17 +468,16 @@ static __device__ void nv_publish(uint64_t *sig, uint64_t share, int mode, int s
             __threadfence();
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        if (mode == NV_FENCE_BLOCK) {
-            if (sys)
-                __threadfence_system();
-            else
-                __threadfence();
-        }
-        red_add_u64(sig, share, mode == NV_FENCE_RELEASE, sys);
-        if (stamp)
-            atomicMax((unsigned long long *)stamp, (unsigned long long)globaltimer_ns());
+    if (threadIdx.x != 0)
+        return 0;
+    if (mode == NV_FENCE_BLOCK) {
+        if (sys)
+            __threadfence_system();
+        else
+            __threadfence();
     }
+    red_add_u64(sig, share, mode == NV_FENCE_RELEASE, sys);
+    return stamp ? globaltimer_ns() : 0;
 }
 
 /* ---- the coordinate kernel ---------------------------------------------------------------- */
@@ -473,47 +490,44 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_x)
         return;
-    uint64_t s, sf;
-    if (!nv_begin(a, &s, &sf))
-        return;
-    nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
-    if (threadIdx.x == 0 && p == 0 && b == 0) {
-        nv_trace *te = nv_tr(a, s, -1);
-        if (te) {
-            te->step = s;
-            te->x_start = globaltimer_ns();
-        }
-    }
-    nv_stress(a, s, p, b, 0);
-    const int n = a->v.send_count[p], d = a->v.dep_offset[p], C = a->chunk;
-    float *dst = P.x_dst ? P.x_dst : a->xstage + 3 * (size_t)a->v.buf_offset[p];
+    const nv_step st = nv_begin(a);
+    const bool stamp = a->trace && threadIdx.x == 0;
+    const uint64_t t_start = stamp ? globaltimer_ns() : 0;
+    uint64_t t_dep = 0, t_sent = 0, t_recv = 0;
+    nv_stress(a, nv_s(&st), p, b, 0);
+    const int C = a->chunk;
+    float *dst = P.x_dst ? P.x_dst : a->xstage + 3 * (size_t)P.buf_offset;
     float *smem = a->bulk && P.x_dst ? nv_smem : NULL;
     int parity = 0;
+    /* dependent entries of this block: their map entries are loaded now, ahead of the wait */
+    const int e0 = P.d + b * C, e1 = min(P.n, e0 + C);
+    const hx_pre4 pre = hx_pack_x_prefetch(P.map, dst, e0, e1);
     /* independent entries: home atoms, packable at once */
-    hx_block_pack_x(&a->v, p, a->x, dst, b * C, min(d, (b + 1) * C), smem, &parity);
+    hx_block_pack_x(P.map, P.sx, P.sy, P.sz, a->x, dst, b * C, min(P.d, (b + 1) * C), smem, &parity,
+                    NULL);
     /* dependent entries: after the pulses they reference have arrived here */
-    const int e0 = d + b * C, e1 = min(n, e0 + C);
     bool ok = true;
     if (e0 < e1) {
-        nv_stress(a, s, p, b, 1);
-        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_x_mask(a, a->v.deps[p], s) : 0);
-        if (tr && b == 0)
-            tr->x_dep[p] = globaltimer_ns();
+        nv_stress(a, nv_s(&st), p, b, 1);
+        ok = nv_bcast(threadIdx.x == 0 ? !st.abort && nv_wait_x_mask(a, P.deps, nv_s(&st)) : 0);
+        if (stamp)
+            t_dep = globaltimer_ns();
         if (ok)
-            hx_block_pack_x(&a->v, p, a->x, dst, e0, e1, smem, &parity);
+            hx_block_pack_x(P.map, P.sx, P.sy, P.sz, a->x, dst, e0, e1, smem, &parity, &pre);
     }
     if (smem && (threadIdx.x & 31) == 0)
         hx_bulk_complete();
     if (!ok)
         return;
-    nv_stress(a, s, p, b, 2);
-    const bool withhold = a->wh_dir == 0 && a->wh_pulse == p && a->wh_step == s;
+    nv_stress(a, nv_s(&st), p, b, 2);
+    /* test hook, block-uniform (only thread 0 holds the step number) */
+    const bool withhold =
+        a->wh_dir == 0 && a->wh_pulse == p && nv_bcast(threadIdx.x == 0 && a->wh_step == nv_s(&st));
     if (P.x_dst) {
         /* P2P: every block publishes its part itself (withheld: the test hook; the receiver's
          * deadline must catch it) */
         if (!withhold)
-            nv_publish(P.xsig_dst, nv_share(b, P.nb_x), a->fence_mode, a->sys,
-                       tr ? &tr->x_sent[p] : NULL);
+            t_sent = nv_publish(P.xsig_dst, nv_share(b, P.nb_x), a->fence_mode, a->sys, stamp);
     } else if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_mode, 1)) {
         if (withhold) {
             /* test hook */
@@ -526,26 +540,41 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
             if (a->fence_mode != NV_FENCE_THREAD && threadIdx.x == 0)
                 __threadfence_system();
             __syncthreads();
-            if (n == 0) {
+            if (P.n == 0) {
                 /* nothing to send: the signal alone (a zero-length put is not relied on) */
                 if (threadIdx.x == 0)
-                    nvshmemx_signal_op(a->xsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD,
-                                       a->v.send_pe[p]);
+                    nvshmemx_signal_op(a->xsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD, P.send_pe);
             } else {
-                nvshmemx_float_put_signal_nbi_block(a->x + 3 * (size_t)a->v.peer_atom_offset[p],
-                                                    a->xstage + 3 * (size_t)a->v.buf_offset[p],
-                                                    3 * (size_t)n, a->xsig + p, NV_SIG_UNIT,
-                                                    NVSHMEM_SIGNAL_ADD, a->v.send_pe[p]);
+                nvshmemx_float_put_signal_nbi_block(
+                    a->x + 3 * (size_t)P.peer_atom_offset, a->xstage + 3 * (size_t)P.buf_offset,
+                    3 * (size_t)P.n, a->xsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD, P.send_pe);
             }
         }
-        if (tr)
-            tr->x_sent[p] = globaltimer_ns();
+        if (stamp)
+            t_sent = globaltimer_ns();
     }
     /* the stream passes this kernel only when the pulse we receive is here */
     if (b == 0 && threadIdx.x == 0) {
-        (void)nv_wait(a, a->xsig + p, s, a->sys, NV_WAIT_X, p, a->v.recv_pe[p]);
-        if (tr)
-            tr->x_recv[p] = globaltimer_ns();
+        if (!st.abort)
+            (void)nv_wait(a, a->xsig + p, nv_s(&st), a->sys, NV_WAIT_X, p, P.recv_pe);
+        if (stamp)
+            t_recv = globaltimer_ns();
+    }
+    if (stamp) {
+        nv_trace *tr = nv_tr(a, nv_s(&st), p);
+        if (p == 0 && b == 0) {
+            nv_trace *te = nv_tr(a, nv_s(&st), -1);
+            te->step = nv_s(&st);
+            te->x_start = t_start;
+        }
+        if (tr) {
+            if (b == 0) {
+                tr->x_dep[p] = t_dep;
+                tr->x_recv[p] = t_recv;
+            }
+            if (t_sent)
+                atomicMax((unsigned long long *)&tr->x_sent[p], (unsigned long long)t_sent);
+        }
     }
 }
 
@@ -559,64 +588,62 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_fa + P.nb_fb)
         return;
-    uint64_t s, sf;
-    if (!nv_begin(a, &s, &sf))
-        return;
+    const nv_step st = nv_begin(a);
+    const bool stamp = a->trace && threadIdx.x == 0;
+    const uint64_t t_start = stamp ? globaltimer_ns() : 0;
+    uint64_t t_sent = 0, t_recv = 0, t_done = 0;
     const int C = a->chunk;
-    nv_trace *tr = threadIdx.x == 0 ? nv_tr(a, s, p) : NULL; /* thread 0 stamps */
-    if (threadIdx.x == 0 && blockIdx.y == 0 && b == 0) {
-        nv_trace *te = nv_tr(a, s, -1);
-        if (te)
-            te->f_start = globaltimer_ns();
-    }
     bool ok;
     if (b < P.nb_fa) {
         /* A: forces on the atoms we received in pulse p go back to recv_pe, once every later
          * pulse that forwarded some of them has been added in */
-        nv_stress(a, s, p, b, 3);
-        ok = nv_bcast(threadIdx.x == 0 ? nv_wait_fdone_mask(a, a->v.rdeps[p], sf) : 0);
-        if (!ok)
-            return;
-        const bool withhold = a->wh_dir == 1 && a->wh_pulse == p && a->wh_step == s;
-        const int r = a->v.recv_count[p];
-        const float *src = a->f + 3 * (size_t)a->v.atom_offset[p];
-        if (P.f_dst) {
-            const int a0 = b * C, a1 = min(r, a0 + C);
-            if (a0 < a1)
-                hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
-            if (!withhold)
-                nv_publish(P.fsig_dst, nv_share(b, P.nb_fa), a->fence_mode, a->sys,
-                           tr ? &tr->f_sent[p] : NULL);
-        } else if (!withhold && r == 0) {
-            if (threadIdx.x == 0)
-                nvshmemx_signal_op(a->fsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD, a->v.recv_pe[p]);
-            if (tr)
-                tr->f_sent[p] = globaltimer_ns();
-        } else if (!withhold) {
-            /* one block, blocking: f may be overwritten as soon as this kernel has ended */
-            nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)a->v.buf_offset[p], src,
-                                            3 * (size_t)r, a->fsig + p, NV_SIG_UNIT,
-                                            NVSHMEM_SIGNAL_ADD, a->v.recv_pe[p]);
-            if (tr)
-                tr->f_sent[p] = globaltimer_ns();
-        }
-    } else {
-        /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]] */
-        const int bb = b - P.nb_fa;
-        nv_stress(a, s, p, b, 4);
+        nv_stress(a, nv_s(&st), p, b, 3);
         ok = nv_bcast(threadIdx.x == 0
-                          ? nv_wait(a, a->fsig + p, sf, a->sys, NV_WAIT_F, p, a->v.send_pe[p])
+                          ? !P.rdeps || (!st.abort && nv_wait_fdone_mask(a, P.rdeps, nv_sf(&st)))
                           : 0);
         if (!ok)
             return;
-        if (tr && bb == 0)
-            tr->f_recv[p] = globaltimer_ns();
-        const int n = a->v.send_count[p], e0 = bb * C, e1 = min(n, e0 + C);
-        hx_block_unpack_f(&a->v, p, a->fbuf + 3 * (size_t)a->v.buf_offset[p], a->f, e0, e1, true);
+        const bool withhold = a->wh_dir == 1 && a->wh_pulse == p &&
+                              nv_bcast(threadIdx.x == 0 && a->wh_step == nv_sf(&st));
+        const float *src = a->f + 3 * (size_t)P.atom_offset;
+        if (P.f_dst) {
+            const int a0 = b * C, a1 = min(P.r, a0 + C);
+            if (a0 < a1)
+                hx_block_copy(src + 3 * (size_t)a0, P.f_dst + 3 * (size_t)a0, 3 * (a1 - a0));
+            if (!withhold)
+                t_sent = nv_publish(P.fsig_dst, nv_share(b, P.nb_fa), a->fence_mode, a->sys, stamp);
+        } else if (!withhold && P.r == 0) {
+            if (threadIdx.x == 0)
+                nvshmemx_signal_op(a->fsig + p, NV_SIG_UNIT, NVSHMEM_SIGNAL_ADD, P.recv_pe);
+            if (stamp)
+                t_sent = globaltimer_ns();
+        } else if (!withhold) {
+            /* one block, blocking: f may be overwritten as soon as this kernel has ended */
+            nvshmemx_float_put_signal_block(a->fbuf + 3 * (size_t)P.buf_offset, src,
+                                            3 * (size_t)P.r, a->fsig + p, NV_SIG_UNIT,
+                                            NVSHMEM_SIGNAL_ADD, P.recv_pe);
+            if (stamp)
+                t_sent = globaltimer_ns();
+        }
+    } else {
+        /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]]; the map
+         * entries are loaded ahead of the wait */
+        const int bb = b - P.nb_fa;
+        const int e0 = bb * C, e1 = min(P.n, e0 + C);
+        const float *buf = a->fbuf + 3 * (size_t)P.buf_offset;
+        const hx_pre4 pre = hx_unpack_f_prefetch(P.map, buf, e0, e1);
+        nv_stress(a, nv_s(&st), p, b, 4);
+        ok = nv_bcast(threadIdx.x == 0 ? !st.abort && nv_wait(a, a->fsig + p, nv_sf(&st), a->sys,
+                                                              NV_WAIT_F, p, P.send_pe)
+                                       : 0);
+        if (!ok)
+            return;
+        if (stamp && bb == 0)
+            t_recv = globaltimer_ns();
+        hx_block_unpack_f(P.map, buf, a->f, e0, e1, true, &pre);
         /* our own blocks read these adds (fdone), but on the network path they hand f to the
          * transport: the inter-PE scope */
-        nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys,
-                   tr ? &tr->f_done[p] : NULL);
+        t_done = nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, stamp);
     }
     /* the last block of the kernel ends the step: every block has read the step number */
     __syncthreads();
@@ -624,10 +651,24 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         __threadfence();
         if (atomicAdd(&a->st->f_grid_count, 1u) == (unsigned)a->f_blocks - 1) {
             a->st->f_grid_count = 0;
-            nv_trace *te = nv_tr(a, s, -1);
-            if (te)
+            if (stamp) {
+                nv_trace *te = nv_tr(a, nv_s(&st), -1);
                 te->f_end = globaltimer_ns();
-            st_release_gpu(&a->st->step, s);
+            }
+            st_release_gpu(&a->st->step, nv_s(&st));
+        }
+    }
+    if (stamp) {
+        nv_trace *tr = nv_tr(a, nv_s(&st), p);
+        if (blockIdx.y == 0 && b == 0)
+            nv_tr(a, nv_s(&st), -1)->f_start = t_start;
+        if (tr) {
+            if (t_sent)
+                atomicMax((unsigned long long *)&tr->f_sent[p], (unsigned long long)t_sent);
+            if (t_recv)
+                tr->f_recv[p] = t_recv;
+            if (t_done)
+                atomicMax((unsigned long long *)&tr->f_done[p], (unsigned long long)t_done);
         }
     }
 }
@@ -1098,6 +1139,20 @@ static hx_status nv_configure(hx_halo *h)
         const hx_pulse *P = &p->pulses[q];
         nv_pulse *N = &m->hp[q];
         memset(N, 0, sizeof *N);
+        N->map = m->gp.view.index_map + P->map_offset;
+        N->sx = (float)P->shift[0]; /* as hx_plan_image_build's shift_f32 */
+        N->sy = (float)P->shift[1];
+        N->sz = (float)P->shift[2];
+        N->n = P->send_count;
+        N->d = P->dep_offset;
+        N->r = P->recv_count;
+        N->send_pe = P->send_pe;
+        N->recv_pe = P->recv_pe;
+        N->atom_offset = P->atom_offset;
+        N->buf_offset = P->buf_offset;
+        N->peer_atom_offset = P->peer_atom_offset;
+        N->deps = P->deps;
+        N->rdeps = P->rdeps;
         float *rx = (float *)nvshmem_ptr(m->x, P->send_pe);
         uint64_t *rxs = (uint64_t *)nvshmem_ptr(m->sig + q, P->send_pe);
         float *rf = (float *)nvshmem_ptr(m->fbuf, P->recv_pe);
@@ -1167,7 +1222,6 @@ static hx_status nv_configure(hx_halo *h)
     }
     HX_CUDA(cudaMemcpy(m->dp, m->hp, HX_MAX_PULSES * sizeof(nv_pulse), cudaMemcpyHostToDevice));
     nv_args *A = &m->args;
-    A->v = m->gp.view;
     A->x = m->x;
     A->f = m->f;
     A->xstage = m->xstage;

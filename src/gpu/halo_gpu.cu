@@ -135,7 +135,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS)
     const int e0 = (int)blockIdx.x * HX_HALO_ROUND;
     const int e1 = min(n, e0 + HX_HALO_ROUND);
     int parity = 0;
-    hx_block_pack_x(&v, p, x, out, e0, e1, bulk ? hx_smem : NULL, &parity);
+    hx_block_pack_x(v.index_map + v.map_offset[p], v.shift_f32[3 * p + 0], v.shift_f32[3 * p + 1],
+                    v.shift_f32[3 * p + 2], x, out, e0, e1, bulk ? hx_smem : NULL, &parity, NULL);
     if (bulk && (threadIdx.x & 31) == 0)
         hx_bulk_complete(); /* shared memory must outlive the copies that read it */
 }
@@ -145,7 +146,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS)
 {
     const int n = v.send_count[p];
     const int e0 = (int)blockIdx.x * HX_HALO_ROUND;
-    hx_block_unpack_f(&v, p, buf, f, e0, min(n, e0 + HX_HALO_ROUND), atomic != 0);
+    hx_block_unpack_f(v.index_map + v.map_offset[p], buf, f, e0, min(n, e0 + HX_HALO_ROUND),
+                      atomic != 0, NULL);
 }
 
 extern "C" hx_status hx_gpu_pack_x(const hx_gpu_plan *gp, int pulse, const float *x, float *out,

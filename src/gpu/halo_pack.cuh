@@ -40,18 +40,71 @@ static __device__ __forceinline__ int hx_first_aligned(const float *dst, int e0)
     return e0 + (int)((a & 15u) >> 2);
 }
 
-/* Entries e..e+3 of a pulse, packed into registers r[12] by the host backend's element
- * function (constant indices after unrolling: r and m stay in registers). */
+/* The map entries of one thread's first group (4 entries) of a block-wide pack or unpack,
+ * loaded ahead of a wait for the data they index: after the wait the group then costs one memory
+ * round trip less. ok == 0: nothing was loaded (the thread has no first group). */
+typedef struct hx_pre4 {
+    int m[4];
+    int ok;
+} hx_pre4;
+
+/* Entries of a group whose map entries m[4] are in registers, packed into registers r[12] by
+ * the host backend's element function (constant indices after unrolling). */
+static __device__ __forceinline__ void hx_pack4m(const int m[4], const float *x, float sx, float sy,
+                                                 float sz, float r[12])
+{
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        hx_pack_x_elem_f32(j, m, x, sx, sy, sz, r);
+}
+
+/* Entries e..e+3 of a pulse, packed into registers r[12]; pre: the group's map entries when
+ * loaded ahead. */
 static __device__ __forceinline__ void hx_pack4(const int *map, int e, const float *x, float sx,
-                                                float sy, float sz, float r[12])
+                                                float sy, float sz, float r[12], const hx_pre4 *pre)
 {
     int m[4];
 #pragma unroll
     for (int j = 0; j < 4; j++)
-        m[j] = map[e + j];
+        m[j] = pre ? pre->m[j] : map[e + j];
+    hx_pack4m(m, x, sx, sy, sz, r);
+}
+
+/* The first entry of the 4-aligned groups of a pack of [e0, e1) into dst (see hx_block_pack_x). */
+static __device__ __forceinline__ int hx_pack_first_group(const float *dst, int e0, int e1);
+
+/* This thread's first group of hx_block_pack_x(map, ..., dst, e0, e1): its map entries, ahead. */
+static __device__ __forceinline__ hx_pre4 hx_pack_x_prefetch(const int *map, const float *dst,
+                                                             int e0, int e1)
+{
+    hx_pre4 pre;
+    pre.ok = 0;
+    if (e0 >= e1)
+        return pre;
+    const int ea = hx_pack_first_group(dst, e0, e1), t = (int)threadIdx.x;
+    if (t < (e1 - ea) / 4) {
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-        hx_pack_x_elem_f32(j, m, x, sx, sy, sz, r);
+        for (int j = 0; j < 4; j++)
+            pre.m[j] = map[ea + 4 * t + j];
+        pre.ok = 1;
+    }
+    return pre;
+}
+
+/* This thread's first group of hx_block_unpack_f(map, buf, f, e0, e1, true): its map entries. */
+static __device__ __forceinline__ hx_pre4 hx_unpack_f_prefetch(const int *map, const float *buf,
+                                                               int e0, int e1)
+{
+    hx_pre4 pre;
+    pre.ok = 0;
+    const int t = (int)threadIdx.x;
+    if (e0 < e1 && ((uintptr_t)(buf + 3 * (size_t)e0) & 15u) == 0 && t < (e1 - e0) / 4) {
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            pre.m[j] = map[e0 + 4 * t + j];
+        pre.ok = 1;
+    }
+    return pre;
 }
 
 static __device__ __forceinline__ void hx_store12(float *dst, const float r[12])
@@ -98,24 +151,30 @@ static __device__ __forceinline__ void hx_bulk_complete(void)
 
 /* ---- block-wide operations (every thread of the block calls them, HX_HALO_THREADS threads) -- */
 
-/* Pack entries [e0, e1) of pulse p (coordinates of map[e] plus the pulse's shift) to dst + 3e,
+/* Pack entries [e0, e1) of a pulse (map: its index map; sx, sy, sz: its shift) to dst + 3e,
  * where dst is the destination of entry 0 (a peer's x at the pulse's offset, or a staging slot).
+ * pre: this thread's first group's map entries, loaded ahead (hx_pack_x_prefetch), or NULL.
  * smem == NULL: vector stores from registers. smem != NULL (HX_HALO_BULK_SMEM bytes, 128-byte
  * aligned): each warp packs 128-atom pieces into its shared buffers and lane 0 hands each piece
  * to the bulk-copy engine, so warps never wait for each other; *bulk_parity (per thread, the
  * same in a warp) carries the buffer alternation across calls. After the last call the caller
  * runs hx_bulk_complete in lane 0 of every warp before publishing. Contains no block barrier. */
-static __device__ __forceinline__ void hx_block_pack_x(const hx_plan_view *v, int p, const float *x,
-                                                       float *dst, int e0, int e1, float *smem,
-                                                       int *bulk_parity)
+static __device__ __forceinline__ int hx_pack_first_group(const float *dst, int e0, int e1)
+{
+    return min(hx_first_aligned(dst, e0), e1);
+}
+
+static __device__ __forceinline__ void hx_block_pack_x(const int *map, float sx, float sy, float sz,
+                                                       const float *x, float *dst, int e0, int e1,
+                                                       float *smem, int *bulk_parity,
+                                                       const hx_pre4 *pre)
 {
     if (e0 >= e1)
         return;
-    const int *map = v->index_map + v->map_offset[p];
-    const float sx = v->shift_f32[3 * p + 0], sy = v->shift_f32[3 * p + 1],
-                sz = v->shift_f32[3 * p + 2];
     const int t = (int)threadIdx.x;
-    const int ea = min(hx_first_aligned(dst, e0), e1);
+    const int ea = hx_pack_first_group(dst, e0, e1);
+    if (pre && !pre->ok)
+        pre = NULL;
     const int ngroups = (e1 - ea) / 4;
     const int eb = ea + 4 * ngroups;
     /* head and tail: at most 3 entries each, by two different warps */
@@ -126,7 +185,7 @@ static __device__ __forceinline__ void hx_block_pack_x(const hx_plan_view *v, in
     if (!smem) {
         for (int g = t; g < ngroups; g += HX_HALO_THREADS) {
             float r[12];
-            hx_pack4(map, ea + 4 * g, x, sx, sy, sz, r);
+            hx_pack4(map, ea + 4 * g, x, sx, sy, sz, r, g == t ? pre : NULL);
             hx_store12(dst + 3 * (size_t)(ea + 4 * g), r);
         }
         return;
@@ -143,7 +202,8 @@ static __device__ __forceinline__ void hx_block_pack_x(const hx_plan_view *v, in
         __syncwarp();
         if (lane < ng) {
             float r[12];
-            hx_pack4(map, ea + 4 * (g0 + lane), x, sx, sy, sz, r);
+            /* warp w's lane handles group base + 32 w + lane = base + t */
+            hx_pack4(map, ea + 4 * (g0 + lane), x, sx, sy, sz, r, base == 0 ? pre : NULL);
             hx_store12(buf + 12 * lane, r);
         }
         hx_fence_proxy_async_smem();
@@ -167,15 +227,18 @@ static __device__ __forceinline__ void hx_block_copy(const float *src, float *ds
         dst[4 * n4 + t] = src[4 * n4 + t];
 }
 
-/* Accumulate entries [e0, e1) of pulse p from buf (entry 0's forces; buf + 3*e0 16-byte aligned
- * when e0 is a multiple of 4 in an aligned slot) into f[map[e]]: f[map[e]] += buf[e], atomically
- * when other pulses may add into the same atoms at the same time. */
-static __device__ __forceinline__ void hx_block_unpack_f(const hx_plan_view *v, int p,
-                                                         const float *buf, float *f, int e0, int e1,
-                                                         bool atomic)
+/* Accumulate entries [e0, e1) of a pulse (map: its index map) from buf (entry 0's forces;
+ * buf + 3*e0 16-byte aligned when e0 is a multiple of 4 in an aligned slot) into f[map[e]]:
+ * f[map[e]] += buf[e], atomically when other pulses may add into the same atoms at the same
+ * time. pre (atomic only): this thread's first group's map entries (hx_unpack_f_prefetch), or
+ * NULL. */
+static __device__ __forceinline__ void hx_block_unpack_f(const int *map, const float *buf, float *f,
+                                                         int e0, int e1, bool atomic,
+                                                         const hx_pre4 *pre)
 {
-    const int *map = v->index_map + v->map_offset[p];
     const int t = (int)threadIdx.x;
+    if (pre && !pre->ok)
+        pre = NULL;
     if (!atomic) {
         for (int e = e0 + t; e < e1; e += HX_HALO_THREADS)
             hx_unpack_f_elem_f32(e, map, buf, f);
@@ -191,7 +254,7 @@ static __device__ __forceinline__ void hx_block_unpack_f(const hx_plan_view *v, 
         int m[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            m[j] = map[e + j];
+            m[j] = pre && g == t ? pre->m[j] : map[e + j];
 #pragma unroll
         for (int j = 0; j < 4; j++)
             hx_unpack_f_elem_f32_atomic(j, m, r, f);

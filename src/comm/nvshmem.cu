@@ -322,7 +322,7 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n
         return true;
     const uint64_t t0 = globaltimer_ns();
     unsigned nap = 32;
-    for (;;) {
+    for (unsigned it = 1;; it++) {
         if (a->backoff_ns) {
             /* a sleeping warp issues nothing: the kernels of this GPU's other processes (and
              * this PE's blocks that do the work waited for) get its issue slots, and L2 the
@@ -333,7 +333,9 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n
         v = ld_acquire(sig, sys);
         if (v >= want)
             return true;
-        if (*(volatile int *)&a->st->abort)
+        /* the abort flag every 16th poll: its load would come after the acquire's, doubling
+         * the time a poll takes, and with it how late the signal is seen */
+        if ((it & 15) == 0 && *(volatile int *)&a->st->abort)
             return false;
         if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
             nv_report(a, kind, pulse, peer, n, v);

@@ -15,8 +15,8 @@
  *                received in it back to their owner once every later pulse that forwarded those
  *                atoms has been accumulated (the plan's rdeps mask); "role B" blocks wait for the
  *                forces on the atoms we sent, and add them into f[map[e]] with atomics (pulses
- *                run concurrently and may share atoms). The kernel's last block advances the
- *                step counter.
+ *                run concurrently and may share atoms). Block (0,0) sets the step of the next
+ *                coordinate kernel.
  *
  * Data paths, chosen per peer at update (and forced by cfg.path):
  *   P2P      nvshmem_ptr gives the peer's address: coordinates are packed straight into the
@@ -33,13 +33,13 @@
  * Signals: 64-bit words per pulse and direction in symmetric memory that count exchanges: each
  * exchange adds exactly NV_SIG_UNIT, split over the sending blocks (the network path's one put
  * adds it whole, NVSHMEM_SIGNAL_ADD); a receiver waits for n * NV_SIG_UNIT with >=; nothing is
- * reset. The step number lives in device memory (read by both kernels, advanced by the force
- * kernel), so a CUDA graph of the two kernels replays correctly. The kernels are launched with
- * programmatic dependent launch: each starts while the kernel before it in the stream ends,
- * and waits for it (griddepcontrol.wait) before it reads anything.
- * Why a sender never overwrites a region still being read: docs/design/gpu-halo.md, in short:
- * everything we write into a peer at step s+1 comes after we received that peer's forces of
- * step s, which it sends only after its own stream has finished reading what we wrote at step s.
+ * reset. The step number lives in device memory (each kernel's block (0,0) sets the word the
+ * other kernel reads), so a CUDA graph of the two kernels replays correctly. The kernels are
+ * launched with programmatic dependent launch: each starts while the kernel before it in the stream
+ * ends, and waits for it (griddepcontrol.wait) before it reads anything. Why a sender never
+ * overwrites a region still being read: docs/design/gpu-halo.md, in short: everything we write into
+ * a peer at step s+1 comes after we received that peer's forces of step s, which it sends only
+ * after its own stream has finished reading what we wrote at step s.
  *
  * Never hang: every device wait has a deadline (cfg.wait_timeout; on by default in debug
  * builds, HALOX_HALO_WAIT_TIMEOUT=seconds in release); on expiry the waiting thread records
@@ -103,11 +103,15 @@ typedef struct nv_pulse {
 
 /* Device memory of one exchange (not symmetric: only this PE's kernels touch it). */
 typedef struct nv_state {
-    uint64_t step;                   /* steps completed: this step is step + 1 */
+    /* The step number, one word per kernel: each kernel's block (0,0) sets the word the other
+     * kernel reads, which no block of its own reads, and the other kernel starts only after
+     * this one has ended (same stream); so no grid-wide count is needed to know that every
+     * block has read its word. */
+    uint64_t step;                   /* steps completed (the coordinate kernel's: step + 1) */
     uint64_t f_skip;                 /* steps whose coordinates went without forces */
+    uint64_t fstep;                  /* the step of the last coordinate kernel (force kernel's) */
     uint64_t fdone[HX_MAX_PULSES];   /* pulse-q force accumulations, in NV_SIG_UNIT */
     unsigned x_count[HX_MAX_PULSES]; /* network path: blocks of pulse q done (last resets) */
-    unsigned f_grid_count;           /* force-kernel blocks done */
     int abort;                       /* a wait gave up: every other wait returns at once */
     int err_claim;                   /* the first to give up writes the record */
 } nv_state;
@@ -121,7 +125,7 @@ typedef struct nv_state {
 #define NV_TRACE_PULSES 8
 typedef struct nv_trace {
     uint64_t step;                    /* the step this slot holds (x kernel, block (0,0)) */
-    uint64_t x_start, f_start, f_end; /* first block of each kernel; last block of the force one */
+    uint64_t x_start, f_start, f_end; /* block (0,0) of each kernel; the force kernel's end */
     uint64_t x_dep[NV_TRACE_PULSES];  /* block 0's dependency wait of pulse p done */
     uint64_t x_sent[NV_TRACE_PULSES]; /* pulse p's signal (or put) issued by its last block */
     uint64_t x_recv[NV_TRACE_PULSES]; /* the coordinates of pulse p seen here (block 0) */
@@ -150,7 +154,6 @@ typedef struct nv_args {
     nv_state *st;
     nv_error *err; /* device address of the mapped record */
     int rank, npulses, chunk, bulk;
-    int f_blocks;                  /* active blocks of the force kernel */
     unsigned long long timeout_ns; /* 0: no deadline */
     unsigned long long stress;     /* 0: no injected delays */
     unsigned backoff_ns;           /* upper bound of the polling sleep; 0: spin */
@@ -175,11 +178,6 @@ static __device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t *p)
     uint64_t v;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
-}
-
-static __device__ __forceinline__ void st_release_gpu(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 /* The ordering between PEs is at system scope in general (peers on other GPUs), at GPU scope
@@ -373,26 +371,28 @@ static __device__ bool nv_wait_fdone_mask(const nv_args *a, uint64_t mask, uint6
  * first wait: the data movement before it (packing home atoms, sending the last pulse's forces)
  * needs no step number, since a block's signal adds a fixed share. */
 typedef struct nv_step {
-    uint64_t done, skip; /* steps completed, steps without forces */
+    uint64_t word, skip; /* the kernel's step word (as loaded), steps without forces */
+    unsigned inc;        /* the step is word + inc: 1 for the coordinate kernel, 0 for forces */
     int abort;           /* an earlier wait gave up: every wait returns at once */
 } nv_step;
 
 static __device__ __forceinline__ uint64_t nv_s(const nv_step *st)
 {
-    return st->done + 1;
+    return st->word + st->inc;
 }
 static __device__ __forceinline__ uint64_t nv_sf(const nv_step *st)
 {
-    return st->done + 1 - st->skip;
+    return st->word + st->inc - st->skip;
 }
 
-static __device__ __forceinline__ nv_step nv_begin(const nv_args *a)
+/* force: the force kernel (reads fstep), else the coordinate kernel (reads step). */
+static __device__ __forceinline__ nv_step nv_begin(const nv_args *a, bool force)
 {
     nv_pdl_wait();        /* the kernel before us in the stream has completed */
     nv_pdl_launch_next(); /* the next one may start (it waits for us in its nv_pdl_wait) */
-    nv_step st = {0, 0, 0};
+    nv_step st = {0, 0, force ? 0u : 1u, 0};
     if (threadIdx.x == 0) {
-        st.done = *(volatile uint64_t *)&a->st->step;
+        st.word = *(volatile uint64_t *)(force ? &a->st->fstep : &a->st->step);
         st.skip = *(volatile uint64_t *)&a->st->f_skip;
         st.abort = *(volatile int *)&a->st->abort;
     }
@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_x)
         return;
-    const nv_step st = nv_begin(a);
+    const nv_step st = nv_begin(a, false);
     const bool stamp = a->trace && threadIdx.x == 0;
     const uint64_t t_start = stamp ? globaltimer_ns() : 0;
     uint64_t t_dep = 0, t_sent = 0, t_recv = 0;
@@ -561,6 +561,8 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
             (void)nv_wait(a, a->xsig + p, nv_s(&st), a->sys, NV_WAIT_X, p, P.recv_pe);
         if (stamp)
             t_recv = globaltimer_ns();
+        if (p == 0)
+            *(volatile uint64_t *)&a->st->fstep = nv_s(&st); /* the force kernel's step */
     }
     if (stamp) {
         nv_trace *tr = nv_tr(a, nv_s(&st), p);
@@ -590,7 +592,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     const nv_pulse P = a->pulses[p];
     if (b >= P.nb_fa + P.nb_fb)
         return;
-    const nv_step st = nv_begin(a);
+    const nv_step st = nv_begin(a, true);
     const bool stamp = a->trace && threadIdx.x == 0;
     const uint64_t t_start = stamp ? globaltimer_ns() : 0;
     uint64_t t_sent = 0, t_recv = 0, t_done = 0;
@@ -647,23 +649,15 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
          * transport: the inter-PE scope */
         t_done = nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, stamp);
     }
-    /* the last block of the kernel ends the step: every block has read the step number */
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        if (atomicAdd(&a->st->f_grid_count, 1u) == (unsigned)a->f_blocks - 1) {
-            a->st->f_grid_count = 0;
-            if (stamp) {
-                nv_trace *te = nv_tr(a, nv_s(&st), -1);
-                te->f_end = globaltimer_ns();
-            }
-            st_release_gpu(&a->st->step, nv_s(&st));
-        }
-    }
+    /* block (0,0) ends the step for the next coordinate kernel */
+    if (blockIdx.y == 0 && b == 0 && threadIdx.x == 0)
+        *(volatile uint64_t *)&a->st->step = nv_s(&st);
     if (stamp) {
         nv_trace *tr = nv_tr(a, nv_s(&st), p);
+        nv_trace *te = nv_tr(a, nv_s(&st), -1);
+        atomicMax((unsigned long long *)&te->f_end, (unsigned long long)globaltimer_ns());
         if (blockIdx.y == 0 && b == 0)
-            nv_tr(a, nv_s(&st), -1)->f_start = t_start;
+            te->f_start = t_start;
         if (tr) {
             if (t_sent)
                 atomicMax((unsigned long long *)&tr->f_sent[p], (unsigned long long)t_sent);
@@ -1217,7 +1211,6 @@ static hx_status nv_configure(hx_halo *h)
                      NV_SIG_UNIT - 1);
             m->grid_x = dim3((unsigned)mx, (unsigned)p->npulses, 1);
             m->grid_f = dim3((unsigned)mf, (unsigned)p->npulses, 1);
-            m->args.f_blocks = tf;
             break;
         }
         chunk *= 2;

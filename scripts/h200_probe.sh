@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "events", "chunk", "sync", "xq", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
 # "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -138,6 +138,19 @@ unset HALOX_NVSHMEM_CHUNK HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
     done
 done
 unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+# 4d. xq: the exchange untraced, every baseline beside nvshmem, XQ_REPEATS runs per grid
+[[ $probes == *xq* ]] && for rep in $(seq 1 "${XQ_REPEATS:-2}"); do
+    for g in 2x2x1:4 2x2x2:8; do
+        dd=${g%:*} np=${g#*:}
+        export HALOX_BENCH_COMMAND="mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((4 * ps)) --warmup 400 --backends gpu-mpi,gpu-direct,nvshmem"
+        probe exchange_${dd}_xq$rep 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
+            --atoms-per-domain 11000 --steps $((4 * ps)) --warmup 400 \
+            --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_xq$rep.json"
+        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_${dd}_xq$rep.log" |
+            sed "s/^/    run $rep $dd: /" | tee -a "$OUT/summary.txt"
+    done
+done
+unset HALOX_BENCH_COMMAND
 # 5a. ddtests: the GPU MD tests with the rolling prune on (4 parts, inner tolerance
 #     PRUNE_TOL, default 0.0005), and test_gpu_dd_md's drift check shown to fail when the
 #     decomposed runs lose their buffer (HALOX_TEST_DD_RLIST=1.0, 4 ranks).

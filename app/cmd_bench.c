@@ -143,8 +143,8 @@ typedef struct timing {
  * event at every batch boundary only: a sample is one batch's device time per step. Events
  * between every two steps are not free: under MPS each adds a gap of the size of a kernel
  * boundary to a stream that has no host synchronisation of its own (measured: 46.6 against
- * 63.3 us per step for the fused exchange on 4 PEs, bench/results/h200-2026-12-05a), so they
- * would measure the events. The wall time covers every step. */
+ * 63.3 us per step for the fused exchange on 4 PEs, bench/results/h200-2026-12-04e/call1_a565fc0),
+ * so they would measure the events. The wall time covers every step. */
 static hx_status time_backend(hx_comm *world, hx_halo *h, const bench_backend *b, int warmup,
                               int steps, int batch, cudaStream_t s, timing *t)
 {

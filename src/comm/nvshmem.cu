@@ -69,11 +69,13 @@
 
 enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
 
-/* How a block publishes its writes before a pulse's block count (nv_last_block):
- *   THREAD   every thread fences, then thread 0 counts (the first form measured);
- *   BLOCK    thread 0 fences after the block barrier, then counts;
- *   RELEASE  thread 0 counts with one acquire-release atomic after the barrier (the release
- *            publishes the block's writes, the acquire gives the last block everyone's). */
+/* How a block publishes its writes before it adds its share to a signal (nv_publish) or counts
+ * itself done (nv_last_block, network path):
+ *   THREAD   every thread fences, then thread 0 adds (the first form measured);
+ *   BLOCK    thread 0 fences after the block barrier, then adds;
+ *   RELEASE  thread 0 adds with release semantics after the barrier (acquire-release for the
+ *            count: the acquire gives the last block everyone's writes). The default: one
+ *            operation instead of a fence and an operation (measured in gpu-results.md). */
 enum { NV_FENCE_THREAD = 0, NV_FENCE_BLOCK = 1, NV_FENCE_RELEASE = 2 };
 
 /* Signal words count exchanges: each exchange of a pulse adds exactly NV_SIG_UNIT to its word,
@@ -119,19 +121,20 @@ typedef struct nv_state {
 /* Trace (HALOX_NVSHMEM_TRACE=PREFIX): %globaltimer stamps of one step, in a device ring of the
  * last NV_TRACE_STEPS steps, written per PE to PREFIX.<instance>.rank<R>.txt when the exchange is
  * destroyed (scripts/nvshmem_trace.py lines the PEs up; the timer is one clock for every
- * process on a GPU). Every stamp has exactly one writer, so no atomics and no clearing: a slot
- * belongs to the step stored in it. Pulses past NV_TRACE_PULSES are not traced. */
+ * process on a GPU). A stamp has one writer, or several blocks keep the latest with atomicMax
+ * (x_sent, f_sent, f_done, f_end: a slot's older values are earlier times), so no clearing: a
+ * slot belongs to the step stored in it. Pulses past NV_TRACE_PULSES are not traced. */
 #define NV_TRACE_STEPS 4096
 #define NV_TRACE_PULSES 8
 typedef struct nv_trace {
     uint64_t step;                    /* the step this slot holds (x kernel, block (0,0)) */
     uint64_t x_start, f_start, f_end; /* block (0,0) of each kernel; the force kernel's end */
     uint64_t x_dep[NV_TRACE_PULSES];  /* block 0's dependency wait of pulse p done */
-    uint64_t x_sent[NV_TRACE_PULSES]; /* pulse p's signal (or put) issued by its last block */
+    uint64_t x_sent[NV_TRACE_PULSES]; /* pulse p's signal (or put) complete: its latest block */
     uint64_t x_recv[NV_TRACE_PULSES]; /* the coordinates of pulse p seen here (block 0) */
-    uint64_t f_sent[NV_TRACE_PULSES]; /* our forces of pulse p sent back (last A block) */
+    uint64_t f_sent[NV_TRACE_PULSES]; /* our forces of pulse p sent back (latest A block) */
     uint64_t f_recv[NV_TRACE_PULSES]; /* the forces of pulse p seen here (B block 0) */
-    uint64_t f_done[NV_TRACE_PULSES]; /* pulse p's forces accumulated (last B block) */
+    uint64_t f_done[NV_TRACE_PULSES]; /* pulse p's forces accumulated (latest B block) */
 } nv_trace;
 
 /* Polling backoff of device-side waits by default (hx_halo_config.wait_backoff_ns): 0, spin.

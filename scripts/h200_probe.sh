@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "chunk", "sync", "xq", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
 # "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -151,6 +151,16 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL HALOX_NVSHMEM_TR
     done
 done
 unset HALOX_BENCH_COMMAND
+# 4e. inject: the GPU halo tests against a fault-injection build (make it with
+#     CUDAFLAGS=-DHX_NVSHMEM_INJECT and --build DIR): each HALOX_TEST_INJECT mode must fail them.
+[[ $probes == *inject* ]] && for mode in x-early f-early; do
+    t0=$(date +%s)
+    (cd "$BUILD" && HALOX_TEST_INJECT=$mode timeout 120 ctest -R "test_gpu_halo_np4|test_gpu_halo_stress_np4" \
+        --output-on-failure --timeout 60) > "$OUT/logs/probe_inject_$mode.log" 2>&1
+    say "  inject $mode: ctest rc $? ($(($(date +%s) - t0)) s): $(grep -E "tests passed|tests failed" "$OUT/logs/probe_inject_$mode.log")"
+    grep -m4 -E "FAIL|mismatch|differs|step [0-9]" "$OUT/logs/probe_inject_$mode.log" | cut -c1-200 |
+        sed 's/^/    /' | tee -a "$OUT/summary.txt"
+done
 # 5a. ddtests: the GPU MD tests with the rolling prune on (4 parts, inner tolerance
 #     PRUNE_TOL, default 0.0005), and test_gpu_dd_md's drift check shown to fail when the
 #     decomposed runs lose their buffer (HALOX_TEST_DD_RLIST=1.0, 4 ranks).

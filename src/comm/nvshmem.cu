@@ -164,8 +164,22 @@ typedef struct nv_args {
     int sys;                       /* scope of the inter-PE ordering: 1 system, 0 this GPU */
     nv_trace *trace;               /* NULL: not traced */
     int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */
+    int inject;                    /* fault injection (NV_INJECT), 0: none */
     unsigned long long wh_step;
 } nv_args;
+
+/* Fault injection, to show that the tests catch an ordering bug of the publication protocol.
+ * Compiled only into a build made with -DHX_NVSHMEM_INJECT (CUDAFLAGS at configure), never into
+ * a normal one, where NV_INJECT is the constant 0 and the code below is removed. There
+ * HALOX_TEST_INJECT selects: "x-early", every P2P coordinate block publishes its share before
+ * it packs its dependent entries; "f-early", every force-accumulating block publishes its fdone
+ * share before its adds. */
+#ifdef HX_NVSHMEM_INJECT
+#define NV_INJECT(a) ((a)->inject)
+#else
+#define NV_INJECT(a) 0
+#endif
+enum { NV_INJECT_X_EARLY = 1, NV_INJECT_F_EARLY = 2 };
 
 /* ---- device helpers ----------------------------------------------------------------------- */
 
@@ -510,6 +524,9 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     /* independent entries: home atoms, packable at once */
     hx_block_pack_x(P.map, P.sx, P.sy, P.sz, a->x, dst, b * C, min(P.d, (b + 1) * C), smem, &parity,
                     NULL);
+    const bool inject_early = NV_INJECT(a) == NV_INJECT_X_EARLY && P.x_dst;
+    if (inject_early)
+        nv_publish(P.xsig_dst, nv_share(b, P.nb_x), a->fence_mode, a->sys, false);
     /* dependent entries: after the pulses they reference have arrived here */
     bool ok = true;
     if (e0 < e1) {
@@ -531,7 +548,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
     if (P.x_dst) {
         /* P2P: every block publishes its part itself (withheld: the test hook; the receiver's
          * deadline must catch it) */
-        if (!withhold)
+        if (!withhold && !inject_early)
             t_sent = nv_publish(P.xsig_dst, nv_share(b, P.nb_x), a->fence_mode, a->sys, stamp);
     } else if (nv_last_block(&a->st->x_count[p], (unsigned)P.nb_x, a->fence_mode, 1)) {
         if (withhold) {
@@ -647,10 +664,15 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             return;
         if (stamp && bb == 0)
             t_recv = globaltimer_ns();
+        const bool inject_early = NV_INJECT(a) == NV_INJECT_F_EARLY;
+        if (inject_early)
+            nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, false);
         hx_block_unpack_f(P.map, buf, a->f, e0, e1, true, &pre);
         /* our own blocks read these adds (fdone), but on the network path they hand f to the
          * transport: the inter-PE scope */
-        t_done = nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, stamp);
+        if (!inject_early)
+            t_done =
+                nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, stamp);
     }
     /* block (0,0) ends the step for the next coordinate kernel */
     if (blockIdx.y == 0 && b == 0 && threadIdx.x == 0)
@@ -1241,6 +1263,14 @@ static hx_status nv_configure(hx_halo *h)
     A->sys = m->sys;
     A->trace = m->trace;
     nv_withhold_hook(A, rank);
+    A->inject = 0;
+#ifdef HX_NVSHMEM_INJECT
+    const char *inj = getenv("HALOX_TEST_INJECT");
+    A->inject = inj && !strcmp(inj, "x-early")   ? NV_INJECT_X_EARLY
+                : inj && !strcmp(inj, "f-early") ? NV_INJECT_F_EARLY
+                                                 : 0;
+    hx_log(HX_LOG_WARN, "nvshmem: fault-injection build: HALOX_TEST_INJECT=%s", inj ? inj : "");
+#endif
     m->stress_rng = h->cfg.stress_seed ^ (0x9e3779b97f4a7c15ull * (unsigned long long)(rank + 1));
 
     char *d = h->describe;

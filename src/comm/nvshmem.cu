@@ -160,7 +160,7 @@ typedef struct nv_args {
     unsigned long long timeout_ns; /* 0: no deadline */
     unsigned long long stress;     /* 0: no injected delays */
     unsigned backoff_ns;           /* upper bound of the polling sleep; 0: spin */
-    int fence_mode;                /* nv_last_block: NV_FENCE_* */
+    int fence_mode;                /* nv_publish, nv_last_block: NV_FENCE_* */
     int sys;                       /* scope of the inter-PE ordering: 1 system, 0 this GPU */
     nv_trace *trace;               /* NULL: not traced */
     int wh_dir, wh_pulse;          /* test hook: withhold this signal (wh_dir -1: none) */

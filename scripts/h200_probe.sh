@@ -16,7 +16,8 @@
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
     -x LD_LIBRARY_PATH -x HALOX_GIT_REVISION -x HALOX_NVSHMEM_BACKOFF_NS -x HALOX_BENCH_COMMAND
-    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE -x HALOX_NVSHMEM_CHUNK -x HALOX_NVSHMEM_SCOPE -x HALOX_NVSHMEM_PDL --bind-to none)
+    -x HALOX_NVSHMEM_FENCE -x HALOX_NVSHMEM_TRACE -x HALOX_NVSHMEM_CHUNK -x HALOX_NVSHMEM_SCOPE -x HALOX_NVSHMEM_PDL
+    -x CUDA_MPS_ACTIVE_THREAD_PERCENTAGE --bind-to none)
 probes=${PROBE:-dispatch backoff fence}
 probe() { # name timeout command...
     local name=$1 to=$2
@@ -31,6 +32,32 @@ probe() { # name timeout command...
     say "  $name: rc $?, $(($(date +%s) - t0)) s"
 }
 ps=${PROBE_STEPS:-1000}
+mkdir -p "$OUT/logs/traces"
+# One exchange run of a probe, 11k atoms per domain: xrun NAME DD NP BACKENDS LABEL TRACE ENVS
+# [bench exchange arguments...]. Files probe_exchange_NAME.{json,log}; LABEL prefixes its lines
+# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE), the step's breakdown in the summary;
+# ENVS: the settings of the run (already exported by the caller), recorded in its command.
+xrun() {
+    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7
+    shift 7
+    if [[ $trace -eq 1 ]]; then
+        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_$name
+    else
+        unset HALOX_NVSHMEM_TRACE
+    fi
+    export HALOX_BENCH_COMMAND="${envs:+$envs }mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --backends $backends $*"
+    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$HALOX" bench exchange --dd "$dd" \
+        --atoms-per-domain 11000 --backends "$backends" "$@" -o "$RES/probe_exchange_$name.json"
+    grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_$name.log" |
+        sed "s/^/    $label $dd: /" | tee -a "$OUT/summary.txt"
+    if [[ $trace -eq 1 ]]; then
+        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
+            --json "$RES/trace_exchange_$name.json" 2>&1 | sed 's/^/    /' |
+            grep -E "period|skew|span|gap|pack|dep|hop|accum|PEs" | tee -a "$OUT/summary.txt"
+        unset HALOX_NVSHMEM_TRACE
+    fi
+    unset HALOX_BENCH_COMMAND
+}
 [[ $probes == *dispatch* ]] && for np in 1 2 4 8; do
     probe mps_dispatch_$np 60 "${pmpi[@]}" -np $np "$BUILD/tests/mps_dispatch" --steps 20000 \
         --launches 20000 --json "$RES/mps_dispatch_${np}pe.json"
@@ -40,12 +67,8 @@ done
     export HALOX_NVSHMEM_BACKOFF_NS=$b
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_BACKOFF_NS=$b mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-direct,nvshmem"
-        probe exchange_${dd}_backoff$b 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-direct,nvshmem \
-            -o "$RES/probe_exchange_${dd}_backoff$b.json"
-        grep -E "^ *(gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_backoff$b.log" |
-            sed "s/^/    backoff $b $dd: /" | tee -a "$OUT/summary.txt"
+        xrun ${dd}_backoff$b $dd $np gpu-direct,nvshmem "backoff $b" 0 \
+            "HALOX_NVSHMEM_BACKOFF_NS=$b" --steps $((2 * ps)) --warmup 200
     done
     export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_BACKOFF_NS=$b mpirun -np 4 halox bench md --atoms 45000 --dd 4x1x1,2x2x1 --backends gpu-direct,nvshmem --steps $((2 * ps)) --warmup 200"
     probe md_45k_4rank_backoff$b 150 "${pmpi[@]}" -np 4 "$HALOX" bench md --atoms 45000 \
@@ -55,23 +78,13 @@ done
         tee -a "$OUT/summary.txt"
 done
 unset HALOX_NVSHMEM_BACKOFF_NS
-mkdir -p "$OUT/logs/traces"
 [[ $probes == *fence* ]] && for fe in thread block; do
     export HALOX_NVSHMEM_FENCE=$fe
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
-        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_$fe
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_TRACE=x_${dd}_$fe mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-direct,nvshmem"
-        probe exchange_${dd}_fence_$fe 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-direct,nvshmem \
-            -o "$RES/probe_exchange_${dd}_fence_$fe.json"
-        grep -E "^ *(gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_fence_$fe.log" |
-            sed "s/^/    fence $fe $dd: /" | tee -a "$OUT/summary.txt"
-        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
-            --json "$RES/trace_exchange_${dd}_fence_$fe.json" 2>&1 | sed 's/^/    /' |
-            tee -a "$OUT/summary.txt"
+        xrun ${dd}_fence_$fe $dd $np gpu-direct,nvshmem "fence $fe" 1 "HALOX_NVSHMEM_FENCE=$fe" \
+            --steps $((2 * ps)) --warmup 200
     done
-    unset HALOX_NVSHMEM_TRACE
     export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_FENCE=$fe mpirun -np 4 halox bench md --atoms 45000 --dd 4x1x1,2x2x1 --backends gpu-direct,nvshmem --steps $((2 * ps)) --warmup 200"
     probe md_45k_4rank_fence_$fe 150 "${pmpi[@]}" -np 4 "$HALOX" bench md --atoms 45000 \
         --dd 4x1x1,2x2x1 --backends gpu-direct,nvshmem --steps $((2 * ps)) --warmup 200 \
@@ -83,37 +96,21 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
 [[ $probes == *events* ]] && for ev in 1 100; do
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
-        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_ev$ev
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_TRACE=x_${dd}_ev$ev mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch $ev --backends gpu-mpi,gpu-direct,nvshmem"
-        probe exchange_${dd}_ev$ev 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch $ev \
-            --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_ev$ev.json"
-        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_ev$ev.log" |
-            sed "s/^/    events every $ev $dd: /" | tee -a "$OUT/summary.txt"
-        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
-            --json "$RES/trace_exchange_${dd}_ev$ev.json" 2>&1 | sed 's/^/    /' |
-            tee -a "$OUT/summary.txt"
+        xrun ${dd}_ev$ev $dd $np gpu-mpi,gpu-direct,nvshmem "events every $ev" 1 "" \
+            --steps $((2 * ps)) --warmup 200 --batch $ev
     done
 done
-unset HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
 # 4b. chunk: nvshmem with fewer, longer blocks per pulse (HALOX_NVSHMEM_CHUNK atoms per block;
 #     the default starts at 1024), event pair around every 100th step, traced.
 [[ $probes == *chunk* ]] && for c in ${CHUNKS:-4096 16384}; do
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
-        export HALOX_NVSHMEM_CHUNK=$c HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_chunk$c
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_CHUNK=$c mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch 100 --backends nvshmem"
-        probe exchange_${dd}_chunk$c 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --batch 100 \
-            --backends nvshmem -o "$RES/probe_exchange_${dd}_chunk$c.json"
-        grep -E "^ *(nvshmem)" "$OUT/logs/probe_exchange_${dd}_chunk$c.log" |
-            sed "s/^/    chunk $c $dd: /" | tee -a "$OUT/summary.txt"
-        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
-            --json "$RES/trace_exchange_${dd}_chunk$c.json" 2>&1 | sed 's/^/    /' |
-            tee -a "$OUT/summary.txt"
+        export HALOX_NVSHMEM_CHUNK=$c
+        xrun ${dd}_chunk$c $dd $np nvshmem "chunk $c" 1 "HALOX_NVSHMEM_CHUNK=$c" \
+            --steps $((2 * ps)) --warmup 200 --batch 100
     done
 done
-unset HALOX_NVSHMEM_CHUNK HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+unset HALOX_NVSHMEM_CHUNK
 # 4c. sync: the fused exchange's ordering and launch variants side by side, batches of 20 steps,
 #     traced: NAME:FENCE:SCOPE:PDL (HALOX_NVSHMEM_FENCE, HALOX_NVSHMEM_SCOPE, HALOX_NVSHMEM_PDL).
 [[ $probes == *sync* ]] && for v in ${SYNC_VARIANTS:-old:block:sys:0 pdl:block:sys:1 rel:release:sys:0 gpu:release:auto:0 new:release:auto:1}; do
@@ -123,34 +120,20 @@ unset HALOX_NVSHMEM_CHUNK HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
         bk=gpu-direct,nvshmem
         [[ $name == new ]] && bk=gpu-mpi,gpu-direct,nvshmem,nvshmem-graph
         export HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_SCOPE=$sc HALOX_NVSHMEM_PDL=$pd
-        export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_${dd}_$name
-        export HALOX_BENCH_COMMAND="HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_SCOPE=$sc HALOX_NVSHMEM_PDL=$pd mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends $bk"
-        probe exchange_${dd}_$name 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends $bk \
-            -o "$RES/probe_exchange_${dd}_$name.json"
-        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_${dd}_$name.log" |
-            sed "s/^/    $name $dd: /" | tee -a "$OUT/summary.txt"
-        grep -m1 -o "publish by.*" "$OUT/logs/probe_exchange_${dd}_$name.log" | sed 's/^/    /' |
-            tee -a "$OUT/summary.txt"
-        python3 "$(dirname "${BASH_SOURCE[0]}")/nvshmem_trace.py" "$HALOX_NVSHMEM_TRACE.0" \
-            --json "$RES/trace_exchange_${dd}_$name.json" 2>&1 | sed 's/^/    /' |
-            grep -E "period|skew|span|gap|pack|dep|hop|accum" | tee -a "$OUT/summary.txt"
+        xrun ${dd}_$name $dd $np $bk "$name" 1 \
+            "HALOX_NVSHMEM_FENCE=$fe HALOX_NVSHMEM_SCOPE=$sc HALOX_NVSHMEM_PDL=$pd" \
+            --steps $((2 * ps)) --warmup 200
     done
 done
-unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL HALOX_NVSHMEM_TRACE HALOX_BENCH_COMMAND
+unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL
 # 4d. xq: the exchange untraced, every baseline beside nvshmem, XQ_REPEATS runs per grid
 [[ $probes == *xq* ]] && for rep in $(seq 1 "${XQ_REPEATS:-2}"); do
     for g in 2x2x1:4 2x2x2:8; do
         dd=${g%:*} np=${g#*:}
-        export HALOX_BENCH_COMMAND="mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((4 * ps)) --warmup 400 --backends gpu-mpi,gpu-direct,nvshmem"
-        probe exchange_${dd}_xq$rep 90 "${pmpi[@]}" -np $np "$HALOX" bench exchange --dd $dd \
-            --atoms-per-domain 11000 --steps $((4 * ps)) --warmup 400 \
-            --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_xq$rep.json"
-        grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_${dd}_xq$rep.log" |
-            sed "s/^/    run $rep $dd: /" | tee -a "$OUT/summary.txt"
+        xrun ${dd}_xq$rep $dd $np gpu-mpi,gpu-direct,nvshmem "run $rep" 0 "" \
+            --steps $((4 * ps)) --warmup 400
     done
 done
-unset HALOX_BENCH_COMMAND
 # 4e. inject: the GPU halo tests against a fault-injection build (make it with
 #     CUDAFLAGS=-DHX_NVSHMEM_INJECT and --build DIR): each HALOX_TEST_INJECT mode must fail them.
 [[ $probes == *inject* ]] && for mode in x-early f-early; do
@@ -229,13 +212,9 @@ fi
 [[ $probes == *mps* ]] && for g in 2x2x1:4:25 2x2x2:8:12; do
     IFS=: read -r dd np pct <<< "$g"
     export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
-    export HALOX_BENCH_COMMAND="CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) --warmup 200 --backends gpu-mpi,gpu-direct,nvshmem"
-    probe exchange_${dd}_mps$pct 90 "${pmpi[@]}" -x CUDA_MPS_ACTIVE_THREAD_PERCENTAGE -np $np \
-        "$HALOX" bench exchange --dd $dd --atoms-per-domain 11000 --steps $((2 * ps)) \
-        --warmup 200 --backends gpu-mpi,gpu-direct,nvshmem -o "$RES/probe_exchange_${dd}_mps$pct.json"
-    grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)" "$OUT/logs/probe_exchange_${dd}_mps$pct.log" |
-        sed "s/^/    active threads $pct % $dd: /" | tee -a "$OUT/summary.txt"
-    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE HALOX_BENCH_COMMAND
+    xrun ${dd}_mps$pct $dd $np gpu-mpi,gpu-direct,nvshmem "active threads $pct %" 0 \
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct" --steps $((2 * ps)) --warmup 200
+    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
 done
 # 8. final: the MD step with the build's defaults on one GPU (45k, 180k, 360k) and decomposed
 #    (45k on 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2, every GPU halo backend side by side).

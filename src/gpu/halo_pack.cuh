@@ -40,6 +40,13 @@ static __device__ __forceinline__ int hx_first_aligned(const float *dst, int e0)
     return e0 + (int)((a & 15u) >> 2);
 }
 
+/* The first entry of the 4-aligned groups of a pack of [e0, e1) into dst (hx_block_pack_x packs
+ * the entries before it one by one). */
+static __device__ __forceinline__ int hx_pack_first_group(const float *dst, int e0, int e1)
+{
+    return min(hx_first_aligned(dst, e0), e1);
+}
+
 /* The map entries of one thread's first group (4 entries) of a block-wide pack or unpack,
  * loaded ahead of a wait for the data they index: after the wait the group then costs one memory
  * round trip less. ok == 0: nothing was loaded (the thread has no first group). */
@@ -69,9 +76,6 @@ static __device__ __forceinline__ void hx_pack4(const int *map, int e, const flo
         m[j] = pre ? pre->m[j] : map[e + j];
     hx_pack4m(m, x, sx, sy, sz, r);
 }
-
-/* The first entry of the 4-aligned groups of a pack of [e0, e1) into dst (see hx_block_pack_x). */
-static __device__ __forceinline__ int hx_pack_first_group(const float *dst, int e0, int e1);
 
 /* This thread's first group of hx_block_pack_x(map, ..., dst, e0, e1): its map entries, ahead. */
 static __device__ __forceinline__ hx_pre4 hx_pack_x_prefetch(const int *map, const float *dst,
@@ -159,11 +163,6 @@ static __device__ __forceinline__ void hx_bulk_complete(void)
  * to the bulk-copy engine, so warps never wait for each other; *bulk_parity (per thread, the
  * same in a warp) carries the buffer alternation across calls. After the last call the caller
  * runs hx_bulk_complete in lane 0 of every warp before publishing. Contains no block barrier. */
-static __device__ __forceinline__ int hx_pack_first_group(const float *dst, int e0, int e1)
-{
-    return min(hx_first_aligned(dst, e0), e1);
-}
-
 static __device__ __forceinline__ void hx_block_pack_x(const int *map, float sx, float sy, float sz,
                                                        const float *x, float *dst, int e0, int e1,
                                                        float *smem, int *bulk_parity,

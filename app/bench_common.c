@@ -45,6 +45,26 @@ void hx_bench_git_revision(char *buf, size_t len)
     }
 }
 
+/* `nvidia-smi topo -m` as an array of lines, or NULL where it is not available. */
+static cJSON *gpu_topology(void)
+{
+    FILE *f = popen("nvidia-smi topo -m 2>/dev/null", "r");
+    if (!f)
+        return NULL;
+    cJSON *lines = cJSON_CreateArray();
+    char line[1024];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0])
+            cJSON_AddItemToArray(lines, cJSON_CreateString(line));
+    }
+    if (pclose(f) != 0 || cJSON_GetArraySize(lines) == 0) {
+        cJSON_Delete(lines);
+        return NULL;
+    }
+    return lines;
+}
+
 cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version)
 {
     cJSON *m = cJSON_CreateObject();
@@ -81,6 +101,13 @@ cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version)
         snprintf(buf, sizeof buf, "%d.%d", g.runtime_version / 1000,
                  (g.runtime_version % 1000) / 10);
         cJSON_AddStringToObject(m, "cuda", buf);
+        cJSON_AddNumberToObject(m, "gpus_visible", ndev);
+        /* how the GPUs are linked (NVLink, PCIe): a result across GPUs means little without it */
+        cJSON *topo = gpu_topology();
+        if (topo)
+            cJSON_AddItemToObject(m, "gpu_topology", topo);
+        else
+            cJSON_AddNullToObject(m, "gpu_topology");
     } else {
         cJSON_AddNullToObject(m, "gpu");
         cJSON_AddNullToObject(m, "driver");

@@ -61,6 +61,8 @@ export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps_log
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem \
         --format=csv 2>&1
     nvidia-smi 2>&1 | head -20
+    echo "== GPU topology (nvidia-smi topo -m)"
+    nvidia-smi topo -m 2>&1
     nvcc --version 2>&1 | tail -2
     mpirun --version 2>&1 | head -1
     ompi_info 2>/dev/null | grep -i "cuda support" | head -2
@@ -127,25 +129,83 @@ finish() {
 trap finish EXIT
 [[ $build_only -eq 1 ]] && exit 0
 
-# ---- 4. MPS: several PEs on the one GPU run concurrently only under MPS -------------------
+# ---- 4. MPS: several PEs on one GPU run concurrently only under MPS -----------------------
+ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-nvidia-cuda-mps-control -d > "$OUT/logs/mps.log" 2>&1 && say "MPS started" || say "MPS did not start"
+mps_start() { nvidia-cuda-mps-control -d >> "$OUT/logs/mps.log" 2>&1; }
+mps_stop() { echo quit | nvidia-cuda-mps-control > /dev/null 2>&1; sleep 1; }
+# A test that crashes under MPS can leave the server unable to serve new clients ("the CUDA
+# runtime could not be initialised" for every later process): after a failed test, a one-second
+# CUDA program says whether the GPUs still answer, and MPS is restarted when they do not.
+gpu_healthy() { timeout -s KILL 30 "$build/halox" version > /dev/null 2>&1; }
+mps_start && say "MPS started ($ngpus GPU(s))" || say "MPS did not start"
 
-# ---- 5. GPU tests -------------------------------------------------------------------------
+# ---- 5. GPU tests, per placement ---------------------------------------------------------
+# Placements (name, MPS on/off, visible GPUs, tests):
+#   1gpu        every GPU test, every rank on GPU 0 under MPS (the one-GPU machine's setting);
+#   2gpu-1pp    with >= 2 GPUs: the 2-rank tests, one rank per GPU, without MPS;
+#   2gpu-1pp-mps  the same under MPS;
+#   2gpu-spread   the 4- and 8-rank tests spread over both GPUs under MPS.
+# Each test runs on its own (ctest -R '^name$') under an outer SIGKILL timeout: a hung GPU process
+# ignores ctest's timeout. Results: logs/ctest_<placement>.log, one line per test in the summary,
+# prefixed with the placement.
+run_placement() { # name mps(0|1) visible regex
+    local pname=$1 mps=$2 vis=$3 regex=$4 t rc line npass=0 nfail=0
+    if [[ $mps -eq 1 ]]; then mps_start; else mps_stop; fi
+    local plog=$OUT/logs/ctest_$pname.log
+    : > "$plog"
+    local tests
+    tests=$(cd "$build" && ctest -L gpu -N ${filter:+-R "$filter"} |
+        sed -nE 's/^ *Test +#[0-9]+: ([A-Za-z0-9_]+)$/\1/p' | grep -E "$regex")
+    for t in $tests; do
+        if [[ $(left) -lt $((reserve + 20)) ]]; then
+            say "  [$pname] $t: not run (the call's time is spent)"
+            continue
+        fi
+        (cd "$build" && CUDA_VISIBLE_DEVICES=$vis timeout -s KILL "${HALOX_H200_TEST_TIMEOUT:-150}" \
+            ctest -R "^$t\$" --output-on-failure --timeout "${HALOX_H200_TEST_TIMEOUT:-150}") >> "$plog" 2>&1
+        rc=$?
+        line=$(grep -E "Test +#[0-9]+: $t " "$plog" | tail -1 | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //')
+        [[ $rc -eq 137 ]] && line="$t ***Killed (outer timeout)"
+        [[ -z $line ]] && line="$t rc $rc"
+        say "  [$pname] $line"
+        if [[ $rc -eq 0 ]]; then
+            npass=$((npass + 1))
+        else
+            nfail=$((nfail + 1))
+            if ! gpu_healthy; then
+                say "  [$pname] the GPUs do not answer after $t: restarting MPS"
+                mps_stop
+                [[ $mps -eq 1 ]] && mps_start
+                gpu_healthy || say "  [$pname] still no answer after the restart"
+            fi
+        fi
+    done
+    say "  [$pname] $npass passed, $nfail failed"
+    echo "$pname $npass $nfail" >> "$OUT/logs/placements.txt"
+}
 if [[ $do_tests -eq 1 ]]; then
     reserve=0
     [[ $do_san -eq 1 ]] && reserve=$((reserve + 60))
     [[ $do_bench -eq 1 ]] && reserve=$((reserve + ${HALOX_H200_BENCH_RESERVE:-200}))
-    tbudget=$(($(left) - reserve))
-    [[ $tbudget -lt 30 ]] && tbudget=30
-    (cd "$build" && timeout $tbudget ctest -L gpu ${filter:+-R "$filter"} --output-on-failure \
-        --timeout ${HALOX_H200_TEST_TIMEOUT:-150} > "$OUT/logs/ctest_gpu.log" 2>&1)
-    [[ $? -eq 124 ]] && say "GPU tests cut at their budget of $tbudget s"
     say ""
     say "GPU tests ($(elapsed) s):"
-    grep -E "Test +#[0-9]+:" "$OUT/logs/ctest_gpu.log" |
-        sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //' | tee -a "$summary"
-    grep -E "tests passed|tests failed" "$OUT/logs/ctest_gpu.log" | tee -a "$summary"
+    placements=${HALOX_H200_PLACEMENTS:-auto}
+    if [[ $placements == auto ]]; then
+        placements=1gpu
+        [[ $ngpus -ge 2 ]] && placements="2gpu-1pp 2gpu-1pp-mps 2gpu-spread 1gpu"
+    fi
+    for pl in $placements; do
+        case $pl in
+        1gpu) run_placement 1gpu 1 0 '.' ;;
+        2gpu-1pp) run_placement 2gpu-1pp 0 0,1 '_np2$' ;;
+        2gpu-1pp-mps) run_placement 2gpu-1pp-mps 1 0,1 '_np2$' ;;
+        2gpu-spread) run_placement 2gpu-spread 1 0,1 '_np(4|8)$' ;;
+        *) say "  unknown placement '$pl'" ;;
+        esac
+    done
+    mps_stop
+    mps_start
 fi
 
 # ---- 6. compute-sanitizer on the single-process GPU tests ---------------------------------

@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
 # "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -421,5 +421,29 @@ if [[ " $probes " == *" ab "* ]]; then
         done
     else
         say "  ab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
+    fi
+fi
+
+# floors: one message between two processes' GPUs (bench/link_floors.cu: flag only, float4
+# stores, bulk copy at 4/32/128 KB) and the kernel-per-step signal hop (bench/mps_dispatch.cu),
+# on one GPU under MPS and, with two or more GPUs, one process per GPU (MPS on, then off).
+if [[ $probes == *floors* ]]; then
+    fl() { # name visible-devices
+        CUDA_VISIBLE_DEVICES=$2 probe floors_$1 120 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES -np 2 \
+            "$BUILD/tests/link_floors" --iters "${FLOOR_ITERS:-5000}" --json "$RES/floors_$1.json"
+        grep -E "^ +(flag|stores|bulk)|link_floors" "$OUT/logs/probe_floors_$1.log" |
+            sed "s/^/    $1: /" | tee -a "$OUT/summary.txt"
+        CUDA_VISIBLE_DEVICES=$2 probe dispatch2_$1 120 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES -np 2 \
+            "$BUILD/tests/mps_dispatch" --json "$RES/dispatch2_$1.json"
+        grep -E "ring|boundary|empty" "$OUT/logs/probe_dispatch2_$1.log" | sed "s/^/    $1: /" |
+            tee -a "$OUT/summary.txt"
+    }
+    fl 1gpu_mps 0
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') -ge 2 ]]; then
+        fl 2gpu_mps 0,1
+        echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+        sleep 1
+        fl 2gpu_nomps 0,1
+        nvidia-cuda-mps-control -d > /dev/null 2>&1
     fi
 fi

@@ -107,6 +107,10 @@ endif()
 if(HALOX_HAVE_CUDA AND NOT HALOX_GPU_EMULATE)
   add_executable(mps_dispatch ${PROJECT_SOURCE_DIR}/bench/mps_dispatch.cu)
   target_link_libraries(mps_dispatch PRIVATE halox)
+  # One message between two processes' GPUs (flag, float4 stores, bulk copy; 4-128 KB): the
+  # floors of the exchange on one GPU under MPS and across GPUs (docs/design/gpu-results.md)
+  add_executable(link_floors ${PROJECT_SOURCE_DIR}/bench/link_floors.cu)
+  target_link_libraries(link_floors PRIVATE halox)
 endif()
 # The "gpu" MD backend in the engine's schedule against the "cpu" backend (one domain; two
 # domains on one GPU through the gpu-mpi halo)

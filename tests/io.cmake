@@ -39,6 +39,10 @@ add_test(NAME test_bench_suite
 # (it starts mpirun: Open MPI's allocations at exit are not leak-checked, as for the MPI tests)
 set_tests_properties(test_bench_suite PROPERTIES LABELS "cpu;io;cli;mpi" TIMEOUT 300
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+# GROMACS on the GPU beside halox (bench/gmx_gpu.py, bench/compare_gpu.py), without a GPU: the
+# md.log parsers on logs of real runs (tests/fixtures), the GPU task mapping, finding GROMACS
+add_test(NAME test_gmx_gpu COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_gmx_gpu.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_gmx_gpu PROPERTIES LABELS "cpu;io" TIMEOUT 120)
 
 # GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
 # tests/gromacs_topology.sh runs them in GROMACS.

@@ -32,6 +32,7 @@ taken out of its total: not what a user gets).
 """
 
 import argparse
+import hashlib
 import math
 import os
 import re
@@ -242,6 +243,12 @@ class Driver:
                 say(f"  grompp failed for {atoms} atoms: see {d}/grompp.out")
                 gdir = None
         self.boxes[atoms] = (gro, mdp_h, gdir) if rc == 0 else None
+        if rc == 0 and not self.a.dry_run:
+            # what the box was, for the record: the files themselves are removed at the end
+            self.meta.setdefault("boxes", {})[str(atoms)] = {
+                "command": f"halox build water --model spce --atoms {atoms} --seed "
+                           f"{self.a.seed} -o conf.gro --top topol.top",
+                "conf_sha256": sha256(gro), "top_sha256": sha256(top)}
         return self.boxes[atoms]
 
     # -- one run of each code --
@@ -504,6 +511,8 @@ class Driver:
         if self.mps is False and not a.dry_run:
             self.mps_set(True)  # leave the machine as found (h200.sh runs under MPS)
         self.save()
+        if not a.dry_run and not a.keep_files:
+            remove_bulky(a.out)
         lines = self.table()
         if not a.dry_run:
             with open(os.path.join(a.out, "table.txt"), "w") as f:
@@ -512,6 +521,30 @@ class Driver:
         for line in lines:
             say(line)
         return 0
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# Large files the record does not need (boxes and final frames are rebuilt by the recorded
+# commands; run inputs, checkpoints and energy files are not read): removed at the end unless
+# --keep-files, so that the results carried back from a device call stay small.
+BULKY = (".gro", ".tpr", ".cpt", ".edr", ".trr", ".xtc")
+
+
+def remove_bulky(top):
+    n = 0
+    for d, _, files in os.walk(top):
+        for f in files:
+            if f.endswith(BULKY):
+                os.unlink(os.path.join(d, f))
+                n += 1
+    return n
 
 
 def count_gpus():
@@ -551,6 +584,9 @@ def main():
                     " -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN -x LD_LIBRARY_PATH"
                     " -x HALOX_GIT_REVISION", help="launcher of several ranks, before -np N")
     ap.add_argument("--seed", type=int, default=1, help="seed of the boxes")
+    ap.add_argument("--keep-files", action="store_true",
+                    help="keep the boxes, run inputs and final frames (removed by default: "
+                         "the record has their commands and hashes)")
     ap.add_argument("--dry-run", action="store_true",
                     help="print every command (boxes, run inputs, runs) and run nothing")
     a = ap.parse_args()

@@ -145,6 +145,11 @@ need(m["git_revision"] == "feedc0de", f"git revision {m['git_revision']}")
 need(m["command"].startswith(__import__("os").path.abspath(sys.argv[0]) if False else "")
      and "h200_compare.sh" in m["command"] and "--configs" in m["command"], m["command"])
 need(m.get("gromacs") and "halox_version" in m and m["series"] == "compare_gpu", m)
+need(len(m.get("boxes", {}).get("3000", {}).get("conf_sha256", "")) == 64, m.get("boxes"))
+import os
+left = [os.path.join(a, f) for a, _, fs in os.walk(d) for f in fs
+        if f.endswith((".gro", ".tpr", ".cpt", ".edr", ".trr"))]
+need(not left, f"bulky files left: {left}")
 runs = j["runs"]
 need(len(runs) == 6 and not [r for r in runs if "failed" in r], [r.get("failed") for r in runs])
 for r in runs:

@@ -353,6 +353,12 @@ def cmd_run(a):
         if k in parsed:
             run[k] = parsed[k]
     provenance.write_json_atomic(out, {"meta": meta(command, gmx), "runs": [run]})
+    if not a.keep_files:
+        # the run input, checkpoint and energies are large (100 MB at millions of atoms) and
+        # not read: the logs and the .mdp stay
+        for f in os.listdir(work):
+            if f.endswith((".tpr", ".cpt", ".edr", ".trr", ".xtc")):
+                os.unlink(os.path.join(work, f))
     print(f"GROMACS GPU {a.atoms} atoms, {a.ranks} rank(s) on {run['gpus']} GPU(s), "
           f"{'x'.join(map(str, dd))}: {run['ns_per_day']:.1f} ns/day, "
           f"{run['us_per_step']:.1f} us/step (nstlist {run['nstlist']}) -> {out}")
@@ -391,6 +397,8 @@ def main():
     ru.add_argument("--workdir", help="where GROMACS runs (default: a new temporary directory)")
     ru.add_argument("--out", default="gmx_gpu.json", help="the result file")
     ru.add_argument("--dry-run", action="store_true", help="print the commands only")
+    ru.add_argument("--keep-files", action="store_true",
+                    help="keep the run input, checkpoint and energy file in --workdir")
     a = ap.parse_args()
     if a.what == "locate":
         gmx, how = locate(unpack=not a.no_unpack)

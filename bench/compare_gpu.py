@@ -38,6 +38,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -181,10 +182,17 @@ class Driver:
                             if os.environ.get(k) != v)
             say(("env " + envs + " " if envs else "") + gmx_gpu.quoted(full))
             return 0
+        # its own process group: what a launch leaves behind (the ranks of an mpirun that
+        # timeout killed) is ended with it, and holds no GPU during the next run
         with open(log, "w") as f:
-            p = subprocess.run(full, stdout=f, stderr=subprocess.STDOUT,
-                               env=dict(os.environ, **(env or {})))
-        return p.returncode
+            p = subprocess.Popen(full, stdout=f, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, **(env or {})), start_new_session=True)
+            rc = p.wait()
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return rc
 
     def launcher(self, n):
         return shlex.split(self.a.mpirun) + ["-np", str(n)]

@@ -55,7 +55,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; shift ;;
     --budget) budget=$2; shift ;;
     -h | --help)
-        sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *) args+=("$1") ;;

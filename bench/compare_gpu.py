@@ -110,7 +110,7 @@ def steps_for(nsday, seconds, fixed=0):
 
 # ---- halox's md.log ---------------------------------------------------------------------------
 HALOX_PERF = re.compile(r"^performance:\s*" + gmx_gpu.NUM + r"\s*ns/day,\s*" + gmx_gpu.NUM
-                        + r"\s*us/step.*?\((\d+) steps, (\d+) atoms", re.M)
+                        + r"\s*us/step(.*)$", re.M)
 
 
 def parse_halox_log(text):
@@ -120,8 +120,10 @@ def parse_halox_log(text):
     m = HALOX_PERF.findall(text)
     if m:
         last = m[-1]
-        out.update(ns_per_day=float(last[0]), us_per_step=float(last[1]), steps=int(last[2]),
-                   atoms=int(last[3]))
+        out.update(ns_per_day=float(last[0]), us_per_step=float(last[1]))
+        n = re.search(r"\((\d+) steps, (\d+) atoms", last[2])
+        if n:
+            out.update(steps=int(n.group(1)), atoms=int(n.group(2)))
     m = re.search(r"^\s+backend (\S+), halo exchange (\S+)", text, re.M)
     if m:
         out["engine"], out["halo"] = m.group(1).rstrip(","), m.group(2)

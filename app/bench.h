@@ -17,6 +17,7 @@ typedef struct hx_bench_run {
     long long atoms, steps;
     int ranks, gpus, pulses, dd[3];
     double us_per_step, us_min, us_max, ns_per_day;
+    double ns_per_day_search; /* with the search steps in it ("ns_per_day_with_search"; NAN) */
     double local_work_us, nonlocal_work_us, non_overlap_us, exchange_us;
     double atoms_per_domain;
     char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */

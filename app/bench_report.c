@@ -127,6 +127,7 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
             b->us_max = num(r, "exchange_us_rank0_max");
         }
         b->ns_per_day = num(r, "ns_per_day");
+        b->ns_per_day_search = num(r, "ns_per_day_with_search");
         b->local_work_us = num(r, "local_work_us");
         b->nonlocal_work_us = num(r, "nonlocal_work_us");
         b->non_overlap_us = num(r, "non_overlap_us");
@@ -283,10 +284,17 @@ static int cmp_runs(const void *x, const void *y)
     return a->ranks - b->ranks;
 }
 
+static int is_gromacs(const hx_bench_run *r)
+{
+    return strcmp(r->backend, "gromacs") == 0;
+}
+
+/* GROMACS on the GPU gets its own label: its line and headline row are not the CPU runs'. */
 static void label_of(const hx_bench_run *r, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s%s%s%s", r->backend, r->path[0] ? " " : "", r->path,
-             r->bulk_copy > 0 ? " bulk" : "");
+    snprintf(out, cap, "%s%s%s%s%s", r->backend,
+             is_gromacs(r) && strcmp(r->engine, "gpu") == 0 ? " gpu" : "", r->path[0] ? " " : "",
+             r->path, r->bulk_copy > 0 ? " bulk" : "");
 }
 
 /* One gnuplot data block per backend (name in a comment line); x/y chosen by the caller. */
@@ -330,7 +338,8 @@ static void set_efficiency(hx_bench_run *runs, int n)
         for (int j = 0; j < n; j++) {
             const hx_bench_run *b = &runs[j];
             if (strcmp(b->mode, "md") != 0 || strcmp(b->engine, r->engine) != 0 ||
-                strcmp(b->system, r->system) != 0 || b->atoms != r->atoms || !(b->ns_per_day > 0))
+                is_gromacs(b) != is_gromacs(r) || strcmp(b->system, r->system) != 0 ||
+                b->atoms != r->atoms || !(b->ns_per_day > 0))
                 continue;
             if (!base || b->ranks < base->ranks ||
                 (b->ranks == base->ranks && b->ns_per_day > base->ns_per_day))
@@ -624,6 +633,62 @@ static void headline(FILE *md, hx_bench_run *all, int nall)
     free(used);
 }
 
+/* ns/day with the search steps counted: what GROMACS reports, and what a user gets. */
+static double with_search(const hx_bench_run *r)
+{
+    return r->ns_per_day_search > 0 ? r->ns_per_day_search : r->ns_per_day;
+}
+
+/* Every GROMACS run beside the fastest halox run of the same system, size, ranks and engine
+ * (on the GPU also the same GPUs and grid, which the GROMACS runs take from the GPU md runs; on
+ * the CPU GROMACS chooses its own grid, so halox's best grid stands there). Both with the
+ * search steps counted: GROMACS's ns/day always counts every step. */
+static void versus_gromacs(FILE *md, const hx_bench_run *all, int nall)
+{
+    int any = 0;
+    for (int i = 0; i < nall; i++)
+        any |= is_gromacs(&all[i]) && all[i].ns_per_day > 0;
+    if (!any)
+        return;
+    fprintf(md, "## halox against GROMACS\n\nns/day with the search steps counted in both "
+                "(GROMACS counts every step); halox: its fastest backend for the same system, "
+                "size, ranks and engine (on the GPU also the same GPUs and grid). halox / "
+                "GROMACS above 1: halox is faster. Compare within one call only: both "
+                "move with the host.\n\n| system | atoms | engine | ranks | GPUs | grid | "
+                "halox backend | halox ns/day | halox without searches | GROMACS ns/day | "
+                "halox / GROMACS |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < nall; i++) {
+        const hx_bench_run *g = &all[i];
+        if (!is_gromacs(g) || !(g->ns_per_day > 0))
+            continue;
+        const int gpu = strcmp(g->engine, "gpu") == 0;
+        const hx_bench_run *h = NULL;
+        for (int j = 0; j < nall; j++) {
+            const hx_bench_run *c = &all[j];
+            if (is_gromacs(c) || strcmp(c->system, g->system) != 0 || c->atoms != g->atoms ||
+                c->ranks != g->ranks || strcmp(c->engine, gpu ? "gpu" : "cpu") != 0 ||
+                !(with_search(c) > 0))
+                continue;
+            if (gpu && (c->gpus != g->gpus || memcmp(c->dd, g->dd, sizeof c->dd) != 0))
+                continue;
+            if (!h || with_search(c) > with_search(h))
+                h = c;
+        }
+        const hx_bench_run *grid = h && !gpu ? h : g;
+        fprintf(md, "| %s | %lld | %s | %d | %d | %dx%dx%d | ", g->system, g->atoms,
+                gpu ? "GPU" : "CPU", g->ranks, g->gpus, grid->dd[0], grid->dd[1], grid->dd[2]);
+        if (h) {
+            char lab[96];
+            label_of(h, lab, sizeof lab);
+            fprintf(md, "%s | %.1f | %.1f | %.1f | %.2f |\n", lab, with_search(h), h->ns_per_day,
+                    g->ns_per_day, with_search(h) / g->ns_per_day);
+        } else {
+            fprintf(md, "– | – | – | %.1f | – |\n", g->ns_per_day);
+        }
+    }
+    fprintf(md, "\n");
+}
+
 static int cmp_headline(const void *x, const void *y)
 {
     const hx_bench_run *a = x, *b = y;
@@ -680,6 +745,7 @@ int hx_bench_report(const char *dir, const char *report_path)
         if (all)
             qsort(all, (size_t)nall, sizeof *all, cmp_headline);
         headline(md, all, nall);
+        versus_gromacs(md, all, nall);
         free(all);
     }
     for (int f = 0; f < nf; f++) {

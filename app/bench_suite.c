@@ -3,7 +3,8 @@
  *
  * The suite is a driver, not an MPI program: it plans every run (system, size, ranks, grid,
  * backend), and runs each as its own child process (`[mpirun -np N] halox bench md|exchange`,
- * or bench/cpu_md.sh for GROMACS), so that a run that crashes or hangs costs that run only,
+ * bench/cpu_md.py for GROMACS on the CPU, bench/gmx_gpu.py for GROMACS on the GPU), so that a
+ * run that crashes or hangs costs that run only,
  * every rank count gets its own launch, and the measuring code is the one of `bench md` and
  * `bench exchange`. Each child writes one result file into DIR/runs/ (atomically); a run whose
  * file is there from an earlier call with the same command is not run again (resume). Boxes are
@@ -52,14 +53,15 @@ typedef struct suite_opts {
     const char *suite, *out, *cache, *ranks, *systems, *series, *backends, *mpirun;
     long long max_atoms;
     double budget, run_timeout;
-    int steps, warmup, quick, fresh, dry_run, no_report, seed;
+    int steps, warmup, quick, fresh, dry_run, no_report, seed, assume_gpus;
 } suite_opts;
 
 typedef enum { R_PENDING, R_DONE, R_SKIPPED, R_FAILED } run_state;
 
 typedef struct suite_run {
     char id[192];
-    const char *series; /* "md", "exchange", "gromacs" */
+    const char *series; /* "md", "exchange", "gromacs" (backend "gromacs" on the CPU,
+                         * "gromacs-gpu" on the GPU) */
     const char *kind;   /* "water", "mixture" */
     char system[48], model[32], backend[160];
     long long atoms;
@@ -325,6 +327,7 @@ typedef struct machine {
     int ncores, ndev, have_mpi, have_mpirun, have_gmx, have_cpu_md_script;
     long long mem_avail;
     char no_gpu[512], no_mpi[256];
+    char no_gmx_gpu[500]; /* why GROMACS cannot run on the GPU here ("" when it can) */
 } machine;
 
 static void probe(machine *m)
@@ -359,13 +362,42 @@ static void probe(machine *m)
         fclose(f);
 }
 
+/* Whether a GROMACS with CUDA is at hand for the GPU GROMACS runs: bench/gmx_gpu.py locate says
+ * where (gmx on PATH, HALOX_GMX, or a tarball it would unpack) or why there is none. Asked only
+ * when GPU runs of GROMACS are planned: it starts python and gmx --version. */
+static void probe_gmx_gpu(machine *m)
+{
+    m->no_gmx_gpu[0] = 0;
+    if (access(HALOX_SOURCE_DIR "/bench/gmx_gpu.py", R_OK) != 0 || !on_path("python3")) {
+        snprintf(m->no_gmx_gpu, sizeof m->no_gmx_gpu,
+                 "bench/gmx_gpu.py (which runs GROMACS on the GPU) or python3 is missing (it is "
+                 "read from the source tree this halox was built from)");
+        return;
+    }
+    FILE *p = popen("python3 '" HALOX_SOURCE_DIR "/bench/gmx_gpu.py' locate --no-unpack 2>&1", "r");
+    char line[768] = "";
+    if (p) {
+        if (!fgets(line, sizeof line, p))
+            line[0] = 0;
+        char rest[256];
+        while (fgets(rest, sizeof rest, p)) /* drain */
+            ;
+    }
+    const int rc = p ? pclose(p) : -1;
+    line[strcspn(line, "\n")] = 0;
+    if (rc != 0)
+        snprintf(m->no_gmx_gpu, sizeof m->no_gmx_gpu, "%.490s",
+                 line[0] ? line : "bench/gmx_gpu.py locate failed");
+}
+
 /* Per-step wall time guesses (µs) that order the plan and judge the budget before anything ran;
  * the measured times then correct them (calibration below). CPU: ~0.8 µs per atom and core-step
  * (45k SPC/E on 2 cores, 17 ms); one GPU: ~2.4 ns per atom-step plus a floor (H200, 45k). */
 static double guess_step_us(const suite_run *r, const machine *m)
 {
     const double mix = strcmp(r->kind, "mixture") == 0 ? 2.0 : 1.0;
-    if (strcmp(r->series, "md") == 0 && strcmp(r->backend, "cpu") != 0)
+    if ((strcmp(r->series, "md") == 0 && strcmp(r->backend, "cpu") != 0) ||
+        strcmp(r->backend, "gromacs-gpu") == 0)
         return (20.0 + 15.0 * (r->ranks > 1) + 2.4e-3 * (double)r->atoms) * mix;
     const int cores = r->ranks < m->ncores ? m->ncores : r->ranks;
     return 0.8 * (double)r->atoms * mix / (cores < m->ncores ? cores : m->ncores);
@@ -376,23 +408,28 @@ static double guess_run_s(const suite_run *r, const machine *m)
     const double steps = r->steps + r->warmup;
     if (strcmp(r->series, "exchange") == 0) /* 7 backends x 5 sizes x (steps+warmup) */
         return 8.0 + 35.0 * steps * 60e-6;
+    if (strcmp(r->backend, "gromacs-gpu") == 0) /* grompp and mdrun's start, then the steps */
+        return 10.0 + steps * guess_step_us(r, m) * 1e-6 + 2e-5 * (double)r->atoms;
     if (strcmp(r->series, "gromacs") == 0) /* -resethway: twice the steps, per rank count */
         return 5.0 + 2.0 * steps * guess_step_us(r, m) * 1e-6;
     const double start = strcmp(r->backend, "cpu") == 0 ? 0.5 : 4.0;
     return start + steps * guess_step_us(r, m) * 1e-6 + 1e-6 * (double)r->atoms;
 }
 
-/* measured / guessed, per class of run (CPU md, GPU md, exchange, GROMACS): a running geometric
- * mean, so that the ETA and the budget follow this machine after the first runs */
+/* measured / guessed, per class of run (CPU md, GPU md, exchange, GROMACS on the CPU, GROMACS on
+ * the GPU): a running geometric mean, so that the ETA and the budget follow this machine after
+ * the first runs */
 typedef struct calib {
-    double logsum[4];
-    int n[4];
+    double logsum[5];
+    int n[5];
 } calib;
 
 static int calib_class(const suite_run *r)
 {
     if (strcmp(r->series, "exchange") == 0)
         return 2;
+    if (strcmp(r->backend, "gromacs-gpu") == 0)
+        return 4;
     if (strcmp(r->series, "gromacs") == 0)
         return 3;
     return strcmp(r->backend, "cpu") == 0 ? 0 : 1;
@@ -462,6 +499,15 @@ static void md_backend_why(const char *b, const machine *m, char *why, size_t ca
     hx_clear_error();
 }
 
+/* Whether --backends holds a GPU md backend: then GROMACS runs on the GPU beside them. */
+static int gpu_md_planned(const suite_opts *o)
+{
+    for (int bi = 0; bi < N_MD_BACKENDS; bi++)
+        if (strcmp(md_backends[bi], "cpu") != 0 && in_list(o->backends, md_backends[bi]))
+            return 1;
+    return 0;
+}
+
 static hx_status make_plan(const suite_opts *o, const machine *m, const int *ranks, int nranks,
                            plan *p)
 {
@@ -522,6 +568,31 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
                         else if (n > 1 && m->no_mpi[0])
                             skip(r, m->no_mpi);
                     }
+                    /* GROMACS on the GPU, the same box, ranks and grid as the GPU md runs:
+                     * thread-MPI ranks spread over the GPUs as halox's (rank i on GPU i mod GPUs)
+                     */
+                    if (in_list(o->series, "gromacs") && gpu_md_planned(o)) {
+                        suite_run *r = plan_add(p);
+                        HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
+                        r->series = "gromacs";
+                        r->kind = kind;
+                        snprintf(r->system, sizeof r->system, "%s", sysname);
+                        snprintf(r->model, sizeof r->model, "%s", model);
+                        snprintf(r->backend, sizeof r->backend, "gromacs-gpu");
+                        r->atoms = atoms;
+                        r->ranks = n;
+                        memcpy(r->grid, g[gi], sizeof r->grid);
+                        r->steps = gpu_steps;
+                        r->warmup = o->warmup >= 0 ? o->warmup : r->steps / 10;
+                        r->tier = (small ? 0 : 2) + !primary_grid + ki;
+                        snprintf(r->id, sizeof r->id, "gromacs-gpu_%s_%lld_%dr_%dx%dx%d", sysname,
+                                 atoms, n, g[gi][0], g[gi][1], g[gi][2]);
+                        r->est_s = guess_run_s(r, m);
+                        if (m->no_gpu[0])
+                            skip(r, m->no_gpu);
+                        else if (m->no_gmx_gpu[0])
+                            skip(r, m->no_gmx_gpu);
+                    }
                     /* the exchange-only series: water only, a run per grid over the sizes per
                      * domain (atoms per domain x pulses) */
                     if (ki == 0 && si == 0 && n > 1 && in_list(o->series, "exchange")) {
@@ -547,7 +618,7 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
                     }
                 }
             }
-            /* GROMACS on the same box, every rank count in one call of bench/cpu_md.sh */
+            /* GROMACS on the CPU, the same box, every rank count in one call of cpu_md.py */
             if (in_list(o->series, "gromacs")) {
                 suite_run *r = plan_add(p);
                 HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
@@ -753,6 +824,43 @@ static void run_command(const suite_opts *o, const machine *m, const suite_run *
     memset(a, 0, sizeof *a);
     snprintf(result, rcap, "%s/runs/%s.json", o->out, r->id);
     snprintf(logp, lcap, "%s/logs/%s.log", o->out, r->id);
+    if (strcmp(r->backend, "gromacs-gpu") == 0) {
+        /* one mdrun of thread-MPI ranks: no launcher; GROMACS's files in logs/<run>.d */
+        arg(a, "python3");
+        arg(a, "%s", HALOX_SOURCE_DIR "/bench/gmx_gpu.py");
+        arg(a, "run");
+        arg(a, "--conf");
+        arg(a, "%s", gro);
+        if (strcmp(r->kind, "mixture") == 0) {
+            arg(a, "--top");
+            arg(a, "%.*s.top", (int)strlen(gro) - 4, gro);
+        }
+        arg(a, "--model");
+        arg(a, "%s", r->model);
+        arg(a, "--system");
+        arg(a, "%s", r->system);
+        arg(a, "--atoms");
+        arg(a, "%lld", r->atoms);
+        arg(a, "--ranks");
+        arg(a, "%d", r->ranks);
+        arg(a, "--gpus");
+        arg(a, "%d", m->ndev < r->ranks ? (m->ndev > 0 ? m->ndev : 1) : r->ranks);
+        arg(a, "--dd");
+        arg(a, "%dx%dx%d", r->grid[0], r->grid[1], r->grid[2]);
+        arg(a, "--steps");
+        arg(a, "%d", r->steps);
+        arg(a, "--warmup");
+        arg(a, "%d", r->warmup);
+        arg(a, "--seed");
+        arg(a, "%d", o->seed);
+        arg(a, "--cores");
+        arg(a, "%d", m->ncores);
+        arg(a, "--workdir");
+        arg(a, "%s/logs/%s.d", o->out, r->id);
+        arg(a, "--out");
+        arg(a, "%s", result);
+        return;
+    }
     if (strcmp(r->series, "gromacs") == 0) {
         /* the script itself (its wrapper would record its own quoting of the command) */
         arg(a, "python3");
@@ -1018,8 +1126,13 @@ const hx_cmd hx_bench_cmd_suite = {
     "            (put-with-signal), nvshmem-bulk (bulk copy on); halox bench md runs each.\n"
     "  exchange  the halo exchange alone (GPU), atoms per domain x pulses (the grids), every\n"
     "            GPU backend: halox bench exchange per grid.\n"
-    "  gromacs   GROMACS on the same boxes (gmx, gmx_mpi for several ranks) via\n"
-    "            bench/cpu_md.sh, when installed.\n"
+    "  gromacs   GROMACS on the same boxes: on the CPU (gmx, gmx_mpi for several ranks) via\n"
+    "            bench/cpu_md.py, when installed; on the GPU beside every GPU md run (same\n"
+    "            box, ranks, GPUs and grid: thread-MPI ranks, -nb gpu -update gpu, CUDA graphs,\n"
+    "            direct GPU communication, its own pair-list interval) via bench/gmx_gpu.py,\n"
+    "            which needs a GROMACS with CUDA: gmx on PATH, HALOX_GMX, or HALOX_GMX_TARBALL\n"
+    "            (a tarball that unpacks to /tmp/gmxi; default .tools/gmx-cuda-sm90.tar.xz in\n"
+    "            the source tree).\n"
     "Runs of more than one rank are started with mpirun (as root with --allow-run-as-root,\n"
     "--oversubscribe past the core count; --mpirun or HALOX_MPIRUN replace the launcher);\n"
     "OMP_NUM_THREADS is cores / ranks. What cannot run here (no GPU, a backend not compiled,\n"
@@ -1085,7 +1198,8 @@ static int run_suite(int argc, char **argv)
                     0,
                     0,
                     0,
-                    1};
+                    1,
+                    0};
     hx_opt opts[] = {
         {"suite", NULL, HX_OPT_STRING, &o.suite, "NAME", "the suite: paper (the only one)"},
         {"o", "output", HX_OPT_STRING, &o.out, "DIR", "results, run files, logs and the report"},
@@ -1111,7 +1225,10 @@ static int run_suite(int argc, char **argv)
         {"mpirun", NULL, HX_OPT_STRING, &o.mpirun, "CMD",
          "launcher for several ranks, before -np N (default: mpirun, see above)"},
         {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the boxes and velocities"},
-        {"dry-run", NULL, HX_OPT_FLAG, &o.dry_run, NULL, "print the plan and its estimate only"},
+        {"dry-run", NULL, HX_OPT_FLAG, &o.dry_run, NULL,
+         "print the plan, its estimate and each run's command only"},
+        {"assume-gpus", NULL, HX_OPT_INT, &o.assume_gpus, "N",
+         "plan as if N GPUs were visible (with --dry-run: a GPU machine's plan, from here)"},
         {"no-report", NULL, HX_OPT_FLAG, &o.no_report, NULL, "merge the results, no report"},
     };
     /* `halox bench --suite paper ...` arrives as argv = {bench, --suite, paper, ...}: the
@@ -1127,9 +1244,10 @@ static int run_suite(int argc, char **argv)
                 o.suite);
         return 2;
     }
-    if (o.steps < 0 || o.max_atoms < 0 || o.budget < 0 || o.run_timeout < 0 || o.seed < 0) {
+    if (o.steps < 0 || o.max_atoms < 0 || o.budget < 0 || o.run_timeout < 0 || o.seed < 0 ||
+        o.assume_gpus < 0) {
         fprintf(stderr, "halox bench suite: error: --steps, --max-atoms, --time-budget, "
-                        "--run-timeout and --seed must not be negative\n");
+                        "--run-timeout, --seed and --assume-gpus must not be negative\n");
         return 2;
     }
     static const char *const sys_known[] = {"water", "mixture"};
@@ -1167,6 +1285,12 @@ static int run_suite(int argc, char **argv)
     }
     machine m;
     probe(&m);
+    if (o.assume_gpus > 0) {
+        m.ndev = o.assume_gpus;
+        m.no_gpu[0] = 0;
+    }
+    if (in_list(o.series, "gromacs") && gpu_md_planned(&o) && m.ndev > 0 && !m.no_gpu[0])
+        probe_gmx_gpu(&m);
     int ranks[32], nranks = 0;
     if (o.ranks) {
         nranks = parse_ranks(o.ranks, ranks, 32);
@@ -1256,6 +1380,16 @@ static int run_suite(int argc, char **argv)
             fmt_secs(r->est_s, e, sizeof e);
             printf("%-64s tier %d  %8s  %s\n", r->id, r->tier, r->state == R_PENDING ? e : "-",
                    r->state == R_SKIPPED ? r->reason : "");
+            if (r->state != R_PENDING)
+                continue;
+            /* what would run (the box's name is known before it is built) */
+            char gro[1100] = "", result[1200], logp[1200], command[4096];
+            argvb a;
+            if (strcmp(r->series, "exchange") != 0)
+                box_path(cache, r->kind, r->model, r->atoms, o.seed, gro, sizeof gro);
+            run_command(&o, &m, r, gro, &a, result, sizeof result, logp, sizeof logp);
+            join_argv(a.v, command, sizeof command);
+            printf("    %s\n", command);
         }
         free(p.runs);
         return 0;

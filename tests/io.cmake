@@ -39,6 +39,16 @@ add_test(NAME test_bench_suite
 # (it starts mpirun: Open MPI's allocations at exit are not leak-checked, as for the MPI tests)
 set_tests_properties(test_bench_suite PROPERTIES LABELS "cpu;io;cli;mpi" TIMEOUT 300
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
+# GROMACS on the GPU beside halox (bench/gmx_gpu.py, bench/compare_gpu.py), without a GPU: the
+# md.log parsers on logs of real runs (tests/fixtures), the GPU task mapping, finding GROMACS
+add_test(NAME test_gmx_gpu COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_gmx_gpu.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_gmx_gpu PROPERTIES LABELS "cpu;io" TIMEOUT 120)
+# scripts/h200_compare.sh through the stand-ins of tests/fake: the commands (dry run), the budget,
+# no GROMACS, a real run of both codes on the CPU, and sourced by scripts/h200.sh
+add_test(NAME test_gpu_compare COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu_compare.sh
+                                       $<TARGET_FILE:halox_app> ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_gpu_compare PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300
+                     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 
 # GROMACS topologies of halox systems (hx_topology_write, `halox build --top`), without GROMACS;
 # tests/gromacs_topology.sh runs them in GROMACS.

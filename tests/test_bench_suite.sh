@@ -12,7 +12,8 @@
 #   test_bench_suite.sh <halox>
 set -u
 halox=$1
-. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 export XDG_CACHE_HOME=$PWD/xdg # never the user's cache
 
 suite() { "$halox" bench --suite paper --quick --cache "$PWD/cache" "$@"; }
@@ -157,6 +158,66 @@ if command -v gmx > /dev/null && command -v python3 > /dev/null; then
     suite -o s10 --series gromacs --systems water --ranks 1 > s10.out 2> s10.err ||
         fail "GROMACS series exited $?: $(tail -3 s10.err)"
     grep -Eq '"backend":[[:space:]]*"gromacs"' s10/md_water-spce_3000.json || fail "no GROMACS run in the results"
+fi
+
+# 8b. GROMACS on the GPU, beside every GPU md run (same box, ranks, GPUs, grid): planned with its
+#     command, skipped with the reason where it cannot run, and run through the stand-in of
+#     tests/fake/gmx (the real gmx on the CPU with the GPU options taken out): the results in the
+#     series file as backend gromacs, engine gpu, and the report's halox-against-GROMACS table
+check
+fake=$here/fake
+suite -o g1 --series md,gromacs --dry-run > g1.out 2>&1 || fail "dry run exited $?"
+if [ "$gpu" = 0 ]; then
+    grep -Eq "^gromacs-gpu_water-spce_3000_1r_1x1x1 +tier 0 +- +no GPU" g1.out ||
+        fail "without a GPU the GROMACS GPU runs are not skipped with the reason: $(grep gromacs-gpu g1.out | head -2)"
+fi
+HALOX_GMX=$fake/gmx suite -o g2 --series md,gromacs --systems water --dry-run --assume-gpus 2 \
+    > g2.out 2>&1 || fail "dry run --assume-gpus 2 exited $?"
+for n in 1 2; do
+    grep -A1 -E "^gromacs-gpu_water-spce_3000_${n}r_${n}x1x1 +tier 0 +[0-9]+ s" g2.out | tail -1 |
+        grep -q "bench/gmx_gpu.py run --conf .*\.gro --model spce --system water-spce --atoms 3000 --ranks $n --gpus $n --dd ${n}x1x1 --steps 20 --warmup 5 .*--out g2/runs/gromacs-gpu_water-spce_3000_${n}r_${n}x1x1.json" ||
+        fail "GROMACS GPU run of $n rank(s) not planned with its command: $(grep -A1 "gromacs-gpu.*_${n}r_" g2.out)"
+done
+grep -Eq "^md_water-spce_3000_1r_1x1x1_gpu +tier 0 +[0-9]" g2.out || fail "--assume-gpus: the GPU md run not planned"
+if ! PATH=/usr/bin:/bin HALOX_GMX_TARBALL=$PWD/none.tar.xz python3 "$here/../bench/gmx_gpu.py" \
+    locate --no-unpack > /dev/null 2>&1; then
+    HALOX_GMX_TARBALL=$PWD/none.tar.xz suite -o g3 --series gromacs --systems water --dry-run \
+        --assume-gpus 1 > g3.out 2>&1
+    grep -Eq "^gromacs-gpu_water-spce_3000_1r_1x1x1 .* no GROMACS with CUDA .*HALOX_GMX_TARBALL" g3.out ||
+        fail "no GROMACS with CUDA: not skipped with what is needed: $(grep gromacs-gpu g3.out | head -1)"
+fi
+real_gmx=$(command -v gmx)
+if [ -n "$real_gmx" ] && "$real_gmx" --version 2> /dev/null | grep -q "MPI library: *thread_mpi"; then
+    HALOX_GMX=$fake/gmx HALOX_FAKE_GMX_REAL=$real_gmx suite -o g4 --series md,gromacs \
+        --systems water --backends cpu,gpu --assume-gpus 1 > g4.out 2> g4.err ||
+        fail "GROMACS GPU series exited $?: $(tail -3 g4.err)"
+    python3 - g4 << 'PY' || fail "GROMACS GPU results: see above"
+import json, os, sys
+d = sys.argv[1]
+w = json.load(open(os.path.join(d, "md_water-spce_3000.json")))
+g = sorted((r for r in w["runs"] if r["backend"] == "gromacs" and r.get("engine") == "gpu"),
+           key=lambda r: r["ranks"])
+assert [(r["ranks"], r["gpus"], r["dd"]) for r in g] == [(1, 1, [1, 1, 1]), (2, 1, [2, 1, 1])], g
+assert all(r["ns_per_day"] > 0 and r["ns_per_day_with_search"] == r["ns_per_day"] and
+           r["steps"] == 20 and r["warmup_steps"] == 5 and r["system"] == "water-spce" and
+           "GMX_CUDA_GRAPH=1 GMX_ENABLE_DIRECT_GPU_COMM=1" in r["command"] and
+           "-nb gpu -update gpu" in r["command"] for r in g), g
+assert g[1]["command"].endswith("-ntmpi 2 -ntomp 1 -npme 0 -dd 2 1 1 -gputasks 00") or \
+    "-npme 0 -dd 2 1 1 -gputasks 00" in g[1]["command"], g[1]["command"]
+s = json.load(open(os.path.join(d, "suite.json")))
+assert s["summary"]["failed"] == 0, s["failed"]
+PY
+    sed -n '/^## halox against GROMACS/,/^## /p' g4/REPORT.md > g4.vs
+    grep -Eq "^\| water-spce \| 3000 \| GPU \| 2 \| 1 \| 2x1x1 \| – \| – \| – \| [0-9.]+ \| – \|" g4.vs ||
+        fail "report: no GROMACS GPU row: $(cat g4.vs)"
+    # the CPU row: halox's fastest CPU run against GROMACS's, the ratio theirs (within the
+    # rounding of the printed ns/day to 0.1 and of the ratio to 0.01)
+    awk -F' *[|] *' '$2 == "water-spce" && $4 == "CPU" && $5 == 1 {
+            n++; r = $9 / $11
+            if ($8 != "cpu" || !($9 > 0) || !($11 > 0) || ($12 - r) ^ 2 > (0.006 + r * 0.1 / $11 + r * 0.05 / $9) ^ 2) bad = 1
+        } END { exit !(n == 1 && !bad) }' g4.vs ||
+        fail "report: the CPU row has no halox/GROMACS ratio that matches its figures: $(cat g4.vs)"
+    grep -q "| gromacs gpu |" g4/REPORT.md || fail "report: the headline has no 'gromacs gpu' row"
 fi
 
 # 9. bad input

@@ -7,8 +7,8 @@
  * forces of atoms that were forwarded must have been accumulated from later pulses before the
  * earlier pulse sends them on. On the host every pulse waits for the previous one anyway, so
  * the backend does not use the plan's dependency sets; the GPU backends do. */
-#include "comm/halo_impl.h"
-#include "comm/pack.h"
+#include "halo/halo_impl.h"
+#include "dd/pack.h"
 #include "core/error.h"
 
 #include <stdio.h>

@@ -49,8 +49,8 @@
 #include <nvshmem.h>
 #include <nvshmemx.h>
 
-#include "gpu/halo_gpu.h"
-#include "gpu/halo_pack.cuh"
+#include "halo/halo_gpu.h"
+#include "halo/halo_pack.cuh"
 #include "gpu/cuda_check.h"
 #include "comm/comm_impl.h"
 #include "halox/log.h"

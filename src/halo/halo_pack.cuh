@@ -1,10 +1,10 @@
 /* Device-side pack, copy and unpack of halo pulses, shared by every GPU halo backend: the
- * CPU-driven baselines (src/gpu/halo_gpu.cu, whole-program compiled) and the fused NVSHMEM
- * kernels (src/comm/nvshmem.cu, the relocatable-device-code module). Everything here is a static
- * inline device function, so each module compiles its own copy and no device symbol crosses the
- * module boundary.
+ * CPU-driven baselines (src/halo/halo_gpu.cu, whole-program compiled) and the fused NVSHMEM
+ * kernels (src/halo/nvshmem/nvshmem.cu, the relocatable-device-code module). Everything here is a
+ * static inline device function, so each module compiles its own copy and no device symbol crosses
+ * the module boundary.
  *
- * The arithmetic is src/comm/pack.h's (the host backend's): a thread packs 4 consecutive entries
+ * The arithmetic is src/dd/pack.h's (the host backend's): a thread packs 4 consecutive entries
  * into registers with hx_pack_x_elem_f32 and stores them as three 16-byte vectors. Layout: x, f
  * and every buffer are [atoms][3] floats; "entry e" of a pulse is map[e] on the sending side and
  * position e of the message.
@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "comm/pack.h"
+#include "dd/pack.h"
 #include "dd/plan_image.h"
 
 #define HX_HALO_THREADS 256 /* threads per block of every halo kernel */

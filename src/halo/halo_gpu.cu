@@ -10,7 +10,7 @@
  *               copy -> a small "done" token over MPI tells the receiver its data is there.
  *               This is what a CUDA-aware MPI does inside a node, without the MPI library.
  *
- * Also here, shared with the NVSHMEM backend (src/comm/nvshmem.cu): the device plan upload,
+ * Also here, shared with the NVSHMEM backend (src/halo/nvshmem/nvshmem.cu): the device plan upload,
  * the placement of a process on its GPU (with the MPS check), and the one-pulse kernels.
  *
  * Why no "ready" handshake before writing into a peer (gpu-direct): exchanges alternate x, f,
@@ -20,8 +20,8 @@
  * received them. The same argument covers our force slots: a peer writes them in its exchange_f
  * of step s+1, after it received our coordinates of step s+1, which we send after our stream
  * finished the unpack of step s. docs/design/gpu-halo.md has the full argument. */
-#include "gpu/halo_gpu.h"
-#include "gpu/halo_pack.cuh"
+#include "halo/halo_gpu.h"
+#include "halo/halo_pack.cuh"
 #include "gpu/cuda_check.h"
 #include "comm/comm_impl.h"
 #include "halox/gpu.h"

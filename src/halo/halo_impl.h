@@ -1,4 +1,4 @@
-/* The halo backend contract: what hx_halo (src/comm/halo.c, the front end) asks of a backend.
+/* The halo backend contract: what hx_halo (src/halo/halo.c, the front end) asks of a backend.
  *
  * A backend executes the plan; it never recomputes it. Life cycle:
  *

@@ -1,6 +1,6 @@
-/* Private to the GPU halo backends: what src/gpu/halo_gpu.cu (the CPU-driven baselines gpu-mpi
- * and gpu-direct) shares with src/comm/nvshmem.cu (the fused NVSHMEM backend) and with the GPU
- * tests. Host functions only; the device-side pack/unpack they share is src/gpu/halo_pack.cuh.
+/* Private to the GPU halo backends: what src/halo/halo_gpu.cu (the CPU-driven baselines gpu-mpi
+ * and gpu-direct) shares with src/halo/nvshmem/nvshmem.cu (the fused NVSHMEM backend) and with the
+ * GPU tests. Host functions only; the device-side pack/unpack they share is src/halo/halo_pack.cuh.
  *
  * Every GPU backend holds exactly one local domain per process (one rank, one PE, one domain),
  * on the device chosen from the node-local rank. */
@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "comm/halo_impl.h"
+#include "halo/halo_impl.h"
 #include "dd/plan_image.h"
 
 #ifdef __cplusplus

@@ -3,8 +3,8 @@
  * Host executors loop over them; CUDA kernels include this header and call the same element
  * functions from their threads, so the arithmetic (shift on send, accumulate on receive) is
  * written once. Layouts: x and f are [n][3] interleaved, buffers are [count][3]. */
-#ifndef HX_COMM_PACK_H
-#define HX_COMM_PACK_H
+#ifndef HX_DD_PACK_H
+#define HX_DD_PACK_H
 
 #include "core/hd.h"
 

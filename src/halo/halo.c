@@ -1,7 +1,7 @@
 /* hx_halo, the front end of the halo exchange: the backend registry, argument checks, the
  * update/generation protocol, statistics, and the integer exchange on host memory, which every
- * backend shares. Backends implement src/comm/halo_impl.h. */
-#include "comm/halo_impl.h"
+ * backend shares. Backends implement src/halo/halo_impl.h. */
+#include "halo/halo_impl.h"
 #include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/timer.h"

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "halox/status.h"
 
 typedef struct hx_bench_run {

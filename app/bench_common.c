@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "halox/dd.h"
 #include "halox/gpu.h"
+#include "halox/comm.h"
 #include "halox/halo.h"
 #include "halox/log.h"
 #include "halox/version.h"

@@ -16,6 +16,7 @@
 
 #include "halox/checkpoint.h"
 #include "halox/gpu.h"
+#include "halox/comm.h"
 #include "halox/halo.h"
 #include "halox/io.h"
 #include "halox/log.h"

@@ -4,7 +4,7 @@
 #ifndef HX_COMM_IMPL_H
 #define HX_COMM_IMPL_H
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 
 #ifdef __cplusplus
 extern "C" { /* the CUDA backends (C++ to nvcc) call these too */

@@ -25,6 +25,7 @@
 
 #include "halox/decomp.h"
 #include "halox/halo.h"
+#include "halox/migrate.h"
 #include "halox/md.h"
 
 /* the points of a step that mark() records (metrics steps only) */

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/decomp.h"
 #include "halox/gpu.h"
 #include "halox/halox.h"

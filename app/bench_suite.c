@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "signals.h"
 
+#include "halox/build.h"
 #include "halox/dd.h"
 #include "halox/gpu.h"
 #include "halox/halox.h"

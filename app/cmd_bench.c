@@ -10,7 +10,7 @@
 
 #include "halox/gpu.h"
 #include "halox/halox.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/version.h"
 #include "comm/comm_impl.h" /* hx_mpi_library_version */
 #include "core/error.h"

@@ -2,6 +2,7 @@
  * .gro file. */
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/models.h"

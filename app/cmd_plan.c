@@ -1,6 +1,7 @@
 /* halox plan: build the decomposition and halo plan of a system and report it. */
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/halox.h"
 #include "halox/decomp.h"
 #include "halox/io.h"

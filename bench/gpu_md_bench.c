@@ -20,7 +20,7 @@
 #include "gpu_md_driver.h"
 
 #include "halox/gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 
 #include <cjson/cJSON.h>

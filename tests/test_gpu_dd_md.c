@@ -26,7 +26,7 @@
 #include "halox/gpu.h"
 #include "halox/comm.h"
 #include "halox/halo.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "test_gpu_common.h"

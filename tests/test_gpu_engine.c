@@ -9,7 +9,7 @@
  *    0.05 kJ/mol per atom of step 0's (no blow-up, no drift beyond the buffer's).
  * Arguments: [halo backend] (default gpu-mpi). */
 #include "halox/gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/md.h"
 #include "testutil.h"
 

@@ -37,7 +37,7 @@
 
 #include "gpu/bonded_gpu.h"
 #include "halox/decomp.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 
 #include <cuda_runtime_api.h>

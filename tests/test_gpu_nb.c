@@ -23,7 +23,7 @@
  * Each case prints one line: what, measured errors, pass/fail. */
 #include "test_gpu_common.h"
 
-#include "halox/io.h"
+#include "halox/build.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

@@ -15,7 +15,7 @@
 #include "test_gpu_common.h"
 
 #include "gpu/update_gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -32,7 +32,7 @@ typedef struct host_state {
     double *x, *v, *m;
 } host_state;
 
-/* CPU reference step: the engine's update (src/md/engine.c do_step) on one domain */
+/* CPU reference step: the engine's update (src/mdrun/engine.c do_step) on one domain */
 static void cpu_step(host_state *h, const hx_settle *settle, const double *f, double lambda,
                      double dt)
 {

@@ -121,7 +121,7 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.eps_rf = g->p.eps_rf;
     np.eps_r = g->p.eps_r;
     np.rlist = g->p.rlist;
-    /* the engine resolved both (src/md/engine.c, resolve_prune): rlist_inner = rlist when off */
+    /* the engine resolved both (src/mdrun/engine.c, resolve_prune): rlist_inner = rlist when off */
     np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
     np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;

@@ -5,7 +5,7 @@
  * The update keeps the home atoms' positions and velocities in double on the device (the
  * integration is in double, as the CPU engine's: float pair forces, double sums and update,
  * GROMACS's "mixed" precision) and publishes positions as float [cap][3] for the force kernels
- * and the halo exchange. Conventions of src/md/engine.c: v(t+dt/2) = lambda v(t-dt/2) +
+ * and the halo exchange. Conventions of src/mdrun/engine.c: v(t+dt/2) = lambda v(t-dt/2) +
  * f(t)/m dt, x(t+dt) = x(t) + v dt, SETTLE, v = (x(t+dt) - x(t))/dt; the kinetic energy of step
  * t is the average of the two half steps' (both kept on the device, summed in double in a fixed
  * order: the result does not depend on timing). lambda (v-rescale) comes from the host.

@@ -1,4 +1,4 @@
-/* The MD backend contract: what the one step schedule (src/md/schedule.c) asks of the code that
+/* The MD backend contract: what the one step schedule (src/mdrun/schedule.c) asks of the code that
  * computes forces and integrates, on the host ("cpu", src/md/cpu_backend.c) or on a GPU ("gpu",
  * src/gpu/). The schedule owns the order (DESIGN §4); a backend owns its data and streams.
  *

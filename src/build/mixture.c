@@ -30,7 +30,7 @@
  * molecules' centres are scaled to the box of the exact density. */
 #include "halox/decomp.h"
 #include "halox/halo.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "halox/models.h"

@@ -1,4 +1,4 @@
-/* Build-time generator of src/io/water_boxes.c (in the build tree): the equilibrated water
+/* Build-time generator of src/build/water_boxes.c (in the build tree): the equilibrated water
  * boxes data/water_<model>.gro as C arrays, so that the library carries them and `halox build`
  * works from any directory after installation, without the .gro files and without a second,
  * committed copy of the same data that could drift from it.
@@ -151,11 +151,11 @@ int main(int argc, char **argv)
     if (!o)
         die(tmp, 0, "cannot write");
     fprintf(o,
-            "/* Generated at build time by src/io/gen/embed_water_boxes.c from data/water_*.gro:\n"
+            "/* Generated at build time by src/build/gen/embed_water_boxes.c from data/water_*.gro:\n"
             " * do not edit. Equilibrated water boxes (O, H1, H2 per molecule) that\n"
             " * hx_build_water tiles; positions in 0.001 nm, box edges in 0.00001 nm, as\n"
             " * written in the .gro files. */\n"
-            "#include \"io/water_boxes.h\"\n\n/* clang-format off */\n");
+            "#include \"build/water_boxes.h\"\n\n/* clang-format off */\n");
     for (int k = 0; k < nbox; k++) {
         const long nx = 9L * b[k].nmol;
         fprintf(o, "static const int32_t x_%s[%ld] = {\n", b[k].model, nx);

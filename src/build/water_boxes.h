@@ -1,5 +1,5 @@
 /* Equilibrated water boxes embedded in the library: water_boxes.c is generated in the build
- * tree from data/water_<model>.gro by src/io/gen/embed_water_boxes.c (see CMakeLists.txt).
+ * tree from data/water_<model>.gro by src/build/gen/embed_water_boxes.c (see CMakeLists.txt).
  * hx_build_water tiles them. */
 #ifndef HX_IO_WATER_BOXES_H
 #define HX_IO_WATER_BOXES_H

@@ -1,5 +1,5 @@
-/* The engine object shared by src/md/engine.c (API, start-up, run loop, output) and
- * src/md/schedule.c (repartition and the step schedule). Not a public header. */
+/* The engine object shared by src/mdrun/engine.c (API, start-up, run loop, output) and
+ * src/mdrun/schedule.c (repartition and the step schedule). Not a public header. */
 #ifndef HX_MD_IMPL_H
 #define HX_MD_IMPL_H
 
@@ -52,7 +52,7 @@ struct hx_md {
     int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
 };
 
-/* src/md/schedule.c */
+/* src/mdrun/schedule.c */
 hx_status hx_md_repartition(hx_md *md, int first);
 hx_status hx_md_do_step(hx_md *md, int commit);
 /* Record a local failure (multi-rank) or return it (single process). */

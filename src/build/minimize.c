@@ -10,6 +10,7 @@
  * potential energy drops (h *= 1.2), else undone (h *= 0.2). The forces include the components
  * along constrained bonds, which the constraint step removes; the largest force reported is
  * therefore an upper bound of what is left to minimise. */
+#include "halox/build.h"
 #include "halox/decomp.h"
 #include "halox/md.h"
 #include "core/error.h"

@@ -2,7 +2,7 @@
  *
  * Water (hx_build_water) is tiled from a 1000-molecule box of the model equilibrated at 300 K
  * with halox md (data/water_<model>.gro, made by scripts/make_equilibrated_box.sh and embedded
- * at build time as water_boxes.c, see src/io/water_boxes.h). The seed picks one of the 48
+ * at build time as water_boxes.c, see src/build/water_boxes.h). The seed picks one of the 48
  * symmetries of the cube and a periodic shift of that box, and which molecules are removed. Two
  * ways to fill the box:
  *  - seamless: the box edge is close to a whole number n of tiles (scale within 1 %, at most
@@ -25,12 +25,12 @@
  * lattice is periodic in the box, the smallest O-O distance, across the boundaries too, is the
  * lattice's nearest-neighbour distance, which is checked against the minimum before building and
  * verified afterwards with a cell list. */
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/models.h"
 #include "core/error.h"
 #include "core/rng.h"
-#include "io/water_boxes.h"
+#include "build/water_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * a plain step enqueues work and returns, and a backend that can capture it replays it as one
  * CUDA graph. Local failures between those points are recorded and agreed at the next one, so
  * that no rank is left waiting in an exchange. */
-#include "md/md_impl.h"
+#include "mdrun/md_impl.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "halox/log.h"

@@ -1,5 +1,5 @@
 /* The MD engine's public side: parameters, start-up, the run loop with its output, gathering
- * the state, and the accessors. The work of a step is the step schedule's (src/md/schedule.c),
+ * the state, and the accessors. The work of a step is the step schedule's (src/mdrun/schedule.c),
  * executed by a backend (src/md/backend.h: "cpu" here in src/md, "gpu" in src/gpu) and by the
  * halo exchange; the decomposition layer (include/halox/decomp.h) owns the molecules.
  *
@@ -10,7 +10,7 @@
  * the average of the two half-step kinetic energies (as GROMACS's leap-frog reports it).
  * Energies are summed over domains in domain order, so results do not depend on timing or on the
  * MPI library. */
-#include "md/md_impl.h"
+#include "mdrun/md_impl.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/version.h"

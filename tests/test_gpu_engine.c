@@ -1,4 +1,4 @@
-/* The "gpu" MD backend (src/gpu/gpu_backend.cu) in the engine's step schedule, against the
+/* The "gpu" MD backend (src/md/gpu/gpu_backend.cu) in the engine's step schedule, against the
  * "cpu" backend on the same start, over MPI ranks (1: one domain; 2+: a decomposition whose
  * halos move through the gpu-mpi halo backend), 3000 SPC/E atoms:
  *  - energies of step 0: LJ and Coulomb within 1e-6 relative (or 5e-5 kJ/mol per atom),

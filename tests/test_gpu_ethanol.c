@@ -35,7 +35,7 @@
  * Each case prints its measured errors. */
 #include "test_gpu_common.h"
 
-#include "gpu/bonded_gpu.h"
+#include "md/gpu/bonded_gpu.h"
 #include "halox/decomp.h"
 #include "halox/build.h"
 #include "halox/log.h"

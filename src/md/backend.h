@@ -100,7 +100,7 @@ typedef struct hx_md_backend_ops {
 extern "C" {
 #endif
 extern const hx_md_backend_ops hx_md_backend_cpu;
-/* src/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
+/* src/md/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
 extern const hx_md_backend_ops hx_md_backend_gpu;
 #ifdef __cplusplus
 }

@@ -69,7 +69,7 @@ enum {
 };
 
 /* The pair module's cluster layout of the home atoms, handed to the update by the pair module
- * (src/gpu/nb_gpu.h, hx_gpu_nb_update_link) for one step. With it the update adds the pair
+ * (src/md/gpu/nb_gpu.h, hx_gpu_nb_update_link) for one step. With it the update adds the pair
  * forces from their cluster order itself and writes the next step's positions into it: the
  * pair module's force reduction and position gather of the home atoms, two kernels that are
  * each a launch and a dependent round trip to memory on the step's critical path (4.2 and

@@ -1,5 +1,5 @@
 /* GPU non-bonded interactions: set-up, the per-step kernels (gather, pair forces, prune, force
- * reduction) and their host ops (src/gpu/nb_gpu.h). The pair search is in search_gpu.cu.
+ * reduction) and their host ops (src/md/gpu/nb_gpu.h). The pair search is in search_gpu.cu.
  *
  * The pair kernel (nb_body): one block of 64 threads per list entry. Thread t = 8 tj + ti
  * computes, for every j cluster of the entry and every i cluster of the super-cluster that
@@ -12,7 +12,7 @@
  * padding) select 0 for 1/r and the force (never multiply: 1/r is infinite at r = 0), so
  * nothing of them reaches a sum. Energies are summed per lane in float over the i clusters of one
  * j cluster (at most 8 terms) and then in double. */
-#include "gpu/nb_gpu_impl.cuh"
+#include "md/gpu/nb_gpu_impl.cuh"
 #include "halox/log.h"
 
 #include <limits.h>

@@ -1,55 +1,12 @@
-/* Builds without CUDA: the device API of include/halox/gpu.h answers "not compiled". */
-#include "halox/gpu.h"
+/* Builds without CUDA: the GPU MD backend's calls answer "not compiled" (the device API's
+ * stubs are src/gpu/nocuda.c). */
 #include "core/error.h"
 
-#include <stdio.h>
-
-hx_status hx_gpu_device_count(int *count, const char **why)
-{
-    HX_CHECK(count, HX_ERR_INVALID_ARG, "hx_gpu_device_count: NULL argument");
-    *count = 0;
-    if (why)
-        *why = "halox was built without CUDA (no nvcc at configure time, or HALOX_WITH_CUDA=OFF)";
-    return HX_OK;
-}
-
-hx_status hx_gpu_get_info(int device, hx_gpu_info *info)
-{
-    (void)device;
-    (void)info;
-    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
-}
-
-hx_status hx_gpu_set_device(int device)
-{
-    (void)device;
-    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
-}
-
-hx_status hx_gpu_current_device(int *device)
-{
-    (void)device;
-    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
-}
-
-hx_status hx_gpu_select_for_rank(int local_rank, int *device)
-{
-    (void)local_rank;
-    (void)device;
-    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
-}
-
-void hx_gpu_describe(const hx_gpu_info *g, char *buf, int len)
-{
-    (void)g;
-    snprintf(buf, (size_t)len, "no GPU (built without CUDA)");
-}
-
-/* ---- GPU non-bonded (src/gpu/nb_gpu.h) and update (src/gpu/update_gpu.h) --------------------
- * Present so that code outside src/gpu links in every build; each fallible call says that CUDA
- * was not compiled in. */
-#include "gpu/nb_gpu.h"
-#include "gpu/update_gpu.h"
+/* ---- GPU non-bonded (nb_gpu.h) and update (update_gpu.h) ----------------------------------
+ * Present so that code outside src/md/gpu links in every build; each fallible call says that
+ * CUDA was not compiled in. */
+#include "md/gpu/nb_gpu.h"
+#include "md/gpu/update_gpu.h"
 
 #include <string.h>
 
@@ -243,8 +200,8 @@ const double *hx_gpu_update_positions(const hx_gpu_update *u)
     return NULL;
 }
 
-/* ---- GPU bonded interactions (src/gpu/bonded_gpu.h) ----------------------------------------- */
-#include "gpu/bonded_gpu.h"
+/* ---- GPU bonded interactions (bonded_gpu.h) ----------------------------------------------- */
+#include "md/gpu/bonded_gpu.h"
 
 hx_status hx_gpu_bonded_create(const hx_forcefield *ff, double epsfac, hx_gpu_bonded **out)
 {

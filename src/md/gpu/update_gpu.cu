@@ -1,4 +1,4 @@
-/* GPU update (src/gpu/update_gpu.h): leap-frog, SETTLE, SHAKE, kinetic energy, force clearing
+/* GPU update (src/md/gpu/update_gpu.h): leap-frog, SETTLE, SHAKE, kinetic energy, force clearing
  * and molecule wrapping for the home atoms, in double.
  *
  * One thread per rigid water (leap-frog of its 3 atoms, then SETTLE: the analytical solution of
@@ -11,7 +11,7 @@
  * (48 bytes read and written), force and float positions (24 bytes): about 5 MB at 45k atoms,
  * ~1-2 us at the H200's bandwidth; the time is launch and latency, not bandwidth. */
 #include "gpu/gpu_util.cuh"
-#include "gpu/update_gpu.h"
+#include "md/gpu/update_gpu.h"
 #include "md/shake.h"
 
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* GPU bonded interactions (src/gpu/bonded_gpu.h): the interaction list, its kernels and ops.
+/* GPU bonded interactions (src/md/gpu/bonded_gpu.h): the interaction list, its kernels and ops.
  *
  * Work: about 40 interactions per ethanol (2 bonds, 13 angles, 12 dihedrals, 12 pairs; the 6
  * bonds to hydrogen are constraints), 50k at 45k atoms with 1250 ethanols, some 100-200 flops
@@ -7,7 +7,7 @@
  * alike within a warp (interactions are grouped by kind); the atomics spread over 9-atom
  * molecules and are few. */
 #define HX_BT_FLOAT /* the float instance of the shared arithmetic, for normal steps */
-#include "gpu/bonded_gpu.h"
+#include "md/gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_util.cuh"
 #include "md/bonded_terms.h"

@@ -35,7 +35,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
-#include "gpu/update_gpu.h" /* hx_gpu_update_link */
+#include "md/gpu/update_gpu.h" /* hx_gpu_update_link */
 
 #ifdef __cplusplus
 extern "C" {

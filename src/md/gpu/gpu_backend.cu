@@ -23,10 +23,10 @@
  *              on the device since, is reported there (the next host check)
  * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
  * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see engine.c). */
-#include "gpu/bonded_gpu.h"
+#include "md/gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"
-#include "gpu/nb_gpu.h"
-#include "gpu/update_gpu.h"
+#include "md/gpu/nb_gpu.h"
+#include "md/gpu/update_gpu.h"
 #include "halox/gpu.h"
 #include "md/backend.h"
 

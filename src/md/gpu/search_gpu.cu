@@ -22,7 +22,7 @@
  *
  * Every result is deterministic except the order of list entries and items between search
  * blocks (atomic reservations), which changes only the order of floating-point sums. */
-#include "gpu/nb_gpu_impl.cuh"
+#include "md/gpu/nb_gpu_impl.cuh"
 #include "halox/log.h"
 
 #include <limits.h>

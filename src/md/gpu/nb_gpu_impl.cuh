@@ -27,7 +27,7 @@
 #define HX_GPU_NB_GPU_IMPL_CUH
 
 #include "gpu/gpu_util.cuh"
-#include "gpu/nb_gpu.h"
+#include "md/gpu/nb_gpu.h"
 
 #define GNB_CL 8   /* atoms per cluster */
 #define GNB_SCC 8  /* clusters per super-cluster */

@@ -9,8 +9,7 @@
 #include "halox/halo.h"
 #include "halox/log.h"
 #include "halox/version.h"
-#include "comm/comm_impl.h" /* hx_mpi_library_version */
-#include "core/error.h"
+#include "halox/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,8 +18,8 @@
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
-#include "core/error.h"
-#include "core/timer.h"
+#include "halox/error.h"
+#include "halox/timer.h"
 
 #include <math.h>
 #include <stdio.h>

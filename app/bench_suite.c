@@ -22,8 +22,8 @@
 #include "halox/io.h"
 #include "halox/md.h"
 #include "halox/version.h"
-#include "core/error.h"
-#include "core/timer.h"
+#include "halox/error.h"
+#include "halox/timer.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

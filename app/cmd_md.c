@@ -22,9 +22,9 @@
 #include "halox/log.h"
 #include "halox/md.h"
 #include "halox/version.h"
-#include "core/error.h"
-#include "core/timer.h"
-#include "io/files.h"
+#include "halox/error.h"
+#include "halox/timer.h"
+#include "halox/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

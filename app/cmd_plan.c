@@ -6,8 +6,8 @@
 #include "halox/decomp.h"
 #include "halox/io.h"
 #include "halox/md.h"
-#include "core/error.h"
-#include "io/json.h"
+#include "halox/error.h"
+#include "halox/json.h"
 
 #include <math.h>
 #include <stdio.h>

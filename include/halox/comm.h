@@ -47,6 +47,11 @@ int hx_comm_nranks(const hx_comm *c); /* processes (1 for serial) */
  * buffers made with the communicator, grown collectively only when n exceeds them). */
 hx_status hx_comm_sum_f64(hx_comm *c, const double *in, double *out, int n);
 hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n);
+/* The same for doubles: out[k] = the largest in[.][k] of the job, exactly (through the integer
+ * reduction). A NaN counts as +infinity, so that it shows up in the result instead of vanishing;
+ * for a minimum pass the negated values and negate the result. Allocates 8 (nlocal + 1) n bytes
+ * per call (not for per-step use). */
+hx_status hx_comm_max_f64(hx_comm *c, const double *in, double *out, int n);
 /* Collective agreement on failure: every rank passes its local status; returns HX_OK only if
  * all were HX_OK, otherwise the first failing rank's status (HX_ERR_REMOTE on the others, with
  * that rank's message). Use before collective allocations and after fallible local work. */
@@ -88,6 +93,9 @@ hx_status hx_comm_create_world(hx_comm **out);
 void hx_mpi_finalize(void);
 /* Rank and size of the job before any communicator exists (0 and 1 without MPI). */
 void hx_mpi_rank_size(int *rank, int *size);
+/* The MPI library's version into buf (first line of MPI_Get_library_version), "none" without
+ * MPI: for the provenance of results. */
+void hx_mpi_library_version(char *buf, int len);
 
 #ifdef __cplusplus
 }

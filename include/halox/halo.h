@@ -103,6 +103,16 @@ hx_status hx_halo_exchange_f(hx_halo *h, void *stream);
  * layout of domain i and lives in `mem`. Synchronous. */
 hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem);
 
+/* For benchmarks (`halox bench exchange`): time the exchange on `stream`. Collective. `warmup`
+ * untimed steps, then `steps` timed ones (a step: hx_halo_exchange_x, then hx_halo_exchange_f)
+ * with a CUDA event every `batch` steps only (steps a multiple of batch), because events between
+ * all steps add a kernel boundary each under MPS; graph != 0 captures one step in a CUDA graph
+ * and replays it (hx_halo_capturable backends). The ranks start together after an agreement.
+ * batch_us[steps / batch] receives each batch's device time per step (us), *wall_us the wall
+ * time per step over all timed steps. Device-memory backends; HX_ERR_NOT_COMPILED without CUDA. */
+hx_status hx_halo_time_exchange(hx_halo *h, void *stream, int warmup, int steps, int batch,
+                                int graph, double *batch_us, double *wall_us);
+
 typedef struct hx_halo_stats {
     long long x_calls, f_calls;
     double x_seconds, f_seconds; /* host wall time inside exchange_x / exchange_f (for device

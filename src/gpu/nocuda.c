@@ -39,6 +39,14 @@ hx_status hx_gpu_select_for_rank(int local_rank, int *device)
     HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
 }
 
+hx_status hx_gpu_copy(void *dst, const void *src, size_t bytes)
+{
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "halox was built without CUDA: rebuild with nvcc available");
+}
+
 void hx_gpu_describe(const hx_gpu_info *g, char *buf, int len)
 {
     (void)g;

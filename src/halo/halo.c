@@ -242,3 +242,21 @@ void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s)
 {
     *s = h->stats;
 }
+
+#ifndef HX_HALO_HAVE_CUDA
+/* without CUDA (and in the CPU emulation build) there is no device stream to time */
+hx_status hx_halo_time_exchange(hx_halo *h, void *stream, int warmup, int steps, int batch,
+                                int graph, double *batch_us, double *wall_us)
+{
+    (void)h;
+    (void)stream;
+    (void)warmup;
+    (void)steps;
+    (void)batch;
+    (void)graph;
+    (void)batch_us;
+    (void)wall_us;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "hx_halo_time_exchange: halox was built without CUDA: rebuild "
+                                 "with nvcc available");
+}
+#endif

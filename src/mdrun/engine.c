@@ -16,7 +16,7 @@
 #include "halox/version.h"
 #include "core/error.h"
 #include "core/timer.h"
-#include "io/json.h"
+#include "halox/json.h"
 
 #include <limits.h>
 #include <math.h>

@@ -1,5 +1,6 @@
-/* Output files: what halox does with a path it is asked to write (internal to the library and
- * the halox program).
+/* halox: output files: what halox does with a path it is asked to write. The library's own
+ * rules, public so that a program built on halox (the halox program first) checks, backs up,
+ * locks and writes its outputs the same way.
  *
  * GROMACS users expect three things of an output path, and halox gives them only where they make
  * sense:
@@ -12,13 +13,17 @@
  * Before a run starts every output is checked (directory exists and is writable, an existing
  * file is writable and not a directory), so that a typo fails in a second, not after hours.
  * Two runs writing the same files are kept apart by an advisory lock per output. */
-#ifndef HX_IO_FILES_H
-#define HX_IO_FILES_H
+#ifndef HALOX_FILES_H
+#define HALOX_FILES_H
 
 #include "halox/status.h"
 
 #include <stddef.h>
 #include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef enum hx_path_kind {
     HX_PATH_MISSING = 0, /* nothing there (or a dangling symbolic link) */
@@ -70,5 +75,9 @@ hx_status hx_output_write(const char *path, const char *what,
 typedef struct hx_lock hx_lock;
 hx_status hx_lock_acquire(const char *path, const char *what, const char *info, hx_lock **out);
 void hx_lock_release(hx_lock **lock);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,4 +1,4 @@
-/* JSON output of halox files (energy lines, `halox plan --json`) through cJSON.
+/* halox: JSON output of halox files (energy lines, `halox plan --json`) through cJSON.
  *
  * cJSON builds the tree and escapes strings; numbers are formatted here, because cJSON prints
  * 15 significant digits whenever they read back within one ulp, which is not exact. Rules, for
@@ -9,14 +9,19 @@
  *  - integers are written as integers;
  *  - strings are valid UTF-8 with JSON escapes: quotes, backslashes and control characters are
  *    escaped by cJSON, bytes that are not UTF-8 become U+FFFD.
- * Not a public header. */
-#ifndef HX_IO_JSON_H
-#define HX_IO_JSON_H
+ * Public for programs that write JSON the same way; it needs cJSON's header (libcjson-dev), so
+ * the umbrella halox/halox.h does not include it. */
+#ifndef HALOX_JSON_H
+#define HALOX_JSON_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
 
 #include "halox/md.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* New items (NULL when out of memory). */
 cJSON *hx_json_number(double v);
@@ -36,5 +41,9 @@ void hx_json_format_number(double v, char *buf, size_t len);
  * [bonds, angles, dihedrals, lj14, coulomb14 when e->has_bonded,] potential, kinetic, total,
  * temperature (docs/energy-json.md). *out: free with cJSON_free. */
 hx_status hx_json_energies(const hx_md_energies *e, char **out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,5 +1,5 @@
 /* What every benchmark series shares: the provenance ("meta") of a result file and its atomic
- * write (DESIGN §7). */
+ * write (docs/results-format.md). */
 #include "bench.h"
 
 #include "cli.h"

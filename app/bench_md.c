@@ -197,7 +197,8 @@ const hx_cmd hx_bench_cmd_md = {
     "After --warmup steps it times --steps steps without energy output: time per step leaves\n"
     "out the search steps (reported separately, as the paper does), ns/day follows from it.\n"
     "Every --nstmetrics-th step samples the local work, non-local work and non-overlap (µs,\n"
-    "min/avg/max over ranks). Results: JSON in the format of shared/DESIGN.md section 7.\n"
+    "min/avg/max over ranks). Results: JSON in the format of docs/results-format.md (halox\n"
+    "sources).\n"
     "HALOX_BENCH_COMMAND, when set, is recorded as the command.",
     run_md_series,
 };

@@ -1,4 +1,4 @@
-/* halox bench <series>: benchmarks with JSON results (format: shared/DESIGN.md section 7).
+/* halox bench <series>: benchmarks with JSON results (format: docs/results-format.md).
  *
  *   exchange   repeated coordinate + force halo exchanges on a decomposed SPC/E water box (no
  *              forces are computed), every GPU backend side by side in one run; per-step time
@@ -38,7 +38,8 @@ const hx_cmd hx_cmd_bench = {
     "halox bench <series> [options]   (exchange, md, suite, compare, report; halox bench <series> "
     "--help)\n       halox bench --suite paper [options]   (the whole paper suite: halox bench "
     "suite --help)",
-    "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
+    "Runs a benchmark series and writes its results as JSON (docs/results-format.md in the\n"
+    "halox sources).\n"
     "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
     "             water box; run under mpirun with one rank per domain.\n"
     "  md         the MD step of every backend; run under mpirun with one rank per domain.\n"
@@ -74,9 +75,10 @@ static const hx_cmd cmd_exchange = {
 };
 
 #if HALOX_HAVE_CUDA
-/* The signalling floor measured on the H200 machine (shared/DEVICE.md): an empty kernel between
- * back-to-back launches, and half the round trip of a 4 KB message stored through nvshmem_ptr
- * with a release flag, 2 PEs under MPS. */
+/* The signalling floor measured on the one-H200 test machine on 2026-12-02 (medians of thousands
+ * of rounds): an empty kernel between back-to-back launches, 4.3 us of device time; and half the
+ * 3.3 us round trip of a 4 KB message stored through nvshmem_ptr (256 threads) with a release
+ * flag, 2 PEs under MPS. docs/design/gpu-halo.md, "Floors and predictions". */
 #define HX_FLOOR_LAUNCH_US 4.3
 #define HX_FLOOR_LEVEL_US 1.65
 

@@ -1,6 +1,7 @@
 /* The MD backend contract: what the one step schedule (src/mdrun/schedule.c) asks of the code that
  * computes forces and integrates, on the host ("cpu", src/md/cpu_backend.c) or on a GPU ("gpu",
- * src/gpu/). The schedule owns the order (DESIGN §4); a backend owns its data and streams.
+ * src/md/gpu/). The schedule owns the order (docs/ARCHITECTURE.md, "The step schedule"); a backend
+ * owns its data and streams.
  *
  * Per step t, for every local domain i (the decomposition layer and the halo exchange are the
  * schedule's):

@@ -1,4 +1,5 @@
-/* The step schedule: one order of work for every backend (DESIGN §4), written once.
+/* The step schedule: one order of work for every backend (docs/ARCHITECTURE.md,
+ * "The step schedule"), written once.
  *
  *   search step:  [download] migrate, rebuild the plan, local topology, halo update,
  *                 set_local, coordinate halo, pair search                      (repartition)

@@ -3,9 +3,9 @@
  * Work: about 40 interactions per ethanol (2 bonds, 13 angles, 12 dihedrals, 12 pairs; the 6
  * bonds to hydrogen are constraints), 50k at 45k atoms with 1250 ethanols, some 100-200 flops
  * each: a few microseconds, small next to the pair kernel it overlaps (it runs on the
- * non-local stream, DESIGN §4). One thread per interaction keeps every thread's work short and
- * alike within a warp (interactions are grouped by kind); the atomics spread over 9-atom
- * molecules and are few. */
+ * non-local stream, docs/ARCHITECTURE.md "The step schedule"). One thread per interaction keeps
+ * every thread's work short and alike within a warp (interactions are grouped by kind); the atomics
+ * spread over 9-atom molecules and are few. */
 #define HX_BT_FLOAT /* the float instance of the shared arithmetic, for normal steps */
 #include "md/gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"

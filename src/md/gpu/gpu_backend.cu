@@ -12,17 +12,16 @@
  *              count on the GPU (reported as 0)
  *   forces     LOCAL: hx_gpu_nb_local on the local stream (f cleared first unless the last
  *              committing update cleared it); NONLOCAL: hx_gpu_nb_nonlocal, the bonded terms of
- *              the home molecules (DESIGN §4: they overlap the local pair kernel) and the home
- *              force reduction on the halo stream, the reduction after the local pair kernel
- *   update     waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream,
- *              which also adds the home atoms' pair forces from the cluster layout and writes
- *              their positions into it (hx_gpu_nb_update_link; HALOX_GPU_FUSE_UPDATE=0: the
- *              pair module's reduction and gather instead); then both wait for the update
- *   kinetic, energies, download: fetch and synchronise (they return host data); a molecule
- *              that SETTLE or SHAKE could not constrain, or a non-finite bonded force, recorded
- *              on the device since, is reported there (the next host check)
- * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
- * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see engine.c). */
+ *              the home molecules (they overlap the local pair kernel: docs/ARCHITECTURE.md) and
+ * the home force reduction on the halo stream, the reduction after the local pair kernel update
+ * waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream, which also adds
+ * the home atoms' pair forces from the cluster layout and writes their positions into it
+ * (hx_gpu_nb_update_link; HALOX_GPU_FUSE_UPDATE=0: the pair module's reduction and gather instead);
+ * then both wait for the update kinetic, energies, download: fetch and synchronise (they return
+ * host data); a molecule that SETTLE or SHAKE could not constrain, or a non-finite bonded force,
+ * recorded on the device since, is reported there (the next host check) The pair lists use rlist
+ * for the outer radius and the engine's rlist_inner for the inner one, re-pruned in prune_parts
+ * parts, one per step (hx_md_params; 4 parts by default, see engine.c). */
 #include "md/gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"
 #include "md/gpu/nb_gpu.h"

@@ -16,8 +16,9 @@ Public headers count for the folder that implements them (PUBLIC below): includi
 halox/md.h is a dependency on src/md. Files under a subfolder (src/md/gpu/) belong to the top
 folder (md).
 
---inject FILE:HEADER pretends that FILE also includes HEADER (e.g. src/md/schedule.c:io/json.h),
-to show that a new wrong include is caught (the CTest test check_layers_injected must fail).
+--inject FILE:HEADER pretends that FILE also includes HEADER (e.g.
+src/md/nonbonded.c:mdrun/md_impl.h), to show that a new wrong include is caught (the CTest test
+check_layers_injected_cycle passes only when this check reports the injected cycle).
 --graph prints the folder graph (who includes whom, with counts).
 """
 import argparse

@@ -150,12 +150,11 @@ int main(int argc, char **argv)
     FILE *o = fopen(tmp, "w");
     if (!o)
         die(tmp, 0, "cannot write");
-    fprintf(o,
-            "/* Generated at build time by src/build/gen/embed_water_boxes.c from data/water_*.gro:\n"
-            " * do not edit. Equilibrated water boxes (O, H1, H2 per molecule) that\n"
-            " * hx_build_water tiles; positions in 0.001 nm, box edges in 0.00001 nm, as\n"
-            " * written in the .gro files. */\n"
-            "#include \"build/water_boxes.h\"\n\n/* clang-format off */\n");
+    fprintf(o, "/* Generated at build time by src/build/gen/embed_water_boxes.c from\n"
+               " * data/water_*.gro: do not edit. Equilibrated water boxes (O, H1, H2 per\n"
+               " * molecule) that hx_build_water tiles; positions in 0.001 nm, box edges in\n"
+               " * 0.00001 nm, as written in the .gro files. */\n"
+               "#include \"build/water_boxes.h\"\n\n/* clang-format off */\n");
     for (int k = 0; k < nbox; k++) {
         const long nx = 9L * b[k].nmol;
         fprintf(o, "static const int32_t x_%s[%ld] = {\n", b[k].model, nx);

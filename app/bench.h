@@ -1,5 +1,5 @@
-/* halox bench: result sets (DESIGN §7 JSON), comparison and the report. The series themselves
- * are run by app/cmd_bench.c. */
+/* halox bench: result sets (JSON, docs/results-format.md), comparison and the report. The series
+ * themselves are run by app/cmd_bench.c. */
 #ifndef HX_APP_BENCH_H
 #define HX_APP_BENCH_H
 
@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "halox/status.h"
 
 typedef struct hx_bench_run {
@@ -42,8 +42,8 @@ int hx_bench_compare(const char *a, const char *b, FILE *out);
 /* Markdown report of every result file in dir, with PNG plots next to it (gnuplot). Exit code. */
 int hx_bench_report(const char *dir, const char *report_path);
 
-/* Shared by the series (app/cmd_bench.c): the "meta" object of DESIGN §7 (git revision, date,
- * host, CPU, GPU, driver, CUDA, NVSHMEM, MPI, command) and an atomic JSON write. */
+/* Shared by the series (app/cmd_bench.c): the "meta" object (docs/results-format.md: git revision,
+ * date, host, CPU, GPU, driver, CUDA, NVSHMEM, MPI, command) and an atomic JSON write. */
 struct hx_cmd;
 extern const struct hx_cmd hx_bench_cmd_md;    /* app/bench_md.c */
 extern const struct hx_cmd hx_bench_cmd_suite; /* app/bench_suite.c */

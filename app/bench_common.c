@@ -1,15 +1,15 @@
 /* What every benchmark series shares: the provenance ("meta") of a result file and its atomic
- * write (DESIGN §7). */
+ * write (docs/results-format.md). */
 #include "bench.h"
 
 #include "cli.h"
 #include "halox/dd.h"
 #include "halox/gpu.h"
+#include "halox/comm.h"
 #include "halox/halo.h"
 #include "halox/log.h"
 #include "halox/version.h"
-#include "comm/comm_impl.h" /* hx_mpi_library_version */
-#include "core/error.h"
+#include "halox/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

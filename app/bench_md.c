@@ -11,14 +11,15 @@
 #include "bench.h"
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/decomp.h"
 #include "halox/gpu.h"
 #include "halox/halox.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
-#include "core/error.h"
-#include "core/timer.h"
+#include "halox/error.h"
+#include "halox/timer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,7 +197,8 @@ const hx_cmd hx_bench_cmd_md = {
     "After --warmup steps it times --steps steps without energy output: time per step leaves\n"
     "out the search steps (reported separately, as the paper does), ns/day follows from it.\n"
     "Every --nstmetrics-th step samples the local work, non-local work and non-overlap (µs,\n"
-    "min/avg/max over ranks). Results: JSON in the format of shared/DESIGN.md section 7.\n"
+    "min/avg/max over ranks). Results: JSON in the format of docs/results-format.md (halox\n"
+    "sources).\n"
     "HALOX_BENCH_COMMAND, when set, is recorded as the command.",
     run_md_series,
 };

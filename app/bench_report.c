@@ -1,5 +1,5 @@
-/* halox bench: reading result files (DESIGN §7 JSON), comparing two of them, and writing the
- * Markdown report with its plots (drawn by gnuplot, the project's plotting dependency).
+/* halox bench: reading result files (JSON, docs/results-format.md), comparing two of them, and
+ * writing the Markdown report with its plots (drawn by gnuplot, the project's plotting dependency).
  *
  * A result file is {"meta": {...provenance...}, "runs": [{...}, ...]}; a run is identified by
  * its key: series, mode, system, atoms, backend (+ path, bulk copy), ranks, gpus and grid. */
@@ -733,7 +733,8 @@ int hx_bench_report(const char *dir, const char *report_path)
     const int plots = have_gnuplot();
     fprintf(md,
             "# halox benchmark report\n\nResults in `%s`, one JSON file per series (format: "
-            "DESIGN §7). Times are medians over steps; ns/day from the time per step.\n\n",
+            "docs/results-format.md in the halox sources). Times are medians over steps; ns/day "
+            "from the time per step.\n\n",
             dir);
     if (!plots)
         fprintf(md, "_No plots: gnuplot is not installed (scripts/setup.sh installs it)._\n\n");

@@ -16,14 +16,15 @@
 #include "commands.h"
 #include "signals.h"
 
+#include "halox/build.h"
 #include "halox/dd.h"
 #include "halox/gpu.h"
 #include "halox/halox.h"
 #include "halox/io.h"
 #include "halox/md.h"
 #include "halox/version.h"
-#include "core/error.h"
-#include "core/timer.h"
+#include "halox/error.h"
+#include "halox/timer.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

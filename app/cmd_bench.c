@@ -1,4 +1,4 @@
-/* halox bench <series>: benchmarks with JSON results (format: shared/DESIGN.md section 7).
+/* halox bench <series>: benchmarks with JSON results (format: docs/results-format.md).
  *
  *   exchange   repeated coordinate + force halo exchanges on a decomposed SPC/E water box (no
  *              forces are computed), every GPU backend side by side in one run; per-step time
@@ -10,11 +10,10 @@
 
 #include "halox/gpu.h"
 #include "halox/halox.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/version.h"
-#include "comm/comm_impl.h" /* hx_mpi_library_version */
-#include "core/error.h"
-#include "core/timer.h"
+#include "halox/error.h"
+#include "halox/timer.h"
 
 #include <cjson/cJSON.h>
 #if HALOX_HAVE_CUDA
@@ -39,7 +38,8 @@ const hx_cmd hx_cmd_bench = {
     "halox bench <series> [options]   (exchange, md, suite, compare, report; halox bench <series> "
     "--help)\n       halox bench --suite paper [options]   (the whole paper suite: halox bench "
     "suite --help)",
-    "Runs a benchmark series and writes its results as JSON (shared/DESIGN.md section 7).\n"
+    "Runs a benchmark series and writes its results as JSON (docs/results-format.md in the\n"
+    "halox sources).\n"
     "  exchange   halo exchange (coordinates + forces) of every GPU backend on a decomposed\n"
     "             water box; run under mpirun with one rank per domain.\n"
     "  md         the MD step of every backend; run under mpirun with one rank per domain.\n"
@@ -75,9 +75,10 @@ static const hx_cmd cmd_exchange = {
 };
 
 #if HALOX_HAVE_CUDA
-/* The signalling floor measured on the H200 machine (shared/DEVICE.md): an empty kernel between
- * back-to-back launches, and half the round trip of a 4 KB message stored through nvshmem_ptr
- * with a release flag, 2 PEs under MPS. */
+/* The signalling floor measured on the one-H200 test machine on 2026-12-02 (medians of thousands
+ * of rounds): an empty kernel between back-to-back launches, 4.3 us of device time; and half the
+ * 3.3 us round trip of a 4 KB message stored through nvshmem_ptr (256 threads) with a release
+ * flag, 2 PEs under MPS. docs/design/gpu-halo.md, "Floors and predictions". */
 #define HX_FLOOR_LAUNCH_US 4.3
 #define HX_FLOOR_LEVEL_US 1.65
 
@@ -145,58 +146,17 @@ typedef struct timing {
  * boundary to a stream that has no host synchronisation of its own (measured: 46.6 against
  * 63.3 us per step for the fused exchange on 4 PEs, bench/results/h200-2026-12-04e/call1_a565fc0),
  * so they would measure the events. The wall time covers every step. */
-static hx_status time_backend(hx_comm *world, hx_halo *h, const bench_backend *b, int warmup,
-                              int steps, int batch, cudaStream_t s, timing *t)
+static hx_status time_backend(hx_halo *h, const bench_backend *b, int warmup, int steps, int batch,
+                              void *stream, timing *t)
 {
     const int ns = (steps + batch - 1) / batch; /* batches */
     steps = ns * batch;
-    cudaEvent_t *ev = calloc((size_t)ns + 1, sizeof *ev);
     double *us = calloc((size_t)ns + 1, sizeof *us);
     hx_status st = HX_OK;
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    if (!ev || !us)
+    if (!us)
         HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory");
-    for (int i = 0; i <= ns; i++)
-        if (cudaEventCreate(&ev[i]) != cudaSuccess)
-            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaEventCreate failed");
-    if (b->graph) {
-        if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
-            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamBeginCapture failed");
-        hx_status a = hx_halo_exchange_x(h, s);
-        hx_status c = a == HX_OK ? hx_halo_exchange_f(h, s) : a;
-        cudaError_t e = cudaStreamEndCapture(s, &graph);
-        HX_TRY_GOTO(st, c, out);
-        if (e != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
-            HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "capturing the exchange in a CUDA graph failed");
-    }
-    for (int i = -warmup; i < steps; i++) {
-        if (i == 0) {
-            if (cudaStreamSynchronize(s) != cudaSuccess)
-                HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
-            HX_TRY_GOTO(st, hx_comm_agree(world, HX_OK), out); /* start together */
-            t->wall = hx_wtime();
-        }
-        if (i >= 0 && i % batch == 0)
-            cudaEventRecord(ev[i / batch], s);
-        if (exec) {
-            if (cudaGraphLaunch(exec, s) != cudaSuccess)
-                HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaGraphLaunch failed");
-        } else {
-            HX_TRY_GOTO(st, hx_halo_exchange_x(h, s), out);
-            HX_TRY_GOTO(st, hx_halo_exchange_f(h, s), out);
-        }
-    }
-    cudaEventRecord(ev[ns], s);
-    if (cudaStreamSynchronize(s) != cudaSuccess)
-        HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
-    HX_TRY_GOTO(st, hx_comm_agree(world, HX_OK), out);
-    t->wall = (hx_wtime() - t->wall) * 1e6 / steps;
-    for (int i = 0; i < ns; i++) {
-        float ms = 0;
-        cudaEventElapsedTime(&ms, ev[i], ev[i + 1]);
-        us[i] = 1e3 * ms / batch;
-    }
+    HX_TRY_GOTO(st, hx_halo_time_exchange(h, stream, warmup, steps, batch, b->graph, us, &t->wall),
+                out);
     qsort(us, (size_t)ns, sizeof *us, cmp_double);
     t->med = pct(us, ns, 0.5);
     t->p10 = pct(us, ns, 0.1);
@@ -204,15 +164,6 @@ static hx_status time_backend(hx_comm *world, hx_halo *h, const bench_backend *b
     t->min = us[0];
     t->max = us[ns - 1];
 out:
-    if (exec)
-        cudaGraphExecDestroy(exec);
-    if (graph)
-        cudaGraphDestroy(graph);
-    if (ev)
-        for (int i = 0; i <= ns; i++)
-            if (ev[i])
-                cudaEventDestroy(ev[i]);
-    free(ev);
     free(us);
     return st;
 }
@@ -289,14 +240,13 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
             xf[k] = (float)xh[k];
         for (int k = 3 * p->n_home; k < 3 * p->n_local; k++)
             xf[k] = 0.5f;
-        cudaMemcpy(hx_halo_x(h, 0), xf, sizeof(float) * 3 * (size_t)p->n_home,
-                   cudaMemcpyHostToDevice);
-        cudaMemcpy(hx_halo_f(h, 0), xf + 3 * (size_t)p->n_home,
-                   sizeof(float) * 3 * (size_t)(p->n_local - p->n_home), cudaMemcpyHostToDevice);
+        hx_gpu_copy(hx_halo_x(h, 0), xf, sizeof(float) * 3 * (size_t)p->n_home);
+        hx_gpu_copy(hx_halo_f(h, 0), xf + 3 * (size_t)p->n_home,
+                    sizeof(float) * 3 * (size_t)(p->n_local - p->n_home));
         free(xf);
         timing t;
         memset(&t, 0, sizeof t);
-        hx_status ts = time_backend(world, h, b, o->warmup, o->steps, o->batch, s, &t);
+        hx_status ts = time_backend(h, b, o->warmup, o->steps, o->batch, s, &t);
         double meds_max = 0, meds_min = 0;
         if (ts == HX_OK) {
             /* the slowest and the fastest rank's medians (in ns, through the max reduction) */

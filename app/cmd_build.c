@@ -2,11 +2,12 @@
  * .gro file. */
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/models.h"
-#include "core/error.h"
-#include "io/files.h"
+#include "halox/error.h"
+#include "halox/files.h"
 
 #include <errno.h>
 #include <stdio.h>

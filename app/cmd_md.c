@@ -16,14 +16,15 @@
 
 #include "halox/checkpoint.h"
 #include "halox/gpu.h"
+#include "halox/comm.h"
 #include "halox/halo.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "halox/version.h"
-#include "core/error.h"
-#include "core/timer.h"
-#include "io/files.h"
+#include "halox/error.h"
+#include "halox/timer.h"
+#include "halox/files.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -1,12 +1,13 @@
 /* halox plan: build the decomposition and halo plan of a system and report it. */
 #include "commands.h"
 
+#include "halox/build.h"
 #include "halox/halox.h"
 #include "halox/decomp.h"
 #include "halox/io.h"
 #include "halox/md.h"
-#include "core/error.h"
-#include "io/json.h"
+#include "halox/error.h"
+#include "halox/json.h"
 
 #include <math.h>
 #include <stdio.h>

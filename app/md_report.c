@@ -82,20 +82,6 @@ void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermo
                 drift);
 }
 
-static long long dbits(double v)
-{
-    long long b;
-    memcpy(&b, &v, sizeof b);
-    return b;
-}
-
-static double bitsd(long long b)
-{
-    double v;
-    memcpy(&v, &b, sizeof v);
-    return v;
-}
-
 static void timing_values(const hx_md_timings *t, double v[HX_APP_NALL])
 {
     double other = t->total - t->nb_local - t->nb_nonlocal - t->halo_x - t->halo_f - t->search -
@@ -141,37 +127,41 @@ hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long 
         return HX_OK;
     }
     /* Reductions take one row per local domain: each domain of this process reports the
-     * process's values, and the average divides by the number of domains. Times are >= 0, so
-     * their bit patterns order like the values (max as integers); min is max of the negated. */
+     * process's values, and the average divides by the number of domains. min is the max of the
+     * negated values. Negative times count as 0; a NaN stays NaN, so that it shows up (+inf in
+     * max, -inf in min, NaN in the average) rather than passing for a time of 0. */
     const int nl = hx_comm_nlocal(comm), nd = hx_comm_ndomains(comm);
     const int ni = 2 * nv + 1;
     double *sin = calloc((size_t)nl * (size_t)nv, sizeof *sin);
-    long long *iin = calloc((size_t)nl * (size_t)ni, sizeof *iin);
+    double *iin = calloc((size_t)nl * (size_t)ni, sizeof *iin);
     double *sum = calloc((size_t)nv, sizeof *sum);
-    long long *imax = calloc((size_t)ni, sizeof *imax);
+    double *imax = calloc((size_t)ni, sizeof *imax);
     hx_status st = sin && iin && sum && imax ? HX_OK : HX_ERR_NOMEM;
     if (st == HX_OK) {
         for (int i = 0; i < nl; i++)
             for (int k = 0; k < nv; k++) {
-                double x = v[k] > 0 ? v[k] : 0.0;
+                double x = v[k] > 0 || isnan(v[k]) ? v[k] : 0.0;
                 sin[i * nv + k] = x;
-                iin[i * ni + k] = dbits(x);
-                iin[i * ni + nv + k] = -dbits(x);
-                iin[i * ni + 2 * nv] = extra;
+                iin[i * ni + k] = x;
+                iin[i * ni + nv + k] = -x;
+                iin[i * ni + 2 * nv] = (double)extra; /* a count: exact below 2^53 */
             }
-        st = hx_comm_sum_f64(comm, sin, sum, nv);
-        if (st == HX_OK)
-            st = hx_comm_max_i64(comm, iin, imax, ni);
     }
+    /* every rank takes part in both reductions, also one that ran out of memory */
+    st = hx_comm_agree(comm, st);
+    if (st == HX_OK)
+        st = hx_comm_sum_f64(comm, sin, sum, nv);
+    if (st == HX_OK)
+        st = hx_comm_max_f64(comm, iin, imax, ni);
     if (st == HX_OK) {
         for (int k = 0; k < HX_APP_NALL; k++) {
             out->avg[k] = sum[k] / nd;
-            out->max[k] = bitsd(imax[k]);
-            out->min[k] = bitsd(-imax[nv + k]);
+            out->max[k] = imax[k];
+            out->min[k] = -imax[nv + k];
         }
-        double avg_nb = sum[HX_APP_NALL] / nd, max_nb = bitsd(imax[HX_APP_NALL]);
+        double avg_nb = sum[HX_APP_NALL] / nd, max_nb = imax[HX_APP_NALL];
         out->nb_imbalance = avg_nb > 0 ? max_nb / avg_nb - 1.0 : 0.0;
-        out->extra_max = imax[2 * nv];
+        out->extra_max = (long long)imax[2 * nv];
     }
     free(sin);
     free(iin);

@@ -3,7 +3,7 @@
 #ifndef HX_APP_MD_REPORT_H
 #define HX_APP_MD_REPORT_H
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "halox/md.h"
 
 #include <stdio.h>

@@ -10,7 +10,7 @@
  *  - pairs within the cut-off and pair evaluations (cluster pairs x 64) per step, pair rate;
  *  - the floor from the arithmetic: 38 flops per pair within the cut-off at 67 TFLOP/s (FP32,
  *    H200 datasheet), and the evaluations' floor at one warp instruction per ~31 per pair.
- * Output: a table last, and JSON (format of shared/DESIGN.md section 7) with --json.
+ * Output: a table last, and JSON (format: docs/results-format.md) with --json.
  *
  * Options: --atoms 45000,180000,360000  --steps 4000  --warmup 300
  *          --configs 100:4,40:4,20:0 (nstlist:prune parts[:inner tolerance]; rlist from the
@@ -20,7 +20,7 @@
 #include "gpu_md_driver.h"
 
 #include "halox/gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 
 #include <cjson/cJSON.h>
@@ -430,7 +430,7 @@ int main(int argc, char **argv)
             const result *r = &res[si][c];
             if (!r->ok)
                 continue;
-            /* GROMACS 2027.0-dev on the same H200 (DESIGN/issue 12): ns/day */
+            /* GROMACS 2027.0-dev on the same H200 (issue 12): ns/day */
             const double gmx = fabs(r->atoms - 45000.0) < 4500     ? 1297
                                : fabs(r->atoms - 180000.0) < 18000 ? 417
                                : fabs(r->atoms - 360000.0) < 36000 ? 223

@@ -22,7 +22,7 @@
  *
  * Uses halox's program-level MPI calls (hx_mpi_init, hx_comm_*): MPI itself is only called in
  * src/comm/mpi.c. */
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "halox/status.h"
 
 #include <cuda_runtime_api.h>

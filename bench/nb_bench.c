@@ -9,6 +9,7 @@
  * `halox build water --atoms 45198 --seed 1`. rlist defaults to rc + 0.1 nm. The "step" column
  * is force + search/nstlist, the non-bonded part of one MD step; "fonly" and "stepf" the same
  * with forces only (e = NULL), as on steps whose energies are not reported. */
+#include "halox/build.h"
 #include "halox/io.h"
 #include "halox/md.h"
 

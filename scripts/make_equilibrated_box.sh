@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the equilibrated water boxes that `halox build water` tiles (data/water_<model>.gro)
 # with halox itself. The next build embeds them in the library (CMake generates
-# water_boxes.c in the build tree with src/io/gen/embed_water_boxes.c).
+# water_boxes.c in the build tree with src/build/gen/embed_water_boxes.c).
 #
 #   scripts/make_equilibrated_box.sh [HALOX] [MODELS...]
 #

@@ -8,8 +8,8 @@
 the coordinate kernel (start to its last pulse received) and the force kernel as bars, the
 signals sent (triangles) and seen (circles) of each pulse as marks (gnuplot, as scripts/plot.py).
 
-The backend writes PREFIX.<instance>.rank<R>.txt when an exchange is destroyed (src/comm/
-nvshmem.cu, nv_trace): %globaltimer stamps of the last 4096 steps, one clock for every process on
+The backend writes PREFIX.<instance>.rank<R>.txt when an exchange is destroyed (src/halo/
+nvshmem/nvshmem.cu, nv_trace): %globaltimer stamps of the last 4096 steps, one clock for every process on
 a GPU. For the steps every PE holds, the medians over steps (and the max over PEs or pulses
 where said) of:
 

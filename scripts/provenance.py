@@ -4,7 +4,7 @@
 Usage:
     scripts/provenance.py [--command "exact command line"] [--build-dir DIR] [--repo DIR]
 
-prints the meta object as JSON (format: shared/DESIGN.md section 7). Benchmark drivers import
+prints the meta object as JSON (format: docs/results-format.md). Benchmark drivers import
 it instead:
 
     sys.path.insert(0, "<repo>/scripts"); import provenance

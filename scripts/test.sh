@@ -13,7 +13,8 @@
 # 4. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
-# The Release stage also checks that the sources follow .clang-format.
+# The Release stage also checks that the sources follow .clang-format; both modes first check
+# the layering of the sources (scripts/check_layers.py).
 # --quick runs step 4 only, without the tests labelled "long" (physics runs of tens of seconds
 # to minutes: NVE drift, determinism, decomposed MD on 3-8 ranks, GROMACS trajectories).
 # CI runs everything.
@@ -32,6 +33,12 @@ if [[ $quick -eq 1 ]]; then
 else
     "$here/scripts/setup.sh" --fuzz
 fi
+
+# The layering of the sources (docs/ARCHITECTURE.md): no include cycle between folders, the
+# documented order, app/ on the public API only. Seconds; first, so that a wrong include fails
+# before any build.
+echo "== layers"
+python3 "$here/scripts/check_layers.py"
 
 if [[ $quick -eq 0 ]]; then
     echo "== fuzzing (${HALOX_FUZZ_SECONDS:-60} s per reader)"

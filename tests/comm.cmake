@@ -6,3 +6,10 @@ foreach(n 1 2 3 4)
     set_tests_properties(test_comm_fail_np${n} PROPERTIES TIMEOUT 120)
   endif()
 endforeach()
+# hx_comm_max_f64: exact maxima and minima of doubles over domains (signed zeros, infinities,
+# subnormals, a NaN that must show as +infinity), MPI and serial communicators
+if(HALOX_HAVE_MPI)
+  halox_mpi_test(test_comm_max SOURCES test_comm_max.c RANKS 1 3 4 LABELS comm)
+else()
+  halox_test(test_comm_max SOURCES test_comm_max.c LABELS comm)
+endif()

@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "halox/md.h"
-#include "gpu/nb_gpu.h"
-#include "gpu/update_gpu.h"
+#include "md/gpu/nb_gpu.h"
+#include "md/gpu/update_gpu.h"
 
 typedef struct gmd_params {
     double dt;

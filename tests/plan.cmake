@@ -17,5 +17,5 @@ add_test(NAME test_plan_cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_plan_cli.sh
 set_tests_properties(test_plan_cli PROPERTIES LABELS "cpu;plan;cli" TIMEOUT 300)
 halox_test(test_plan_image SOURCES test_plan_image.c plan_fixture.c LABELS plan)
 halox_test(test_halo_contract SOURCES test_halo_contract.c plan_fixture.c LABELS plan)
-# whether the GPU halo backends are registered in this build (src/comm/halo.c)
+# whether the GPU halo backends are registered in this build (src/halo/halo.c)
 target_compile_definitions(test_halo_contract PRIVATE HX_TEST_GPU_HALO=${HALOX_HAVE_GPU_HALO})

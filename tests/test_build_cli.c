@@ -3,6 +3,7 @@
  * output file and no temporary behind. Arguments: path of the halox program. */
 #include "testutil.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 
 #include <dirent.h>

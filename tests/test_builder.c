@@ -9,9 +9,10 @@
  * 300 K and its potential energy stays that of the liquid. A lattice heats to ~1000 K. */
 #include "testutil.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 #include "halox/models.h"
-#include "io/water_boxes.h"
+#include "build/water_boxes.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
  * backstop. Messages in pieces (the MPI transport's large-message path) are checked with a
  * 7-byte piece size. */
 #include "halox/halox.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "comm/comm_impl.h"
 #include "core/fault.h"
 #include "testutil.h"

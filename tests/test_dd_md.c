@@ -26,7 +26,7 @@
  * Errors: a grid whose size differs from the rank count; cells too small; a molecule that moves
  * further than one cell between repartitions. Each must fail on every rank with its message. */
 #include "halox/halox.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/md.h"
 #include "testutil.h"
 

@@ -17,7 +17,7 @@
  *    by the decomposition (see test_dd_md.c);
  *  - with MPI, the same grid in one process gives bit-identical energies. */
 #include "halox/halox.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "testutil.h"

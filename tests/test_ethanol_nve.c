@@ -15,7 +15,7 @@
  *    T sqrt(2/ndf) = 5 K, a mean over 1.5 ps ~1 K; a drift at the tolerance moves it ~2.5 K);
  *  - missed pairs stay rare: below 1e-4 of the list per checked search.
  * The measured drift is printed (docs/design/ethanol.md quotes it). */
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "test_ethanol_common.h"
 

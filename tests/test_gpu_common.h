@@ -4,7 +4,7 @@
 #define HX_TESTS_GPU_COMMON_H
 
 #include "halox/md.h"
-#include "gpu/nb_gpu.h"
+#include "md/gpu/nb_gpu.h"
 #include "testutil.h"
 
 /* Device float [cap][3] with x (double [3n]) converted; entries beyond n are NaN (a read of

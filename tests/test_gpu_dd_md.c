@@ -24,8 +24,9 @@
  * Fault injection (to see 3 fail): HALOX_TEST_DD_RLIST=NM gives the decomposed runs of 3 and 4 a
  * pair-list radius of NM (e.g. 1.0: no buffer, pairs missed between searches). */
 #include "halox/gpu.h"
+#include "halox/comm.h"
 #include "halox/halo.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "test_gpu_common.h"

@@ -1,4 +1,4 @@
-/* The "gpu" MD backend (src/gpu/gpu_backend.cu) in the engine's step schedule, against the
+/* The "gpu" MD backend (src/md/gpu/gpu_backend.cu) in the engine's step schedule, against the
  * "cpu" backend on the same start, over MPI ranks (1: one domain; 2+: a decomposition whose
  * halos move through the gpu-mpi halo backend), 3000 SPC/E atoms:
  *  - energies of step 0: LJ and Coulomb within 1e-6 relative (or 5e-5 kJ/mol per atom),
@@ -9,7 +9,7 @@
  *    0.05 kJ/mol per atom of step 0's (no blow-up, no drift beyond the buffer's).
  * Arguments: [halo backend] (default gpu-mpi). */
 #include "halox/gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/md.h"
 #include "testutil.h"
 

@@ -35,9 +35,9 @@
  * Each case prints its measured errors. */
 #include "test_gpu_common.h"
 
-#include "gpu/bonded_gpu.h"
+#include "md/gpu/bonded_gpu.h"
 #include "halox/decomp.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 
 #include <cuda_runtime_api.h>

@@ -12,7 +12,7 @@
  *     halo or bonded contribution gives far more), the largest constraint deviation <= 2e-10.
  * Runs where a GPU halo backend is compiled (CUDA + MPI): not in the CPU emulation. */
 #include "halox/gpu.h"
-#include "halox/io.h"
+#include "halox/build.h"
 #include "halox/log.h"
 #include "halox/md.h"
 #include "test_gpu_common.h"

@@ -1,4 +1,4 @@
-/* The device pack and unpack shared by every GPU halo backend (src/gpu/halo_pack.cuh), in one
+/* The device pack and unpack shared by every GPU halo backend (src/halo/halo_pack.cuh), in one
  * process (the compute-sanitizer target: memcheck, racecheck, synccheck):
  *
  *  - every domain of in-process plans (1D/2D/3D, multi-pulse, empty domains, a large case) is
@@ -8,8 +8,8 @@
  *    for bit to the host backend's element function; the guard words before and after the
  *    message are untouched;
  *  - unpack of every pulse, plain and atomic: equal bit for bit to the host's accumulation. */
-#include "comm/pack.h"
-#include "gpu/halo_gpu.h"
+#include "dd/pack.h"
+#include "halo/halo_gpu.h"
 #include "halox/gpu.h"
 #include "plan_fixture.h"
 

@@ -21,7 +21,7 @@
 #include "gpu_md_driver.h"
 #include "test_gpu_common.h"
 
-#include "halox/io.h"
+#include "halox/build.h"
 
 #include <math.h>
 #include <stdlib.h>

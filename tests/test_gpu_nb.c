@@ -1,4 +1,4 @@
-/* GPU non-bonded (src/gpu/nb_gpu.h, search_gpu.cu) against the CPU path in double
+/* GPU non-bonded (src/md/gpu/nb_gpu.h, search_gpu.cu) against the CPU path in double
  * (hx_nb_compute, HX_NB_DOUBLE) on the same local sets:
  *  - the pair list: every pair within rlist (less a 2e-5 nm band for float rounding) listed
  *    exactly once with its nearest image, within rlist_inner in the pruned list; no padding,
@@ -23,7 +23,7 @@
  * Each case prints one line: what, measured errors, pass/fail. */
 #include "test_gpu_common.h"
 
-#include "halox/io.h"
+#include "halox/build.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>

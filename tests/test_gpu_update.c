@@ -1,4 +1,4 @@
-/* GPU update (src/gpu/update_gpu.h) against the CPU engine's update in double (leap-frog,
+/* GPU update (src/md/gpu/update_gpu.h) against the CPU engine's update in double (leap-frog,
  * hx_settle_apply, kinetic energy) from the same state and the same float forces:
  *  - positions and velocities after 1 and 3 steps (lambda 1 and 0.97): largest difference
  *    <= 1e-12 nm and 1e-9 nm/ps (both in double; only the order of operations and fused
@@ -14,8 +14,8 @@
  * SPC/E (3000 atoms) and argon (2000 atoms). */
 #include "test_gpu_common.h"
 
-#include "gpu/update_gpu.h"
-#include "halox/io.h"
+#include "md/gpu/update_gpu.h"
+#include "halox/build.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -32,7 +32,7 @@ typedef struct host_state {
     double *x, *v, *m;
 } host_state;
 
-/* CPU reference step: the engine's update (src/md/engine.c do_step) on one domain */
+/* CPU reference step: the engine's update (src/mdrun/engine.c do_step) on one domain */
 static void cpu_step(host_state *h, const hx_settle *settle, const double *f, double lambda,
                      double dt)
 {

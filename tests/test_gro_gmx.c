@@ -4,6 +4,7 @@
  * output; GROMACS's own spc216.gro must read as 216 molecules. Argument: the gmx program. */
 #include "testutil.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 
 #include <math.h>

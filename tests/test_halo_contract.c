@@ -1,4 +1,4 @@
-/* The halo backend contract (src/comm/halo_impl.h), through the host backend and the registry:
+/* The halo backend contract (src/halo/halo_impl.h), through the host backend and the registry:
  *
  *  - the registry: "host" is available; gpu-mpi/gpu-direct/nvshmem are available exactly when
  *    this build compiled them (HALOX_HAVE_CUDA/NVSHMEM), and answer HX_ERR_NOT_COMPILED with

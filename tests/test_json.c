@@ -7,7 +7,7 @@
  * strtod and with cJSON and must equal the original bit for bit. A number format that is exact
  * only to one ulp (cJSON's own) fails here. */
 #include "halox/md.h"
-#include "io/json.h"
+#include "halox/json.h"
 #include "testutil.h"
 
 #include <float.h>

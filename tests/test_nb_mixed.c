@@ -14,7 +14,7 @@
  *    two atom types) moves the pair sum systematically. */
 #include "test_md_common.h"
 
-#include "halox/io.h"
+#include "halox/build.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
  * not fit the model is refused naming the atom, and nothing is written. */
 #include "testutil.h"
 
+#include "halox/build.h"
 #include "halox/io.h"
 #include "halox/md.h"
 #include "halox/models.h"

@@ -120,7 +120,7 @@ int t_finish(const char *name, int ncases)
     return hx_test_failures ? 1 : 0;
 }
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 
 void t_mpi_begin(int *argc, char ***argv, hx_comm **world, int *rank, int *size)
 {

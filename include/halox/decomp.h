@@ -13,7 +13,9 @@
 #define HALOX_DECOMP_H
 
 #include "halox/dd.h"
-#include "halox/halo.h"
+#include "halox/comm.h"
+#include "halox/migrate.h"
+#include "halox/plan.h"
 #include "halox/status.h"
 #include "halox/system.h"
 

@@ -6,6 +6,8 @@
 #ifndef HALOX_GPU_H
 #define HALOX_GPU_H
 
+#include <stddef.h>
+
 #include "halox/status.h"
 
 #ifdef __cplusplus
@@ -36,6 +38,9 @@ hx_status hx_gpu_current_device(int *device);
 /* Node-local placement: process `local_rank` of `local_size` on this node gets device
  * local_rank % count (several processes share a GPU when local_size > count). */
 hx_status hx_gpu_select_for_rank(int local_rank, int *device);
+/* Copy `bytes` between host and device memory, either direction (the runtime tells them apart
+ * by address); synchronous. */
+hx_status hx_gpu_copy(void *dst, const void *src, size_t bytes);
 /* One line for logs: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, 1980 MHz, driver 13.0, runtime
  * 13.0, PCI 0000:xx:00.0)". */
 void hx_gpu_describe(const hx_gpu_info *info, char *buf, int len);

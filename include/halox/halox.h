@@ -7,7 +7,10 @@
 #include "halox/log.h"
 #include "halox/system.h"
 #include "halox/dd.h"
+#include "halox/comm.h"
+#include "halox/plan.h"
 #include "halox/halo.h"
+#include "halox/migrate.h"
 #include "halox/decomp.h"
 #include "halox/gpu.h"
 

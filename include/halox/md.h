@@ -433,7 +433,7 @@ typedef struct hx_md_params {
      * environment variable HALOX_GPU_PRUNE_PARTS overrides it), 0: pruned at the search only.
      * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps at a
      * hundredth of verlet_buffer_tolerance, at most rlist. The GPU backend's default is 4
-     * parts (src/md/engine.c says why, with the measurements). */
+     * parts (src/mdrun/engine.c says why, with the measurements). */
     int prune_parts;
     double rlist_inner;
 } hx_md_params;
@@ -589,26 +589,6 @@ void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
  * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
  * bytes always suffice). */
 void hx_md_energies_json(const hx_md_energies *e, char *buf, size_t len);
-
-/* ---- energy minimisation ----------------------------------------------------------------- */
-
-typedef struct hx_minimize_result {
-    int steps;          /* steps tried */
-    int accepted;       /* steps that lowered the energy */
-    double epot0, epot; /* potential energy before and after, kJ/mol */
-    double fmax;        /* largest force on an atom after, kJ/mol/nm (constraint forces
-                         * included) */
-} hx_minimize_result;
-
-/* Steepest descent of sys (positions changed in place; molecules made whole) under the model,
- * cut-off and reaction field of p, on one domain in this process with p->nthreads threads,
- * keeping the constraints (SETTLE, SHAKE). Each step moves every atom by h F / max|F| and
- * constrains with the previous positions as reference; h starts at 0.01 nm, grows by 1.2 after
- * a step that lowers the potential energy and shrinks by 0.2 (the step undone) after one that
- * does not, as GROMACS's steep. Stops after nsteps steps or when h falls below 1e-6 nm. The
- * pair list (radius rc + 0.1 nm) is rebuilt at every step. For starting structures with
- * overlaps (the mixture builder); not part of the MD engine. */
-hx_status hx_minimize(hx_system *sys, const hx_md_params *p, int nsteps, hx_minimize_result *res);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,9 @@
 #include "comm/comm_impl.h"
 #include "core/error.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void hx_comm_destroy(hx_comm **c)
 {
@@ -81,6 +83,58 @@ hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n
         local = BAD_ARG("NULL argument");
     return c->ops->max_i64(c, local, local == HX_OK ? in : NULL, local == HX_OK ? out : NULL,
                            n < 0 ? 0 : n);
+}
+
+/* Doubles as 64-bit integers that order like them: IEEE 754 bit patterns of non-negative
+ * doubles already do; for negative ones the magnitude bits are flipped, so that a larger
+ * magnitude gives a smaller integer (-0.0 lands just below +0.0). NaN becomes +infinity. */
+static long long f64_order_bits(double v)
+{
+    long long b;
+    if (isnan(v))
+        v = INFINITY;
+    memcpy(&b, &v, sizeof b);
+    return b < 0 ? b ^ 0x7fffffffffffffffLL : b;
+}
+
+static double f64_from_order_bits(long long b)
+{
+    double v;
+    if (b < 0)
+        b ^= 0x7fffffffffffffffLL;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+hx_status hx_comm_max_f64(hx_comm *c, const double *in, double *out, int n)
+{
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_max_f64: NULL communicator");
+    hx_status local = HX_OK;
+    if (n < 0)
+        local = BAD_ARG("negative count");
+    else if (n > 0 && (!in || !out))
+        local = BAD_ARG("NULL argument");
+    const size_t rows = (size_t)c->nlocal * (size_t)(n > 0 ? n : 0);
+    long long *bin = NULL, *bout = NULL;
+    if (local == HX_OK && n > 0) {
+        bin = malloc(rows * sizeof *bin);
+        bout = malloc((size_t)n * sizeof *bout);
+        if (!bin || !bout)
+            local = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__,
+                                 "hx_comm_max_f64: out of memory (%d values)", n);
+        else
+            for (size_t k = 0; k < rows; k++)
+                bin[k] = f64_order_bits(in[k]);
+    }
+    /* every rank takes part, also the one that failed: the transport carries its status */
+    hx_status st = c->ops->max_i64(c, local, local == HX_OK ? bin : NULL,
+                                   local == HX_OK ? bout : NULL, n < 0 ? 0 : n);
+    if (st == HX_OK)
+        for (int k = 0; k < n; k++)
+            out[k] = f64_from_order_bits(bout[k]);
+    free(bin);
+    free(bout);
+    return st;
 }
 
 hx_status hx_comm_agree(hx_comm *c, hx_status local_status)

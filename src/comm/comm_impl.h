@@ -4,7 +4,7 @@
 #ifndef HX_COMM_IMPL_H
 #define HX_COMM_IMPL_H
 
-#include "halox/halo.h"
+#include "halox/comm.h"
 
 #ifdef __cplusplus
 extern "C" { /* the CUDA backends (C++ to nvcc) call these too */
@@ -65,8 +65,6 @@ void hx_comm_mpi_free(void **mpi_comm);
 /* Register fn to run in hx_mpi_finalize before MPI_Finalize (last registered runs first), for
  * libraries bootstrapped on MPI that must finalize first (NVSHMEM). At most 8. */
 hx_status hx_mpi_at_finalize(void (*fn)(void));
-/* The MPI library's version (first line of MPI_Get_library_version), "none" without MPI. */
-void hx_mpi_library_version(char *buf, int len);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* Built without MPI: the MPI communicator reports that it is not compiled in. */
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "comm/comm_impl.h"
 #include "core/error.h"
 

@@ -3,7 +3,7 @@
  * Every step that can fail on one rank only (a missing system on rank 0, an allocation on a
  * receiving rank) is followed by an agreement before the next broadcast, so that all ranks
  * return the error together instead of some waiting in a broadcast the others left. */
-#include "halox/halo.h"
+#include "halox/comm.h"
 #include "halox/system.h"
 #include "core/error.h"
 #include "core/fault.h"

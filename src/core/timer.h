@@ -1,14 +1,7 @@
-/* Wall-clock time in seconds (monotonic). */
+/* hx_wtime: public in include/halox/timer.h, so that programs time things as the library does. */
 #ifndef HX_CORE_TIMER_H
 #define HX_CORE_TIMER_H
 
-#include <time.h>
-
-static inline double hx_wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "halox/timer.h"
 
 #endif

@@ -14,7 +14,7 @@
  * an agreement before the next message, so that a failure on one rank stops all of them
  * instead of leaving its neighbours waiting. */
 #include "halox/decomp.h"
-#include "halox/halo.h"
+#include "halox/migrate.h"
 #include "core/error.h"
 #include "core/fault.h"
 

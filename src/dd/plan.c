@@ -15,8 +15,8 @@
  *
  * Deciding what to forward needs the coordinates received so far, so building the plan is itself
  * a sequence of exchanges (counts, then coordinates) over the communicator. */
-#include "halox/halo.h"
-#include "comm/pack.h"
+#include "halox/plan.h"
+#include "dd/pack.h"
 #include "core/error.h"
 #include "dd/plan_image.h"
 

@@ -32,7 +32,7 @@
 
 #include "core/hd.h"
 #include "halox/dd.h"
-#include "halox/halo.h"
+#include "halox/plan.h"
 
 #define HX_PLAN_IMAGE_MAGIC 0x4c505848u /* "HXPL" little-endian */
 #define HX_PLAN_IMAGE_VERSION 1

@@ -77,6 +77,14 @@ extern "C" hx_status hx_gpu_select_for_rank(int local_rank, int *device)
     return HX_OK;
 }
 
+extern "C" hx_status hx_gpu_copy(void *dst, const void *src, size_t bytes)
+{
+    HX_CHECK((dst && src) || bytes == 0, HX_ERR_INVALID_ARG, "hx_gpu_copy: NULL argument");
+    if (bytes)
+        HX_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    return HX_OK;
+}
+
 extern "C" void hx_gpu_describe(const hx_gpu_info *g, char *buf, int len)
 {
     snprintf(buf, (size_t)len,

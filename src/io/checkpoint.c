@@ -13,7 +13,7 @@
  * Doubles in the header are written as C99 hex floats so that they read back exactly. */
 #include "halox/checkpoint.h"
 #include "core/error.h"
-#include "io/files.h"
+#include "halox/files.h"
 
 #include <errno.h>
 #include <fcntl.h>

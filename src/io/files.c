@@ -7,7 +7,7 @@
  * before it ever saw the lock. fcntl locks belong to the process and are dropped when any
  * descriptor of the file is closed; halox opens each lock file once, and the program refuses
  * two outputs that are the same file before it locks them. */
-#include "io/files.h"
+#include "halox/files.h"
 #include "core/error.h"
 #include "halox/log.h"
 

@@ -12,7 +12,7 @@
  * write asterisks there). The box line is free format: 3 values, or 9 for a triclinic box. */
 #include "halox/io.h"
 #include "core/error.h"
-#include "io/files.h"
+#include "halox/files.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* JSON output through cJSON with exact numbers (see json.h for the rules and why). */
-#include "io/json.h"
+#include "halox/json.h"
 #include "core/error.h"
 
 #include <locale.h>

@@ -25,7 +25,7 @@
 #include "halox/models.h"
 #include "halox/version.h"
 #include "core/error.h"
-#include "io/files.h"
+#include "halox/files.h"
 
 #include <errno.h>
 #include <math.h>

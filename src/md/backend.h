@@ -1,6 +1,7 @@
-/* The MD backend contract: what the one step schedule (src/md/schedule.c) asks of the code that
+/* The MD backend contract: what the one step schedule (src/mdrun/schedule.c) asks of the code that
  * computes forces and integrates, on the host ("cpu", src/md/cpu_backend.c) or on a GPU ("gpu",
- * src/gpu/). The schedule owns the order (DESIGN §4); a backend owns its data and streams.
+ * src/md/gpu/). The schedule owns the order (docs/ARCHITECTURE.md, "The step schedule"); a backend
+ * owns its data and streams.
  *
  * Per step t, for every local domain i (the decomposition layer and the halo exchange are the
  * schedule's):
@@ -25,6 +26,7 @@
 
 #include "halox/decomp.h"
 #include "halox/halo.h"
+#include "halox/migrate.h"
 #include "halox/md.h"
 
 /* the points of a step that mark() records (metrics steps only) */
@@ -99,7 +101,7 @@ typedef struct hx_md_backend_ops {
 extern "C" {
 #endif
 extern const hx_md_backend_ops hx_md_backend_cpu;
-/* src/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
+/* src/md/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
 extern const hx_md_backend_ops hx_md_backend_gpu;
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* The arithmetic of one bonded interaction (harmonic bond, harmonic angle, Ryckaert-Bellemans
  * dihedral, 1-4 pair), written once for the CPU (src/md/bonded.c, double) and the GPU
- * (src/gpu/bonded_gpu.cu: float forces on normal steps, double on energy steps).
+ * (src/md/gpu/bonded_gpu.cu: float forces on normal steps, double on energy steps).
  *
  * Each function takes the difference vectors of its atoms (the caller forms them: the CPU from
  * double positions, the GPU from its double positions, rounded to float for the float

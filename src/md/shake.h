@@ -1,5 +1,5 @@
 /* SHAKE of one molecule (Ryckaert, Ciccotti, Berendsen 1977), written once for the CPU
- * (src/md/constraints.c) and the GPU update (src/gpu/update_gpu.cu, one thread per molecule);
+ * (src/md/constraints.c) and the GPU update (src/md/gpu/update_gpu.cu, one thread per molecule);
  * the method and its tolerance are described in src/md/constraints.c. */
 #ifndef HX_MD_SHAKE_H
 #define HX_MD_SHAKE_H

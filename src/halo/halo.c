@@ -1,0 +1,262 @@
+/* hx_halo, the front end of the halo exchange: the backend registry, argument checks, the
+ * update/generation protocol, statistics, and the integer exchange on host memory, which every
+ * backend shares. Backends implement src/halo/halo_impl.h. */
+#include "halo/halo_impl.h"
+#include "comm/comm_impl.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "halox/version.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* GPU backends are registered once their sources are compiled in. */
+#ifndef HX_HALO_HAVE_GPU
+#define HX_HALO_HAVE_GPU 0
+#endif
+#ifndef HX_HALO_HAVE_NVSHMEM
+#define HX_HALO_HAVE_NVSHMEM 0
+#endif
+
+typedef struct backend_entry {
+    const char *name;
+    const hx_halo_ops *ops; /* NULL: not compiled into this build */
+    const char *needs;      /* what to rebuild with */
+} backend_entry;
+
+static const backend_entry registry[] = {
+    {"host", &hx_halo_ops_host, ""},
+#if HX_HALO_HAVE_GPU
+    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},
+    {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
+#else
+    {"gpu-mpi", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
+    {"gpu-direct", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
+#endif
+#if HX_HALO_HAVE_NVSHMEM
+    {"nvshmem", &hx_halo_ops_nvshmem, ""},
+#else
+    {"nvshmem", NULL,
+     "CUDA, MPI and NVSHMEM (pip install nvidia-nvshmem-cu13, or set NVSHMEM_HOME)"},
+#endif
+};
+#define NBACKENDS ((int)(sizeof registry / sizeof registry[0]))
+
+static const char *const backend_names[] = {"host", "gpu-mpi", "gpu-direct", "nvshmem", NULL};
+
+const char *const *hx_halo_backend_names(void)
+{
+    return backend_names;
+}
+
+static const backend_entry *find_backend(const char *name)
+{
+    for (int i = 0; i < NBACKENDS; i++)
+        if (strcmp(registry[i].name, name) == 0)
+            return &registry[i];
+    return NULL;
+}
+
+hx_status hx_halo_backend_available(const char *name)
+{
+    HX_CHECK(name, HX_ERR_INVALID_ARG, "hx_halo_backend_available: NULL name");
+    const backend_entry *e = find_backend(name);
+    HX_CHECK(e, HX_ERR_INVALID_ARG,
+             "unknown halo backend '%s': use host, gpu-mpi, gpu-direct or nvshmem", name);
+    HX_CHECK(e->ops, HX_ERR_NOT_COMPILED,
+             "halo backend '%s' was not compiled into this halox: rebuild with %s", name, e->needs);
+    return HX_OK;
+}
+
+void hx_halo_config_default(hx_halo_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->backend = "host";
+    cfg->real = HX_REAL_F64;
+    cfg->mem = HX_MEM_HOST;
+    cfg->path = HX_HALO_PATH_AUTO;
+    cfg->wait_timeout = -1.0;
+    cfg->wait_backoff_ns = -1;
+}
+
+void hx_halo_destroy(hx_halo **hp)
+{
+    if (!hp || !*hp)
+        return;
+    hx_halo *h = *hp;
+    if (h->ops && h->ops->destroy)
+        h->ops->destroy(h);
+    free(h->x);
+    free(h->f);
+    free(h);
+    *hp = NULL;
+}
+
+hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_config *cfg,
+                         hx_halo **out)
+{
+    HX_CHECK(plan && comm && out, HX_ERR_INVALID_ARG, "hx_halo_create: NULL argument");
+    *out = NULL;
+    hx_halo_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        hx_halo_config_default(&c);
+    if (!c.backend)
+        c.backend = "host";
+    /* Every check below depends only on arguments that are the same on every rank, so all
+     * ranks fail together and nobody is left in a collective. */
+    HX_TRY(hx_halo_backend_available(c.backend));
+    HX_CHECK(hx_plan_nlocal(plan) == hx_comm_nlocal(comm), HX_ERR_INVALID_ARG,
+             "hx_halo_create: the plan was built for another communicator");
+    HX_CHECK(c.real == HX_REAL_F64 || c.real == HX_REAL_F32, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown real type %d", (int)c.real);
+    HX_CHECK(c.mem == HX_MEM_HOST || c.mem == HX_MEM_DEVICE, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown memory space %d", (int)c.mem);
+    HX_CHECK(c.path >= HX_HALO_PATH_AUTO && c.path <= HX_HALO_PATH_NETWORK, HX_ERR_INVALID_ARG,
+             "hx_halo_create: unknown path %d", (int)c.path);
+    HX_CHECK(hx_plan_domain(plan, 0)->generation > 0, HX_ERR_INVALID_ARG,
+             "hx_halo_create: build the plan (hx_plan_build) before creating its exchange");
+    hx_halo *h = calloc(1, sizeof *h);
+    HX_CHECK(h, HX_ERR_NOMEM, "out of memory");
+    h->plan = plan;
+    h->comm = comm;
+    h->cfg = c;
+    h->ops = find_backend(c.backend)->ops;
+    h->cfg.backend = h->ops->name; /* a static string: the caller's may not outlive us */
+    h->nlocal = hx_plan_nlocal(plan);
+    h->x = calloc((size_t)h->nlocal, sizeof *h->x);
+    h->f = calloc((size_t)h->nlocal, sizeof *h->f);
+    hx_status st = h->x && h->f
+                       ? HX_OK
+                       : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    st = hx_comm_agree(comm, st);
+    if (st == HX_OK)
+        st = h->ops->setup(h);
+    if (st == HX_OK)
+        st = hx_halo_update(h);
+    if (st != HX_OK) {
+        hx_halo_destroy(&h);
+        return st;
+    }
+    *out = h;
+    return HX_OK;
+}
+
+hx_status hx_halo_update(hx_halo *h)
+{
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_update: NULL handle");
+    hx_status st = h->ops->update(h);
+    /* agreed, so that a backend's collective allocations never run on a subset of ranks */
+    HX_TRY(hx_comm_agree(h->comm, st));
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    h->generation = p->generation;
+    h->cap_local = p->cap_local;
+    return HX_OK;
+}
+
+void *hx_halo_x(const hx_halo *h, int local)
+{
+    return h->x[local];
+}
+
+void *hx_halo_f(const hx_halo *h, int local)
+{
+    return h->f[local];
+}
+
+int hx_halo_capacity(const hx_halo *h)
+{
+    return h->cap_local;
+}
+
+const hx_halo_config *hx_halo_get_config(const hx_halo *h)
+{
+    return &h->cfg;
+}
+
+const char *hx_halo_backend_name(const hx_halo *h)
+{
+    return h->ops->name;
+}
+
+int hx_halo_capturable(const hx_halo *h)
+{
+    return h->ops->capturable;
+}
+
+const char *hx_halo_describe(const hx_halo *h)
+{
+    return h->describe[0] ? h->describe : h->ops->name;
+}
+
+/* A plan rebuilt after the last update has other sizes than the buffers: refuse it (rather
+ * than overflow), naming the fix. */
+static hx_status check_current(const hx_halo *h)
+{
+    long long g = hx_plan_domain(h->plan, 0)->generation;
+    HX_CHECK(g == h->generation, HX_ERR_INVALID_ARG,
+             "halo exchange: the plan was rebuilt (build %lld) after the exchange was last "
+             "updated (build %lld): call hx_halo_update after every hx_plan_build",
+             g, h->generation);
+    return HX_OK;
+}
+
+hx_status hx_halo_exchange_x(hx_halo *h, void *stream)
+{
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_x: NULL handle");
+    HX_TRY(check_current(h));
+    double t0 = hx_wtime();
+    hx_status st = h->ops->exchange_x(h, stream);
+    h->stats.x_calls++;
+    h->stats.x_seconds += hx_wtime() - t0;
+    return st;
+}
+
+hx_status hx_halo_exchange_f(hx_halo *h, void *stream)
+{
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_f: NULL handle");
+    HX_TRY(check_current(h));
+    double t0 = hx_wtime();
+    hx_status st = h->ops->exchange_f(h, stream);
+    h->stats.f_calls++;
+    h->stats.f_seconds += hx_wtime() - t0;
+    return st;
+}
+
+hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem)
+{
+    HX_CHECK(h && v && ncomp >= 1, HX_ERR_INVALID_ARG,
+             "hx_halo_exchange_int: bad argument (ncomp %d must be >= 1)", ncomp);
+    HX_TRY(check_current(h));
+    if (mem == HX_MEM_HOST)
+        return hx_plan_exchange_int((hx_plan *)h->plan, v, ncomp);
+    HX_CHECK(mem == HX_MEM_DEVICE, HX_ERR_INVALID_ARG, "hx_halo_exchange_int: unknown memory %d",
+             (int)mem);
+    HX_CHECK(h->ops->exchange_int, HX_ERR_UNSUPPORTED,
+             "halo backend '%s' exchanges integers in host memory only", h->ops->name);
+    return h->ops->exchange_int(h, v, ncomp);
+}
+
+void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s)
+{
+    *s = h->stats;
+}
+
+#ifndef HX_HALO_HAVE_CUDA
+/* without CUDA (and in the CPU emulation build) there is no device stream to time */
+hx_status hx_halo_time_exchange(hx_halo *h, void *stream, int warmup, int steps, int batch,
+                                int graph, double *batch_us, double *wall_us)
+{
+    (void)h;
+    (void)stream;
+    (void)warmup;
+    (void)steps;
+    (void)batch;
+    (void)graph;
+    (void)batch_us;
+    (void)wall_us;
+    HX_FAIL(HX_ERR_NOT_COMPILED, "hx_halo_time_exchange: halox was built without CUDA: rebuild "
+                                 "with nvcc available");
+}
+#endif

@@ -1,0 +1,595 @@
+/* The CPU-driven GPU halo backends, what GROMACS did before GPU-initiated communication and
+ * what the paper measures against:
+ *
+ *   gpu-mpi     per pulse: pack kernel -> the CPU waits for the stream -> MPI moves the packed
+ *               atoms (through pinned host buffers; device pointers when the MPI library is
+ *               CUDA-aware, which a self-test confirms) -> coordinates land contiguously at the
+ *               pulse's atom offset, forces go through an unpack kernel.
+ *   gpu-direct  per pulse: pack kernel -> cudaMemcpyAsync straight into the peer's array (CUDA
+ *               IPC handles exchanged at every update that reallocates) -> the CPU waits for the
+ *               copy -> a small "done" token over MPI tells the receiver its data is there.
+ *               This is what a CUDA-aware MPI does inside a node, without the MPI library.
+ *
+ * Also here, shared with the NVSHMEM backend (src/halo/nvshmem/nvshmem.cu): the device plan upload,
+ * the placement of a process on its GPU (with the MPS check), and the one-pulse kernels.
+ *
+ * Why no "ready" handshake before writing into a peer (gpu-direct): exchanges alternate x, f,
+ * x, f (enforced). A peer reads its halo coordinates only between its exchange_x and its
+ * exchange_f, and before sending us forces in pulse q it waits for its stream, so every read is
+ * over before its forces of step s reach us; our coordinates of step s+1 are written after we
+ * received them. The same argument covers our force slots: a peer writes them in its exchange_f
+ * of step s+1, after it received our coordinates of step s+1, which we send after our stream
+ * finished the unpack of step s. docs/design/gpu-halo.md has the full argument. */
+#include "halo/halo_gpu.h"
+#include "halo/halo_pack.cuh"
+#include "gpu/cuda_check.h"
+#include "comm/comm_impl.h"
+#include "halox/gpu.h"
+#include "halox/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the device plan ---------------------------------------------------------------------- */
+
+extern "C" hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local)
+{
+    size_t bytes = 0;
+    const void *img = hx_plan_image(plan, local, &bytes);
+    HX_CHECK(img && bytes >= sizeof(hx_plan_image_header), HX_ERR_INTERNAL,
+             "the plan has no device image (was it built?)");
+    if (bytes > gp->cap) {
+        /* grow-only, with room: images change size at every repartition */
+        size_t cap = bytes + bytes / 4 + 4096;
+        void *d = NULL;
+        HX_CUDA(cudaMalloc(&d, cap));
+        if (gp->dev)
+            HX_CUDA(cudaFree(gp->dev));
+        gp->dev = d;
+        gp->cap = cap;
+    }
+    HX_CUDA(cudaMemcpy(gp->dev, img, bytes, cudaMemcpyHostToDevice));
+    gp->bytes = bytes;
+    hx_plan_view_init(img, &gp->view);
+    hx_plan_view_rebase(&gp->view, img, gp->dev);
+    gp->host = hx_plan_domain(plan, local);
+    return HX_OK;
+}
+
+extern "C" void hx_gpu_plan_free(hx_gpu_plan *gp)
+{
+    if (gp->dev)
+        cudaFree(gp->dev);
+    memset(gp, 0, sizeof *gp);
+}
+
+/* ---- placement ---------------------------------------------------------------------------- */
+
+/* The MPS control daemon listens on a named pipe in CUDA_MPS_PIPE_DIRECTORY (default
+ * /tmp/nvidia-mps). Its presence is what a client can check without CUDA calls. */
+static int mps_pipe_found(void)
+{
+    const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/control", dir && dir[0] ? dir : "/tmp/nvidia-mps");
+    return access(path, F_OK) == 0;
+}
+
+extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    /* Checks on arguments that are the same on every rank: all ranks fail here together. */
+    HX_CHECK(h->nlocal == 1, HX_ERR_UNSUPPORTED,
+             "halo backend '%s' holds one domain per process, this process has %d: run one MPI "
+             "rank per domain (the serial communicator is for the host backend)",
+             h->cfg.backend, h->nlocal);
+    HX_CHECK(h->cfg.mem == HX_MEM_DEVICE, HX_ERR_UNSUPPORTED,
+             "halo backend '%s' works on device memory: set cfg.mem = HX_MEM_DEVICE",
+             h->cfg.backend);
+    HX_CHECK(h->cfg.real == HX_REAL_F32, HX_ERR_UNSUPPORTED,
+             "halo backend '%s' exchanges float (single precision) only: set cfg.real = "
+             "HX_REAL_F32",
+             h->cfg.backend);
+    /* collective */
+    HX_TRY(hx_comm_node_info(h->comm, &pl->local_rank, &pl->local_size));
+    const char *why = NULL;
+    HX_TRY(hx_gpu_device_count(&pl->ndevices, &why));
+    HX_CHECK(pl->ndevices > 0, HX_ERR_CUDA, "halo backend '%s' needs a GPU: %s", h->cfg.backend,
+             why ? why : "none found");
+    HX_TRY(hx_gpu_select_for_rank(pl->local_rank, &pl->device));
+    /* node-local ranks r with r % ndevices == device share it */
+    pl->pes_per_gpu = pl->local_size / pl->ndevices + (pl->device < pl->local_size % pl->ndevices);
+    pl->mps = mps_pipe_found();
+    cudaDeviceProp prop;
+    HX_CUDA(cudaGetDeviceProperties(&prop, pl->device));
+    pl->sm_count = prop.multiProcessorCount;
+    memcpy(pl->gpu, prop.name,
+           sizeof pl->gpu < sizeof prop.name ? sizeof pl->gpu : sizeof prop.name);
+    pl->gpu[sizeof pl->gpu - 1] = 0;
+    if (need_mps && pl->pes_per_gpu > 1 && !pl->mps) {
+        const char *allow = getenv("HALOX_ALLOW_NO_MPS");
+        HX_CHECK(allow && strcmp(allow, "1") == 0, HX_ERR_UNSUPPORTED,
+                 "halo backend '%s': %d processes share GPU %d (%s) and no MPS daemon was found "
+                 "(no control pipe in %s): without MPS their kernels time-slice and every "
+                 "signal wait costs a time slice. Start MPS (nvidia-cuda-mps-control -d, see "
+                 "docs/design/gpu-halo.md) or set HALOX_ALLOW_NO_MPS=1 to run anyway",
+                 h->cfg.backend, pl->pes_per_gpu, pl->device, pl->gpu,
+                 getenv("CUDA_MPS_PIPE_DIRECTORY") ? getenv("CUDA_MPS_PIPE_DIRECTORY")
+                                                   : "/tmp/nvidia-mps");
+        hx_log(HX_LOG_WARN, "%s: %d processes share GPU %d without MPS (HALOX_ALLOW_NO_MPS=1)",
+               h->cfg.backend, pl->pes_per_gpu, pl->device);
+    }
+    return HX_OK;
+}
+
+/* ---- one-pulse kernels -------------------------------------------------------------------- */
+
+/* Block b packs entries [1024 b, 1024 (b+1)) of the pulse; counts come from the device plan. */
+__global__ void __launch_bounds__(HX_HALO_THREADS)
+    hx_pack_x_kernel(hx_plan_view v, int p, const float *x, float *out, int bulk)
+{
+    extern __shared__ __align__(128) float hx_smem[];
+    const int n = v.send_count[p];
+    const int e0 = (int)blockIdx.x * HX_HALO_ROUND;
+    const int e1 = min(n, e0 + HX_HALO_ROUND);
+    int parity = 0;
+    hx_block_pack_x(v.index_map + v.map_offset[p], v.shift_f32[3 * p + 0], v.shift_f32[3 * p + 1],
+                    v.shift_f32[3 * p + 2], x, out, e0, e1, bulk ? hx_smem : NULL, &parity, NULL);
+    if (bulk && (threadIdx.x & 31) == 0)
+        hx_bulk_complete(); /* shared memory must outlive the copies that read it */
+}
+
+__global__ void __launch_bounds__(HX_HALO_THREADS)
+    hx_unpack_f_kernel(hx_plan_view v, int p, const float *buf, float *f, int atomic)
+{
+    const int n = v.send_count[p];
+    const int e0 = (int)blockIdx.x * HX_HALO_ROUND;
+    hx_block_unpack_f(v.index_map + v.map_offset[p], buf, f, e0, min(n, e0 + HX_HALO_ROUND),
+                      atomic != 0, NULL);
+}
+
+extern "C" hx_status hx_gpu_pack_x(const hx_gpu_plan *gp, int pulse, const float *x, float *out,
+                                   int bulk, void *stream)
+{
+    const int n = gp->host->pulses[pulse].send_count;
+    if (n == 0)
+        return HX_OK;
+    const unsigned nb = (unsigned)((n + HX_HALO_ROUND - 1) / HX_HALO_ROUND);
+    hx_pack_x_kernel<<<nb, HX_HALO_THREADS, bulk ? HX_HALO_BULK_SMEM : 0, (cudaStream_t)stream>>>(
+        gp->view, pulse, x, out, bulk);
+    HX_CUDA_LAUNCH("hx_pack_x_kernel");
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_unpack_f(const hx_gpu_plan *gp, int pulse, const float *buf, float *f,
+                                     int atomic, void *stream)
+{
+    const int n = gp->host->pulses[pulse].send_count;
+    if (n == 0)
+        return HX_OK;
+    const unsigned nb = (unsigned)((n + HX_HALO_ROUND - 1) / HX_HALO_ROUND);
+    hx_unpack_f_kernel<<<nb, HX_HALO_THREADS, 0, (cudaStream_t)stream>>>(gp->view, pulse, buf, f,
+                                                                         atomic);
+    HX_CUDA_LAUNCH("hx_unpack_f_kernel");
+    return HX_OK;
+}
+
+/* ---- the CPU-driven backends -------------------------------------------------------------- */
+
+typedef struct base_impl {
+    int direct;     /* gpu-direct (CUDA IPC); 0: gpu-mpi */
+    int cuda_aware; /* gpu-mpi: MPI is given device pointers */
+    hx_gpu_place place;
+    hx_gpu_plan gp;
+    int cap_local; /* atoms of x and f */
+    int cap_msg;   /* atoms of the largest message of one pulse (the largest cap_pulse) */
+    int cap_buf;   /* gpu-direct: atoms of the force slots of all pulses */
+    float *x, *f;  /* device [cap_local][3] */
+    float *dsend;  /* device [cap_msg][3]: one pulse's packed coordinates */
+    /* gpu-mpi: device [cap_msg][3], one pulse's received forces; gpu-direct: [cap_buf][3], the
+     * force slot of every pulse (buf_offset), written by the peers */
+    float *drecv;
+    float *hsend, *hrecv; /* gpu-mpi staged: pinned host [cap_msg][3] */
+    int npulses;
+    void **peer_x;     /* gpu-direct, per pulse: send_pe's x (we write our coordinates there) */
+    void **peer_f;     /* gpu-direct, per pulse: recv_pe's force slots (we write forces there) */
+    int ipc_exchanged; /* handles exchanged: the same on every rank (a collective step) */
+    int phase;         /* 1 after exchange_x until exchange_f */
+    long long nexch;   /* exchanges so far: the handshake tokens carry it */
+} base_impl;
+
+static void close_peers(base_impl *m)
+{
+    for (int q = 0; q < m->npulses; q++) {
+        if (m->peer_x && m->peer_x[q])
+            cudaIpcCloseMemHandle(m->peer_x[q]);
+        if (m->peer_f && m->peer_f[q])
+            cudaIpcCloseMemHandle(m->peer_f[q]);
+        if (m->peer_x)
+            m->peer_x[q] = NULL;
+        if (m->peer_f)
+            m->peer_f[q] = NULL;
+    }
+}
+
+static void base_destroy(hx_halo *h)
+{
+    base_impl *m = (base_impl *)h->impl;
+    if (!m)
+        return;
+    if (m->place.ndevices > 0) {
+        cudaSetDevice(m->place.device);
+        cudaDeviceSynchronize();
+    }
+    if (m->ipc_exchanged) {
+        /* Close our mappings of the peers' memory, and let every rank do so before anyone frees
+         * memory others have mapped (freeing an exported region first is undefined). Every
+         * rank reached this point: the handle exchange was collective. */
+        close_peers(m);
+        (void)hx_comm_agree(h->comm, HX_OK);
+    }
+    cudaFree(m->x);
+    cudaFree(m->f);
+    cudaFree(m->dsend);
+    cudaFree(m->drecv);
+    cudaFreeHost(m->hsend);
+    cudaFreeHost(m->hrecv);
+    hx_gpu_plan_free(&m->gp);
+    free(m->peer_x);
+    free(m->peer_f);
+    free(m);
+    h->impl = NULL;
+    h->x[0] = h->f[0] = NULL;
+}
+
+/* A CUDA-aware claim is confirmed by sending a device buffer to ourselves: a library that
+ * claims it wrongly fails here, in a known place, rather than in the exchange. */
+static hx_status cuda_aware_selftest(hx_halo *h, int *ok)
+{
+    const int n = 64;
+    int *d = NULL, host[2 * 64];
+    *ok = 0;
+    HX_CUDA(cudaMalloc((void **)&d, 2 * n * sizeof(int)));
+    for (int i = 0; i < n; i++) {
+        host[i] = 0x5a000000 + i;
+        host[n + i] = -1;
+    }
+    hx_status st = HX_OK;
+    HX_CUDA_GOTO(st, cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice), out);
+    {
+        const int self = hx_comm_local_domain(h->comm, 0);
+        const void *sp = d;
+        void *rp = d + n;
+        size_t b = n * sizeof(int);
+        st = hx_comm_sendrecv(h->comm, &self, &sp, &b, &self, &rp, &b);
+        if (st != HX_OK)
+            goto out;
+    }
+    HX_CUDA_GOTO(st, cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost), out);
+    *ok = memcmp(host, host + n, n * sizeof(int)) == 0;
+out:
+    cudaFree(d);
+    return st;
+}
+
+static hx_status base_setup_common(hx_halo *h, int direct)
+{
+    base_impl *m = (base_impl *)calloc(1, sizeof *m);
+    HX_CHECK(m, HX_ERR_NOMEM, "out of memory");
+    h->impl = m;
+    m->direct = direct;
+    /* no spinning kernels here: several processes per GPU work without MPS (slower) */
+    HX_TRY(hx_gpu_halo_place(h, 0, &m->place));
+    m->npulses = hx_plan_domain(h->plan, 0)->npulses;
+    m->peer_x = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_x);
+    m->peer_f = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_f);
+    HX_CHECK(m->peer_x && m->peer_f, HX_ERR_NOMEM, "out of memory");
+    return HX_OK;
+}
+
+static hx_status gpu_mpi_setup(hx_halo *h)
+{
+    hx_status st = base_setup_common(h, 0);
+    /* from here every rank takes the same collective steps whatever failed locally */
+    const char *why = "";
+    int claimed = st == HX_OK ? hx_comm_mpi_cuda_aware(&why) : 0, ok = 0;
+    /* the claim comes from the same library everywhere, so all ranks test or none */
+    if (st == HX_OK && claimed) {
+        st = cuda_aware_selftest(h, &ok);
+        if (st == HX_OK && !ok)
+            hx_log(HX_LOG_WARN,
+                   "gpu-mpi: the MPI library says it is CUDA-aware (%s) but a device buffer sent "
+                   "to ourselves arrived wrong: staging through host memory",
+                   why);
+    }
+    /* every rank uses the same transport: device pointers only if all confirmed */
+    long long mine = (st == HX_OK && claimed && ok) ? 0 : 1, any_not = 1;
+    hx_status st2 = hx_comm_max_i64(h->comm, &mine, &any_not, 1);
+    if (st == HX_OK)
+        st = st2;
+    st = hx_comm_agree(h->comm, st);
+    if (st != HX_OK)
+        return st;
+    base_impl *m = (base_impl *)h->impl;
+    m->cuda_aware = any_not == 0;
+    snprintf(h->describe, sizeof h->describe,
+             "gpu-mpi: per pulse pack kernel, CPU waits, MPI %s, unpack kernel; %s (GPU %d, %d "
+             "process%s per GPU%s)",
+             m->cuda_aware ? "on device pointers (CUDA-aware, self-test passed)"
+                           : "through pinned host buffers (MPI not CUDA-aware)",
+             m->place.gpu, m->place.device, m->place.pes_per_gpu,
+             m->place.pes_per_gpu > 1 ? "es" : "", m->place.mps ? ", MPS" : "");
+    if (!m->cuda_aware)
+        hx_log(HX_LOG_INFO, "gpu-mpi: MPI is not used on device memory: %s",
+               claimed ? "its self-test failed on some rank" : why);
+    return HX_OK;
+}
+
+static hx_status gpu_direct_setup(hx_halo *h)
+{
+    hx_status st = base_setup_common(h, 1);
+    st = hx_comm_agree(h->comm, st);
+    if (st != HX_OK)
+        return st;
+    base_impl *m = (base_impl *)h->impl;
+    snprintf(
+        h->describe, sizeof h->describe,
+        "gpu-direct: per pulse pack kernel, cudaMemcpyAsync into the peer's memory (CUDA IPC), "
+        "CPU waits, MPI done-token; %s (GPU %d, %d process%s per GPU%s)",
+        m->place.gpu, m->place.device, m->place.pes_per_gpu, m->place.pes_per_gpu > 1 ? "es" : "",
+        m->place.mps ? ", MPS" : "");
+    return HX_OK;
+}
+
+/* Reallocate a device array to n floats, keeping the first `keep` floats. */
+static hx_status regrow_device(float **p, size_t n, size_t keep)
+{
+    float *q = NULL;
+    HX_CUDA(cudaMalloc((void **)&q, n * sizeof(float)));
+    if (*p && keep)
+        HX_CUDA(cudaMemcpy(q, *p, keep * sizeof(float), cudaMemcpyDeviceToDevice));
+    if (*p)
+        HX_CUDA(cudaFree(*p));
+    *p = q;
+    return HX_OK;
+}
+
+static hx_status regrow_pinned(float **p, size_t n)
+{
+    if (*p)
+        HX_CUDA(cudaFreeHost(*p));
+    *p = NULL;
+    HX_CUDA(cudaHostAlloc((void **)p, n * sizeof(float), cudaHostAllocDefault));
+    return HX_OK;
+}
+
+/* First local part of an update: the plan upload and what must grow (grow-only; capacities are
+ * global maxima, so every rank regrows the same buffers at the same update). Mappings of peer
+ * memory that is about to be freed are closed here, before the barrier that precedes any free. */
+typedef struct grow_plan {
+    int local, msg, buf, ipc;
+    int cap_msg;
+} grow_plan;
+
+static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
+{
+    base_impl *m = (base_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    memset(g, 0, sizeof *g);
+    HX_CUDA(cudaSetDevice(m->place.device));
+    HX_CUDA(cudaDeviceSynchronize()); /* nothing of the previous plan is in flight */
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    g->cap_msg = 4;
+    for (int q = 0; q < p->npulses; q++)
+        g->cap_msg = p->cap_pulse[q] > g->cap_msg ? p->cap_pulse[q] : g->cap_msg;
+    g->local = p->cap_local > m->cap_local;
+    g->msg = g->cap_msg > m->cap_msg;
+    g->buf = m->direct && p->cap_buf > m->cap_buf;
+    g->ipc = m->direct && (g->local || g->buf || !m->ipc_exchanged);
+    if (g->ipc && m->ipc_exchanged)
+        close_peers(m);
+    return HX_OK;
+}
+
+static hx_status base_update_regrow(hx_halo *h, const grow_plan *g)
+{
+    base_impl *m = (base_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    if (g->local) {
+        HX_TRY(regrow_device(&m->x, 3 * (size_t)p->cap_local, 3 * (size_t)m->cap_local));
+        HX_TRY(regrow_device(&m->f, 3 * (size_t)p->cap_local, 3 * (size_t)m->cap_local));
+        m->cap_local = p->cap_local;
+    }
+    if (g->msg) {
+        HX_TRY(regrow_device(&m->dsend, 3 * (size_t)g->cap_msg, 0));
+        if (!m->direct) {
+            HX_TRY(regrow_device(&m->drecv, 3 * (size_t)g->cap_msg, 0));
+            HX_TRY(regrow_pinned(&m->hsend, 3 * (size_t)g->cap_msg));
+            HX_TRY(regrow_pinned(&m->hrecv, 3 * (size_t)g->cap_msg));
+        }
+        m->cap_msg = g->cap_msg;
+    }
+    if (g->buf) {
+        HX_TRY(regrow_device(&m->drecv, 3 * (size_t)p->cap_buf, 0));
+        m->cap_buf = p->cap_buf;
+    }
+    h->x[0] = m->x;
+    h->f[0] = m->f;
+    return HX_OK;
+}
+
+/* Collective: exchange IPC handles with the neighbours of every pulse and map their memory.
+ * Pulse q: recv_pe writes coordinates into our x, so it gets our x handle and we get send_pe's;
+ * send_pe writes forces into our slots, so it gets our slot handle and we get recv_pe's. */
+static hx_status exchange_ipc(hx_halo *h)
+{
+    base_impl *m = (base_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    cudaIpcMemHandle_t hxm, hfm;
+    HX_CUDA(cudaIpcGetMemHandle(&hxm, m->x));
+    HX_CUDA(cudaIpcGetMemHandle(&hfm, m->drecv));
+    cudaIpcMemHandle_t *hx_in = (cudaIpcMemHandle_t *)calloc((size_t)m->npulses + 1, sizeof *hx_in);
+    cudaIpcMemHandle_t *hf_in = (cudaIpcMemHandle_t *)calloc((size_t)m->npulses + 1, sizeof *hf_in);
+    hx_status st = hx_comm_agree(h->comm, hx_in && hf_in ? HX_OK : HX_ERR_NOMEM);
+    for (int q = 0; q < p->npulses && st == HX_OK; q++) {
+        const hx_pulse *P = &p->pulses[q];
+        size_t b = sizeof(cudaIpcMemHandle_t);
+        const void *s1 = &hxm, *s2 = &hfm;
+        void *r1 = &hx_in[q], *r2 = &hf_in[q];
+        st = hx_comm_sendrecv(h->comm, &P->recv_rank, &s1, &b, &P->send_rank, &r1, &b);
+        if (st == HX_OK)
+            st = hx_comm_sendrecv(h->comm, &P->send_rank, &s2, &b, &P->recv_rank, &r2, &b);
+    }
+    if (st == HX_OK)
+        m->ipc_exchanged = 1; /* collective step done on every rank */
+    for (int q = 0; q < p->npulses && st == HX_OK; q++) {
+        /* the same peer's handle may come several times: CUDA counts references */
+        HX_CUDA_GOTO(
+            st, cudaIpcOpenMemHandle(&m->peer_x[q], hx_in[q], cudaIpcMemLazyEnablePeerAccess), out);
+        HX_CUDA_GOTO(
+            st, cudaIpcOpenMemHandle(&m->peer_f[q], hf_in[q], cudaIpcMemLazyEnablePeerAccess), out);
+    }
+out:
+    free(hx_in);
+    free(hf_in);
+    return st;
+}
+
+static hx_status base_update(hx_halo *h)
+{
+    base_impl *m = (base_impl *)h->impl;
+    grow_plan g;
+    /* Every rank runs the same sequence of agreements whatever fails locally: (1) closed our
+     * mappings of memory that peers are about to free, (2) freed and allocated, (3) exchanged
+     * handles of the new memory. */
+    hx_status st = base_update_prepare(h, &g);
+    st = hx_comm_agree(h->comm, st);
+    if (st != HX_OK)
+        return st;
+    st = hx_comm_agree(h->comm, base_update_regrow(h, &g));
+    if (st != HX_OK)
+        return st;
+    m->phase = 0;
+    if (g.ipc)
+        HX_TRY(exchange_ipc(h));
+    return HX_OK;
+}
+
+/* The "done" token of a pulse: the exchange count and the pulse, checked on arrival, so that
+ * ranks that fell out of step report it instead of mixing steps. */
+static hx_status handshake(hx_halo *h, int q, int to, int from, const char *what)
+{
+    base_impl *m = (base_impl *)h->impl;
+    long long mine = m->nexch * 256 + q, theirs = -1;
+    size_t b = sizeof mine;
+    const void *sp = &mine;
+    void *rp = &theirs;
+    HX_TRY(hx_comm_sendrecv(h->comm, &to, &sp, &b, &from, &rp, &b));
+    HX_CHECK(theirs == mine, HX_ERR_INTERNAL,
+             "%s: rank %d expected the done token of exchange %lld pulse %d from rank %d and got "
+             "exchange %lld pulse %lld: the ranks are out of step",
+             what, hx_comm_rank(h->comm), m->nexch, q, from, theirs / 256, theirs % 256);
+    return HX_OK;
+}
+
+static hx_status base_exchange_x(hx_halo *h, void *stream)
+{
+    base_impl *m = (base_impl *)h->impl;
+    cudaStream_t s = (cudaStream_t)stream;
+    const hx_domain_plan *p = m->gp.host;
+    HX_CHECK(!m->direct || m->phase == 0, HX_ERR_INVALID_ARG,
+             "gpu-direct: exchange_x called twice without exchange_f in between: coordinate and "
+             "force exchanges must alternate (that order is what keeps a peer from overwriting "
+             "halo coordinates still being read)");
+    for (int q = 0; q < p->npulses; q++) {
+        const hx_pulse *P = &p->pulses[q];
+        const size_t sb = 12 * (size_t)P->send_count, rb = 12 * (size_t)P->recv_count;
+        float *land = m->x + 3 * (size_t)P->atom_offset;
+        HX_TRY(hx_gpu_pack_x(&m->gp, q, m->x, m->dsend, 0, s));
+        if (m->direct) {
+            if (sb)
+                HX_CUDA(cudaMemcpyAsync((float *)m->peer_x[q] + 3 * (size_t)P->peer_atom_offset,
+                                        m->dsend, sb, cudaMemcpyDeviceToDevice, s));
+            HX_CUDA(cudaStreamSynchronize(s)); /* our coordinates are in the peer's x */
+            HX_TRY(handshake(h, q, P->send_rank, P->recv_rank, "gpu-direct coordinates"));
+        } else if (m->cuda_aware) {
+            HX_CUDA(cudaStreamSynchronize(s));
+            const void *sp = m->dsend;
+            void *rp = land;
+            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
+        } else {
+            if (sb)
+                HX_CUDA(cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s));
+            /* also completes the previous pulse's copy out of hrecv before it is overwritten */
+            HX_CUDA(cudaStreamSynchronize(s));
+            const void *sp = m->hsend;
+            void *rp = m->hrecv;
+            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
+            if (rb)
+                HX_CUDA(cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+        }
+        h->stats.bytes_sent += (long long)sb;
+    }
+    m->phase = 1;
+    return HX_OK;
+}
+
+static hx_status base_exchange_f(hx_halo *h, void *stream)
+{
+    base_impl *m = (base_impl *)h->impl;
+    cudaStream_t s = (cudaStream_t)stream;
+    const hx_domain_plan *p = m->gp.host;
+    HX_CHECK(!m->direct || m->phase == 1, HX_ERR_INVALID_ARG,
+             "gpu-direct: exchange_f called without exchange_x before it: coordinate and force "
+             "exchanges must alternate");
+    for (int q = p->npulses - 1; q >= 0; q--) {
+        const hx_pulse *P = &p->pulses[q];
+        /* our forces on the atoms received in pulse q go back up to recv_rank; forces on the
+         * atoms we sent come from send_rank */
+        const size_t sb = 12 * (size_t)P->recv_count, rb = 12 * (size_t)P->send_count;
+        const float *out = m->f + 3 * (size_t)P->atom_offset;
+        float *in = m->drecv;
+        if (m->direct) {
+            /* stream order: the unpacks of later pulses (which add into this range) are done */
+            if (sb)
+                HX_CUDA(cudaMemcpyAsync((float *)m->peer_f[q] + 3 * (size_t)P->buf_offset, out, sb,
+                                        cudaMemcpyDeviceToDevice, s));
+            HX_CUDA(cudaStreamSynchronize(s));
+            HX_TRY(handshake(h, q, P->recv_rank, P->send_rank, "gpu-direct forces"));
+            in = m->drecv + 3 * (size_t)P->buf_offset;
+        } else if (m->cuda_aware) {
+            HX_CUDA(cudaStreamSynchronize(s));
+            const void *sp = out;
+            void *rp = m->drecv;
+            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
+        } else {
+            if (sb)
+                HX_CUDA(cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s));
+            /* also: the previous pulse's unpack no longer reads drecv, its copy no longer hrecv */
+            HX_CUDA(cudaStreamSynchronize(s));
+            const void *sp = m->hsend;
+            void *rp = m->hrecv;
+            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
+            if (rb)
+                HX_CUDA(cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+        }
+        /* one pulse at a time, distinct atoms within a pulse: plain adds, the host's order */
+        HX_TRY(hx_gpu_unpack_f(&m->gp, q, in, m->f, 0, s));
+        h->stats.bytes_sent += (long long)sb;
+    }
+    m->phase = 0;
+    m->nexch++;
+    return HX_OK;
+}
+
+extern "C" const hx_halo_ops hx_halo_ops_gpu_mpi = {
+    /* not capturable: the CPU waits for each pulse */
+    "gpu-mpi", 0, gpu_mpi_setup, base_update, base_exchange_x, base_exchange_f, NULL, base_destroy,
+};
+
+extern "C" const hx_halo_ops hx_halo_ops_gpu_direct = {
+    "gpu-direct",    0,    gpu_direct_setup, base_update, base_exchange_x,
+    base_exchange_f, NULL, base_destroy,
+};

@@ -1,0 +1,78 @@
+/* The halo backend contract: what hx_halo (src/halo/halo.c, the front end) asks of a backend.
+ *
+ * A backend executes the plan; it never recomputes it. Life cycle:
+ *
+ *   setup     once, from hx_halo_create: allocate what does not depend on the plan. COLLECTIVE.
+ *   update    at every repartition, after hx_plan_build: (re)allocate buffers from the plan's
+ *             capacities (identical on every process, grow-only), upload the plan, exchange
+ *             addresses. COLLECTIVE: every process calls it at the same point, so a backend can
+ *             make collective allocations (nvshmem_malloc) in the same order everywhere.
+ *   exchange_x / exchange_f
+ *             enqueue the coordinate / force exchange of the whole plan on `stream` (NULL for
+ *             the host backend). When the stream reaches the end of what was enqueued, the halo
+ *             part of x (resp. the home and forwarded part of f) is complete. A CPU-driven
+ *             backend may block the calling thread (per pulse) - that is its nature.
+ *   exchange_int (optional)
+ *             forward ncomp ints per atom in device memory; host memory is handled by the front
+ *             end for every backend.
+ *   destroy   release everything; must cope with a half-made setup.
+ *
+ * Arrays: the backend OWNS the coordinate and force arrays of each local domain (x[i], f[i],
+ * cap_local atoms of 3 reals in h->cfg.real, in h->cfg.mem). Their addresses are fixed between
+ * updates (symmetric memory and CUDA graphs rely on that) and may change only in update. */
+#ifndef HX_COMM_HALO_IMPL_H
+#define HX_COMM_HALO_IMPL_H
+
+#include "halox/halo.h"
+
+#ifdef __cplusplus
+extern "C" { /* the GPU backends are CUDA sources: their ops tables have C linkage */
+#endif
+
+typedef struct hx_halo_ops {
+    const char *name;
+    int capturable; /* exchanges only enqueue device work: CUDA-graph capturable */
+    hx_status (*setup)(hx_halo *h);
+    hx_status (*update)(hx_halo *h);
+    hx_status (*exchange_x)(hx_halo *h, void *stream);
+    hx_status (*exchange_f)(hx_halo *h, void *stream);
+    hx_status (*exchange_int)(hx_halo *h, int *const *v,
+                              int ncomp); /* device memory; may be NULL */
+    void (*destroy)(hx_halo *h);
+} hx_halo_ops;
+
+struct hx_halo {
+    const hx_halo_ops *ops;
+    const hx_plan *plan;
+    hx_comm *comm;
+    hx_halo_config cfg;
+    int nlocal;
+    long long generation; /* the plan generation of the last update */
+    int cap_local;        /* atoms in each x[i], f[i] */
+    void **x, **f;        /* [nlocal], owned by the backend */
+    char describe[512];   /* the backend's one-line account of itself (paths, transport) */
+    hx_halo_stats stats;
+    void *impl; /* backend private data */
+};
+
+/* Bytes of one real of the configured type. */
+static inline size_t hx_halo_real_size(const hx_halo *h)
+{
+    return h->cfg.real == HX_REAL_F64 ? sizeof(double) : sizeof(float);
+}
+
+/* Backends known to the front end; NULL entries in builds without them. */
+extern const hx_halo_ops hx_halo_ops_host;
+#if HX_HALO_HAVE_GPU
+extern const hx_halo_ops hx_halo_ops_gpu_mpi;
+extern const hx_halo_ops hx_halo_ops_gpu_direct;
+#endif
+#if HX_HALO_HAVE_NVSHMEM
+extern const hx_halo_ops hx_halo_ops_nvshmem;
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,188 @@
+/* Internals of the GPU non-bonded module shared by nb_gpu.cu (per-step kernels, set-up) and
+ * search_gpu.cu (the pair search). Layouts:
+ *
+ *  slot s = 64 * sc + 8 * c + k: atom k of cluster c of super-cluster sc. Per slot:
+ *    perm[s]   local atom, -1 for padding
+ *    xq[s]     float4 x, y, z, q: positions with the slot's wrap added (rewritten every step
+ *              by the gather), charge
+ *    swq[s]    float4 wrap offset (multiple of the box) and charge: the gather's input
+ *    stype[s]  LJ type (0 for padding, which is masked everywhere)
+ *    sfirst[s], smask[s]: exclusion description (first local atom of the molecule, mask)
+ *    fcl[3s..] float force accumulator (kernels add atomically; the reductions read and zero it)
+ *  cl_bb[2 cl], cl_bb[2 cl + 1]: bounding box lo (w = atoms in the cluster), hi of cluster cl.
+ *  sc_bb likewise per super-cluster.
+ *
+ *  Lists, per class (0: zone 0 x zone 0, half list; 1: everything else):
+ *    ent[e]     int4 (i super-cluster, shift index, item begin, item end)
+ *    items[k]   uint2 (j cluster, excl index): excl 0: every atom pair of the cluster pairs
+ *               interacts, else excl_tab[64 excl + t] is thread t's mask (t = 8 tj + ti: j atom
+ *               tj, i atom ti; bit ic);
+ *    mask[k]    16 bits: bit 8 h + ic: i cluster ic of the entry's super-cluster interacts with
+ *               half h of the j cluster (j atoms 4h..4h+3, the atoms warp h of a block
+ *               computes); pruned per half, so a warp skips a half-cluster out of range.
+ *               masko: the outer (unpruned) mask, both halves equal (bounding boxes).
+ *  Shift index (kx+1) + 3 (ky+1) + 9 (kz+1): the j atom's image is x_j + (kx Lx, ky Ly, kz Lz).
+ */
+#ifndef HX_GPU_NB_GPU_IMPL_CUH
+#define HX_GPU_NB_GPU_IMPL_CUH
+
+#include "gpu/gpu_util.cuh"
+#include "md/gpu/nb_gpu.h"
+
+#define GNB_CL 8   /* atoms per cluster */
+#define GNB_SCC 8  /* clusters per super-cluster */
+#define GNB_SCA 64 /* atoms per super-cluster */
+#define GNB_NSHIFT 27
+#define GNB_CENTER 13
+#define GNB_MAXZ 8
+#define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
+#define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
+#define GNB_FAR 1.0e7f  /* padding positions (masked everywhere; kept finite) */
+#define GNB_ITEMBUF 512 /* list items buffered in shared memory per search block */
+
+/* overflow bits of gnb_status.overflow: the search is redone with larger buffers */
+enum {
+    GNB_OVF_COLS = 1,
+    GNB_OVF_SC = 2,
+    GNB_OVF_SORT = 4,
+    GNB_OVF_CAND = 8,
+    GNB_OVF_ITEMS = 16,
+    GNB_OVF_ENT = 32,
+    GNB_OVF_EXCL = 64,
+    GNB_OVF_EARLY = GNB_OVF_COLS | GNB_OVF_SC /* later search kernels must not run */
+};
+
+typedef struct gnb_zone_grid {
+    float lo[2], cw[2]; /* column grid origin and edge along x, y */
+    int nc[2];          /* columns along x, y (0: empty zone) */
+    int col0;           /* first column of the zone (global numbering) */
+    int natoms;         /* atoms of the zone */
+    int pad[2];
+} gnb_zone_grid;
+
+/* Written by the search kernels, read by the host after the search. */
+typedef struct gnb_status {
+    int overflow;
+    int ncols, nsc;
+    int zsc[GNB_MAXZ + 1];  /* first super-cluster of each zone, zsc[nzones] = nsc */
+    int nent[2], nitems[2]; /* needed list sizes (may exceed the capacities) */
+    int nexcl;              /* exclusion masks used (index 0 excluded) */
+    int max_col_atoms;      /* largest column */
+    int max_cand;           /* most candidate j super-clusters of one search group */
+    int bad_atom;           /* first atom with a non-finite coordinate, INT_MAX: none */
+    int bad_excl;           /* first atom with an excluded partner too far, INT_MAX: none */
+    int zext[GNB_MAXZ][6];  /* open zones' extents as float keys: lo xyz, hi xyz */
+    unsigned long long ncp_outer[2], ncp_inner[2];
+    int nwork_extra; /* list-build work items past the first (one per i super-cluster) */
+    int wnext;       /* the next work item a list-build block takes */
+} gnb_status;
+
+/* Device pointers and constants, passed by value to the kernels. */
+typedef struct gnb_dev {
+    /* per local atom */
+    int *azone, *atype, *afirst;
+    unsigned *amask;
+    float *aq;
+    double *aqd;   /* charges in double (self and excluded-pair terms) */
+    float4 *wpos;  /* wrapped position at the search */
+    float4 *awrap; /* wrap offset at the search */
+    int *acol, *apos, *colatoms;
+    int *colfill; /* the columns' atoms as binned (k_fill), before k_col_sort orders them */
+    int *aslot;   /* slot of each atom in the cluster layout (the search's) */
+    /* per column */
+    int *col_count, *col_start, *col_sc;
+    float4 *col_bb; /* x lo, x hi, y lo, y hi */
+    /* per super-cluster / cluster / slot */
+    float4 *sc_bb, *cl_bb;
+    int *perm, *stype, *sfirst;
+    unsigned *smask;
+    float4 *xq, *swq;
+    double *sqd; /* charges in double (energy kernel) */
+    float *fcl;
+    /* lists */
+    int4 *ent[2];
+    uint2 *items[2];
+    unsigned short *mask[2], *masko[2];
+    uint8_t *excl;
+    /* list-build work items, sci * 32 + image shift index: the central image of every i
+     * super-cluster at [sci], then its other images (k_lb_work); 27 per super-cluster at most */
+    int *lb_work;
+    /* misc */
+    gnb_zone_grid *grid;
+    gnb_status *st;
+    double *energy;                   /* [2]: LJ, Coulomb */
+    unsigned long long *npairs;       /* pairs within the cut-off (energy kernels) */
+    unsigned *prune_ctr, *prune_done; /* [2] each: rolling prune part counter, block counter */
+    /* capacities */
+    int cap_cols, cap_sc, cap_ent[2], cap_items[2], cap_excl, sort_cap, cand_cap;
+    /* constants */
+    int n, nz, nzi, ndim;
+    int jz0[4], jz1[4];
+    int periodic[3];
+    float box[3];
+    double boxd[3];
+    float rlist2, rinner2, rc2, excl2;
+    int rolling; /* the rolling prune is on (prune_parts > 0) */
+    float rlist;
+    int max_cj;
+    int ntypes;
+    float epsfac, krf, crf, two_krf;
+    double epsfac_d, krf_d, crf_d, rc2_d, irc6_d, irc12_d;
+    float4 shift[GNB_NSHIFT];
+} gnb_dev;
+
+struct hx_gpu_nb {
+    hx_gpu_nb_params p;
+    hx_rf_consts rf;
+    int ntypes;
+    /* LJ table: nt^2 float2 (6 c6, 12 c12) for the forces, then nt^2 double2 (c6, c12) for
+     * the energies (16-byte aligned: 8 + 16 bytes per type pair), then nt float2 (sqrt(6 c6_tt),
+     * sqrt(12 c12_tt)), the geometric-rule factors (lj_comb_off: their byte offset) */
+    unsigned char *d_lj;
+    size_t lj_comb_off;
+    int lj_geometric; /* every c6_ij, c12_ij is the geometric mean of the types' own */
+    int kernel;       /* HX_GPU_NB_KERNEL_* in use (never AUTO) */
+    gnb_dev d;
+    /* set */
+    int cap_atoms;
+    int have_set, have_list;
+    /* host-known results of the last search */
+    gnb_status *h_st; /* pinned */
+    double *h_energy; /* pinned [2] */
+    unsigned long long *h_npairs;
+    int nsc, ncols, zsc[GNB_MAXZ + 1], nent[2], nitems[2], nexcl;
+    long long ncp_outer[2], ncp_inner[2];
+    int sm_count, smem_optin;
+    int searches, regrows;
+    long long items_est;
+    /* per-step state */
+    cudaEvent_t ev_gather, ev_nonlocal;
+    /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local) */
+    cudaStream_t s_prune;
+    cudaEvent_t ev_prune;
+    /* and the non-local list's beside the non-local pair kernel (hx_gpu_nb_nonlocal) */
+    cudaStream_t s_prune_nl;
+    cudaEvent_t ev_gather_nl, ev_prune_nl;
+    int nonlocal_pending;
+    /* HALOX_GPU_SEARCH_TIMING=1 (read at create): events between the search's stages, their
+     * device times summed over the searches (hx_gpu_nb_stats.search_stage_ms) */
+    int time_stages;
+    cudaEvent_t ev_stage[HX_GPU_SEARCH_STAGES + 1];
+    double stage_ms[HX_GPU_SEARCH_STAGES];
+    /* the search's launches as a graph (HALOX_GPU_SEARCH_GRAPH=0 at create: direct launches),
+     * with what it was captured for */
+    int search_graph;
+    cudaStream_t s_capture;
+    int search_captures;
+    cudaGraphExec_t search_exec;
+    gnb_dev search_d;
+    const float *search_x;
+    /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
+     * step's gather is skipped */
+    int home_x_ready;
+};
+
+/* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */
+hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s);
+
+#endif

@@ -1,0 +1,63 @@
+/* The engine object shared by src/mdrun/engine.c (API, start-up, run loop, output) and
+ * src/mdrun/schedule.c (repartition and the step schedule). Not a public header. */
+#ifndef HX_MD_IMPL_H
+#define HX_MD_IMPL_H
+
+#include "core/rng.h"
+#include "halox/decomp.h"
+#include "halox/md.h"
+#include "md/backend.h"
+
+#define HX_MD_NRED 9 /* values per domain in the energy reduction */
+
+struct hx_md {
+    hx_md_params p;
+    char model[16], backend[16], halo_backend[16];
+    hx_system *sys; /* global: topology, and positions as of the last gather */
+    hx_forcefield *ff;
+    hx_comm *comm;
+    hx_comm *own_comm; /* created by hx_md_create */
+    hx_decomp *dec;
+    hx_halo *halo;
+    const hx_md_backend_ops *B;
+    void *bimpl;
+    int ndim;
+    int nlocal;
+    double ndf;
+    long long step;
+    long long last_search;
+    int energy_interval; /* potential energies only on multiples of this (0: every step) */
+    hx_rng trng;
+    hx_md_energies ener;
+    hx_md_timings tm;
+    long long last_missed;
+    int rlist_auto;    /* rlist chosen from the buffer tolerance: some missed pairs are by design */
+    int missed_warned; /* the missed-pair warning is given once per run */
+    hx_md_dd_info info;
+    int gathered_step_valid;
+    /* A local failure between agreement points (multi-rank runs): recorded here, the step loop
+     * goes on (its exchanges keep the other ranks moving), and the next agreement point - a
+     * search, energy or thermostat step - fails on every rank with this message. */
+    hx_status pending;
+    char pending_msg[1024];
+    long long pending_step;
+    /* per-step reduction inputs of the local domains, allocated once */
+    double *red;    /* [nlocal][HX_MD_NRED]: lj, coulomb, ke_old, ke_new, then the bonded terms
+                     * bonds, angles, dihedrals, lj14, coulomb14 */
+    double *ke_old; /* [nlocal] */
+    long long *dev; /* [nlocal] constraint deviation bits */
+    /* CUDA graph of a plain step (backend and halo permitting) */
+    int graph_ok;     /* both can capture */
+    int graph_valid;  /* captured for the current partition */
+    int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
+};
+
+/* src/mdrun/schedule.c */
+hx_status hx_md_repartition(hx_md *md, int first);
+hx_status hx_md_do_step(hx_md *md, int commit);
+/* Record a local failure (multi-rank) or return it (single process). */
+hx_status hx_md_note(hx_md *md, hx_status st);
+/* Agreement point: every rank fails if any recorded a failure. */
+hx_status hx_md_agree(hx_md *md);
+
+#endif

@@ -1,0 +1,430 @@
+/* The step schedule: one order of work for every backend (docs/ARCHITECTURE.md,
+ * "The step schedule"), written once.
+ *
+ *   search step:  [download] migrate, rebuild the plan, local topology, halo update,
+ *                 set_local, coordinate halo, pair search                      (repartition)
+ *   every step:   local forces | coordinate halo -> non-local forces -> force halo | update
+ *
+ * Home-home pairs need only home coordinates, so they are computed while the halo travels; on a
+ * GPU backend the two chains run on different streams and overlap, on the CPU they run one
+ * after the other. Host round trips and collectives happen only on search steps, energy steps
+ * (potential energies reported) and thermostat steps (every nsttcouple steps with v-rescale);
+ * a plain step enqueues work and returns, and a backend that can capture it replays it as one
+ * CUDA graph. Local failures between those points are recorded and agreed at the next one, so
+ * that no rank is left waiting in an exchange. */
+#include "mdrun/md_impl.h"
+#include "core/error.h"
+#include "core/timer.h"
+#include "halox/log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+hx_status hx_md_note(hx_md *md, hx_status st)
+{
+    if (st == HX_OK)
+        return HX_OK;
+    if (hx_comm_nranks(md->comm) == 1)
+        return st; /* nobody waits for this process: report at once */
+    if (md->pending == HX_OK) {
+        md->pending = st;
+        md->pending_step = md->step;
+        snprintf(md->pending_msg, sizeof md->pending_msg, "%s", hx_last_error_message());
+    }
+    return HX_OK;
+}
+
+hx_status hx_md_agree(hx_md *md)
+{
+    hx_status st = md->pending;
+    if (st != HX_OK) {
+        md->pending = HX_OK;
+        hx_error_set(st, __FILE__, __LINE__, __func__, "%s", md->pending_msg);
+    }
+    return hx_comm_agree(md->comm, st);
+}
+
+#define NOTE(call) HX_TRY(hx_md_note(md, (call)))
+
+/* Doubles >= 0 compare like their bit patterns as signed 64-bit integers, so a max over ranks
+ * of non-negative doubles can use the integer reduction exactly. */
+static long long dbits(double v)
+{
+    long long b;
+    if (!(v >= 0.0))
+        v = isnan(v) ? INFINITY : 0.0;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static double bitsd(long long b)
+{
+    double v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+/* ---- the thermostat (Bussi, Donadio, Parrinello 2007) -------------------------------------- */
+
+/* Gamma(shape a >= 1, scale 1), Marsaglia & Tsang 2000. */
+static double rng_gamma(hx_rng *r, double a)
+{
+    double d = a - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, v;
+        do {
+            x = hx_rng_normal(r);
+            v = 1.0 + c * x;
+        } while (v <= 0.0);
+        v = v * v * v;
+        double u = hx_rng_uniform_open(r);
+        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
+}
+
+/* Sum of n squared standard normals. */
+static double rng_chisq(hx_rng *r, double n)
+{
+    if (n <= 0)
+        return 0.0;
+    if (n < 2.0) {
+        double s = 0.0;
+        for (int i = 0; i < (int)n; i++) {
+            double g = hx_rng_normal(r);
+            s += g * g;
+        }
+        return s;
+    }
+    return 2.0 * rng_gamma(r, 0.5 * n);
+}
+
+/* v-rescale factor for kinetic energy ke, coupling applied once per nsttcouple steps (the
+ * coupling interval is nsttcouple * dt, as in GROMACS). Every rank draws the same numbers. */
+static double vrescale_lambda(hx_md *md, double ke)
+{
+    if (ke <= 0)
+        return 1.0;
+    double kt = 0.5 * md->ndf * HX_BOLTZ * md->p.ref_t;
+    double c = exp(-md->p.dt * md->p.nsttcouple / md->p.tau_t);
+    double r1 = hx_rng_normal(&md->trng);
+    double sr = rng_chisq(&md->trng, md->ndf - 1.0);
+    double knew = ke + (1.0 - c) * (kt * (r1 * r1 + sr) / md->ndf - ke) +
+                  2.0 * r1 * sqrt(c * (1.0 - c) * kt * ke / md->ndf);
+    return knew > 0 ? sqrt(knew / ke) : 0.0;
+}
+
+/* ---- repartition ---------------------------------------------------------------------------- */
+
+static hx_status update_dd_info(hx_md *md)
+{
+    hx_decomp_stats s;
+    HX_TRY(hx_decomp_get_stats(md->dec, &s));
+    double *np = md->red; /* [nlocal] scratch */
+    for (int i = 0; i < md->nlocal; i++)
+        np[i] = (double)md->B->npairs(md->bimpl, i);
+    double tot = 0.0;
+    HX_TRY(hx_comm_sum_f64(md->comm, np, &tot, 1));
+    for (int d = 0; d < 3; d++) {
+        md->info.grid[d] = s.grid[d];
+        md->info.pulses[d] = s.pulses[d];
+        md->info.cell[d] = s.cell[d];
+    }
+    md->info.r_comm = s.r_comm;
+    md->info.home_min = s.home_min;
+    md->info.home_max = s.home_max;
+    md->info.halo_min = s.halo_min;
+    md->info.halo_max = s.halo_max;
+    md->info.halo_total = s.halo_total;
+    md->info.pairs_total = (long long)tot;
+    return HX_OK;
+}
+
+hx_status hx_md_repartition(hx_md *md, int first)
+{
+    /* the steps before have finished, so that their device time is not counted as search time
+     * (the paper's time per step leaves out search and repartition steps) */
+    if (md->B->sync)
+        HX_TRY(hx_md_note(md, md->B->sync(md->bimpl)));
+    double t0 = hx_wtime();
+    HX_TRY(hx_md_agree(md));
+    hx_status st = HX_OK;
+    if (!first && md->ndim == 0 && md->B->mem == HX_MEM_DEVICE) {
+        /* One domain on a device: nothing migrates and the plan has no pulse, so the state
+         * stays on the device and only the pair search runs (it wraps the coordinates into the
+         * box itself). No host round trip but the list statistics. */
+        for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+            st = md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
+        HX_TRY(hx_comm_agree(md->comm, st));
+        md->last_missed = -1;
+        md->tm.searches++;
+        md->last_search = md->step;
+        const double dt = hx_wtime() - t0;
+        md->tm.search += dt;
+        md->tm.search_pairs += dt;
+        return HX_OK;
+    }
+    double t1 = t0;
+    if (!first) {
+        /* the state comes home (a no-op on the host) for migration */
+        for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+            st = md->B->download(md->bimpl, i, hx_decomp_get_local(md->dec, i)->home);
+        HX_TRY(hx_comm_agree(md->comm, st));
+        t1 = hx_wtime();
+        md->tm.search_download += t1 - t0;
+        HX_TRY(hx_decomp_repartition(md->dec, md->step));
+    }
+    double t2 = hx_wtime();
+    md->tm.search_migrate += t2 - t1;
+    HX_TRY(hx_decomp_update_local(md->dec));
+    double t3 = hx_wtime();
+    md->tm.search_plan += t3 - t2;
+    if (!md->halo) {
+        hx_halo_config hc;
+        hx_halo_config_default(&hc);
+        hc.backend = md->halo_backend;
+        hc.real = md->B->real;
+        hc.mem = md->B->mem;
+        hc.path = (hx_halo_path)md->p.halo_path;
+        hc.bulk_copy = md->p.halo_bulk_copy;
+        hc.wait_timeout = md->p.halo_wait_timeout;
+        hc.stress_seed = md->p.halo_stress_seed;
+        HX_TRY(hx_halo_create(hx_decomp_plan(md->dec), md->comm, &hc, &md->halo));
+        md->graph_ok = md->B->capture_begin && hx_halo_capturable(md->halo);
+    } else {
+        HX_TRY(hx_halo_update(md->halo));
+    }
+    if (md->graph_valid && md->B->invalidate_graph)
+        md->B->invalidate_graph(md->bimpl); /* addresses and sizes may have changed */
+    md->graph_valid = 0;
+    double t4 = hx_wtime();
+    md->tm.search_halo += t4 - t3;
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+        st = md->B->set_local(md->bimpl, i, hx_decomp_get_local(md->dec, i), hx_halo_x(md->halo, i),
+                              hx_halo_f(md->halo, i));
+    HX_TRY(hx_comm_agree(md->comm, st));
+    double t5 = hx_wtime();
+    md->tm.search_set_local += t5 - t4;
+    /* Halo coordinates for the search (positions of this step). The step's own force
+     * computation uses them as they are: exchanging the same coordinates twice would break the
+     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. */
+    HX_TRY(hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0)));
+    md->halo_x_fresh = 1;
+    /* The count compares the positions of this step with the previous list: pairs now inside
+     * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
+     * list missed (a pair that entered during the last step is counted, though the new list is
+     * used from this step on), and meaningless when the list is rebuilt every step. */
+    const int check = !first && md->ndim == 0 && md->p.nstlist > 1 && md->p.nstcheck > 0 &&
+                      md->step % ((long long)md->p.nstcheck * md->p.nstlist) == 0;
+    long long missed_total = 0;
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++) {
+        long long missed = 0;
+        st = md->B->search(md->bimpl, i, md->p.rlist, check, &missed);
+        missed_total += missed;
+    }
+    HX_TRY(hx_comm_agree(md->comm, st));
+    HX_TRY(update_dd_info(md));
+    const double t6 = hx_wtime(); /* the end of the search: its parts tile [t0, t6] */
+    md->tm.search_pairs += t6 - t5;
+    md->last_missed = check ? missed_total : -1;
+    if (check) {
+        md->tm.checked_searches++;
+        md->tm.missed_pairs += missed_total;
+        /* With rlist from the buffer tolerance a few pairs entering the cut-off unlisted are the
+         * design (as in GROMACS): the tolerance bounds the energy drift they cause. With an
+         * explicit rlist the user is told once; every count is a debug line, and the log's
+         * summary has the total. */
+        if (missed_total > 0 && !md->rlist_auto && !md->missed_warned) {
+            md->missed_warned = 1;
+            hx_log(HX_LOG_WARN,
+                   "step %lld: %lld pairs inside the cut-off were missing from the pair list "
+                   "used since the previous search (rlist %.4f nm, nstlist %d); they add energy "
+                   "drift: increase rlist, lower nstlist, or leave rlist out to choose it from "
+                   "the buffer tolerance (later counts: HALOX_LOG=debug; the total is in the log)",
+                   md->step, missed_total, md->p.rlist, md->p.nstlist);
+        } else if (missed_total > 0) {
+            hx_log(HX_LOG_DEBUG,
+                   "step %lld: %lld pairs inside the cut-off were missing from the pair list",
+                   md->step, missed_total);
+        }
+    } else if (md->ndim > 0) {
+        md->tm.missed_pairs = -1;
+    }
+    md->tm.searches++;
+    md->last_search = md->step;
+    md->tm.search += t6 - t0;
+    return HX_OK;
+}
+
+/* ---- one step -------------------------------------------------------------------------------- */
+
+/* Enqueue the force part of a step: local forces, the coordinate halo, non-local forces, the
+ * force halo. On the host every call completes before it returns. */
+static void mark(hx_md *md, int marks, int which)
+{
+    if (marks)
+        for (int i = 0; i < md->nlocal; i++)
+            md->B->mark(md->bimpl, i, which);
+}
+
+static hx_status enqueue_forces(hx_md *md, int want_e, int marks)
+{
+    const hx_md_backend_ops *B = md->B;
+    void *stream = B->halo_stream(md->bimpl, 0);
+    double t0 = hx_wtime();
+    mark(md, marks, HX_MARK_LOCAL_BEGIN);
+    for (int i = 0; i < md->nlocal; i++)
+        NOTE(B->forces(md->bimpl, i, HX_NB_LOCAL, want_e, md->step));
+    mark(md, marks, HX_MARK_LOCAL_END);
+    double t1 = hx_wtime();
+    md->tm.nb_local += t1 - t0;
+    /* The exchanges run even after a local failure: the neighbours are waiting for them. */
+    mark(md, marks, HX_MARK_NL_BEGIN);
+    if (md->halo_x_fresh)
+        md->halo_x_fresh = 0; /* exchanged by this step's repartition */
+    else
+        NOTE(hx_halo_exchange_x(md->halo, stream));
+    double t2 = hx_wtime();
+    md->tm.halo_x += t2 - t1;
+    for (int i = 0; i < md->nlocal; i++)
+        NOTE(B->forces(md->bimpl, i, HX_NB_NONLOCAL, want_e, md->step));
+    double t3 = hx_wtime();
+    md->tm.nb_nonlocal += t3 - t2;
+    NOTE(hx_halo_exchange_f(md->halo, stream));
+    mark(md, marks, HX_MARK_NL_END);
+    md->tm.halo_f += hx_wtime() - t3;
+    return HX_OK;
+}
+
+/* The paper's metrics of a sampled step, from the marks (after the step's update). */
+static hx_status read_metrics(hx_md *md)
+{
+    for (int i = 0; i < md->nlocal; i++) {
+        double t[HX_MARK_N];
+        HX_TRY(hx_md_note(md, md->B->read_marks(md->bimpl, i, t)));
+        const double local = t[HX_MARK_LOCAL_END] - t[HX_MARK_LOCAL_BEGIN];
+        const double nonlocal = t[HX_MARK_NL_END] - t[HX_MARK_NL_BEGIN];
+        const double over = t[HX_MARK_NL_END] - t[HX_MARK_LOCAL_END];
+        md->tm.local_work_us += local;
+        md->tm.nonlocal_work_us += nonlocal;
+        md->tm.non_overlap_us += over > 0 ? over : 0.0;
+        md->tm.metric_samples++;
+    }
+    return HX_OK;
+}
+
+hx_status hx_md_do_step(hx_md *md, int commit)
+{
+    const hx_md_backend_ops *B = md->B;
+    const int nl = md->nlocal;
+    if (md->step % md->p.nstlist == 0 && md->step != md->last_search)
+        HX_TRY(hx_md_repartition(md, 0));
+    /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */
+    const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0;
+    const int tcouple =
+        md->p.thermostat == HX_THERMOSTAT_VRESCALE && md->step % md->p.nsttcouple == 0;
+    const int marks = commit && md->p.nstmetrics > 0 && md->step % md->p.nstmetrics == 0 &&
+                      md->B->mark && md->B->read_marks;
+
+    /* A plain step: replay the captured graph (or capture it now) where the backend can. */
+    if (md->graph_ok && commit && !want_e && !tcouple && !marks && !md->halo_x_fresh) {
+        double t0 = hx_wtime();
+        if (!md->graph_valid) {
+            NOTE(B->capture_begin(md->bimpl));
+            HX_TRY(enqueue_forces(md, 0, 0));
+            for (int i = 0; i < nl; i++)
+                NOTE(B->update(md->bimpl, i, 1.0, 0, 1, md->step));
+            NOTE(B->capture_end(md->bimpl));
+            md->graph_valid = 1;
+        }
+        NOTE(B->replay(md->bimpl));
+        md->tm.update += hx_wtime() - t0;
+        md->ener.step = md->step;
+        md->step++;
+        md->tm.steps++;
+        md->gathered_step_valid = 0;
+        return HX_OK;
+    }
+
+    HX_TRY(enqueue_forces(md, want_e, marks));
+    double t5 = hx_wtime();
+    double lambda = 1.0, ke_old = NAN;
+    if (tcouple || want_e)
+        for (int i = 0; i < nl; i++)
+            NOTE(B->kinetic(md->bimpl, i, &md->ke_old[i]));
+    if (tcouple) {
+        HX_TRY(hx_md_agree(md));
+        double t6 = hx_wtime();
+        HX_TRY(hx_comm_sum_f64(md->comm, md->ke_old, &ke_old, 1));
+        md->tm.reduce += hx_wtime() - t6;
+        t5 += hx_wtime() - t6; /* keep the reduction out of the update time */
+        lambda = vrescale_lambda(md, ke_old);
+    }
+    for (int i = 0; i < nl; i++)
+        NOTE(B->update(md->bimpl, i, lambda, want_e, commit, md->step));
+    if (marks)
+        HX_TRY(read_metrics(md));
+    md->ener.step = md->step;
+    md->ener.time = md->step * md->p.dt;
+    if (want_e) {
+        hx_status st = HX_OK;
+        for (int i = 0; i < nl && st == HX_OK; i++) {
+            double e[HX_E_N] = {0}; /* entries a backend does not compute stay 0 */
+            st = B->energies(md->bimpl, i, e);
+            double *r = &md->red[HX_MD_NRED * i];
+            r[0] = e[HX_E_LJ];
+            r[1] = e[HX_E_COUL];
+            r[2] = md->ke_old[i];
+            r[3] = e[HX_E_KE_NEW];
+            r[4] = e[HX_E_BOND];
+            r[5] = e[HX_E_ANGLE];
+            r[6] = e[HX_E_DIH];
+            r[7] = e[HX_E_LJ14];
+            r[8] = e[HX_E_COUL14];
+            md->dev[i] = dbits(e[HX_E_DEV]);
+        }
+        NOTE(st);
+        HX_TRY(hx_md_agree(md));
+        double t6 = hx_wtime();
+        double red[HX_MD_NRED];
+        long long dev = 0;
+        HX_TRY(hx_comm_sum_f64(md->comm, md->red, red, HX_MD_NRED));
+        HX_TRY(hx_comm_max_i64(md->comm, md->dev, &dev, 1));
+        md->tm.reduce += hx_wtime() - t6;
+        t5 += hx_wtime() - t6;
+        md->ener.lj = red[0];
+        md->ener.coulomb = red[1];
+        md->ener.bonds = red[4];
+        md->ener.angles = red[5];
+        md->ener.dihedrals = red[6];
+        md->ener.lj14 = red[7];
+        md->ener.coulomb14 = red[8];
+        /* LJ + Coulomb first: with no bonded terms (water, argon) the sum is that of the
+         * non-bonded engine bit for bit */
+        md->ener.potential = red[0] + red[1];
+        if (md->ener.has_bonded)
+            md->ener.potential += red[4] + red[5] + red[6] + red[7] + red[8];
+        md->ener.kinetic = 0.5 * (red[2] + red[3]);
+        md->ener.total = md->ener.potential + md->ener.kinetic;
+        md->ener.temperature = 2.0 * md->ener.kinetic / (md->ndf * HX_BOLTZ);
+        md->ener.constraint_deviation = bitsd(dev);
+        HX_CHECK(isfinite(md->ener.kinetic) && isfinite(md->ener.potential), HX_ERR_PHYSICS,
+                 "step %lld: non-finite energy (kinetic %g, potential %g): the system blew up; "
+                 "use a smaller time step or check the starting structure",
+                 md->step, md->ener.kinetic, md->ener.potential);
+    } else {
+        md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
+        md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
+        md->ener.lj14 = md->ener.coulomb14 = NAN;
+        md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
+        md->ener.constraint_deviation = NAN;
+    }
+    if (commit) {
+        md->step++;
+        md->tm.steps++;
+        md->gathered_step_valid = 0;
+    }
+    md->tm.update += hx_wtime() - t5;
+    return HX_OK;
+}

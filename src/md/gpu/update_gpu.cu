@@ -93,6 +93,8 @@ struct hx_gpu_update {
     upd_dev d;
     size_t cap[UB_N]; /* bytes allocated in each slot */
     int nblocks;
+    /* k_update's staging unrolled (HALOX_GPU_UPDATE_UNROLL=1, read at create; issue 28) */
+    int unroll;
     struct {
         double ke[3];
         unsigned dev;
@@ -288,6 +290,14 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
  * one thread per water the grid is less than a wave, nothing hides that latency, and the
  * kernel was 15.7 us at 45k atoms, 52% of its stall samples waiting on those loads (ncu,
  * bench/results/h200-2026-12-04a). */
+/* UNROLL (issue 28): the block's staged loads and stores as 9 unrolled rounds of registers, all
+ * loads before the first shared-memory store and all shared loads before the first global
+ * store. As loops (UNROLL false) each round waited a round trip to memory: a round's shared
+ * store waits for its global loads, and the next round's loads were not issued before it; in
+ * the write-back a round's registers are reused only once the previous round's stores have
+ * read them (ncu at 180k atoms: 24 % of the stall samples on the first loop's shared store, 35 %
+ * in the write-back loop, bench/results/h200-2026-12-04f-roofline). */
+template <bool UNROLL>
 __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                                                         float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
@@ -307,10 +317,33 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
     const bool staged = d.settle0 >= 0 && t0 < d.nsettle; /* the same for the whole block */
     const int nst = staged ? 9 * hx_imin((int)blockDim.x, d.nsettle - t0) : 0;
     const size_t c0 = 3 * ((size_t)d.settle0 + 3 * (size_t)t0); /* first staged coordinate */
-    for (int i = threadIdx.x; i < nst; i += blockDim.x) {
-        s_x[i] = d.x[c0 + i];
-        s_v[i] = d.v[c0 + i];
-        s_f[i] = f[c0 + i];
+    if (UNROLL) {
+        double rx[9], rv[9];
+        float rf[9];
+#pragma unroll
+        for (int r = 0; r < 9; r++) {
+            const int i = threadIdx.x + r * UPD_THREADS;
+            if (i < nst) {
+                rx[r] = d.x[c0 + i];
+                rv[r] = d.v[c0 + i];
+                rf[r] = f[c0 + i];
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < 9; r++) {
+            const int i = threadIdx.x + r * UPD_THREADS;
+            if (i < nst) {
+                s_x[i] = rx[r];
+                s_v[i] = rv[r];
+                s_f[i] = rf[r];
+            }
+        }
+    } else {
+        for (int i = threadIdx.x; i < nst; i += blockDim.x) {
+            s_x[i] = d.x[c0 + i];
+            s_v[i] = d.v[c0 + i];
+            s_f[i] = f[c0 + i];
+        }
     }
     if (staged)
         __syncthreads();
@@ -452,13 +485,34 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
     }
     if (staged) {
         __syncthreads();
-        if (commit)
+        if (commit && UNROLL) {
+            double rx[9], rv[9];
+#pragma unroll
+            for (int r = 0; r < 9; r++) {
+                const int i = threadIdx.x + r * UPD_THREADS;
+                if (i < nst) {
+                    rx[r] = s_x[i];
+                    rv[r] = s_v[i];
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < 9; r++) {
+                const int i = threadIdx.x + r * UPD_THREADS;
+                if (i < nst) {
+                    d.x[c0 + i] = rx[r];
+                    d.v[c0 + i] = rv[r];
+                    xf[c0 + i] = (float)rx[r];
+                    f[c0 + i] = 0.0f;
+                }
+            }
+        } else if (commit) {
             for (int i = threadIdx.x; i < nst; i += blockDim.x) {
                 d.x[c0 + i] = s_x[i];
                 d.v[c0 + i] = s_v[i];
                 xf[c0 + i] = (float)s_x[i];
                 f[c0 + i] = 0.0f;
             }
+        }
     }
     ke_finish(d, ke, s_red, commit);
 }
@@ -545,6 +599,10 @@ extern "C" hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_
     *out = NULL;
     hx_gpu_update *u = (hx_gpu_update *)calloc(1, sizeof *u);
     HX_CHECK(u, HX_ERR_NOMEM, "out of memory");
+    {
+        const char *e = getenv("HALOX_GPU_UPDATE_UNROLL");
+        u->unroll = e && e[0] == '1';
+    }
     hx_status st = update_fill(u, p);
     if (st != HX_OK) {
         hx_gpu_update_destroy(&u);
@@ -839,8 +897,13 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     }
     /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
     const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
-    HX_LAUNCH(k_update, (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS), UPD_THREADS, 0, s, u->d,
-              l, xf, f, lambda, want_dev, commit);
+    const unsigned grid = (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
+    if (u->unroll)
+        HX_LAUNCH(k_update<true>, grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
+                  commit);
+    else
+        HX_LAUNCH(k_update<false>, grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
+                  commit);
     HX_CUDA_LAUNCH("k_update");
     return HX_OK;
 }

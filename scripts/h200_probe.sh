@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu", "sanq", "stages", "roofline"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -556,4 +556,143 @@ PY
     fi
     nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
         --format=csv > "$OUT/logs/roof_clocks_after.txt" 2>&1
+fi
+
+# roofab (issue 28): the pair-kernel and update variants against main's kernels, GROMACS beside
+# them, in one call (docs/design/gpu-engine.md, "Roofline"). MPS stopped (one process; ncu).
+#  1. correctness: test_gpu_nb (every pair-kernel variant against the CPU on every list), then
+#     test_gpu_update, test_gpu_md, test_gpu_ethanol and test_gpu_engine_np1 with the new variants selected
+#     (HALOX_GPU_NB_KERNEL=comb-2hs, HALOX_GPU_UPDATE_UNROLL=1; NVE drift bars unchanged);
+#  2. gpu_md_bench at ROOFAB_ATOMS (45k/180k/360k), nstlist 20 with 4 prune parts and the
+#     engine's inner tolerance, for each variant of ROOFAB_VARIANTS (NAME:VAR=VALUE,...; "base"
+#     is main's: comb kernel, update loops), alternated ROOFAB_REPS times at 45k;
+#  3. halox bench md (the engine, every step counted) for base and the last variant;
+#  4. GROMACS (gmx-cuda-sm90.tar.xz from GMX_TAR or .tools/ of the checkout, if carried) on the
+#     same SPC/E boxes with its best settings (GPU update, CUDA graphs, nstlist 100, v-rescale);
+#  5. ncu --set full on the new pair kernel and update at 45k (step 10).
+# A table last: ns/day and pair-kernel/update times per variant and size, GROMACS's ns/day.
+if [[ " $probes " == *" roofab "* ]]; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    new_env=(HALOX_GPU_NB_KERNEL=comb-2hs HALOX_GPU_UPDATE_UNROLL=1)
+    t0=$(date +%s)
+    (cd "$BUILD" && timeout 240 ctest -R 'test_gpu_(nb|update)$' --output-on-failure \
+        --timeout 200) > "$OUT/logs/roofab_ctest_base.log" 2>&1
+    say "  roofab tests, main's variants ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_base.log")"
+    t0=$(date +%s)
+    (cd "$BUILD" && env "${new_env[@]}" timeout 300 ctest -R 'test_gpu_(update|md|ethanol|engine_np1)$' \
+        --output-on-failure --timeout 240) > "$OUT/logs/roofab_ctest_new.log" 2>&1
+    say "  roofab tests, ${new_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_new.log")"
+    grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_new.log" | cut -c1-160 | head -12 |
+        sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1"}
+    for rep in $(seq 1 "${ROOFAB_REPS:-2}"); do
+        for spec in $variants; do
+            v=${spec%%:*} envs=()
+            [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            atoms=45000
+            [[ $rep -eq 1 ]] && atoms=${ROOFAB_ATOMS:-45000,180000,360000}
+            probe roofab_${v}_$rep 150 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
+                --atoms "$atoms" --steps "${ROOFAB_STEPS:-3000}" --warmup 300 \
+                --configs 20:4:$itol --json "$RES/roofab_${v}_$rep.json" --git-revision "$rev"
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+    last=${variants##* }
+    for spec in "${variants%% *}" "$last"; do
+        v=${spec%%:*} envs=()
+        [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+        export HALOX_BENCH_COMMAND="${spec#*:} halox bench md --atoms ${ROOFAB_ATOMS:-45000,180000,360000} --backends gpu --steps 3000 --warmup 300"
+        probe roofab_md_$v 200 env "${envs[@]}" "$HALOX" bench md \
+            --atoms "${ROOFAB_ATOMS:-45000,180000,360000}" --backends gpu --steps 3000 \
+            --warmup 300 -o "$RES/roofab_md_$v.json"
+        grep -h "us/step" "$OUT/logs/probe_roofab_md_$v.log" | sed "s/^/    md $v: /" |
+            tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
+    done
+    gtar=${GMX_TAR:-}
+    for c in "$here/.tools" "$here/../../.tools"; do
+        [[ -z $gtar && -f $c/gmx-cuda-sm90.tar.xz ]] && gtar=$c/gmx-cuda-sm90.tar.xz
+    done
+    if [[ -n $gtar ]] && tar -xJf "$gtar" -C /tmp; then
+        G=/tmp/gmxi/bin/gmx
+        $G --version 2>&1 | grep -E "GROMACS version|GPU support|CUDA compiler" |
+            sed 's/^/    gromacs: /' | tee -a "$OUT/summary.txt"
+        for a in $(echo "${ROOFAB_ATOMS:-45000,180000,360000}" | tr , ' '); do
+            gw=$OUT/logs/gmx_$a
+            mkdir -p "$gw"
+            "$HALOX" build water --model spce --atoms "$a" --seed 1 -o "$gw/conf.gro" \
+                > "$gw/build.log" 2>&1
+            nw=$(($(sed -n 2p "$gw/conf.gro") / 3))
+            printf '#include "%s/bench/gromacs/spce.itp"\n\n[ system ]\nSPC/E %d\n\n[ molecules ]\nSOL %d\n' \
+                "$here" "$nw" "$nw" > "$gw/topol.top"
+            # GROMACS's own best: its buffer tolerance (it picks nstlist and the dual pair list),
+            # the same physics as halox (RF rc 1.0, eps_rf infinite, potential shift, 2 fs)
+            cat > "$gw/perf.mdp" <<'MDP'
+integrator = md
+dt = 0.002
+nsteps = 10000
+cutoff-scheme = Verlet
+verlet-buffer-tolerance = 0.005
+coulombtype = reaction-field
+coulomb-modifier = potential-shift
+rcoulomb = 1.0
+epsilon-rf = 0
+vdwtype = cut-off
+vdw-modifier = potential-shift
+rvdw = 1.0
+DispCorr = no
+tcoupl = v-rescale
+tc-grps = System
+tau-t = 1.0
+ref-t = 300
+gen-vel = yes
+gen-temp = 300
+nstcalcenergy = 100
+nstenergy = 0
+nstlog = 0
+MDP
+            (cd "$gw" && $G grompp -f perf.mdp -c conf.gro -p topol.top -o w.tpr -maxwarn 5 \
+                > grompp.log 2>&1)
+            ns=20000 rs=5000
+            [[ $a -gt 100000 ]] && ns=8000 rs=2000
+            (cd "$gw" && GMX_CUDA_GRAPH=1 GMX_ENABLE_DIRECT_GPU_COMM=1 timeout 120 $G mdrun -s w.tpr \
+                -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -noconfout -pin on \
+                -ntmpi 1 -ntomp "$(nproc)" -g md.log > mdrun.out 2>&1)
+            perf=$(awk '/^Performance:/ { print $2 }' "$gw/md.log" 2>/dev/null)
+            say "    gromacs $a atoms: ${perf:-failed} ns/day (nstlist $(grep -m1 -oE 'nstlist to [0-9]+' "$gw/md.log" 2>/dev/null | grep -oE '[0-9]+$' || echo '?'), logs/gmx_$a)"
+            echo "{\"atoms\": $a, \"ns_per_day\": ${perf:-null}, \"gromacs\": \"$($G --version 2>&1 | grep -m1 'GROMACS version' | sed 's/.*: *//')\", \"command\": \"gmx mdrun -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -ntmpi 1 -ntomp $(nproc), GMX_CUDA_GRAPH=1\", \"git_revision\": \"$rev\"}" \
+                > "$RES/roofab_gromacs_$a.json"
+            rm -f "$gw/w.tpr" "$gw"/*.edr "$gw"/*.trr "$gw"/*.cpt
+        done
+    else
+        say "    gromacs: not run (no gmx-cuda-sm90.tar.xz: carry .tools or set GMX_TAR)"
+    fi
+    if command -v ncu > /dev/null; then
+        probe roofab_ncu 150 env "${new_env[@]}" ncu --clock-control none --set full \
+            --import-source no -k "regex:^(k_nb_2h|k_update)\$" --launch-skip 20 \
+            --launch-count 2 -o "$OUT/logs/roofab_ncu" "$BUILD/tests/gpu_md_bench" --atoms 45000 \
+            --steps 40 --warmup 0 --configs 20:4:$itol --no-graph
+        if [[ -f $OUT/logs/roofab_ncu.ncu-rep ]]; then
+            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --print-details all > "$OUT/logs/roofab_ncu.txt" 2>&1
+            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --page raw --csv > "$OUT/logs/roofab_ncu_raw.csv" 2>&1
+            for k in k_nb_2h k_update; do
+                ncu -i "$OUT/logs/roofab_ncu.ncu-rep" -k "regex:^$k\$" --page source --csv \
+                    --print-source sass > "$OUT/logs/roofab_ncu_${k}_sass.csv" 2>&1 || true
+            done
+            grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy" \
+                "$OUT/logs/roofab_ncu.txt" | cut -c1-130 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
+            rm -f "$OUT/logs/roofab_ncu.ncu-rep"
+        fi
+    fi
+    say "  roofab: gpu_md_bench tables (us per step, ns/day with searches, pair kernel, prune):"
+    for spec in $variants; do
+        v=${spec%%:*}
+        grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab_${v}_1.log" 2>/dev/null |
+            awk -v v="$v" '{ printf "    %-6s %7d atoms: median %7.1f us, mean %7.1f us, %6.0f ns/day, pair kernel %6.1f us\n", v, $1, $5, $6, $8, $9 }' |
+            tee -a "$OUT/summary.txt"
+    done
 fi

@@ -566,7 +566,10 @@ fi
 #  2. gpu_md_bench at ROOFAB_ATOMS (45k/180k/360k), nstlist 20 with 4 prune parts and the
 #     engine's inner tolerance, for each variant of ROOFAB_VARIANTS (NAME:VAR=VALUE,...; "base"
 #     is main's: comb kernel, update loops), alternated ROOFAB_REPS times at 45k;
-#  3. halox bench md (the engine, every step counted) for base and the last variant;
+#     then the last variant at other prune parts and nstlist 40 (ROOFAB_CONFIGS), 45k and 180k;
+#     SETTLE in float (HALOX_GPU_SETTLE=float) is tested by test_gpu_md's and test_gpu_ethanol's
+#     NVE drift bars first;
+#  3. halox bench md (the engine, every step counted) for base, 2hs and the last variant;
 #  4. GROMACS (gmx-cuda-sm90.tar.xz from GMX_TAR or .tools/ of the checkout, if carried) on the
 #     same SPC/E boxes with its best settings (GPU update, CUDA graphs, nstlist 100, v-rescale);
 #  5. ncu --set full on the new pair kernel and update at 45k (step 10).
@@ -587,7 +590,14 @@ if [[ " $probes " == *" roofab "* ]]; then
     say "  roofab tests, ${new_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_new.log")"
     grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_new.log" | cut -c1-160 | head -12 |
         sed 's/^/    /' | tee -a "$OUT/summary.txt"
-    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1"}
+    # SETTLE in float: the NVE drift bars of test_gpu_md and test_gpu_ethanol decide
+    t0=$(date +%s)
+    (cd "$BUILD" && env "${new_env[@]}" HALOX_GPU_SETTLE=float timeout 200 ctest \
+        -R 'test_gpu_(md|ethanol)$' -V --timeout 150) > "$OUT/logs/roofab_ctest_f32.log" 2>&1
+    say "  roofab tests, ${new_env[*]} HALOX_GPU_SETTLE=float ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_f32.log")"
+    grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_f32.log" | sed -E 's/^[0-9]+: //' |
+        cut -c1-160 | head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 f32:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1 2hsf:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float"}
     for rep in $(seq 1 "${ROOFAB_REPS:-2}"); do
         for spec in $variants; do
             v=${spec%%:*} envs=()
@@ -601,12 +611,21 @@ if [[ " $probes " == *" roofab "* ]]; then
                 tee -a "$OUT/summary.txt"
         done
     done
+    # the rolling prune's parts and the search interval with the last variant (45k, 180k)
     last=${variants##* }
-    for spec in "${variants%% *}" "$last"; do
+    v=${last%%:*} envs=()
+    [[ $last == *:* ]] && IFS=, read -r -a envs <<< "${last#*:}"
+    probe roofab_${v}_cfg 150 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" --atoms 45000,180000 \
+        --steps "${ROOFAB_STEPS:-3000}" --warmup 300 \
+        --configs "${ROOFAB_CONFIGS:-20:2:$itol,20:8:$itol,40:4:$itol,40:8:$itol}" \
+        --json "$RES/roofab_${v}_cfg.json" --git-revision "$rev"
+    grep -E "^[0-9]+ +[0-9]+ +[0-9]+ +1\.[0-9]" "$OUT/logs/probe_roofab_${v}_cfg.log" |
+        sed "s/^/    $v cfg: /" | tee -a "$OUT/summary.txt"
+    for spec in ${ROOFAB_MD:-"${variants%% *}" "$(echo "$variants" | tr ' ' '\n' | grep '^2hs:')" "$last"}; do
         v=${spec%%:*} envs=()
         [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
         export HALOX_BENCH_COMMAND="${spec#*:} halox bench md --atoms ${ROOFAB_ATOMS:-45000,180000,360000} --backends gpu --steps 3000 --warmup 300"
-        probe roofab_md_$v 200 env "${envs[@]}" "$HALOX" bench md \
+        probe roofab_md_$v 200 "${pmpi[@]}" -np 1 env "${envs[@]}" "$HALOX" bench md \
             --atoms "${ROOFAB_ATOMS:-45000,180000,360000}" --backends gpu --steps 3000 \
             --warmup 300 -o "$RES/roofab_md_$v.json"
         grep -h "us/step" "$OUT/logs/probe_roofab_md_$v.log" | sed "s/^/    md $v: /" |
@@ -663,7 +682,7 @@ MDP
                 -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -noconfout -pin on \
                 -ntmpi 1 -ntomp "$(nproc)" -g md.log > mdrun.out 2>&1)
             perf=$(awk '/^Performance:/ { print $2 }' "$gw/md.log" 2>/dev/null)
-            say "    gromacs $a atoms: ${perf:-failed} ns/day (nstlist $(grep -m1 -oE 'nstlist to [0-9]+' "$gw/md.log" 2>/dev/null | grep -oE '[0-9]+$' || echo '?'), logs/gmx_$a)"
+            say "    gromacs $a atoms: ${perf:-failed} ns/day ($(grep -m1 -E 'nstlist from|rlist from' "$gw/md.log" 2>/dev/null | sed 's/^ *//' | cut -c1-80); logs/gmx_$a)"
             echo "{\"atoms\": $a, \"ns_per_day\": ${perf:-null}, \"gromacs\": \"$($G --version 2>&1 | grep -m1 'GROMACS version' | sed 's/.*: *//')\", \"command\": \"gmx mdrun -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -ntmpi 1 -ntomp $(nproc), GMX_CUDA_GRAPH=1\", \"git_revision\": \"$rev\"}" \
                 > "$RES/roofab_gromacs_$a.json"
             rm -f "$gw/w.tpr" "$gw"/*.edr "$gw"/*.trr "$gw"/*.cpt

@@ -562,14 +562,14 @@ fi
 # them, in one call (docs/design/gpu-engine.md, "Roofline"). MPS stopped (one process; ncu).
 #  1. correctness: test_gpu_nb (every pair-kernel variant against the CPU on every list), then
 #     test_gpu_update, test_gpu_md, test_gpu_ethanol and test_gpu_engine_np1 with the new variants selected
-#     (HALOX_GPU_NB_KERNEL=comb-2hs, HALOX_GPU_UPDATE_UNROLL=1; NVE drift bars unchanged);
+#     (HALOX_GPU_NB_KERNEL=comb-2hsp, HALOX_GPU_UPDATE_UNROLL=1; NVE drift bars unchanged);
 #  2. gpu_md_bench at ROOFAB_ATOMS (45k/180k/360k), nstlist 20 with 4 prune parts and the
 #     engine's inner tolerance, for each variant of ROOFAB_VARIANTS (NAME:VAR=VALUE,...; "base"
 #     is main's: comb kernel, update loops), alternated ROOFAB_REPS times at 45k;
 #     then the last variant at other prune parts and nstlist 40 (ROOFAB_CONFIGS), 45k and 180k;
 #     SETTLE in float (HALOX_GPU_SETTLE=float) is tested by test_gpu_md's and test_gpu_ethanol's
 #     NVE drift bars first;
-#  3. halox bench md (the engine, every step counted) for base, 2hs and the last variant;
+#  3. halox bench md (the engine, every step counted) for base, 2hsp and the last variant;
 #  4. GROMACS (gmx-cuda-sm90.tar.xz from GMX_TAR or .tools/ of the checkout, if carried) on the
 #     same SPC/E boxes with its best settings (GPU update, CUDA graphs, nstlist 100, v-rescale);
 #  5. ncu --set full on the new pair kernel and update at 45k (step 10).
@@ -579,7 +579,7 @@ if [[ " $probes " == *" roofab "* ]]; then
     sleep 1
     rev=${HALOX_GIT_REVISION:-unknown}
     itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
-    new_env=(HALOX_GPU_NB_KERNEL=comb-2hs HALOX_GPU_UPDATE_UNROLL=1)
+    new_env=(HALOX_GPU_NB_KERNEL=comb-2hsp HALOX_GPU_UPDATE_UNROLL=1)
     t0=$(date +%s)
     (cd "$BUILD" && timeout 240 ctest -R 'test_gpu_(nb|update)$' --output-on-failure \
         --timeout 200) > "$OUT/logs/roofab_ctest_base.log" 2>&1
@@ -597,7 +597,7 @@ if [[ " $probes " == *" roofab "* ]]; then
     say "  roofab tests, ${new_env[*]} HALOX_GPU_SETTLE=float ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_f32.log")"
     grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_f32.log" | sed -E 's/^[0-9]+: //' |
         cut -c1-160 | head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
-    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 f32:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1 2hsf:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float"}
+    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 f32:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1 2hsp:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1 2hspf:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float"}
     for rep in $(seq 1 "${ROOFAB_REPS:-2}"); do
         for spec in $variants; do
             v=${spec%%:*} envs=()
@@ -621,7 +621,7 @@ if [[ " $probes " == *" roofab "* ]]; then
         --json "$RES/roofab_${v}_cfg.json" --git-revision "$rev"
     grep -E "^[0-9]+ +[0-9]+ +[0-9]+ +1\.[0-9]" "$OUT/logs/probe_roofab_${v}_cfg.log" |
         sed "s/^/    $v cfg: /" | tee -a "$OUT/summary.txt"
-    for spec in ${ROOFAB_MD:-"${variants%% *}" "$(echo "$variants" | tr ' ' '\n' | grep '^2hs:')" "$last"}; do
+    for spec in ${ROOFAB_MD:-"${variants%% *}" "$(echo "$variants" | tr ' ' '\n' | grep '^2hsp:')" "$last"}; do
         v=${spec%%:*} envs=()
         [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
         export HALOX_BENCH_COMMAND="${spec#*:} halox bench md --atoms ${ROOFAB_ATOMS:-45000,180000,360000} --backends gpu --steps 3000 --warmup 300"

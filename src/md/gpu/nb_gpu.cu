@@ -598,13 +598,18 @@ static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int
  *    memory, no block barrier at the end).
  * SC: the j atoms' geometric-rule factors from a per-slot array (gnb_dev.scomb, written with the
  * search), one load beside the position's instead of the type's load and a dependent shared-
- * memory look-up. */
-template <bool COMB, bool SC>
-__global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
-                                                  const uint2 *__restrict__ items,
-                                                  const unsigned short *__restrict__ masks,
-                                                  const unsigned char *__restrict__ ljg,
-                                                  unsigned comb_off)
+ * memory look-up.
+ * PL: the warp's masks (at most 32: entries have at most 64 items) loaded at once, a lane each,
+ * and taken by a shuffle: an item's chain of dependent global loads (mask, then the item, then
+ * the j atoms) loses its first link. At 64 registers its loop spilled a register per i cluster:
+ * it gets 72 (14 blocks, 28 warps per multiprocessor against 32; its items too spilled there). */
+template <bool COMB, bool SC, bool PL>
+__global__ __launch_bounds__(64,
+                             PL ? 14 : 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
+                                                        const uint2 *__restrict__ items,
+                                                        const unsigned short *__restrict__ masks,
+                                                        const unsigned char *__restrict__ ljg,
+                                                        unsigned comb_off)
 {
     __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
     __shared__ float4 s_xi[GNB_SCA];
@@ -645,38 +650,58 @@ __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restr
     const float4 *xi_t = s_xi + ti;
     const float2 *ci_t = s_ci + ti;
     const int *ti_t = s_ti + ti;
-    for (int k = en.z + w; k < en.w; k += 2) {
-        const unsigned mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k]), 0);
-        if (mk == 0u)
-            continue;
-        const uint2 it = __ldg(&items[k]);
-        const int js = (int)it.x * GNB_CL + tj;
-        const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
-        int tya = 0, tyb = 0;
-        float2 ca = make_float2(0.0f, 0.0f), cb = ca;
-        if (COMB && SC) {
-            ca = __ldg(&d.scomb[js]);
-            cb = __ldg(&d.scomb[js + 4]);
-        } else {
-            tya = __ldg(&d.stype[js]);
-            tyb = __ldg(&d.stype[js + 4]);
-            if (COMB) {
-                ca = s_lj[tya];
-                cb = s_lj[tyb];
+    for (int k0 = en.z + w; k0 < en.w; k0 += PL ? 64 : 2) {
+        unsigned mall = 0u;
+        int nq = 1;
+        if (PL) {
+            const int kl = k0 + 2 * lane;
+            if (kl < en.w)
+                mall = __ldg(&masks[kl]);
+            nq = hx_imin(32, (en.w - k0 + 1) >> 1);
+        }
+        for (int q = 0; q < nq; q++) {
+            unsigned mk;
+            uint2 it;
+            if (PL) {
+                mk = __shfl_sync(HX_FULL_MASK, mall, q);
+                if (mk == 0u)
+                    continue;
+                it = __ldg(&items[k0 + 2 * q]);
+            } else {
+                mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k0]), 0);
+                if (mk == 0u)
+                    continue;
+                it = __ldg(&items[k0]);
             }
+            const int js = (int)it.x * GNB_CL + tj;
+            const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
+            int tya = 0, tyb = 0;
+            float2 ca = make_float2(0.0f, 0.0f), cb = ca;
+            if (COMB && SC) {
+                ca = __ldg(&d.scomb[js]);
+                cb = __ldg(&d.scomb[js + 4]);
+            } else {
+                tya = __ldg(&d.stype[js]);
+                tyb = __ldg(&d.stype[js + 4]);
+                if (COMB) {
+                    ca = s_lj[tya];
+                    cb = s_lj[tyb];
+                }
+            }
+            float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
+            const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
+            if (it.y == 0u) {
+                nb_pairs2_f<COMB, false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, tya, tyb, xi_t, ci_t,
+                                         ti_t, s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
+            } else {
+                const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
+                const unsigned wa = (unsigned)__ldg(&ex[lane]),
+                               wb = (unsigned)__ldg(&ex[lane + 32]);
+                nb_pairs2_f<COMB, true>(m0, m1, wa, wb, xa, xb, ca, cb, tya, tyb, xi_t, ci_t, ti_t,
+                                        s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
+            }
+            nb_reduce_fj2(d, js, ti, fa, fb);
         }
-        float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
-        const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
-        if (it.y == 0u) {
-            nb_pairs2_f<COMB, false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, tya, tyb, xi_t, ci_t,
-                                     ti_t, s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
-        } else {
-            const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
-            const unsigned wa = (unsigned)__ldg(&ex[lane]), wb = (unsigned)__ldg(&ex[lane + 32]);
-            nb_pairs2_f<COMB, true>(m0, m1, wa, wb, xa, xb, ca, cb, tya, tyb, xi_t, ci_t, ti_t,
-                                    s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
-        }
-        nb_reduce_fj2(d, js, ti, fa, fb);
     }
     nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
 }
@@ -884,7 +909,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {
-        "auto", "ref", "table", "comb", "table-pf", "comb-pf", "table-2h", "comb-2h", "comb-2hs"};
+        "auto",    "ref",      "table",   "comb",     "table-pf",
+        "comb-pf", "table-2h", "comb-2h", "comb-2hs", "comb-2hsp"};
     int k = nb->p.kernel;
     const char *env = getenv("HALOX_GPU_NB_KERNEL");
     if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
@@ -894,7 +920,7 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
                 found = i;
         HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
                  "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, table-pf, comb-pf, "
-                 "table-2h, comb-2h or comb-2hs",
+                 "table-2h, comb-2h, comb-2hs or comb-2hsp",
                  env);
         k = found;
     }
@@ -904,7 +930,8 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
         k = HX_GPU_NB_KERNEL_TABLE;
     if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB_PF)
         k = HX_GPU_NB_KERNEL_TABLE_PF;
-    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB_2H || k == HX_GPU_NB_KERNEL_COMB_2HS))
+    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB_2H || k == HX_GPU_NB_KERNEL_COMB_2HS ||
+                              k == HX_GPU_NB_KERNEL_COMB_2HSP))
         k = HX_GPU_NB_KERNEL_TABLE_2H;
     nb->kernel = k;
     return HX_OK;
@@ -1286,15 +1313,19 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
         case HX_GPU_NB_KERNEL_TABLE_2H:
-            HX_LAUNCH((k_nb_2h<false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+            HX_LAUNCH((k_nb_2h<false, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
         case HX_GPU_NB_KERNEL_COMB_2H:
-            HX_LAUNCH((k_nb_2h<true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+            HX_LAUNCH((k_nb_2h<true, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_COMB_2HS:
+            HX_LAUNCH((k_nb_2h<true, true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
         default:
-            HX_LAUNCH((k_nb_2h<true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+            HX_LAUNCH((k_nb_2h<true, true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
         }

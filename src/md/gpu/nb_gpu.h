@@ -56,7 +56,7 @@ typedef struct hx_gpu_nb_params {
     double max_excl_dist;
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
      * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, table-pf, comb-pf, table-2h,
-     * comb-2h, comb-2hs). */
+     * comb-2h, comb-2hs, comb-2hsp). */
     int kernel;
 } hx_gpu_nb_params;
 
@@ -74,7 +74,8 @@ enum {
     HX_GPU_NB_KERNEL_TABLE_2H = 6,
     HX_GPU_NB_KERNEL_COMB_2H = 7,
     HX_GPU_NB_KERNEL_COMB_2HS = 8,
-    HX_GPU_NB_KERNEL_N = 9
+    HX_GPU_NB_KERNEL_COMB_2HSP = 9, /* comb-2hs, the warp's masks and items loaded at once */
+    HX_GPU_NB_KERNEL_N = 10
 };
 
 /* ff: the force field (types, LJ tables); at most 32 types. */

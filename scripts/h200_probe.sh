@@ -570,8 +570,8 @@ fi
 #     SETTLE in float (HALOX_GPU_SETTLE=float) is tested by test_gpu_md's and test_gpu_ethanol's
 #     NVE drift bars first;
 #  3. halox bench md (the engine, every step counted) for base, 2hsp and the last variant;
-#  4. GROMACS (gmx-cuda-sm90.tar.xz from GMX_TAR or .tools/ of the checkout, if carried) on the
-#     same SPC/E boxes with its best settings (GPU update, CUDA graphs, nstlist 100, v-rescale);
+#  4. GROMACS beside `halox md --gpu` with the new variants (ROOFAB_COMPARE_ENV, default those of
+#     the tests) through bench/compare_gpu.py, 45k/180k/360k on one GPU (carry .tools);
 #  5. ncu --set full on the new pair kernel and update at 45k (step 10).
 # A table last: ns/day and pair-kernel/update times per variant and size, GROMACS's ns/day.
 if [[ " $probes " == *" roofab "* ]]; then
@@ -632,63 +632,25 @@ if [[ " $probes " == *" roofab "* ]]; then
             tee -a "$OUT/summary.txt"
         unset HALOX_BENCH_COMMAND
     done
-    gtar=${GMX_TAR:-}
-    for c in "$here/.tools" "$here/../../.tools"; do
-        [[ -z $gtar && -f $c/gmx-cuda-sm90.tar.xz ]] && gtar=$c/gmx-cuda-sm90.tar.xz
-    done
-    if [[ -n $gtar ]] && tar -xJf "$gtar" -C /tmp; then
-        G=/tmp/gmxi/bin/gmx
-        $G --version 2>&1 | grep -E "GROMACS version|GPU support|CUDA compiler" |
-            sed 's/^/    gromacs: /' | tee -a "$OUT/summary.txt"
-        for a in $(echo "${ROOFAB_ATOMS:-45000,180000,360000}" | tr , ' '); do
-            gw=$OUT/logs/gmx_$a
-            mkdir -p "$gw"
-            "$HALOX" build water --model spce --atoms "$a" --seed 1 -o "$gw/conf.gro" \
-                > "$gw/build.log" 2>&1
-            nw=$(($(sed -n 2p "$gw/conf.gro") / 3))
-            printf '#include "%s/bench/gromacs/spce.itp"\n\n[ system ]\nSPC/E %d\n\n[ molecules ]\nSOL %d\n' \
-                "$here" "$nw" "$nw" > "$gw/topol.top"
-            # GROMACS's own best: its buffer tolerance (it picks nstlist and the dual pair list),
-            # the same physics as halox (RF rc 1.0, eps_rf infinite, potential shift, 2 fs)
-            cat > "$gw/perf.mdp" <<'MDP'
-integrator = md
-dt = 0.002
-nsteps = 10000
-cutoff-scheme = Verlet
-verlet-buffer-tolerance = 0.005
-coulombtype = reaction-field
-coulomb-modifier = potential-shift
-rcoulomb = 1.0
-epsilon-rf = 0
-vdwtype = cut-off
-vdw-modifier = potential-shift
-rvdw = 1.0
-DispCorr = no
-tcoupl = v-rescale
-tc-grps = System
-tau-t = 1.0
-ref-t = 300
-gen-vel = yes
-gen-temp = 300
-nstcalcenergy = 100
-nstenergy = 0
-nstlog = 0
-MDP
-            (cd "$gw" && $G grompp -f perf.mdp -c conf.gro -p topol.top -o w.tpr -maxwarn 5 \
-                > grompp.log 2>&1)
-            ns=20000 rs=5000
-            [[ $a -gt 100000 ]] && ns=8000 rs=2000
-            (cd "$gw" && GMX_CUDA_GRAPH=1 GMX_ENABLE_DIRECT_GPU_COMM=1 timeout 120 $G mdrun -s w.tpr \
-                -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -noconfout -pin on \
-                -ntmpi 1 -ntomp "$(nproc)" -g md.log > mdrun.out 2>&1)
-            perf=$(awk '/^Performance:/ { print $2 }' "$gw/md.log" 2>/dev/null)
-            say "    gromacs $a atoms: ${perf:-failed} ns/day ($(grep -m1 -E 'nstlist from|rlist from' "$gw/md.log" 2>/dev/null | sed 's/^ *//' | cut -c1-80); logs/gmx_$a)"
-            echo "{\"atoms\": $a, \"ns_per_day\": ${perf:-null}, \"gromacs\": \"$($G --version 2>&1 | grep -m1 'GROMACS version' | sed 's/.*: *//')\", \"command\": \"gmx mdrun -nb gpu -update gpu -nstlist 100 -nsteps $ns -resetstep $rs -ntmpi 1 -ntomp $(nproc), GMX_CUDA_GRAPH=1\", \"git_revision\": \"$rev\"}" \
-                > "$RES/roofab_gromacs_$a.json"
-            rm -f "$gw/w.tpr" "$gw"/*.edr "$gw"/*.trr "$gw"/*.cpt
-        done
+    # GROMACS beside halox md --gpu with the new variants (bench/compare_gpu.py, one GPU, every
+    # step counted; its .tools/gmx-cuda-sm90.tar.xz, or HALOX_GMX_TARBALL, carried with the call)
+    cenv=(${ROOFAB_COMPARE_ENV:-${new_env[@]}})
+    # a tree copied into a folder of the checkout (.carry/NAME) finds the checkout's .tools
+    gt=$here/../../.tools/gmx-cuda-sm90.tar.xz
+    [[ -z ${HALOX_GMX_TARBALL:-} && ! -f $here/.tools/gmx-cuda-sm90.tar.xz && -f $gt ]] &&
+        export HALOX_GMX_TARBALL=$gt
+    cbudget=$(($(left) - 60))
+    if [[ $cbudget -gt 60 ]]; then
+        export HALOX_BENCH_COMMAND="${cenv[*]} bench/compare_gpu.py --configs 1gpu-45k,1gpu-180k,1gpu-360k"
+        (cd "$here" && env "${cenv[@]}" python3 bench/compare_gpu.py --halox "$HALOX" \
+            --out "$RES/compare" --budget "$cbudget" --seconds "${ROOFAB_COMPARE_SECONDS:-8}" \
+            --configs "${ROOFAB_COMPARE_CONFIGS:-1gpu-45k,1gpu-180k,1gpu-360k}") \
+            > "$OUT/logs/roofab_compare.log" 2>&1
+        say "  compare (${cenv[*]}): rc $?"
+        tail -8 "$OUT/logs/roofab_compare.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
     else
-        say "    gromacs: not run (no gmx-cuda-sm90.tar.xz: carry .tools or set GMX_TAR)"
+        say "  compare: skipped (only $(left) s left)"
     fi
     if command -v ncu > /dev/null; then
         probe roofab_ncu 150 env "${new_env[@]}" ncu --clock-control none --set full \

@@ -583,18 +583,18 @@ if [[ " $probes " == *" roofab "* ]]; then
     t0=$(date +%s)
     (cd "$BUILD" && timeout 240 ctest -R 'test_gpu_(nb|update)$' --output-on-failure \
         --timeout 200) > "$OUT/logs/roofab_ctest_base.log" 2>&1
-    say "  roofab tests, main's variants ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_base.log")"
+    say "  roofab tests, main's variants ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_base.log" | tail -1)"
     t0=$(date +%s)
     (cd "$BUILD" && env "${new_env[@]}" timeout 300 ctest -R 'test_gpu_(update|md|ethanol|engine_np1)$' \
         --output-on-failure --timeout 240) > "$OUT/logs/roofab_ctest_new.log" 2>&1
-    say "  roofab tests, ${new_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_new.log")"
+    say "  roofab tests, ${new_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_new.log" | tail -1)"
     grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_new.log" | cut -c1-160 | head -12 |
         sed 's/^/    /' | tee -a "$OUT/summary.txt"
     # SETTLE in float: the NVE drift bars of test_gpu_md and test_gpu_ethanol decide
     t0=$(date +%s)
     (cd "$BUILD" && env "${new_env[@]}" HALOX_GPU_SETTLE=float timeout 200 ctest \
         -R 'test_gpu_(md|ethanol)$' -V --timeout 150) > "$OUT/logs/roofab_ctest_f32.log" 2>&1
-    say "  roofab tests, ${new_env[*]} HALOX_GPU_SETTLE=float ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_f32.log")"
+    say "  roofab tests, ${new_env[*]} HALOX_GPU_SETTLE=float ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_f32.log" | tail -1)"
     grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_f32.log" | sed -E 's/^[0-9]+: //' |
         cut -c1-160 | head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
     variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 f32:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1 2hsp:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1 2hspf:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float"}

@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu", "sanq", "stages"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -446,4 +446,234 @@ if [[ $probes == *floors* ]]; then
         fl 2gpu_nomps 0,1
         nvidia-cuda-mps-control -d > /dev/null 2>&1
     fi
+fi
+
+# roofline (issue 28): the one-GPU water step's kernels against their floors
+# (docs/design/gpu-engine.md, "Roofline"). MPS stopped (ncu needs it off; one process).
+#  1. the card's two ceilings as seen by a program: a device-to-device copy (bytes read +
+#     written) and an FP32 matrix product without TF32 (PyTorch, if there);
+#  2. gpu_md_bench at 45k/180k/360k with the engine's list settings (nstlist 20, 4 prune parts,
+#     inner radius at a hundredth of the tolerance), plus 45k without the prune and at nstlist
+#     40: step, pair kernel alone, pairs within rc and evaluations (the cluster efficiency);
+#  3. ncu device time of every kernel over 60 steps at 45k (direct launches);
+#  4. ncu --set full on one steady-state instance (step 10) of the pair kernel, the update, the
+#     rolling prune and the home terms at 45k, and the pair kernel and update at 180k: details,
+#     raw metrics and the SASS source page with stall samples (scripts/ncu_stalls.py);
+#  5. the SASS and resource usage of the built kernels (cuobjdump).
+# ROOF_STEPS (default 2000) sets the benchmark's steps.
+if [[ " $probes " == *" roofline "* ]]; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
+        --format=csv > "$OUT/logs/roof_clocks_before.txt" 2>&1
+    probe roof_ceilings 60 python3 - <<'PY'
+import time, torch
+if not torch.cuda.is_available():
+    raise SystemExit("no torch GPU")
+torch.backends.cuda.matmul.allow_tf32 = False
+n = 1 << 28  # 1 GiB of float32 each way
+a = torch.empty(n, device="cuda").uniform_(); b = torch.empty_like(a)
+for _ in range(3): b.copy_(a)
+torch.cuda.synchronize(); e0, e1 = torch.cuda.Event(True), torch.cuda.Event(True)
+e0.record()
+for _ in range(20): b.copy_(a)
+e1.record(); torch.cuda.synchronize()
+ms = e0.elapsed_time(e1) / 20
+print("copy: %.3f ms for 2 x %.2f GB: %.2f TB/s (read + written)" % (ms, 4 * n / 1e9, 8 * n / ms / 1e9))
+m = 8192
+x = torch.randn(m, m, device="cuda"); y = torch.randn(m, m, device="cuda")
+for _ in range(3): x @ y
+torch.cuda.synchronize(); e0.record()
+for _ in range(10): x @ y
+e1.record(); torch.cuda.synchronize()
+ms = e0.elapsed_time(e1) / 10
+print("sgemm fp32 (no tf32) %d^3: %.2f ms, %.1f TFLOP/s" % (m, ms, 2 * m ** 3 / ms / 1e9))
+PY
+    grep -E "copy|sgemm" "$OUT/logs/probe_roof_ceilings.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    probe roof_bench 200 "$BUILD/tests/gpu_md_bench" --atoms 45000,180000,360000 \
+        --steps "${ROOF_STEPS:-2000}" --warmup 200 --configs 20:4:$itol \
+        --json "$RES/roof_bench_sizes.json" --git-revision "$rev"
+    tail -4 "$OUT/logs/probe_roof_bench.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    probe roof_bench45 100 "$BUILD/tests/gpu_md_bench" --atoms 45000 \
+        --steps "${ROOF_STEPS:-2000}" --warmup 200 --configs 20:0,40:4:$itol,20:4:$itol \
+        --json "$RES/roof_bench_45k.json" --git-revision "$rev"
+    tail -4 "$OUT/logs/probe_roof_bench45.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    grep -hE "evaluations|searches" "$OUT/logs/probe_roof_bench.log" "$OUT/logs/probe_roof_bench45.log" |
+        cut -c1-400 > "$OUT/logs/roof_lists.txt"
+    if command -v ncu > /dev/null; then
+        ncu --version | tail -1 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
+        probe roof_ncu_times 90 ncu --clock-control none --metrics gpu__time_duration.sum --csv \
+            --launch-count 600 "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps 60 --warmup 0 \
+            --configs 20:4:$itol --no-graph
+        python3 - "$OUT/logs/probe_roof_ncu_times.log" <<'PY' 2>&1 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+import csv, sys, statistics as st
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr, rows = rows[0], rows[1:]
+ki, vi, ui = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("Metric Unit")
+per = {}
+for r in rows:
+    v = float(r[vi].replace(",", ""))
+    v *= {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3}.get(r[ui], 1.0)
+    per.setdefault(r[ki].split("(")[0], []).append(v)
+print("%-34s %6s %10s %10s %10s" % ("kernel", "count", "median us", "max us", "sum us"))
+for k, v in sorted(per.items(), key=lambda kv: -sum(kv[1])):
+    print("%-34s %6d %10.1f %10.1f %10.1f" % (k[-34:], len(v), st.median(v), max(v), sum(v)))
+PY
+        # name atoms regex skip count: one ncu --set full run, its reports exported as text
+        roofncu() {
+            local name=$1 atoms=$2 re=$3 skip=$4 count=$5
+            probe roofncu_$name 150 ncu --clock-control none --set full --import-source no \
+                -k "regex:^($re)\$" --launch-skip "$skip" --launch-count "$count" \
+                -o "$OUT/logs/roofncu_$name" "$BUILD/tests/gpu_md_bench" --atoms "$atoms" \
+                --steps 40 --warmup 0 --configs 20:4:$itol --no-graph
+            local rep=$OUT/logs/roofncu_$name.ncu-rep
+            [[ -f $rep ]] || return
+            ncu -i "$rep" --print-details all > "$OUT/logs/roofncu_$name.txt" 2>&1
+            ncu -i "$rep" --page raw --csv > "$OUT/logs/roofncu_${name}_raw.csv" 2>&1
+            for k in ${re//|/ }; do
+                ncu -i "$rep" -k "regex:^$k\$" --page source --csv --print-source sass \
+                    > "$OUT/logs/roofncu_${name}_${k}_sass.csv" 2>&1 || true
+                python3 "$here/scripts/ncu_stalls.py" "$OUT/logs/roofncu_${name}_${k}_sass.csv" 6 \
+                    2>&1 | head -4 | cut -c1-150 | sed "s/^/    $name $k: /" | tee -a "$OUT/summary.txt"
+            done
+            grep -E "^  [a-z_]|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|Warp Cycles Per Issued|L1/TEX Cache Throughput|Compute \(SM\) Throughput|Executed Ipc Active|Instructions Executed" \
+                "$OUT/logs/roofncu_$name.txt" | cut -c1-130 | sed "s/^/    $name: /" | tee -a "$OUT/summary.txt"
+            rm -f "$rep"
+        }
+        # launches per step without a graph: home terms, prune, pairs, update (skip 10 steps)
+        roofncu 45k 45000 "k_nb_fast|k_update|k_prune|k_home_terms" 40 4
+        roofncu 180k 180000 "k_nb_fast|k_update" 20 2
+    fi
+    if command -v cuobjdump > /dev/null; then
+        for o in nb_gpu update_gpu; do
+            f=$(find "$BUILD" -name "$o.cu.o" | head -1)
+            [[ -n $f ]] || continue
+            cuobjdump -res-usage "$f" > "$OUT/logs/roof_${o}_res.txt" 2>&1
+            cuobjdump -sass "$f" > "$OUT/logs/roof_${o}.sass" 2>&1
+        done
+    fi
+    nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu \
+        --format=csv > "$OUT/logs/roof_clocks_after.txt" 2>&1
+fi
+
+# roofab (issue 28): the pair-kernel and update variants against main's kernels, GROMACS beside
+# them, in one call (docs/design/gpu-engine.md, "Roofline"). MPS stopped (one process; ncu).
+#  1. correctness: test_gpu_nb (every pair-kernel variant against the CPU on every list), then
+#     test_gpu_update, test_gpu_md, test_gpu_ethanol and test_gpu_engine_np1 with the new variants selected
+#     (HALOX_GPU_NB_KERNEL=comb-2hsp, HALOX_GPU_UPDATE_UNROLL=1; NVE drift bars unchanged);
+#  2. gpu_md_bench at ROOFAB_ATOMS (45k/180k/360k), nstlist 20 with 4 prune parts and the
+#     engine's inner tolerance, for each variant of ROOFAB_VARIANTS (NAME:VAR=VALUE,...; "base"
+#     is main's: comb kernel, update loops), alternated ROOFAB_REPS times at 45k;
+#     then the last variant at other prune parts and nstlist 40 (ROOFAB_CONFIGS), 45k and 180k;
+#     SETTLE in float (HALOX_GPU_SETTLE=float) is tested by test_gpu_md's and test_gpu_ethanol's
+#     NVE drift bars first;
+#  3. halox bench md (the engine, every step counted) for base, 2hsp and the last variant;
+#  4. GROMACS beside `halox md --gpu` with the new variants (ROOFAB_COMPARE_ENV, default those of
+#     the tests) through bench/compare_gpu.py, 45k/180k/360k on one GPU (carry .tools);
+#  5. ncu --set full on the new pair kernel and update at 45k (step 10).
+# A table last: ns/day and pair-kernel/update times per variant and size, GROMACS's ns/day.
+if [[ " $probes " == *" roofab "* ]]; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    new_env=(HALOX_GPU_NB_KERNEL=comb-2hsp HALOX_GPU_UPDATE_UNROLL=1)
+    t0=$(date +%s)
+    (cd "$BUILD" && timeout 240 ctest -R 'test_gpu_(nb|update)$' --output-on-failure \
+        --timeout 200) > "$OUT/logs/roofab_ctest_base.log" 2>&1
+    say "  roofab tests, main's variants ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_base.log" | tail -1)"
+    t0=$(date +%s)
+    (cd "$BUILD" && env "${new_env[@]}" timeout 300 ctest -R 'test_gpu_(update|md|ethanol|engine_np1)$' \
+        --output-on-failure --timeout 240) > "$OUT/logs/roofab_ctest_new.log" 2>&1
+    say "  roofab tests, ${new_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_new.log" | tail -1)"
+    grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_new.log" | cut -c1-160 | head -12 |
+        sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    # SETTLE in float: the NVE drift bars of test_gpu_md and test_gpu_ethanol decide
+    t0=$(date +%s)
+    (cd "$BUILD" && env "${new_env[@]}" HALOX_GPU_SETTLE=float timeout 200 ctest \
+        -R 'test_gpu_(md|ethanol)$' -V --timeout 150) > "$OUT/logs/roofab_ctest_f32.log" 2>&1
+    say "  roofab tests, ${new_env[*]} HALOX_GPU_SETTLE=float ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab_ctest_f32.log" | tail -1)"
+    grep -hE "drift|NVE|FAIL" "$OUT/logs/roofab_ctest_f32.log" | sed -E 's/^[0-9]+: //' |
+        cut -c1-160 | head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    variants=${ROOFAB_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=0 upd:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1 f32:HALOX_GPU_NB_KERNEL=comb,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float 2h:HALOX_GPU_NB_KERNEL=comb-2h,HALOX_GPU_UPDATE_UNROLL=1 2hs:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_UPDATE_UNROLL=1 2hsp:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1 2hspf:HALOX_GPU_NB_KERNEL=comb-2hsp,HALOX_GPU_UPDATE_UNROLL=1,HALOX_GPU_SETTLE=float"}
+    for rep in $(seq 1 "${ROOFAB_REPS:-2}"); do
+        for spec in $variants; do
+            v=${spec%%:*} envs=()
+            [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            atoms=45000
+            [[ $rep -eq 1 ]] && atoms=${ROOFAB_ATOMS:-45000,180000,360000}
+            probe roofab_${v}_$rep 150 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
+                --atoms "$atoms" --steps "${ROOFAB_STEPS:-3000}" --warmup 300 \
+                --configs 20:4:$itol --json "$RES/roofab_${v}_$rep.json" --git-revision "$rev"
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+    # the rolling prune's parts and the search interval with the last variant (45k, 180k)
+    last=${variants##* }
+    v=${last%%:*} envs=()
+    [[ $last == *:* ]] && IFS=, read -r -a envs <<< "${last#*:}"
+    probe roofab_${v}_cfg 150 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" --atoms 45000,180000 \
+        --steps "${ROOFAB_STEPS:-3000}" --warmup 300 \
+        --configs "${ROOFAB_CONFIGS:-20:2:$itol,20:8:$itol,40:4:$itol,40:8:$itol}" \
+        --json "$RES/roofab_${v}_cfg.json" --git-revision "$rev"
+    grep -E "^[0-9]+ +[0-9]+ +[0-9]+ +1\.[0-9]" "$OUT/logs/probe_roofab_${v}_cfg.log" |
+        sed "s/^/    $v cfg: /" | tee -a "$OUT/summary.txt"
+    for spec in ${ROOFAB_MD:-"${variants%% *}" "$(echo "$variants" | tr ' ' '\n' | grep '^2hsp:')" "$last"}; do
+        v=${spec%%:*} envs=()
+        [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+        export HALOX_BENCH_COMMAND="${spec#*:} halox bench md --atoms ${ROOFAB_ATOMS:-45000,180000,360000} --backends gpu --steps 3000 --warmup 300"
+        probe roofab_md_$v 200 "${pmpi[@]}" -np 1 env "${envs[@]}" "$HALOX" bench md \
+            --atoms "${ROOFAB_ATOMS:-45000,180000,360000}" --backends gpu --steps 3000 \
+            --warmup 300 -o "$RES/roofab_md_$v.json"
+        grep -h "us/step" "$OUT/logs/probe_roofab_md_$v.log" | sed "s/^/    md $v: /" |
+            tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
+    done
+    # GROMACS beside halox md --gpu with the new variants (bench/compare_gpu.py, one GPU, every
+    # step counted; its .tools/gmx-cuda-sm90.tar.xz, or HALOX_GMX_TARBALL, carried with the call)
+    cenv=(${ROOFAB_COMPARE_ENV:-${new_env[@]}})
+    # a tree copied into a folder of the checkout (.carry/NAME) finds the checkout's .tools
+    gt=$here/../../.tools/gmx-cuda-sm90.tar.xz
+    [[ -z ${HALOX_GMX_TARBALL:-} && ! -f $here/.tools/gmx-cuda-sm90.tar.xz && -f $gt ]] &&
+        export HALOX_GMX_TARBALL=$gt
+    cbudget=$(($(left) - 60))
+    if [[ $cbudget -gt 60 ]]; then
+        export HALOX_BENCH_COMMAND="${cenv[*]} bench/compare_gpu.py --configs 1gpu-45k,1gpu-180k,1gpu-360k"
+        (cd "$here" && env "${cenv[@]}" python3 bench/compare_gpu.py --halox "$HALOX" \
+            --out "$RES/compare" --budget "$cbudget" --seconds "${ROOFAB_COMPARE_SECONDS:-8}" \
+            --configs "${ROOFAB_COMPARE_CONFIGS:-1gpu-45k,1gpu-180k,1gpu-360k}") \
+            > "$OUT/logs/roofab_compare.log" 2>&1
+        say "  compare (${cenv[*]}): rc $?"
+        tail -8 "$OUT/logs/roofab_compare.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
+    else
+        say "  compare: skipped (only $(left) s left)"
+    fi
+    if command -v ncu > /dev/null; then
+        probe roofab_ncu 150 env "${new_env[@]}" ncu --clock-control none --set full \
+            --import-source no -k "regex:^(k_nb_2h|k_update)\$" --launch-skip 20 \
+            --launch-count 2 -o "$OUT/logs/roofab_ncu" "$BUILD/tests/gpu_md_bench" --atoms 45000 \
+            --steps 40 --warmup 0 --configs 20:4:$itol --no-graph
+        if [[ -f $OUT/logs/roofab_ncu.ncu-rep ]]; then
+            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --print-details all > "$OUT/logs/roofab_ncu.txt" 2>&1
+            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --page raw --csv > "$OUT/logs/roofab_ncu_raw.csv" 2>&1
+            for k in k_nb_2h k_update; do
+                ncu -i "$OUT/logs/roofab_ncu.ncu-rep" -k "regex:^$k\$" --page source --csv \
+                    --print-source sass > "$OUT/logs/roofab_ncu_${k}_sass.csv" 2>&1 || true
+            done
+            grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy" \
+                "$OUT/logs/roofab_ncu.txt" | cut -c1-130 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
+            rm -f "$OUT/logs/roofab_ncu.ncu-rep"
+        fi
+    fi
+    say "  roofab: gpu_md_bench tables (us per step, ns/day with searches, pair kernel, prune):"
+    for spec in $variants; do
+        v=${spec%%:*}
+        grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab_${v}_1.log" 2>/dev/null |
+            awk -v v="$v" '{ printf "    %-6s %7d atoms: median %7.1f us, mean %7.1f us, %6.0f ns/day, pair kernel %6.1f us\n", v, $1, $5, $6, $8, $9 }' |
+            tee -a "$OUT/summary.txt"
+    done
 fi

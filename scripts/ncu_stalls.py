@@ -6,6 +6,11 @@ import csv, sys, collections
 f = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 25
 rows = list(csv.reader(open(f)))
 hdr = rows[1]; rows = rows[2:]
+# some ncu versions print the page twice (a second "Kernel Name" header): keep the first
+for k, r in enumerate(rows):
+    if r and r[0] == "Kernel Name":
+        rows = rows[:k]
+        break
 ia, isrc, isamp = hdr.index("Address"), hdr.index("Source"), hdr.index("Warp Stall Sampling (All Samples)")
 stalls = [i for i, h in enumerate(hdr) if h.startswith("stall_") and "Not Issued" not in h]
 tot = collections.Counter(); total = 0

@@ -182,7 +182,11 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
                                                            "forces kernel table",
                                                            "forces kernel comb",
                                                            "forces kernel table-pf",
-                                                           "forces kernel comb-pf"};
+                                                           "forces kernel comb-pf",
+                                                           "forces kernel table-2h",
+                                                           "forces kernel comb-2h",
+                                                           "forces kernel comb-2hs",
+                                                           "forces kernel comb-2hsp"};
         T_OK(hx_gpu_nb_set_kernel(nb, k));
         gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
         const cmp_result rk = compare(what, kn[k], fg, NULL, fc, NULL, n);

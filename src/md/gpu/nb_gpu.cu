@@ -453,6 +453,259 @@ __global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
     nb_reduce_fi(d, sci, fix, fiy, fiz, s_f);
 }
 
+/* ---- the two-half forces-only pair kernel (issue 28) ------------------------------------- */
+
+/* One pair of nb_pairs_f's loop body (the same arithmetic, in the same order): i atom xi (shifted,
+ * charge times epsfac) with factors ci (COMB) or type row ti_row (table), j atom xj with cj or
+ * tyj; in: excluded pairs masked (EXCL). */
+template <bool COMB, bool EXCL>
+static __device__ __forceinline__ void
+nb_pair2(const float4 xi, const float2 ci, const int ti_row, const float4 xj, const float2 cj,
+         const int tyj, const bool ex_in, const float2 *__restrict__ lj, const float rc2,
+         const float two_krf, float &fix, float &fiy, float &fiz, float (&fj)[3])
+{
+    const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+    const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+    bool in = r2 < rc2;
+    if (EXCL)
+        in = in && ex_in;
+    const float rinv = hx_rsqrt_fast(r2);
+    const float rinv2 = rinv * rinv;
+    const float rinv6 = rinv2 * rinv2 * rinv2;
+    float c6, c12;
+    if (COMB) {
+        c6 = ci.x * cj.x;
+        c12 = ci.y * cj.y;
+    } else {
+        const float2 c = lj[ti_row + tyj];
+        c6 = c.x;
+        c12 = c.y;
+    }
+    const float qq = xi.w * xj.w;
+    const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+    float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+    fs = in ? fs : 0.0f;
+    fix = fmaf(fs, dx, fix);
+    fiy = fmaf(fs, dy, fiy);
+    fiz = fmaf(fs, dz, fiz);
+    fj[0] = fmaf(-fs, dx, fj[0]);
+    fj[1] = fmaf(-fs, dy, fj[1]);
+    fj[2] = fmaf(-fs, dz, fj[2]);
+}
+
+/* The pairs of one item for a lane that holds both halves' j atoms (xa: j atom tj of half 0, xb:
+ * tj + 4 of half 1) with the i clusters of masks m0 (half 0) and m1 (half 1). Both masks are
+ * warp-uniform; an i cluster's position and factors are loaded from shared memory once for both
+ * halves, and each half's pair is computed only where its own bit is set (the per-half pruning
+ * is kept). wa, wb: the exclusion masks of the two pairs (EXCL). */
+template <bool COMB, bool EXCL>
+static __device__ __forceinline__ void
+nb_pairs2_f(const unsigned m0, const unsigned m1, const unsigned wa, const unsigned wb,
+            const float4 xa, const float4 xb, const float2 ca, const float2 cb, const int tya,
+            const int tyb, const float4 *__restrict__ xi_t, const float2 *__restrict__ ci_t,
+            const int *__restrict__ ti_t, const float2 *__restrict__ lj, const float rc2,
+            const float two_krf, float (&fix)[GNB_SCC], float (&fiy)[GNB_SCC],
+            float (&fiz)[GNB_SCC], float (&fa)[3], float (&fb)[3])
+{
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        if ((m0 | m1) & (1u << ic)) {
+            const float4 xi = xi_t[ic * GNB_CL];
+            const float2 ci = COMB ? ci_t[ic * GNB_CL] : make_float2(0.0f, 0.0f);
+            const int tr = COMB ? 0 : ti_t[ic * GNB_CL];
+            if (m0 & (1u << ic))
+                nb_pair2<COMB, EXCL>(xi, ci, tr, xa, ca, tya, ((wa >> ic) & 1u) != 0u, lj, rc2,
+                                     two_krf, fix[ic], fiy[ic], fiz[ic], fa);
+            if (m1 & (1u << ic))
+                nb_pair2<COMB, EXCL>(xi, ci, tr, xb, cb, tyb, ((wb >> ic) & 1u) != 0u, lj, rc2,
+                                     two_krf, fix[ic], fiy[ic], fiz[ic], fb);
+        }
+    }
+}
+
+/* The j forces of one item (fa on j atom js, fb on js + 4, this lane's partial sums) summed over
+ * the 8 ti lanes and added to the cluster force buffer by 6 lanes: a transposing reduction of
+ * the 6 values in 3 + 2 + 1 shuffles. After the xor-1 step even lanes hold (ax, az, by), odd
+ * lanes (ay, bx, bz); after xor-2 the first two of those are split again (lane ti & 3: ax, ay,
+ * az, bx) and the third is summed on both; xor-4 leaves the 8-lane sums: lanes 0-3 ax, ay, az,
+ * bx, lanes 4, 5 by, bz (6, 7: copies, not written). */
+static __device__ __forceinline__ void nb_reduce_fj2(const gnb_dev &d, const int js, const int ti,
+                                                     const float (&fa)[3], const float (&fb)[3])
+{
+    const bool b0 = (ti & 1) != 0, b1 = (ti & 2) != 0, b2 = (ti & 4) != 0;
+    float k0 = b0 ? fa[1] : fa[0], k1 = b0 ? fb[0] : fa[2], k2 = b0 ? fb[2] : fb[1];
+    k0 += __shfl_xor_sync(HX_FULL_MASK, b0 ? fa[0] : fa[1], 1);
+    k1 += __shfl_xor_sync(HX_FULL_MASK, b0 ? fa[2] : fb[0], 1);
+    k2 += __shfl_xor_sync(HX_FULL_MASK, b0 ? fb[1] : fb[2], 1);
+    float q = b1 ? k1 : k0;
+    q += __shfl_xor_sync(HX_FULL_MASK, b1 ? k0 : k1, 2);
+    k2 += __shfl_xor_sync(HX_FULL_MASK, k2, 2);
+    float r = b2 ? k2 : q;
+    r += __shfl_xor_sync(HX_FULL_MASK, b2 ? q : k2, 4);
+    /* lane ti < 3: component ti of js; 3..5: component ti - 3 of js + 4 */
+    if (ti < 6)
+        atomicAdd(&d.fcl[3 * (size_t)js + ti + (ti >= 3 ? 9 : 0)], r);
+}
+
+/* The i forces of a warp at the end of its share of an entry: each lane's 24 partial sums (8 i
+ * clusters x 3 components, i atom ti, summed over its j atoms) summed over the 4 tj lanes by a
+ * transposing reduction (12 + 6 shuffles), which leaves each lane 6 of the 24 sums: value
+ * q = 4 m + 2 (tj & 1) + (tj >> 1), m = 0..5, i.e. i cluster q / 3, component q % 3. */
+static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int sci,
+                                                     const int lane, const float (&fix)[GNB_SCC],
+                                                     const float (&fiy)[GNB_SCC],
+                                                     const float (&fiz)[GNB_SCC])
+{
+    const int ti = lane & 7, tj = lane >> 3;
+    const bool b3 = (tj & 1) != 0, b4 = (tj & 2) != 0;
+    float v[3 * GNB_SCC];
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        v[3 * ic] = fix[ic];
+        v[3 * ic + 1] = fiy[ic];
+        v[3 * ic + 2] = fiz[ic];
+    }
+    float u[12];
+#pragma unroll
+    for (int k = 0; k < 12; k++) {
+        u[k] = b4 ? v[2 * k + 1] : v[2 * k];
+        u[k] += __shfl_xor_sync(HX_FULL_MASK, b4 ? v[2 * k] : v[2 * k + 1], 16);
+    }
+    float *fo = d.fcl + 3 * ((size_t)sci * GNB_SCA + ti);
+    const int r = 2 * (tj & 1) + (tj >> 1);
+#pragma unroll
+    for (int m = 0; m < 6; m++) {
+        float w = b3 ? u[2 * m + 1] : u[2 * m];
+        w += __shfl_xor_sync(HX_FULL_MASK, b3 ? u[2 * m] : u[2 * m + 1], 8);
+        const int q = 4 * m + r, ic = (q * 11) >> 5; /* q / 3 for q < 24 */
+        if (w != 0.0f)
+            atomicAdd(&fo[3 * GNB_CL * ic + (q - 3 * ic)], w);
+    }
+}
+
+/* Forces only, the same pairs as k_nb_fast, each j cluster computed whole by one warp (issue
+ * 28, docs/design/gpu-engine.md "Roofline"): lane t = 8 tj + ti holds j atoms tj (half 0) and
+ * tj + 4 (half 1), and the block's two warps take alternate items of the entry. What that saves
+ * per pair evaluation, against one warp per half:
+ *  - an i cluster's position and factors are read from shared memory once for both halves (a
+ *    128-bit shared load of 8 distinct addresses costs 4 wavefronts, the factors 2: the shared
+ *    memory pipe was 51 % busy at 45k atoms);
+ *  - the per-item work (mask, item, j loads, the j-force reduction and its atomic) is done once
+ *    per j cluster, not once per half: it was half of the kernel's instructions;
+ *  - two independent pairs per i cluster where both halves are in range: twice the work between
+ *    dependent latencies;
+ *  - the i forces are reduced by shuffles within each warp and added atomically (no shared
+ *    memory, no block barrier at the end).
+ * SC: the j atoms' geometric-rule factors from a per-slot array (gnb_dev.scomb, written with the
+ * search), one load beside the position's instead of the type's load and a dependent shared-
+ * memory look-up.
+ * PL: the warp's masks (at most 32: entries have at most 64 items) loaded at once, a lane each,
+ * and taken by a shuffle: an item's chain of dependent global loads (mask, then the item, then
+ * the j atoms) loses its first link. At 64 registers its loop spilled a register per i cluster:
+ * it gets 72 (14 blocks, 28 warps per multiprocessor against 32; its items too spilled there). */
+template <bool COMB, bool SC, bool PL>
+__global__ __launch_bounds__(64,
+                             PL ? 14 : 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
+                                                        const uint2 *__restrict__ items,
+                                                        const unsigned short *__restrict__ masks,
+                                                        const unsigned char *__restrict__ ljg,
+                                                        unsigned comb_off)
+{
+    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
+    __shared__ float4 s_xi[GNB_SCA];
+    __shared__ float2 s_ci[GNB_SCA]; /* COMB: the i atoms' factors */
+    __shared__ int s_ti[GNB_SCA];    /* table: the i atoms' type times ntypes */
+    const int t = threadIdx.x, lane = t & 31, ti = lane & 7, tj = lane >> 3, w = t >> 5;
+    const int nt = d.ntypes;
+    const float2 *combg = (const float2 *)(ljg + comb_off);
+    const int4 en = ent[blockIdx.x];
+    const int sci = en.x;
+    if (COMB) {
+        if (!SC && t < nt)
+            s_lj[t] = combg[t];
+    } else {
+        for (int k = t; k < nt * nt; k += GNB_SCA)
+            s_lj[k] = ((const float2 *)ljg)[k];
+    }
+    {
+        const float4 sh = d.shift[en.y];
+        const float4 xi = d.xq[sci * GNB_SCA + t];
+        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
+        if (COMB && SC) {
+            s_ci[t] = d.scomb[sci * GNB_SCA + t];
+        } else {
+            const int ty = d.stype[sci * GNB_SCA + t];
+            if (COMB)
+                s_ci[t] = combg[ty];
+            else
+                s_ti[t] = ty * nt;
+        }
+    }
+    __syncthreads();
+    float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++)
+        fix[ic] = fiy[ic] = fiz[ic] = 0.0f;
+    const float rc2 = d.rc2, two_krf = d.two_krf;
+    const float4 *xi_t = s_xi + ti;
+    const float2 *ci_t = s_ci + ti;
+    const int *ti_t = s_ti + ti;
+    for (int k0 = en.z + w; k0 < en.w; k0 += PL ? 64 : 2) {
+        unsigned mall = 0u;
+        int nq = 1;
+        if (PL) {
+            const int kl = k0 + 2 * lane;
+            if (kl < en.w)
+                mall = __ldg(&masks[kl]);
+            nq = hx_imin(32, (en.w - k0 + 1) >> 1);
+        }
+        for (int q = 0; q < nq; q++) {
+            unsigned mk;
+            uint2 it;
+            if (PL) {
+                mk = __shfl_sync(HX_FULL_MASK, mall, q);
+                if (mk == 0u)
+                    continue;
+                it = __ldg(&items[k0 + 2 * q]);
+            } else {
+                mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k0]), 0);
+                if (mk == 0u)
+                    continue;
+                it = __ldg(&items[k0]);
+            }
+            const int js = (int)it.x * GNB_CL + tj;
+            const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
+            int tya = 0, tyb = 0;
+            float2 ca = make_float2(0.0f, 0.0f), cb = ca;
+            if (COMB && SC) {
+                ca = __ldg(&d.scomb[js]);
+                cb = __ldg(&d.scomb[js + 4]);
+            } else {
+                tya = __ldg(&d.stype[js]);
+                tyb = __ldg(&d.stype[js + 4]);
+                if (COMB) {
+                    ca = s_lj[tya];
+                    cb = s_lj[tyb];
+                }
+            }
+            float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
+            const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
+            if (it.y == 0u) {
+                nb_pairs2_f<COMB, false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, tya, tyb, xi_t, ci_t,
+                                         ti_t, s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
+            } else {
+                const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
+                const unsigned wa = (unsigned)__ldg(&ex[lane]),
+                               wb = (unsigned)__ldg(&ex[lane + 32]);
+                nb_pairs2_f<COMB, true>(m0, m1, wa, wb, xa, xb, ca, cb, tya, tyb, xi_t, ci_t, ti_t,
+                                        s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
+            }
+            nb_reduce_fj2(d, js, ti, fa, fb);
+        }
+    }
+    nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
+}
+
 /* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
  * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
  * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
@@ -605,6 +858,7 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     FREE_DEV(d->swq);
     FREE_DEV(d->sqd);
     FREE_DEV(d->fcl);
+    FREE_DEV(d->scomb);
     for (int c = 0; c < 2; c++) {
         FREE_DEV(d->ent[c]);
         FREE_DEV(d->items[c]);
@@ -654,8 +908,9 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * field does not obey the rule. */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
-    static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
-                                                          "comb", "table-pf", "comb-pf"};
+    static const char *const names[HX_GPU_NB_KERNEL_N] = {
+        "auto",    "ref",      "table",   "comb",     "table-pf",
+        "comb-pf", "table-2h", "comb-2h", "comb-2hs", "comb-2hsp"};
     int k = nb->p.kernel;
     const char *env = getenv("HALOX_GPU_NB_KERNEL");
     if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
@@ -664,7 +919,9 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
             if (strcmp(env, names[i]) == 0)
                 found = i;
         HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, table-pf or comb-pf", env);
+                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, table-pf, comb-pf, "
+                 "table-2h, comb-2h, comb-2hs or comb-2hsp",
+                 env);
         k = found;
     }
     if (k == HX_GPU_NB_KERNEL_AUTO)
@@ -673,6 +930,9 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
         k = HX_GPU_NB_KERNEL_TABLE;
     if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB_PF)
         k = HX_GPU_NB_KERNEL_TABLE_PF;
+    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB_2H || k == HX_GPU_NB_KERNEL_COMB_2HS ||
+                              k == HX_GPU_NB_KERNEL_COMB_2HSP))
+        k = HX_GPU_NB_KERNEL_TABLE_2H;
     nb->kernel = k;
     return HX_OK;
 }
@@ -976,6 +1236,18 @@ done:
     return st;
 }
 
+/* The slots' geometric-rule factors (k_nb_2h with SC), from their types, for the super-clusters
+ * of the search (their count read here, on the device, as k_prune reads the list's size). */
+__global__ __launch_bounds__(256) void k_slot_comb(gnb_dev d, const float2 *__restrict__ combg)
+{
+    const int s = blockIdx.x * blockDim.x + threadIdx.x;
+    const gnb_status *st = d.st;
+    if (st->overflow || st->nsc > d.cap_sc || s >= st->nsc * GNB_SCA)
+        return;
+    const int ty = d.stype[s];
+    d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
+}
+
 /* ---- ops --------------------------------------------------------------------------------- */
 
 /* The prune of the whole outer list at a search, enqueued behind the search's kernels before the
@@ -987,6 +1259,11 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
     gnb_dev *d = &nb->d;
     HX_CUDA(cudaMemsetAsync(d->prune_ctr, 0, 2 * sizeof(unsigned), s));
     HX_CUDA(cudaMemsetAsync(d->prune_done, 0, 2 * sizeof(unsigned), s));
+    if (nb->lj_geometric && d->cap_sc > 0) {
+        HX_LAUNCH(k_slot_comb, hx_div_up(d->cap_sc * GNB_SCA, 256), 256, 0, s, *d,
+                  (const float2 *)(nb->d_lj + nb->lj_comb_off));
+        HX_CUDA_LAUNCH("k_slot_comb");
+    }
     /* With the rolling prune the list build's inner masks (cluster boxes within rlist_inner at
      * the search's positions) serve until each part's first rolling prune, at most prune_parts
      * steps later; the whole-list prune here (53 us at 45k atoms, each search) is left out. */
@@ -1031,8 +1308,24 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
             HX_LAUNCH((k_nb_fast<false, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
-        default:
+        case HX_GPU_NB_KERNEL_COMB_PF:
             HX_LAUNCH((k_nb_fast<true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_TABLE_2H:
+            HX_LAUNCH((k_nb_2h<false, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_COMB_2H:
+            HX_LAUNCH((k_nb_2h<true, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        case HX_GPU_NB_KERNEL_COMB_2HS:
+            HX_LAUNCH((k_nb_2h<true, true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            break;
+        default:
+            HX_LAUNCH((k_nb_2h<true, true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj, off);
             break;
         }

@@ -97,7 +97,9 @@ typedef struct gnb_dev {
     int *perm, *stype, *sfirst;
     unsigned *smask;
     float4 *xq, *swq;
-    double *sqd; /* charges in double (energy kernel) */
+    double *sqd;   /* charges in double (energy kernel) */
+    float2 *scomb; /* geometric-rule factors (sqrt(6 c6), sqrt(12 c12)) of the slot's type,
+                      written with the search's prune (gnb_prune_search; k_nb_2h) */
     float *fcl;
     /* lists */
     int4 *ent[2];

@@ -1172,7 +1172,8 @@ static hx_status alloc_search(hx_gpu_nb *nb)
         (void **)&d->sfirst,    (void **)&d->smask,     (void **)&d->xq,      (void **)&d->swq,
         (void **)&d->sqd,       (void **)&d->fcl,       (void **)&d->ent[0],  (void **)&d->ent[1],
         (void **)&d->items[0],  (void **)&d->items[1],  (void **)&d->mask[0], (void **)&d->mask[1],
-        (void **)&d->masko[0],  (void **)&d->masko[1],  (void **)&d->excl,    (void **)&d->lb_work};
+        (void **)&d->masko[0],  (void **)&d->masko[1],  (void **)&d->excl,    (void **)&d->lb_work,
+        (void **)&d->scomb};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;
@@ -1193,6 +1194,7 @@ static hx_status alloc_search(hx_gpu_nb *nb)
     HX_TRY(dev_alloc((void **)&d->swq, slots * sizeof(float4)));
     HX_TRY(dev_alloc((void **)&d->sqd, slots * sizeof(double)));
     HX_TRY(dev_alloc((void **)&d->fcl, 3 * slots * sizeof(float)));
+    HX_TRY(dev_alloc((void **)&d->scomb, slots * sizeof(float2)));
     for (int c = 0; c < 2; c++) {
         HX_TRY(dev_alloc((void **)&d->ent[c], (size_t)d->cap_ent[c] * sizeof(int4)));
         HX_TRY(dev_alloc((void **)&d->items[c], (size_t)d->cap_items[c] * sizeof(uint2)));

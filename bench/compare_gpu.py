@@ -6,7 +6,7 @@
 What a user gets from each code, every step counted: `halox md --gpu` with its defaults (the
 log's closing "performance:" line covers every step, pair searches included) against GROMACS
 with its best GPU settings (bench/gmx_gpu.py: -nb gpu -update gpu, CUDA graphs, direct GPU
-communication, thread-MPI ranks, its own pair-list interval; ns/day from md.log over the steps
+communication, thread-MPI ranks, -nstlist 100 (HALOX_GMX_NSTLIST); ns/day from md.log over the steps
 after -resetstep, searches included). Both on the same box and topology
 (`halox build water --atoms N --top topol.top`) and the same run parameters: one .mdp from
 bench/gromacs/gpu.mdp.in read by `halox md -f` and `gmx grompp -f` (SPC/E, reaction field
@@ -465,7 +465,7 @@ class Driver:
 
     def table(self):
         lines = [f"halox md --gpu (defaults) against GROMACS ({self.gmx_version or 'GROMACS'}; "
-                 "GPU update, CUDA graphs, direct GPU communication, its own nstlist), same call,",
+                 "GPU update, CUDA graphs, direct GPU communication, -nstlist 100 unless HALOX_GMX_NSTLIST says otherwise), same call,",
                  "ns/day with every step counted (pair searches included); halox/GROMACS above 1: "
                  "halox faster",
                  f"{'configuration':16s} {'atoms':>7s} {'grid':>6s} {'MPS':>3s} {'halox':>8s} "

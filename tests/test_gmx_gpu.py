@@ -90,8 +90,10 @@ for (ranks, gpus), want in {(1, 1): ["-gpu_id", "0"], (2, 2): ["-gpu_id", "01"],
 cmd = gmx_gpu.mdrun_command("gmx", 4, 1, [2, 2, 1], 10000, 2000, 4)
 s = " ".join(cmd)
 check("-nb gpu -update gpu" in s and "-ntmpi 4 -ntomp 4" in s and "-npme 0 -dd 2 2 1" in s
-      and s.endswith("-gputasks 0000") and "-nstlist" not in s
+      and s.endswith("-gputasks 0000") and "-nstlist 100" in s
       and "-nsteps 10000 -resetstep 2000" in s, f"mdrun command: {s}")
+s = " ".join(gmx_gpu.mdrun_command("gmx", 4, 1, [2, 2, 1], 10000, 2000, 4, nstlist=0))
+check("-nstlist" not in s, f"GROMACS's own interval passes no -nstlist: {s}")
 s = " ".join(gmx_gpu.mdrun_command("gmx", 1, 1, [1, 1, 1], 1000, 200, 16))
 check("-dd" not in s and "-npme" not in s and "-ntmpi 1 -ntomp 16" in s, f"one rank: {s}")
 

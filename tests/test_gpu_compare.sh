@@ -4,7 +4,7 @@
 #  1. --dry-run: the commands of every configuration: halox md --gpu with the one .mdp, mpirun
 #     -np N ... --dd for several ranks, GROMACS with -nb gpu -update gpu, CUDA graphs and direct
 #     GPU communication, thread-MPI ranks mapped as halox's (-gputasks 0000 on one GPU, -gpu_id
-#     01 on two), -dd and -npme 0, no -nstlist, -resetstep; every launch under timeout -s KILL;
+#     01 on two), -dd and -npme 0, -nstlist 100, -resetstep; every launch under timeout -s KILL;
 #     MPS off for the two-GPU runs and on again;
 #  2. the budget and the GPU count: what does not fit is skipped and said so;
 #  3. no GROMACS anywhere: the halox runs stay, the message says what is needed;
@@ -72,7 +72,7 @@ for name, ranks, vis, gpumap, dd in (
          if ranks > 1 else "mpirun" not in h and "--dd" not in h, f"{name}: halox launch: {h}")
     need("-x CUDA_VISIBLE_DEVICES" in h or ranks == 1, f"{name}: mpirun does not pass the GPUs")
     need("GMX_CUDA_GRAPH=1" in g and "GMX_ENABLE_DIRECT_GPU_COMM=1" in g, f"{name}: GMX env: {g}")
-    need(" -nb gpu -update gpu " in g and "-nstlist" not in g and re.search(
+    need(" -nb gpu -update gpu " in g and " -nstlist 100 " in g and re.search(
         r"-nsteps (\d+) -resetstep (\d+)", g), f"{name}: mdrun options: {g}")
     need(f"-ntmpi {ranks} " in g and g.endswith(gpumap), f"{name}: ranks/map: {g}")
     need((f"-npme 0 -dd {dd}" in g) if dd else "-dd" not in g, f"{name}: grid: {g}")
@@ -161,7 +161,7 @@ for r in runs:
          f"{r['config']} {r['code']}: {r['ns_per_day']} ns/day vs {r['us_per_step']} us/step")
 g = {r["config"]: r for r in runs if r["code"] == "gromacs"}
 h = {r["config"]: r for r in runs if r["code"] == "halox"}
-need(g["2r-2x1x1-3k"]["command"].endswith("-ntmpi 2 -ntomp 1 -npme 0 -dd 2 1 1 -gputasks 00"),
+need(g["2r-2x1x1-3k"]["command"].endswith("-ntmpi 2 -ntomp 1 -nstlist 100 -npme 0 -dd 2 1 1 -gputasks 00"),
      g["2r-2x1x1-3k"]["command"])
 need(g["2gpu-3k"]["command"].endswith("-gpu_id 01") and g["2gpu-3k"]["gpus"] == 2, g["2gpu-3k"])
 need(g["1gpu-3k"]["dd_gromacs"] == [1, 1, 1] and g["2gpu-3k"]["dd_gromacs"] == [2, 1, 1], "grids")

@@ -1,6 +1,7 @@
 /* halox build: write a starting configuration (water, argon or an ethanol-water mixture) as a
  * .gro file. */
 #include "commands.h"
+#include "runinfo.h"
 
 #include "halox/build.h"
 #include "halox/io.h"
@@ -10,12 +11,16 @@
 #include "halox/files.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static int run_build(int argc, char **argv);
+static int build_and_write(const char *kind, const char *model, const hx_water_model *wm,
+                           int is_water, int is_argon, int is_mix, int atoms, double box, int seed,
+                           int lattice, double fraction, const char *output, const char *top);
 
 const hx_cmd hx_cmd_build = {
     "build", "build a water, argon or ethanol-water box and write it as .gro",
@@ -36,23 +41,6 @@ const hx_cmd hx_cmd_build = {
     "of one relaxed tile). Give --atoms; the report compares the built density with the\n"
     "experimental one. --top writes the topology for --model oplsaa-WATER.",
     run_build};
-
-/* Directory part of path for the writability check ("." when there is none). */
-static void dir_of(const char *path, char *dir, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        snprintf(dir, cap, ".");
-        return;
-    }
-    size_t n = (size_t)(slash - path);
-    if (n == 0)
-        n = 1; /* "/file" */
-    if (n >= cap)
-        n = cap - 1;
-    memcpy(dir, path, n);
-    dir[n] = '\0';
-}
 
 static int run_build(int argc, char **argv)
 {
@@ -151,31 +139,60 @@ static int run_build(int argc, char **argv)
         fprintf(stderr, "halox build: --output needs a file name\n");
         return 1;
     }
-    /* Check the destination before the build, which can take a while for large systems. */
-    char dir[4096];
-    dir_of(output, dir, sizeof dir);
-    if (access(dir, W_OK | X_OK) != 0) {
-        fprintf(stderr, "halox build: cannot write into directory '%s' for '%s': %s\n", dir, output,
-                strerror(errno));
+    /* Check and lock the outputs before the build, which can take a while for large systems:
+     * the same rules as halox md's outputs (a missing directory, a directory given as a file,
+     * an unwritable file fail now; another run writing the same file is refused). */
+    const char *out_path[2] = {output, top};
+    const char *out_what[2] = {"the configuration (-o)", "the topology (--top)"};
+    hx_lock *locks[2] = {NULL, NULL};
+    hx_status st = HX_OK;
+    for (int k = 0; k < 2 && st == HX_OK; k++)
+        if (out_path[k])
+            st = hx_output_check(out_path[k], out_what[k]);
+    if (st == HX_OK && top && hx_path_same_file(top, output))
+        st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                          "the topology (--top) and the configuration (-o) are the same file %s: "
+                          "give them different names",
+                          top);
+    if (st == HX_OK) {
+        char host[256], now[64], info[512];
+        hx_app_hostname(host, sizeof host);
+        hx_app_now(now, sizeof now);
+        snprintf(info, sizeof info, "pid %ld on %s, started %s, halox build", (long)getpid(), host,
+                 now);
+        for (int k = 0; k < 2 && st == HX_OK; k++)
+            if (out_path[k])
+                st = hx_lock_acquire(out_path[k], out_what[k], info, &locks[k]);
+    }
+    if (st != HX_OK) {
+        hx_cli_report_error("build", st);
+        for (int k = 0; k < 2; k++)
+            hx_lock_release(&locks[k]);
         return 1;
     }
-    if (access(output, F_OK) == 0 && access(output, W_OK) != 0) {
-        fprintf(stderr, "halox build: output file '%s' exists and is not writable\n", output);
-        return 1;
-    }
-    if (top) {
-        hx_status tst = hx_output_check(top, "the topology (--top)");
-        if (tst == HX_OK && hx_path_same_file(top, output))
-            tst = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
-                               "the topology (--top) and the configuration (-o) are the same "
-                               "file %s: give them different names",
-                               top);
-        if (tst != HX_OK) {
-            hx_cli_report_error("build", tst);
-            return 1;
-        }
-    }
+    int rc = build_and_write(kind, model, wm, is_water, is_argon, is_mix, atoms, box, seed, lattice,
+                             fraction, output, top);
+    for (int k = 0; k < 2; k++)
+        hx_lock_release(&locks[k]);
+    return rc;
+}
 
+/* An existing file is kept as #name.N# (a second link: the file itself stays in place until
+ * the new one replaces it atomically, so a failed write loses nothing), as halox md and GROMACS
+ * do with every file they replace. */
+static hx_status keep_old(const char *path)
+{
+    char bak[PATH_MAX + 32];
+    HX_TRY(hx_output_backup(path, 1, bak, sizeof bak));
+    if (bak[0])
+        fprintf(stderr, "halox build: backed up %s to %s\n", path, bak);
+    return HX_OK;
+}
+
+static int build_and_write(const char *kind, const char *model, const hx_water_model *wm,
+                           int is_water, int is_argon, int is_mix, int atoms, double box, int seed,
+                           int lattice, double fraction, const char *output, const char *top)
+{
     hx_system *sys = NULL;
     hx_mixture_info mi;
     hx_status st;
@@ -201,7 +218,11 @@ static int run_build(int argc, char **argv)
     const char *first = is_argon ? "AR" : "OW";
     st = hx_build_min_distance(sys, first, 0.5, &dmin);
     if (st == HX_OK)
+        st = keep_old(output);
+    if (st == HX_OK)
         st = hx_gro_write(output, sys, 0);
+    if (st == HX_OK && top)
+        st = keep_old(top);
     char mixmodel[32];
     snprintf(mixmodel, sizeof mixmodel, "oplsaa-%s", wm ? wm->name : "tip3p");
     if (st == HX_OK && top)

@@ -68,6 +68,8 @@ const hx_cmd hx_cmd_md = {
     "at once.",
     run_md};
 
+#define HX_LOG_BUFFER (1 << 20)
+
 /* The outputs, in the order they are checked, locked and named in messages. */
 enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
 
@@ -85,6 +87,7 @@ typedef struct md_job {
     int root, nranks;
     FILE *flog, *fen, *ftr;
     char logbuf[4096];
+    char *flog_buf; /* the log's stdio buffer (HX_LOG_BUFFER bytes) */
     hx_ckpt_params cparams;
     long long last_ckpt_step;
     hx_lock *locks[NOUT];
@@ -157,21 +160,26 @@ static hx_status check_outputs(md_job *job)
             HX_CHECK(!canon[a][0] || strcmp(canon[a], canon[b]) != 0, HX_ERR_INVALID_ARG,
                      "%s and %s are the same file (%s): give them different names", s[a].what,
                      s[b].what, canon[a]);
-    const char *input = job->restart ? job->restart : job->conf;
-    for (int k = 0; k < NOUT; k++) {
-        if (!s[k].used || !hx_path_same_file(s[k].path, input))
-            continue;
-        if (k == OUT_CONF && !job->restart) {
-            job->out_is_input = 1;
-            continue;
+    /* every input against every output: the configuration, the parameter file and the
+     * checkpoint a restart continues */
+    enum { IN_CONF, IN_MDP, IN_RESTART, NIN };
+    const char *in_path[NIN] = {job->conf, job->mdp, job->restart};
+    const char *in_what[NIN] = {"the input configuration (-c)", "the parameter file (-f)",
+                                "the checkpoint to continue (--restart)"};
+    for (int k = 0; k < NOUT; k++)
+        for (int i = 0; i < NIN; i++) {
+            if (!s[k].used || !in_path[i] || !hx_path_same_file(s[k].path, in_path[i]))
+                continue;
+            if (k == OUT_CONF && i == IN_CONF) {
+                job->out_is_input = 1; /* kept as #name.N# before it is replaced */
+                continue;
+            }
+            if (k == OUT_CKPT && i == IN_RESTART)
+                continue; /* the usual way: continue and keep checkpointing into the same file */
+            HX_FAIL(HX_ERR_INVALID_ARG,
+                    "%s %s is %s %s: this run would overwrite what it reads; choose another name",
+                    s[k].what, s[k].path, in_what[i], in_path[i]);
         }
-        if (k == OUT_CKPT && job->restart)
-            continue; /* the usual way: continue and keep checkpointing into the same file */
-        HX_FAIL(HX_ERR_INVALID_ARG,
-                "%s %s is the input %s: this run would overwrite what it reads; choose another "
-                "name",
-                s[k].what, s[k].path, input);
-    }
     char host[256], now[64], info[8192];
     hx_app_hostname(host, sizeof host);
     hx_app_now(now, sizeof now);
@@ -187,6 +195,23 @@ static void release_outputs(md_job *job)
 {
     for (int k = 0; k < NOUT; k++)
         hx_lock_release(&job->locks[k]);
+}
+
+/* Rank 0: everything written to the log so far reached it. The log is written with fprintf
+ * from many places; a full disk or a device such as /dev/full shows only when the buffer is
+ * flushed, so it is flushed and checked at the points where a failure must stop the run: after
+ * the header (before the first step), with every checkpoint, and at the end. */
+static hx_status log_check(md_job *job)
+{
+    if (!job->flog)
+        return HX_OK;
+    errno = 0;
+    int bad = fflush(job->flog) != 0;
+    int e = errno;
+    bad |= ferror(job->flog) != 0;
+    HX_CHECK(!bad, HX_ERR_IO, "writing the log %s failed: %s", job->logpath,
+             e ? strerror(e) : "write error (a full disk?)");
+    return HX_OK;
 }
 
 /* A restart and one of its outputs: continue the file the checkpoint recorded (the same file by
@@ -313,6 +338,11 @@ static hx_status open_outputs(md_job *job, const hx_md *md)
     }
     job->flog = fopen(job->logpath, job->restart ? "a" : "w");
     HX_CHECK(job->flog, HX_ERR_IO, "cannot open the log %s: %s", job->logpath, strerror(errno));
+    /* A buffer that holds what is written between two checks (log_check), so that a failure
+     * shows at the check with its errno rather than inside some fprintf that does not report. */
+    job->flog_buf = malloc(HX_LOG_BUFFER);
+    if (job->flog_buf)
+        setvbuf(job->flog, job->flog_buf, _IOFBF, HX_LOG_BUFFER);
     if (job->energy) {
         job->fen = fopen(job->energy, job->energy_new ? "w" : "a");
         HX_CHECK(job->fen, HX_ERR_IO, "cannot open the energy file %s: %s", job->energy,
@@ -441,7 +471,7 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     job->last_ckpt_step = c.step;
     if (job->flog)
         fprintf(job->flog, "checkpoint at step %lld written to %s\n", c.step, job->ckpt);
-    return HX_OK;
+    return log_check(job);
 }
 
 typedef struct hook_ctx {
@@ -502,8 +532,12 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     fprintf(flog, "parameters:\n");
     if (job->mdp)
         fprintf(flog, "  parameter file %s (command-line options override it)\n", job->mdp);
-    fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld (from step %lld)\n  dt %g ps\n",
-            job->conf ? job->conf : job->restart, job->out, rp->model, rp->steps, start, rp->dt);
+    if (job->restart && job->conf)
+        fprintf(flog, "  conf %s (checked: the system of %s)\n", job->conf, job->restart);
+    else
+        fprintf(flog, "  conf %s\n", job->conf ? job->conf : job->restart);
+    fprintf(flog, "  output %s\n  model %s\n  steps %lld (from step %lld)\n  dt %g ps\n", job->out,
+            rp->model, rp->steps, start, rp->dt);
     fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
@@ -574,7 +608,6 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             "  home atoms per domain min %lld max %lld; halo atoms min %lld avg %.1f max "
             "%lld\n",
             di.home_min, di.home_max, di.halo_min, (double)di.halo_total / nd, di.halo_max);
-    fflush(flog);
 }
 
 /* Rank 0: energies, averages and drift, the timing table (reduced over the ranks by the
@@ -627,6 +660,38 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
 
 /* ---- the job -------------------------------------------------------------------------------- */
 
+/* A restart given -c as well: the configuration must describe the checkpoint's system (the
+ * same atoms, names and molecules; the model is one of the compared parameters), or the run
+ * would continue another system than the one the user named. Positions and velocities differ,
+ * of course: the checkpoint holds a later state. */
+static hx_status same_system(const hx_system *conf, const char *conf_path, const hx_system *ck,
+                             const char *ck_path)
+{
+    HX_CHECK(conf->natoms == ck->natoms && conf->nmol == ck->nmol, HX_ERR_INPUT,
+             "%s and %s are different systems: %s has %d atom%s in %d molecule%s, %s %d atom%s "
+             "in %d molecule%s; a restart continues the system of its checkpoint: give -c the "
+             "configuration that run started from, or leave -c out",
+             conf_path, ck_path, conf_path, conf->natoms, conf->natoms == 1 ? "" : "s", conf->nmol,
+             conf->nmol == 1 ? "" : "s", ck_path, ck->natoms, ck->natoms == 1 ? "" : "s", ck->nmol,
+             ck->nmol == 1 ? "" : "s");
+    for (int a = 0; a < conf->natoms; a++)
+        HX_CHECK(strcmp(conf->res_name[a], ck->res_name[a]) == 0 &&
+                     strcmp(conf->atom_name[a], ck->atom_name[a]) == 0,
+                 HX_ERR_INPUT,
+                 "%s:%d: atom %d is %s %s, but in %s it is %s %s: the two are different systems; "
+                 "give -c the configuration the checkpointed run started from, or leave -c out",
+                 conf_path, a + 3, a + 1, conf->res_name[a], conf->atom_name[a], ck_path,
+                 ck->res_name[a], ck->atom_name[a]);
+    for (int m = 0; m <= conf->nmol; m++)
+        HX_CHECK(conf->mol_start[m] == ck->mol_start[m], HX_ERR_INPUT,
+                 "%s:%d: molecule %d starts at atom %d, but in %s at atom %d: the two are "
+                 "different systems; give -c the configuration the checkpointed run started "
+                 "from, or leave -c out",
+                 conf_path, conf->mol_start[m] + 3, m + 1, conf->mol_start[m] + 1, ck_path,
+                 ck->mol_start[m] + 1);
+    return HX_OK;
+}
+
 /* Rank 0: read the input or the checkpoint (for a restart: decide for each output whether it
  * continues the recorded file or starts a new one); everybody: agree, receive the system and,
  * for a restart, the state to continue from. */
@@ -644,6 +709,13 @@ static hx_status load_input(md_job *job, hx_system **sys)
     if (job->root) {
         if (job->restart) {
             st = hx_checkpoint_read(job->restart, &ck);
+            if (st == HX_OK && job->conf) {
+                hx_system *given = NULL;
+                st = hx_gro_read(job->conf, &given);
+                if (st == HX_OK)
+                    st = same_system(given, job->conf, ck->sys, job->restart);
+                hx_system_destroy(&given);
+            }
             if (st == HX_OK) {
                 hx_ckpt_params now;
                 hx_ckpt_params_from_md(&job->p, job->rlist_opt, ck->sys->natoms, &now);
@@ -801,9 +873,16 @@ static int run_job(md_job *job, int parallel)
         goto done;
     }
     hook.start = hx_md_current_step(md);
+    st = HX_OK;
     if (job->root) {
         hx_log_set_file(job->flog);
         write_log_header(job, md, hook.start);
+        st = log_check(job); /* a log that cannot be written fails now, not after the run */
+    }
+    st = hx_comm_agree(job->comm, st);
+    if (st != HX_OK) {
+        rc_exit = fail_job(job, st);
+        goto done;
     }
     hx_md_output o;
     memset(&o, 0, sizeof o);
@@ -856,6 +935,8 @@ static int run_job(md_job *job, int parallel)
                     planned_end, hx_app_signal_name((int)tr.extra_max));
         if (st == HX_OK)
             write_log_footer(job, md, &tr);
+        if (st == HX_OK)
+            st = log_check(job);
         if (st == HX_OK && job->fen && fflush(job->fen) != 0)
             st =
                 hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
@@ -889,8 +970,12 @@ done:
         rc_exit = rc_exit ? rc_exit : 1;
     if (job->ftr && fclose(job->ftr) != 0)
         rc_exit = rc_exit ? rc_exit : 1;
-    if (job->flog)
-        fclose(job->flog);
+    if (job->flog && fclose(job->flog) != 0 && rc_exit == 0) {
+        fprintf(stderr, "halox md: error: closing the log %s failed: %s\n", job->logpath,
+                strerror(errno));
+        rc_exit = 1;
+    }
+    free(job->flog_buf);
     release_outputs(job);
     hx_md_destroy(&md);
     hx_system_destroy(&sys);

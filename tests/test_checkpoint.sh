@@ -123,6 +123,37 @@ crash_run new
     fail "identity: the new energy file is not the metadata line plus steps 20 to 50"
 echo "restart identity: spelled, linked, from another directory, refused, cut, new: checked"
 
+# a restart given -c: the configuration must be the checkpoint's system (issue 29, item 1); a
+# restart with -c of another system continued the checkpoint's system while its log named the
+# other file, and a -c that does not exist was not noticed
+"$halox" build water --atoms 648 --seed 3 -o small.gro > /dev/null 2>&1
+sed '3s/ OW/ OX/' w.gro > renamed.gro
+cp single.cpt single.keep
+# wrong_conf NAME 'message' ARGS...: refused with the message, nothing written, checkpoint kept
+wrong_conf() {
+    local name=$1 frag=$2
+    shift 2
+    check
+    "$halox" md "${common[@]}" --steps 60 "$@" --restart single.cpt -o "$name.gro" -g "$name.log" \
+        > "$name.out" 2>&1
+    local rc=$?
+    { [ $rc -ne 0 ] && grep -qF -- "$frag" "$name.out"; } ||
+        fail "restart with $name: exit $rc, $(grep -m1 error "$name.out")"
+    [ -e "$name.gro" ] && fail "restart with $name: a refused restart wrote its configuration"
+    cmp -s single.cpt single.keep || fail "restart with $name: the checkpoint was changed"
+    echo "restart -c $name: exit $rc, $(grep -m1 error "$name.out" | cut -c1-120)"
+}
+wrong_conf other-system "small.gro and single.cpt are different systems: small.gro has 648 atoms" \
+    -c small.gro
+wrong_conf other-names "renamed.gro:3: atom 1 is SOL OX, but in single.cpt it is SOL OW" \
+    -c renamed.gro
+wrong_conf missing-conf "cannot open 'nothere.gro' for reading" -c nothere.gro
+check
+"$halox" md "${common[@]}" --steps 60 --restart single.cpt -o same.gro -g same.log > same.out 2>&1 ||
+    fail "restart with -c of the checkpoint's system: $(grep -m1 error same.out)"
+grep -q "conf w.gro (checked: the system of single.cpt)" same.log ||
+    fail "the log of a restart does not say that -c was checked"
+
 # other parameters
 check
 "$halox" md "${common[@]}" --rc 0.75 --restart single.cpt -o other.gro > other.out 2>&1

@@ -168,8 +168,25 @@ cp single.cpt bad.cpt
 printf '\x55' | dd of=bad.cpt bs=1 seek=2000 conv=notrunc 2> /dev/null
 "$halox" md "${common[@]}" --restart bad.cpt -o bad.gro > bad.out 2>&1
 rc=$?
-{ [ $rc -ne 0 ] && grep -q "damaged or truncated" bad.out; } ||
+{ [ $rc -ne 0 ] && grep -q "bad.cpt is damaged or truncated (checksum mismatch); there is no previous checkpoint (bad.cpt.prev) to continue from: start the run again" bad.out; } ||
     fail "damaged checkpoint: rc $rc, $(head -2 bad.out)"
+# with FILE.prev there, the message points to it (it pointed to FILE.prev also when there was
+# none: issue 29, item 9)
+check
+cp single.cpt single.good
+printf '\x55' | dd of=single.cpt bs=1 seek=2000 conv=notrunc 2> /dev/null
+"$halox" md "${common[@]}" --restart single.cpt -o bad.gro > badprev.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "single.cpt is damaged or truncated (checksum mismatch); the previous checkpoint single.cpt.prev is there: continue from it with --restart single.cpt.prev" badprev.out; } ||
+    fail "damaged checkpoint with .prev: rc $rc, $(head -2 badprev.out)"
+mv single.good single.cpt
+# a checkpoint of a format this halox does not know (a newer one)
+check
+sed '1s/HALOX-CHECKPOINT 2/HALOX-CHECKPOINT 7/' single.cpt > future.cpt
+"$halox" md "${common[@]}" --restart future.cpt -o bad.gro > future.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "future.cpt is a checkpoint of format '7', which this halox cannot read" future.out; } ||
+    fail "checkpoint of an unknown format: rc $rc, $(head -2 future.out)"
 check
 head -c 3000 single.cpt > short.cpt
 "$halox" md "${common[@]}" --restart short.cpt -o bad.gro > short.out 2>&1

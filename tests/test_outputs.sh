@@ -12,7 +12,8 @@
 #    otherwise go on), with its message, and writes nothing;
 #  - -o equal to -c keeps the input as #conf.gro.1#;
 #  - two runs on the same files: the second fails naming the first (its pid), and touches none
-#    of the first run's files; a lock file left by a dead run does not block.
+#    of the first run's files; a lock file left by a dead run does not block;
+#  - 254-byte output names work: lock, backup, temporary and .prev names are shortened.
 # The real /dev/null and /dev/full are only given to the binary after it has written a FIFO and
 # a private device through: a binary that renamed special files must never run on them as root.
 #   test_outputs.sh <halox>
@@ -212,5 +213,33 @@ echo "pid 1 on nowhere" > .stale.jsonl.halox-lock
 "$halox" md "${short[@]}" -e stale.jsonl -g stale.log -o stale.gro > stale.out 2>&1 ||
     fail "a stale lock file blocked the run: $(grep -m1 error stale.out)"
 [ -e .stale.jsonl.halox-lock ] && fail "the stale lock file was not removed"
+
+# --- 7. long file names: a name may have 255 bytes, but the lock (.NAME.halox-lock), backup
+# (#NAME.1#), temporary (NAME.tmp.PID) and previous checkpoint (NAME.prev) next to it are longer
+# (a 254-byte -o failed at the lock); they are shortened with a hash and everything works
+check
+long() { printf "$1%.0s" $(seq "$2"); }
+lo="$(long o 250).gro" le="$(long e 248).jsonl" lg="$(long g 250).log" lx="$(long x 246).traj.gro"
+lc="$(long c 250).cpt"
+longrun() {
+    "$halox" md "${short[@]}" -o "$lo" -e "$le" -g "$lg" -x "$lx" --nstxout 5 --checkpoint "$lc" \
+        --nstcheckpoint 10 "$@" > long.out 2>&1
+}
+longrun
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names: exit $rc, $(grep -m1 error long.out)"
+[ -s "$lo" ] && [ -s "$le" ] && [ -s "$lg" ] && [ -s "$lx" ] && [ -s "$lc" ] ||
+    fail "254-byte output names: an output is missing"
+longrun
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names, second run: exit $rc, $(grep -m1 error long.out)"
+nbak=$(ls -a | grep -c '^#[eglx]*~[0-9a-f]\{8\}\.[^#]*1#$')
+[ "$nbak" -eq 3 ] || fail "254-byte output names: $nbak shortened backups (log, energy, trajectory), want 3: $(ls -a | grep '^#' | cut -c1-20 | tr '\n' ' ')"
+ls -a | grep -q '^c*~[0-9a-f]\{8\}\.prev$' || fail "254-byte checkpoint name: no shortened .prev"
+ls -a | grep -q 'halox-lock' && fail "254-byte output names: lock files left"
+longrun --steps 30 --restart "$lc"
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names, restart: exit $rc, $(grep -m1 error long.out)"
+echo "254-byte names: runs, backups ($nbak), .prev and restart: exit $rc"
 
 finish test_outputs

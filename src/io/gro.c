@@ -639,9 +639,14 @@ hx_status hx_gro_write(const char *path, const hx_system *sys, int with_velociti
              "permissions",
              path);
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
+    char *tmp = malloc(plen + 32), suffix[32];
     HX_CHECK(tmp, HX_ERR_NOMEM, "out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
+    hx_status sst = hx_path_sibling(path, "", suffix, tmp, plen + 32);
+    if (sst != HX_OK) {
+        free(tmp);
+        return sst;
+    }
     FILE *f = fopen(tmp, "w");
     if (!f) {
         hx_status e = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,

@@ -107,7 +107,7 @@ static void progress(void *user, long long step, long long nsteps, double ns_per
     (void)user;
     char when[64];
     hx_app_clock_after(seconds_left, when, sizeof when);
-    fprintf(stderr, "step %lld of %lld, %.3f ns/day, finishes at %s\n", step, nsteps, ns_per_day,
+    fprintf(stderr, "step %lld of %lld, %.3f ns/day, finishes %s\n", step, nsteps, ns_per_day,
             when);
 }
 

@@ -135,19 +135,49 @@ for want in "^halox " "^  build  " "^  command      halox md -f run.mdp -c w.gro
 done
 grep -q "^Performance: .* ns/day, .* hours/ns" m.out || fail "no performance line on the terminal"
 check
-# progress every 5 s of wall time, with the clock time the run will end at
+# progress every 5 s of wall time, with the clock time the run will end at: a run of 10^10
+# steps ends on a date with its year (it was a date without a year; 10^12 steps gave a time five
+# seconds after the start), one of 9e18 steps in some billion years, said in years
 "$halox" build water --atoms 3000 --seed 1 -o big.gro > /dev/null 2>&1
-timeout 120 "$halox" md -c big.gro --steps 100000 --rc 0.9 --threads 1 --gen-vel 300 -o p.gro \
-    -g p.log > p.out 2>&1 &
+timeout 120 "$halox" md -c big.gro --steps 10000000000 --rc 0.9 --threads 1 --gen-vel 300 \
+    -o p.gro -g p.log > p.out 2>&1 &
 pid=$!
+timeout 120 "$halox" md -c big.gro --steps 9000000000000000000 --rc 0.9 --threads 1 \
+    --gen-vel 300 -o q.gro -g q.log > q.out 2>&1 &
+qid=$!
 for _ in $(seq 300); do
-    grep -q "^step " p.out && break
+    grep -q "^step " p.out && grep -q "^step " q.out && break
     sleep 0.2
 done
-kill -TERM $pid 2> /dev/null
-wait $pid
-grep -Eq "^step [0-9]+ of 100000, [0-9.]+ ns/day, finishes at ([0-9]{2}:[0-9]{2}:[0-9]{2}|[A-Z][a-z]{2} [A-Z][a-z]{2} [0-9]{2} [0-9]{2}:[0-9]{2})$" p.out ||
-    fail "progress line: $(grep -m1 '^step' p.out)"
-echo "progress: $(grep -m1 '^step' p.out)"
+kill -TERM $pid $qid 2> /dev/null
+wait $pid $qid
+# check_eta FILE: the end the progress line gives agrees with its own speed: a date with the
+# right year within a century, "in about N years" beyond (N within 1 %)
+check_eta() {
+    local line ok=0 days years
+    line=$(grep -m1 '^step' "$1")
+    echo "progress: $line"
+    if [[ $line =~ ^step\ ([0-9]+)\ of\ ([0-9]+),\ ([0-9.]+)\ ns/day,\ finishes\ (.*)$ ]]; then
+        local when=${BASH_REMATCH[4]}
+        # (steps left) x dt / (ns per day)
+        days=$(awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[2]}" -v v="${BASH_REMATCH[3]}" \
+            'BEGIN { printf "%.6g", (b - a) * 0.002e-3 / v }')
+        years=$(awk -v d="$days" 'BEGIN { printf "%.6g", d / 365.2425 }')
+        if awk -v y="$years" 'BEGIN { exit !(y > 100) }'; then
+            [[ $when =~ ^in\ about\ ([0-9.e+]+)\ years$ ]] &&
+                awk -v w="${BASH_REMATCH[1]}" -v y="$years" 'BEGIN { exit !(w > 0.99 * y && w < 1.01 * y) }' &&
+                ok=1
+        elif [[ $when =~ ^at\ ([0-9]{4})-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}$ ]]; then
+            local got=${BASH_REMATCH[1]} want
+            want=$(date -d "@$(awk -v d="$days" -v n="$(date +%s)" 'BEGIN { printf "%d", n + d * 86400 }')" +%Y)
+            [ "$got" -ge $((want - 1)) ] && [ "$got" -le $((want + 1)) ] && ok=1
+        elif [[ $when =~ ^at\ [0-9]{2}:[0-9]{2}:[0-9]{2}$ ]]; then
+            awk -v d="$days" 'BEGIN { exit !(d < 1) }' && ok=1
+        fi
+    fi
+    [ $ok -eq 1 ] || fail "the progress line of $1 does not match its own speed ($days days): '$line'"
+}
+check_eta p.out
+check_eta q.out
 
 finish test_md_options

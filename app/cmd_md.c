@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -520,6 +521,30 @@ static int fail_job(md_job *job, hx_status st)
     return 1;
 }
 
+/* A failure before the run, where every rank holds the outcome of the same agreement (each
+ * start-up step ends in hx_comm_agree): an error that every rank detects (a box too small for
+ * the grid, a bad input) was printed by every rank and followed by MPI_Abort's noise. Now rank 0
+ * says it once for all (its own message, or the failing rank's that the agreement forwarded),
+ * and every rank ends normally. The alarm is a guard for the case that should not happen: were
+ * a rank not at the agreement after all, SIGALRM ends this process, and mpirun the job, rather
+ * than leave it waiting in MPI_Finalize. */
+static int startup_failed(md_job *job, hx_status st)
+{
+    hx_comm *comm = job->comm;
+    if (!comm || hx_comm_nranks(comm) <= 1)
+        return fail_job(job, st);
+    if (job->root) {
+        hx_cli_report_error("md", st);
+        if (job->flog)
+            fprintf(job->flog, "error: %s\n", hx_last_error_message());
+    }
+    if (job->flog)
+        fflush(job->flog);
+    fflush(stderr);
+    alarm(60);
+    return 1;
+}
+
 static void write_log_header(const md_job *job, const hx_md *md, long long start)
 {
     FILE *flog = job->flog;
@@ -845,7 +870,9 @@ static int run_job(md_job *job, int parallel)
             goto done;
         }
     }
-    /* outputs first: a bad path must fail before the input is read, let alone the run */
+    /* outputs first: a bad path must fail before the input is read, let alone the run. Every
+     * step up to the run ends in an agreement, so that a failure is known to every rank at the
+     * same point (startup_failed). */
     st = hx_comm_agree(job->comm, job->root ? check_outputs(job) : HX_OK);
     if (st == HX_OK)
         st = load_input(job, &sys);
@@ -861,15 +888,16 @@ static int run_job(md_job *job, int parallel)
     }
     if (st == HX_OK)
         st = create_engine(job, sys, &md);
+    st = hx_comm_agree(job->comm, st);
     if (st != HX_OK) {
-        rc_exit = fail_job(job, st);
+        rc_exit = startup_failed(job, st);
         goto done;
     }
     /* what a later restart must match: the user's options, not the resolved values */
     hx_ckpt_params_from_md(&job->p, job->rlist_opt, sys->natoms, &job->cparams);
     st = hx_comm_agree(job->comm, open_outputs(job, md));
     if (st != HX_OK) {
-        rc_exit = fail_job(job, st);
+        rc_exit = startup_failed(job, st);
         goto done;
     }
     hook.start = hx_md_current_step(md);
@@ -881,7 +909,7 @@ static int run_job(md_job *job, int parallel)
     }
     st = hx_comm_agree(job->comm, st);
     if (st != HX_OK) {
-        rc_exit = fail_job(job, st);
+        rc_exit = startup_failed(job, st);
         goto done;
     }
     hx_md_output o;
@@ -1029,8 +1057,48 @@ static void apply_mdp(const hx_mdp *m, const md_vars *v)
         *v->continuation = m->continuation;
 }
 
+/* Before MPI starts a process does not know its rank, yet every process of an mpirun job
+ * checks the same options and would print the same message (8 copies with -np 8). The
+ * launchers say the rank in the environment; every process but the first sends its messages
+ * to /dev/null until MPI is up (quiet_ranks_end), so that a bad option is reported once. */
+static int quiet_saved_fd = -1;
+
+static void quiet_ranks_begin(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        char *end = NULL;
+        long r = v && *v ? strtol(v, &end, 10) : 0;
+        if (!v || !*v || *end)
+            continue;
+        if (r > 0) {
+            int null_fd = open("/dev/null", O_WRONLY);
+            fflush(stderr);
+            quiet_saved_fd = dup(2);
+            if (null_fd >= 0 && quiet_saved_fd >= 0)
+                dup2(null_fd, 2);
+            if (null_fd >= 0)
+                close(null_fd);
+        }
+        return;
+    }
+}
+
+static void quiet_ranks_end(void)
+{
+    if (quiet_saved_fd < 0)
+        return;
+    fflush(stderr);
+    dup2(quiet_saved_fd, 2);
+    close(quiet_saved_fd);
+    quiet_saved_fd = -1;
+}
+
 static int run_md(int argc, char **argv)
 {
+    quiet_ranks_begin();
     md_job job;
     memset(&job, 0, sizeof job);
     job.last_ckpt_step = -1;
@@ -1219,6 +1287,7 @@ static int run_md(int argc, char **argv)
         job.logpath = job.logbuf;
     }
     int parallel = 0;
+    quiet_ranks_end(); /* from here every rank knows its rank: messages are per rank */
     if ((st = hx_mpi_init(&argc, &argv, &parallel)) != HX_OK) {
         hx_cli_report_error("md", st);
         return 1;

@@ -37,6 +37,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static int run_md(int argc, char **argv);
 
@@ -78,7 +81,7 @@ enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
 typedef struct md_job {
     hx_md_params p;
     const char *conf, *out, *energy, *traj, *logpath, *ckpt, *restart, *mdp;
-    int nstenergy, nstxout, nstckpt, seed;
+    int nstenergy, nstxout, nstckpt, nstlog, seed;
     double tau_t, ref_t, rlist_opt;
     int grid[3];
     long long total_steps;
@@ -279,9 +282,11 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
     static const char *const units[][2] = {
         {"step", ""},          {"time", "ps"},          {"lj", "kJ/mol"},
         {"coulomb", "kJ/mol"}, {"potential", "kJ/mol"}, {"kinetic", "kJ/mol"},
-        {"total", "kJ/mol"},   {"temperature", "K"}};
+        {"total", "kJ/mol"},   {"conserved", "kJ/mol"}, {"temperature", "K"}};
     static const char *const bonded_cols[] = {"bonds", "angles", "dihedrals", "lj14", "coulomb14"};
     for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
+        if (strcmp(units[k][0], "conserved") == 0 && rp->thermostat == HX_THERMOSTAT_NONE)
+            continue; /* written with a thermostat only (in NVE it is the total) */
         cJSON_AddStringToObject(cols, units[k][0], units[k][1]);
         if (k == 3 && hx_md_last_energies(md)->has_bonded) /* after coulomb, as in the lines */
             for (size_t b = 0; b < 5; b++)
@@ -450,6 +455,7 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     c.step = hx_md_current_step(md);
     c.sys = (hx_system *)hx_md_system(md);
     hx_md_get_rng_state(md, c.rng_state);
+    c.thermostat_work = hx_md_thermostat_work(md);
     c.rlist = hx_md_get_params(md)->rlist;
     c.nranks = job->nranks;
     c.nthreads = hx_md_get_params(md)->nthreads;
@@ -488,8 +494,12 @@ static hx_status step_hook(void *user, hx_md *md, long long step)
         note_sizes(h->job, step);
         /* the energies of the previous step (NaN potential on steps without energy output,
          * which the statistics skip); the last step's are added after the run */
-        if (step != h->start)
-            hx_app_estats_add(&h->job->estats, hx_md_last_energies(md));
+        if (step != h->start) {
+            const hx_md_energies *e = hx_md_last_energies(md);
+            hx_app_estats_add(&h->job->estats, e);
+            if (h->job->nstlog > 0 && e->step % h->job->nstlog == 0 && isfinite(e->potential))
+                hx_app_log_energies(h->job->flog, e);
+        }
     }
     HX_TRY(fault_fire(&h->flt, hx_comm_rank(h->job->comm), step));
     if (h->job->ckpt && h->job->nstckpt > 0 && step % h->job->nstckpt == 0 && step != h->start)
@@ -607,9 +617,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     if (job->p.thermostat)
         fprintf(flog, " tau_t %g ps ref_t %g K seed %d", job->tau_t, job->ref_t, job->seed);
     fprintf(flog,
-            "\n  MPI ranks %d, threads per rank %d\n  energy %s every %d\n"
-            "  trajectory %s every %d\n  checkpoint %s every %d\n",
-            job->nranks, rp->nthreads, job->energy ? job->energy : "-", job->nstenergy,
+            "\n  MPI ranks %d, threads per rank %d\n  energies in this log every %d steps\n"
+            "  energy %s every %d\n  trajectory %s every %d\n  checkpoint %s every %d\n",
+            job->nranks, rp->nthreads, job->nstlog, job->energy ? job->energy : "-", job->nstenergy,
             job->traj ? job->traj : "-", job->nstxout, job->ckpt ? job->ckpt : "-", job->nstckpt);
     fprintf(flog,
             "  stop signals (SIGINT, SIGTERM): the run ends at the %s; a second signal "
@@ -645,6 +655,8 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
     const hx_system *s = hx_md_system(md);
     hx_md_timings t;
     hx_md_get_timings(md, &t);
+    hx_app_log_energies(flog, e); /* the last step's, as GROMACS ends with them */
+    fprintf(flog, "\n");
     fprintf(flog,
             "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
             "%.6f total %.6f T %.3f K\n",
@@ -668,11 +680,17 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
     double us = 1e6 * t.total / nst, ns_day, hours_ns;
     hx_app_performance(rp->dt, t.steps, t.total, &ns_day, &hours_ns);
     /* bench/cpu_md.py reads "performance: X ns/day, Y us/step" */
-    fprintf(flog,
-            "performance: %.3f ns/day, %.1f us/step, %.3f hours/ns, %.4g atom-steps/s, halo "
-            "exchange %.1f us/step (%lld steps, %d atoms, %d threads per rank)\n",
-            ns_day, us, hours_ns, s->natoms / (us * 1e-6), 1e6 * (t.halo_x + t.halo_f) / nst,
-            t.steps, s->natoms, rp->nthreads);
+    if (t.steps > 0)
+        fprintf(flog,
+                "performance: %.3f ns/day, %.1f us/step, %.3f hours/ns, %.4g atom-steps/s, halo "
+                "exchange %.1f us/step (%lld steps, %d atoms, %d threads per rank)\n",
+                ns_day, us, hours_ns, s->natoms / (us * 1e-6), 1e6 * (t.halo_x + t.halo_f) / nst,
+                t.steps, s->natoms, rp->nthreads);
+    else /* the time of one energy evaluation is no time per step */
+        fprintf(flog,
+                "performance: no steps run (single-point energies, evaluated in %.4f s; %d atoms, "
+                "%d threads per rank)\n",
+                t.total, s->natoms, rp->nthreads);
     char now[64];
     hx_app_now(now, sizeof now);
     fprintf(flog, "finished %s\n", now);
@@ -726,7 +744,7 @@ static hx_status load_input(md_job *job, hx_system **sys)
     hx_checkpoint *ck = NULL;
     struct {
         long long step;
-        double rlist;
+        double rlist, work;
         uint64_t rng[4];
     } cont;
     memset(&cont, 0, sizeof cont);
@@ -756,6 +774,15 @@ static hx_status load_input(md_job *job, hx_system **sys)
                        "%s was written with %d ranks, this run has %d: the continuation is "
                        "exact physics but not bit-identical to an uninterrupted run",
                        job->restart, ck->nranks, job->nranks);
+            /* the thread count sets the non-bonded force buffers and so the order of the sums
+             * (checkpoints before issue 29 recorded 0 for the default: unknown) */
+            if (st == HX_OK && ck->nthreads > 0 && ck->nthreads != job->p.nthreads)
+                hx_log(HX_LOG_WARN,
+                       "%s was written with %d thread%s per rank, this run has %d: the "
+                       "continuation is exact physics but not bit-identical to an "
+                       "uninterrupted run (give --threads %d for that)",
+                       job->restart, ck->nthreads, ck->nthreads == 1 ? "" : "s", job->p.nthreads,
+                       ck->nthreads);
             /* outputs: files are compared by identity, not by how their names are spelled */
             if (st == HX_OK)
                 st = restart_output(job->energy, "the energy file", "-e", ck->energy_path,
@@ -763,9 +790,16 @@ static hx_status load_input(md_job *job, hx_system **sys)
             if (st == HX_OK && job->nstxout > 0)
                 st = restart_output(job->traj, "the trajectory", "-x", ck->traj_path,
                                     ck->traj_bytes, job->restart, &job->traj_new);
+            if (st == HX_OK && ck->format < 2 && job->p.thermostat != HX_THERMOSTAT_NONE)
+                hx_log(HX_LOG_WARN,
+                       "%s is a checkpoint of format %d, which did not record the thermostat's "
+                       "work: the run continues bit for bit, but its conserved energy starts "
+                       "again from the total energy at step %lld",
+                       job->restart, ck->format, ck->step);
             if (st == HX_OK) {
                 cont.step = ck->step;
                 cont.rlist = ck->rlist;
+                cont.work = ck->thermostat_work;
                 memcpy(cont.rng, ck->rng_state, sizeof cont.rng);
                 *sys = ck->sys;
                 ck->sys = NULL;
@@ -784,6 +818,7 @@ static hx_status load_input(md_job *job, hx_system **sys)
         job->p.rlist = cont.rlist;
         job->p.has_rng_state = 1;
         memcpy(job->p.rng_state, cont.rng, sizeof cont.rng);
+        job->p.thermostat_work = cont.work;
         job->p.gen_vel = 0;
         job->p.steps = job->total_steps - cont.step;
     }
@@ -848,10 +883,25 @@ static int run_job(md_job *job, int parallel)
         rc_exit = 1;
         goto done;
     }
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (job->p.nthreads == 0 && job->nranks > 1) {
         /* ranks share the node's cores: do not oversubscribe them with threads */
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         job->p.nthreads = ncpu > job->nranks ? (int)(ncpu / job->nranks) : 1;
+    } else if (job->p.nthreads == 0) {
+        /* the count the engine would take for 0 (OpenMP's default: OMP_NUM_THREADS, or every
+         * core), resolved here so that the log and the checkpoint name it ("0 OpenMP
+         * threads" said nothing) */
+#ifdef _OPENMP
+        job->p.nthreads = omp_get_max_threads();
+#else
+        job->p.nthreads = 1;
+#endif
+    } else if (job->root && ncpu > 0 && job->p.nthreads > ncpu) {
+        fprintf(stderr,
+                "halox md: warning: --threads %d is more than the %ld logical CPUs of this "
+                "host: the threads take turns on the cores, and the run is slower than with "
+                "--threads %ld\n",
+                job->p.nthreads, ncpu, ncpu);
     }
     hook_ctx hook = {job, {0}, 0};
     if (parse_fault(&hook.flt) < 0) {
@@ -916,6 +966,7 @@ static int run_job(md_job *job, int parallel)
     memset(&o, 0, sizeof o);
     o.energy = job->fen;
     o.nstenergy = job->nstenergy;
+    o.nstlog = job->nstlog;
     o.traj = job->ftr;
     o.nstxout = job->nstxout;
     o.progress = job->root ? progress : NULL;
@@ -1110,6 +1161,7 @@ static int run_md(int argc, char **argv)
     long long steps = 0;
     int nstlist = 10, nstcheck = 10, threads = 0, continuation = 0;
     job.nstenergy = 100;
+    job.nstlog = 1000; /* GROMACS's default */
     job.seed = 1;
     double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0, tol = 0.005;
     job.tau_t = 0.1;
@@ -1149,6 +1201,8 @@ static int run_md(int argc, char **argv)
         {"energy", "e", HX_OPT_STRING, &job.energy, "FILE",
          "energies: a metadata line, then one JSON object per line (docs/energy-file.md)"},
         {"nstenergy", NULL, HX_OPT_INT, &job.nstenergy, "N", "steps between energy lines"},
+        {"nstlog", NULL, HX_OPT_INT, &job.nstlog, "N",
+         "steps between energies in the log (0: the last step's only)"},
         {"nstxout", NULL, HX_OPT_INT, &job.nstxout, "N",
          "steps between trajectory frames (0: none)"},
         {"x", "traj", HX_OPT_STRING, &job.traj, "FILE", "trajectory (multi-frame .gro)"},
@@ -1248,11 +1302,11 @@ static int run_md(int argc, char **argv)
         return 1;
     }
     if (steps < 0 || job.nstenergy < 0 || job.nstxout < 0 || threads < 0 || job.seed < 0 ||
-        job.nstckpt < 0) {
+        job.nstckpt < 0 || job.nstlog < 0) {
         fprintf(stderr,
                 "halox md: --steps (%lld), --nstenergy (%d), --nstxout (%d), --threads (%d), "
-                "--seed (%d) and --nstcheckpoint (%d) must be >= 0\n",
-                steps, job.nstenergy, job.nstxout, threads, job.seed, job.nstckpt);
+                "--seed (%d), --nstcheckpoint (%d) and --nstlog (%d) must be >= 0\n",
+                steps, job.nstenergy, job.nstxout, threads, job.seed, job.nstckpt, job.nstlog);
         return 1;
     }
     if (job.nstxout > 0 && !job.traj) {

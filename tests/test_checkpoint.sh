@@ -154,6 +154,32 @@ check
 grep -q "conf w.gro (checked: the system of single.cpt)" same.log ||
     fail "the log of a restart does not say that -c was checked"
 
+# a restart with another --threads: exact physics, not bit for bit (the thread count orders
+# the force sums): said (issue 29, item 11)
+check
+"$halox" md "${common[@]}" --steps 60 --threads 2 --restart single.cpt -o thr.gro -g thr.log \
+    > thr.out 2>&1 || fail "restart with --threads 2: $(grep -m1 error thr.out)"
+grep -q "single.cpt was written with 1 thread per rank, this run has 2: the continuation is exact physics but not bit-identical" thr.out ||
+    fail "restart with another --threads is not warned: $(head -2 thr.out)"
+grep -q "was written with" same.out && fail "a restart with the same --threads is warned"
+
+# a checkpoint at the end of a v-rescale run continues bit for bit, the conserved energy (the
+# thermostat's work, in the checkpoint) included: the end's single-point evaluation drew the
+# thermostat's random numbers and kept them drawn, so the continued run coupled differently
+check
+vargs=(-c w.gro --rc 0.7 --rlist 0.8 --threads 1 --gen-vel 300 --seed 5 --thermostat v-rescale
+    --nstenergy 5)
+"$halox" md "${vargs[@]}" --steps 80 -e vfull.jsonl -o vfull.gro -g vfull.log > vfull.out 2>&1
+"$halox" md "${vargs[@]}" --steps 40 -e vpart.jsonl -o vpart.gro -g vpart.log \
+    --checkpoint vpart.cpt > vpart.out 2>&1
+"$halox" md "${vargs[@]}" --steps 80 -e vpart.jsonl -o vpart.gro -g vpart.log \
+    --checkpoint vpart.cpt --restart vpart.cpt > vpart2.out 2>&1 ||
+    fail "v-rescale restart from the end checkpoint: $(grep -m1 error vpart2.out)"
+{ cmp -s vfull.jsonl vpart.jsonl && cmp -s vfull.gro vpart.gro; } ||
+    fail "v-rescale: the run continued from its end checkpoint differs from the uninterrupted one"
+grep -q '"conserved":' vfull.jsonl || fail "v-rescale: no conserved energy in the energy file"
+grep -aq '^thermostat_work -\?0x' vpart.cpt || fail "v-rescale: the checkpoint lacks the thermostat's work"
+
 # other parameters
 check
 "$halox" md "${common[@]}" --rc 0.75 --restart single.cpt -o other.gro > other.out 2>&1

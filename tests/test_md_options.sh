@@ -117,6 +117,23 @@ check
 grep -q "w.gro (box 1.86445 x 1.86445 x 1.86445 nm): cut-off/pair-list radius" small.out ||
     fail "too small a box: $(head -1 small.out)"
 
+# --- 5b. the log of a single point and of the default thread count (issue 29, item 10): no
+# "0 OpenMP threads", no time per step of zero steps; --threads above the cores is warned
+check
+grep -Eq "^  parallel     1 MPI rank x [1-9][0-9]* OpenMP threads?$" nocont.log ||
+    fail "default threads: $(grep '^  parallel' nocont.log)"
+grep -q "^performance: no steps run (single-point energies" nocont.log ||
+    fail "--steps 0: $(grep '^performance' nocont.log)"
+grep -q "us/step (0 steps" nocont.log && fail "--steps 0 still reports a time per step"
+check
+ncpu=$(getconf _NPROCESSORS_ONLN)
+"$halox" md -c m.gro --steps 0 --rc 0.7 --threads $((ncpu + 1)) -o thr.gro -g thr.log > thr.out 2>&1 ||
+    fail "--threads $((ncpu + 1)): $(tail -2 thr.out)"
+grep -q "warning: --threads $((ncpu + 1)) is more than the $ncpu logical CPUs of this host" thr.out ||
+    fail "--threads above the core count is not warned: $(head -2 thr.out)"
+"$halox" md -c m.gro --steps 0 --rc 0.7 --threads "$ncpu" -o thr.gro -g thr.log > thr.out 2>&1
+grep -q "is more than the" thr.out && fail "--threads $ncpu (the core count) is warned"
+
 # --- 6. help: each default once
 check
 for cmd in md plan build; do
@@ -179,5 +196,29 @@ check_eta() {
 }
 check_eta p.out
 check_eta q.out
+
+# --- 8. v-rescale: the conserved energy (GROMACS's "Conserved En.": total energy minus the
+# thermostat's work) in the energy file and the log, and conserved: from 100 K the thermostat
+# heats the box to 300 K, so the total energy rises by ~5000 kJ/mol, while the conserved energy
+# must stay within the bar of an NVE run: its drift below the buffer tolerance 0.005 kJ/mol/ps
+# per atom (measured 4e-4 over these 1 ps; the pair list's error is its only systematic source)
+check
+"$halox" md -c big.gro --steps 500 --rc 0.9 --threads 2 --gen-vel 100 --thermostat v-rescale \
+    --ref-t 300 --tau-t 0.1 --nstenergy 10 --nstlog 100 -e vr.jsonl -o vr.gro -g vr.log > vr.out 2>&1 ||
+    fail "v-rescale run: $(tail -2 vr.out)"
+cons=$(sed -n 's/^conserved-energy drift: \([-0-9.e+]*\) kJ\/mol\/ps per atom (v-rescale.*/\1/p' vr.log)
+tot=$(sed -n 's/^total-energy drift: \([-0-9.e+]*\) kJ\/mol\/ps per atom.*/\1/p' vr.log)
+{ [ -n "$cons" ] && [ -n "$tot" ] && awk -v c="$cons" -v t="$tot" 'BEGIN { exit !(c < 0.005 && c > -0.005 && t > 0.1) }'; } ||
+    fail "v-rescale: conserved-energy drift '$cons' (want |.| < 0.005), total-energy drift '$tot' (want > 0.1: the thermostat heats)"
+echo "v-rescale 100 -> 300 K: total-energy drift $tot, conserved-energy drift $cons kJ/mol/ps per atom"
+head -1 vr.jsonl | grep -q '"total":"kJ/mol","conserved":"kJ/mol"' || fail "the energy file's columns lack conserved"
+[ "$(grep -c '"conserved":' vr.jsonl)" -eq 52 ] || fail "not every energy line has the conserved energy"
+# the log: energies every --nstlog steps (steps 0, 100, ..., 500), GROMACS's names
+[ "$(grep -Ec '^ +Step +Time$' vr.log)" -eq 6 ] ||
+    fail "energies in the log: $(grep -Ec '^ +Step +Time$' vr.log) blocks, want 6 (steps 0 to 500 by 100)"
+grep -q "Conserved En." vr.log || fail "the log's energies lack Conserved En."
+# an NVE energy file keeps its columns (conserved = total there)
+"$halox" md -c m.gro --steps 10 --rc 0.7 --nstenergy 5 -e nve.jsonl -o nve.gro -g nve.log > nve.out 2>&1
+grep -q conserved nve.jsonl && fail "an NVE energy file has a conserved column"
 
 finish test_md_options

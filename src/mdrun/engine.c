@@ -405,10 +405,12 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
         st = B->create(md->sys, md->ff, &md->p, md->nlocal, &md->bimpl);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);
     hx_rng_seed(&md->trng, p->seed, 2);
+    md->ener.has_thermostat = p->thermostat != HX_THERMOSTAT_NONE;
     if (p->continuation) {
         md->step = p->start_step;
         if (p->has_rng_state)
             memcpy(md->trng.s, p->rng_state, sizeof md->trng.s);
+        md->thermostat_work = p->thermostat_work;
     }
     HX_TRY_GOTO(st, hx_md_repartition(md, 1), fail);
     md->gathered_step_valid = 1;
@@ -517,6 +519,11 @@ void hx_md_get_rng_state(const hx_md *md, uint64_t state[4])
     memcpy(state, md->trng.s, sizeof md->trng.s);
 }
 
+double hx_md_thermostat_work(const hx_md *md)
+{
+    return md->thermostat_work;
+}
+
 void hx_md_get_dd_info(const hx_md *md, hx_md_dd_info *info)
 {
     *info = md->info;
@@ -570,6 +577,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     md->tm.metric_samples = 0;
     md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
+    md->log_interval = out && out->nstlog > 0 ? out->nstlog : 0;
     /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so
      * they agree on the flag, at pair-search steps only (one small max-reduction there). */
     const int parallel_stop = out && out->stop && hx_comm_nranks(md->comm) > 1;
@@ -629,7 +637,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
 done:
     free(stop_in);
     md->tm.total += hx_wtime() - start;
-    md->energy_interval = 0;
+    md->energy_interval = md->log_interval = 0;
     return st;
 }
 

@@ -91,7 +91,8 @@ typedef struct md_job {
     int root, nranks;
     FILE *flog, *fen, *ftr;
     char logbuf[4096];
-    char *flog_buf; /* the log's stdio buffer (HX_LOG_BUFFER bytes) */
+    char *flog_buf;        /* the log's stdio buffer (HX_LOG_BUFFER bytes) */
+    char mdp_ignored[512]; /* keys of the .mdp that were ignored, for the log */
     hx_ckpt_params cparams;
     long long last_ckpt_step;
     hx_lock *locks[NOUT];
@@ -567,6 +568,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     fprintf(flog, "parameters:\n");
     if (job->mdp)
         fprintf(flog, "  parameter file %s (command-line options override it)\n", job->mdp);
+    if (job->mdp && job->mdp_ignored[0])
+        fprintf(flog, "  ignored in %s (they do not change what halox computes): %s\n", job->mdp,
+                job->mdp_ignored);
     if (job->restart && job->conf)
         fprintf(flog, "  conf %s (checked: the system of %s)\n", job->conf, job->restart);
     else
@@ -1067,7 +1071,7 @@ done:
 typedef struct md_vars {
     long long *steps;
     double *dt, *rc, *rlist, *tol, *eps_r, *eps_rf, *tau_t, *ref_t, *gen_vel;
-    int *nstlist, *seed, *nstenergy, *nstxout, *continuation;
+    int *nstlist, *seed, *nstenergy, *nstxout, *continuation, *nstlog;
     const char **thermostat;
 } md_vars;
 
@@ -1106,6 +1110,8 @@ static void apply_mdp(const hx_mdp *m, const md_vars *v)
         *v->nstxout = m->nstxout;
     if (m->has_continuation)
         *v->continuation = m->continuation;
+    if (m->has_nstlog)
+        *v->nstlog = m->nstlog;
 }
 
 /* Before MPI starts a process does not know its rank, yet every process of an mpirun job
@@ -1240,11 +1246,20 @@ static int run_md(int argc, char **argv)
             hx_cli_report_error("md", mst);
             return 1;
         }
-        md_vars v = {&steps,         &dt,          &rc,           &job.rlist_opt,
-                     &tol,           &eps_r,       &eps_rf,       &job.tau_t,
-                     &job.ref_t,     &gen_vel,     &nstlist,      &job.seed,
-                     &job.nstenergy, &job.nstxout, &continuation, &thermostat};
+        md_vars v = {
+            &steps,         &dt,          &rc,           &job.rlist_opt, &tol,       &eps_r,
+            &eps_rf,        &job.tau_t,   &job.ref_t,    &gen_vel,       &nstlist,   &job.seed,
+            &job.nstenergy, &job.nstxout, &continuation, &job.nstlog,    &thermostat};
         apply_mdp(&m, &v);
+        if (m.nignored > 0) {
+            /* said, not hidden: a key that was meant to matter shows up here */
+            snprintf(job.mdp_ignored, sizeof job.mdp_ignored, "%s", m.ignored);
+            fprintf(stderr,
+                    "halox md: %s: ignored (%d key%s that do%s not change what halox computes; "
+                    "docs/mdp.md says why): %s\n",
+                    job.mdp, m.nignored, m.nignored == 1 ? "" : "s", m.nignored == 1 ? "es" : "",
+                    m.ignored);
+        }
         if (hx_cli_parse(&hx_cmd_md, opts, nopts, argc, argv) != 0)
             return 1;
     }
@@ -1311,6 +1326,15 @@ static int run_md(int argc, char **argv)
     }
     if (job.nstxout > 0 && !job.traj) {
         fprintf(stderr, "halox md: nstxout %d needs a trajectory file: -x traj.gro\n", job.nstxout);
+        return 1;
+    }
+    if (job.traj && job.nstxout == 0) {
+        /* it wrote nothing and said nothing (GROMACS writes no frames either, as silently) */
+        fprintf(stderr,
+                "halox md: -x %s asks for a trajectory, but --nstxout is 0 (the default), so "
+                "no frame would be written: give --nstxout N (steps between frames; nstxout in "
+                "the .mdp), or leave -x out\n",
+                job.traj);
         return 1;
     }
     if (job.nstckpt > 0 && !job.ckpt) {

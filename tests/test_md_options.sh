@@ -43,15 +43,23 @@ gen-vel                 = yes
 gen-temp                = 250
 gen-seed                = 9
 nstenergy               = 5
+nstlog                  = 10
+; GROMACS keys that cannot change what halox computes: ignored, and said
+nstcalcenergy           = 100
+nstvout                 = 0
+fourierspacing          = 0.12
 EOF
 check
 "$halox" md -f run.mdp -c w.gro -e m.jsonl -o m.gro -g m.log --threads 1 > m.out 2>&1 ||
     fail "-f run.mdp: $(tail -2 m.out)"
 for want in "parameter file run.mdp" "steps 20 (from step 0)" "dt 0.001 ps" "rc 0.7 nm" \
     "rlist 0.8000 nm" "nstlist 5" "eps_rf 78.5" "generated at 250 K, seed 9" \
-    "v-rescale tau_t 0.2 ps ref_t 250 K" "energy m.jsonl every 5"; do
+    "v-rescale tau_t 0.2 ps ref_t 250 K" "energy m.jsonl every 5" "energies in this log every 10 steps" \
+    "ignored in run.mdp (they do not change what halox computes): nstcalcenergy (line 23), nstvout (line 24), fourierspacing (line 25)"; do
     grep -qF "$want" m.log || fail "-f run.mdp: the log lacks '$want'"
 done
+grep -qF "halox md: run.mdp: ignored (3 keys that do not change what halox computes; docs/mdp.md says why): nstcalcenergy (line 23)" m.out ||
+    fail "-f run.mdp: the ignored keys are not said on the terminal: $(head -2 m.out)"
 check
 "$halox" md -c w.gro --steps 20 --dt 0.001 --nstlist 5 --rlist 0.8 --rc 0.7 --eps-rf 78.5 \
     --thermostat v-rescale --tau-t 0.2 --ref-t 250 --gen-vel 250 --seed 9 --nstenergy 5 \
@@ -63,12 +71,25 @@ check
 grep -q "steps 10 (from step 0)" ov.log && grep -q "rc 0.75 nm" ov.log &&
     grep -q "dt 0.001 ps" ov.log || fail "command-line options do not override run.mdp"
 check
-printf 'dt = 0.002\nnstcalcenergy = 100\n' > bad.mdp
+# every problem of a file in one message (a GROMACS file failed one key per attempt)
+printf 'dt = 0.002\nnstcalcenergy = 100\ndefine = -DPOSRES\nnstdisreout = 5\nintegrator = sd\n' > bad.mdp
 "$halox" md -f bad.mdp -c w.gro -e bad.jsonl -o bad.gro -g bad.log > bad.out 2>&1
 rc=$?
-{ [ $rc -ne 0 ] && grep -q "bad.mdp:2: 'nstcalcenergy' is not a parameter halox supports" bad.out; } ||
+{ [ $rc -ne 0 ] && grep -q "bad.mdp: 3 problems: 'define' (line 3), 'nstdisreout' (line 4) are not parameters halox supports, remove the lines (docs/mdp.md lists what halox reads and what it ignores); bad.mdp:5: integrator = sd" bad.out; } ||
     fail "bad .mdp: exit $rc, $(head -1 bad.out)"
 [ -e bad.log ] || [ -e bad.jsonl ] && fail "bad .mdp: files were written"
+check
+mkdir -p mdpdir
+"$halox" md -f mdpdir -c w.gro -o dir.gro -g dir.log > dir.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "the parameter file 'mdpdir' is a directory: give the .mdp file" dir.out; } ||
+    fail "-f DIRECTORY: exit $rc, $(head -1 dir.out)"
+check
+"$halox" md -c w.gro --steps 10 --rc 0.7 -x traj.gro -o xo.gro -g xo.log > xo.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "halox md: -x traj.gro asks for a trajectory, but --nstxout is 0" xo.out; } ||
+    fail "-x without --nstxout: exit $rc, $(head -1 xo.out)"
+[ -e traj.gro ] || [ -e xo.log ] && fail "-x without --nstxout: files were written"
 echo "-f run.mdp: values applied, equal to options, overridden; bad file: $(head -1 bad.out | cut -c1-100)"
 
 # --- 2. continuation: the start is not constrained

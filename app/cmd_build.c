@@ -78,8 +78,8 @@ static int run_build(int argc, char **argv)
     if (pr < 0)
         return 1;
     if (!kind) {
-        fprintf(stderr, "halox build: missing the system kind: 'halox build water ...' or "
-                        "'halox build argon ...'\n");
+        fprintf(stderr, "halox build: missing the system kind: 'halox build water ...', "
+                        "'halox build argon ...' or 'halox build mixture ...'\n");
         return 1;
     }
     int is_water = strcmp(kind, "water") == 0, is_argon = strcmp(kind, "argon") == 0;
@@ -195,6 +195,7 @@ static int build_and_write(const char *kind, const char *model, const hx_water_m
 {
     hx_system *sys = NULL;
     hx_mixture_info mi;
+    memset(&mi, 0, sizeof mi);
     hx_status st;
     if (is_mix) {
         hx_mixture_params mp;
@@ -214,8 +215,10 @@ static int build_and_write(const char *kind, const char *model, const hx_water_m
         return 1;
     }
     double dmin = 0;
-    /* the closest O-O of waters (a mixture: between water oxygens too) */
-    const char *first = is_argon ? "AR" : "OW";
+    /* the closest O-O of waters (a mixture: between water oxygens too; without two waters,
+     * between ethanol oxygens: pure ethanol reported an OW-OW distance of the search radius) */
+    const int mix_eth_only = is_mix && mi.n_water < 2;
+    const char *first = is_argon ? "AR" : mix_eth_only ? "O" : "OW";
     st = hx_build_min_distance(sys, first, 0.5, &dmin);
     if (st == HX_OK)
         st = keep_old(output);
@@ -235,11 +238,12 @@ static int build_and_write(const char *kind, const char *model, const hx_water_m
     if (is_mix) {
         printf("halox build: mixture oplsaa-%s: %d atoms, %d ethanol + %d water (mole fraction "
                "%.4f, mass fraction %.4f), box %.5f x %.5f x %.5f nm, density %.4f g/cm3 "
-               "(experiment at 300 K: %.4f), %s, relaxed to %.1f K, min OW-OW %.4f nm -> "
+               "(experiment at 300 K: %.4f), %s, relaxed to %.1f K, min %s %.4f nm -> "
                "%s\n",
                wm->name, sys->natoms, mi.n_ethanol, mi.n_water, mi.mole_fraction, mi.mass_fraction,
                sys->box[0], sys->box[1], sys->box[2], mi.density, mi.density_exp,
-               mi.tiles > 1 ? "from tiles" : "one box", mi.temperature, dmin, output);
+               mi.tiles > 1 ? "from tiles" : "one box", mi.temperature,
+               mix_eth_only ? "O-O (ethanol)" : "OW-OW", dmin, output);
         if (top)
             printf("halox build: GROMACS topology -> %s (gmx grompp -c %s -p %s; halox md "
                    "--model %s)\n",

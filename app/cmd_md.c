@@ -73,6 +73,8 @@ const hx_cmd hx_cmd_md = {
     run_md};
 
 #define HX_LOG_BUFFER (1 << 20)
+/* --gen-vel not given (any negative value given is an error) */
+#define GEN_VEL_NONE (-1e300)
 
 /* The outputs, in the order they are checked, locked and named in messages. */
 enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
@@ -631,8 +633,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             job->nranks > 1 || job->ckpt ? "next pair-search step, with outputs and checkpoint"
                                          : "next step, with outputs complete");
     const hx_system *s = hx_md_system(md);
-    fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
-            s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
+    fprintf(flog, "system: %s\n  %d atom%s, %d molecule%s, box %.5f %.5f %.5f nm\n", s->title,
+            s->natoms, s->natoms == 1 ? "" : "s", s->nmol, s->nmol == 1 ? "" : "s", s->box[0],
+            s->box[1], s->box[2]);
     fprintf(flog, "  degrees of freedom %.0f, pairs in the first lists %lld\n", hx_md_ndf(md),
             hx_md_npairs(md));
     hx_md_dd_info di;
@@ -775,9 +778,9 @@ static hx_status load_input(md_job *job, hx_system **sys)
                                   job->restart, ck->step, job->total_steps);
             if (st == HX_OK && ck->nranks != job->nranks)
                 hx_log(HX_LOG_WARN,
-                       "%s was written with %d ranks, this run has %d: the continuation is "
+                       "%s was written with %d rank%s, this run has %d: the continuation is "
                        "exact physics but not bit-identical to an uninterrupted run",
-                       job->restart, ck->nranks, job->nranks);
+                       job->restart, ck->nranks, ck->nranks == 1 ? "" : "s", job->nranks);
             /* the thread count sets the non-bonded force buffers and so the order of the sums
              * (checkpoints before issue 29 recorded 0 for the default: unknown) */
             if (st == HX_OK && ck->nthreads > 0 && ck->nthreads != job->p.nthreads)
@@ -820,6 +823,8 @@ static hx_status load_input(md_job *job, hx_system **sys)
         job->p.continuation = 1;
         job->p.start_step = cont.step;
         job->p.rlist = cont.rlist;
+        /* resolved by the run continued; from the tolerance when --rlist is not given */
+        job->p.rlist_from_tolerance = job->rlist_opt <= 0;
         job->p.has_rng_state = 1;
         memcpy(job->p.rng_state, cont.rng, sizeof cont.rng);
         job->p.thermostat_work = cont.work;
@@ -880,10 +885,11 @@ static int run_job(md_job *job, int parallel)
     if (parallel && job->grid[0] > 0 && ngrid != job->nranks) {
         if (job->root)
             fprintf(stderr,
-                    "halox md: error: the domain grid --dd %dx%dx%d has %d domains but the job "
-                    "has %d MPI ranks: give a grid whose product is %d, or leave --dd out to "
+                    "halox md: error: the domain grid --dd %dx%dx%d has %d domain%s but the job "
+                    "has %d MPI rank%s: give a grid whose product is %d, or leave --dd out to "
                     "choose one\n",
-                    job->grid[0], job->grid[1], job->grid[2], ngrid, job->nranks, job->nranks);
+                    job->grid[0], job->grid[1], job->grid[2], ngrid, ngrid == 1 ? "" : "s",
+                    job->nranks, job->nranks == 1 ? "" : "s", job->nranks);
         rc_exit = 1;
         goto done;
     }
@@ -1101,7 +1107,7 @@ static void apply_mdp(const hx_mdp *m, const md_vars *v)
         *v->ref_t = m->ref_t;
     /* gen-vel = yes draws at gen-temp (GROMACS's default 300 K); no: the input's velocities */
     if (m->has_gen_vel)
-        *v->gen_vel = m->gen_vel ? (m->has_gen_temp ? m->gen_temp : 300.0) : -1.0;
+        *v->gen_vel = m->gen_vel ? (m->has_gen_temp ? m->gen_temp : 300.0) : GEN_VEL_NONE;
     if (m->has_gen_seed)
         *v->seed = (int)m->gen_seed;
     if (m->has_nstenergy)
@@ -1169,7 +1175,7 @@ static int run_md(int argc, char **argv)
     job.nstenergy = 100;
     job.nstlog = 1000; /* GROMACS's default */
     job.seed = 1;
-    double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0, tol = 0.005;
+    double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = GEN_VEL_NONE, tol = 0.005;
     job.tau_t = 0.1;
     job.ref_t = 300.0;
     hx_opt opts[] = {
@@ -1268,6 +1274,27 @@ static int run_md(int argc, char **argv)
     if (!job.conf && !job.restart) {
         fprintf(stderr, "halox md: missing the input configuration: -c conf.gro (or --restart "
                         "checkpoint)\n");
+        return 1;
+    }
+    if (gen_vel != GEN_VEL_NONE && gen_vel < 0) {
+        /* a negative value was read as "not given" and warned as such */
+        fprintf(stderr,
+                "halox md: --gen-vel %g: a temperature must be >= 0 K (--gen-vel 300 draws "
+                "velocities at 300 K)\n",
+                gen_vel);
+        return 1;
+    }
+    if (halo && !use_gpu && strcmp(halo, "host") != 0) {
+        fprintf(stderr,
+                "halox md: --halo %s exchanges halos of GPU memory: it needs --gpu (the CPU "
+                "engine exchanges through the host: --halo host, the default)\n",
+                halo);
+        return 1;
+    }
+    if (halo && use_gpu && strcmp(halo, "host") == 0) {
+        fprintf(stderr,
+                "halox md: --halo host is the CPU engine's: with --gpu give nvshmem, gpu-direct "
+                "or gpu-mpi (or leave --halo out)\n");
         return 1;
     }
     if (continuation && gen_vel >= 0 && !job.restart) {

@@ -87,6 +87,24 @@ expect unknown-model 'unknown' "${md[@]}" -c good.gro --model tip5p
 expect unknown-option 'unknown option' "${md[@]}" -c good.gro --frobnicate 3
 expect plan-rlist 'rlist = 0.9 nm is shorter than the cut-off rc = 1 nm' plan --rc 1.0 --rlist 0.9
 
+# messages that said the wrong thing (issue 29, item 9)
+expect triclinic-advice 'halox handles rectangular boxes only: build or solvate the system in one (gmx editconf -bt cubic' \
+    "${md[@]}" -c "$corpus/bad_triclinic.gro"
+grep -q "bt rectangular" triclinic-advice.out && fail "triclinic: advice GROMACS refuses"
+expect halo-without-gpu '--halo nvshmem exchanges halos of GPU memory: it needs --gpu' "${md[@]}" \
+    -c good.gro --halo nvshmem
+grep -q "cfg.mem" halo-without-gpu.out && fail "--halo nvshmem: the library's internals in the message"
+expect gen-vel-negative '--gen-vel -300: a temperature must be >= 0 K' "${md[@]}" -c good.gro \
+    --gen-vel -300
+grep -q "no --gen-vel was given" gen-vel-negative.out && fail "--gen-vel -300 taken as not given"
+expect half-box-edge 'not below half the box edge along x (the edge is 2.46636 nm, half of it 1.23318 nm)' \
+    "${md[@]}" -c good.gro --rc 1.3
+expect one-domain 'do not divide x (one domain along it)' "${md[@]}" -c good.gro --dd 2x1x1 \
+    --rc 1.15 --rlist 1.2
+grep -q "at most 1 domains" one-domain.out && fail "one-domain: 'at most 1 domains'"
+expect build-kinds "'halox build water ...', 'halox build argon ...' or 'halox build mixture ...'" \
+    build --atoms 300 -o out.gro
+
 # physics going wrong
 expect non-finite-force 'non-finite force on atom' "${md[@]}" -c overlap.gro --model argon
 expect settle 'SETTLE cannot constrain water molecule 1' "${md[@]}" -c fast.gro

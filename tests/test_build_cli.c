@@ -177,7 +177,8 @@ int main(int argc, char **argv)
         {"build water --atoms 300 --bogus 1 -o %s",
          "halox build: unknown option '--bogus' (see 'halox build --help')\n"},
         {"build --atoms 300 -o %s", "halox build: missing the system kind: 'halox build water "
-                                    "...' or 'halox build argon ...'\n"},
+                                    "...', 'halox build argon ...' or 'halox build mixture "
+                                    "...'\n"},
         {"build water --atoms 30000 --box 1.0 -o %s",
          "warning: water spce: the requested density is above the model's; using the lattice "
          "builder (not relaxed: start MD with a thermostat and a small time step)\n" LIB_ERROR(

@@ -155,6 +155,16 @@ grep -q "warning: --threads $((ncpu + 1)) is more than the $ncpu logical CPUs of
 "$halox" md -c m.gro --steps 0 --rc 0.7 --threads "$ncpu" -o thr.gro -g thr.log > thr.out 2>&1
 grep -q "is more than the" thr.out && fail "--threads $ncpu (the core count) is warned"
 
+# one molecule is "1 molecule" (it was "1 molecules"), in the log and in halox plan
+check
+{ echo "one water"; echo "    3"; sed -n 3,5p w.gro; echo "   3.00000   3.00000   3.00000"; } > one.gro
+"$halox" md -c one.gro --steps 0 --rc 0.7 -o one_out.gro -g one.log > one.out 2>&1 ||
+    fail "one molecule: $(tail -2 one.out)"
+grep -q "^  3 atoms, 1 molecule, box" one.log || fail "one molecule: $(grep -m1 'molecule' one.log)"
+"$halox" plan -c one.gro --rc 0.7 > one_plan.out 2>&1
+grep -q "^system      3 atoms, 1 molecule, box" one_plan.out ||
+    fail "one molecule (plan): $(grep -m1 system one_plan.out)"
+
 # --- 6. help: each default once
 check
 for cmd in md plan build; do

@@ -422,8 +422,11 @@ typedef struct hx_md_params {
     int has_rng_state;
     uint64_t rng_state[4];
     /* and the thermostat's work up to start_step (hx_md_thermostat_work of the run continued;
-     * kJ/mol), so that the conserved energy continues too */
+     * kJ/mol), so that the conserved energy continues too; rlist_from_tolerance: the continued
+     * run chose rlist from its buffer tolerance (its missed pairs are by design, as in that
+     * run, and a warning must not advise leaving rlist out) */
     double thermostat_work;
+    int rlist_from_tolerance;
     /* GROMACS's "continuation = yes" for a new run from a configuration file: the positions (and
      * velocities) are those of an earlier constrained run and are not constrained again before
      * step 0. Everything else is as for a new run (whole molecules, centre-of-mass motion

@@ -95,9 +95,27 @@ uint64_t hx_ckpt_params_hash(const hx_ckpt_params *p)
     return h;
 }
 
+/* A parameter value as a person reads it: numbers are stored with 17 digits so that they
+ * compare exactly ("0.69999999999999996"), and shown with the fewest digits that give the same
+ * double back ("0.7"); anything else as it is. */
+static const char *readable(const char *v, char *buf, size_t cap)
+{
+    char *end = NULL;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+        return v;
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return buf;
+    }
+    return v;
+}
+
 hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_params *now,
                                  const char *ckpt_path)
 {
+    char b1[40], b2[40];
     char diff[1024] = "";
     size_t len = 0;
     int ndiff = 0;
@@ -110,7 +128,9 @@ hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_para
             continue;
         ndiff++;
         int w = snprintf(diff + len, sizeof diff - len, "%s%s (checkpoint %s, this run %s)",
-                         ndiff > 1 ? "; " : "", now->key[i], sv ? sv : "absent", now->value[i]);
+                         ndiff > 1 ? "; " : "", now->key[i],
+                         sv ? readable(sv, b1, sizeof b1) : "absent",
+                         readable(now->value[i], b2, sizeof b2));
         if (w > 0 && (size_t)w < sizeof diff - len)
             len += (size_t)w;
     }
@@ -121,7 +141,8 @@ hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_para
         if (!found) {
             ndiff++;
             int w = snprintf(diff + len, sizeof diff - len, "%s%s (checkpoint %s, this run absent)",
-                             ndiff > 1 ? "; " : "", saved->key[j], saved->value[j]);
+                             ndiff > 1 ? "; " : "", saved->key[j],
+                             readable(saved->value[j], b1, sizeof b1));
             if (w > 0 && (size_t)w < sizeof diff - len)
                 len += (size_t)w;
         }

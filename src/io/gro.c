@@ -229,8 +229,8 @@ static hx_status read_box(const char *name, const gro_line *l, hx_system *sys)
         for (int k = 3; k < 9; k++)
             HX_CHECK(v[k] == 0.0, HX_ERR_UNSUPPORTED,
                      "%s:%ld: triclinic box not supported (off-diagonal value %d is %g); halox "
-                     "handles rectangular boxes only: convert the system to a rectangular box "
-                     "(e.g. gmx editconf -bt rectangular)",
+                     "handles rectangular boxes only: build or solvate the system in one (gmx "
+                     "editconf -bt cubic, or gmx solvate -box X Y Z; or halox build)",
                      name, l->no, k + 1, v[k]);
     }
     for (int d = 0; d < 3; d++)

@@ -94,9 +94,10 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
         double rmax = p->rlist > p->rc ? p->rlist : p->rc;
         for (int d = 0; d < 3; d++)
             HX_CHECK(rmax < 0.5 * sys->box[d], HX_ERR_INVALID_ARG,
-                     "cut-off/pair-list radius %g nm is not below half the box edge %c = %g nm: "
-                     "use a shorter cut-off or a larger box",
-                     rmax, "xyz"[d], sys -> box[d]);
+                     "cut-off/pair-list radius %g nm is not below half the box edge along %c "
+                     "(the edge is %g nm, half of it %g nm): use a shorter cut-off or a larger "
+                     "box",
+                     rmax, "xyz"[d], sys -> box[d], 0.5 * sys -> box[d]);
         HX_CHECK(sys->natoms > 0, HX_ERR_INVALID_ARG, "the system has no atoms");
     }
     return HX_OK;
@@ -260,6 +261,7 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     size_t n = (size_t)s->natoms;
     /* The pair-list radius first, from the input as given: `halox plan` calls the same
      * function on the same file and so predicts this run's decomposition. */
+    md->rlist_auto = p->rlist_from_tolerance;
     if (md->p.rlist == 0) {
         md->rlist_auto = 1;
         HX_TRY(hx_md_pair_list_radius(sys, p, &md->p.rlist));

@@ -20,7 +20,8 @@
 static int run_build(int argc, char **argv);
 static int build_and_write(const char *kind, const char *model, const hx_water_model *wm,
                            int is_water, int is_argon, int is_mix, int atoms, double box, int seed,
-                           int lattice, double fraction, const char *output, const char *top);
+                           int lattice, double fraction, double relax, const char *output,
+                           const char *top);
 
 const hx_cmd hx_cmd_build = {
     "build", "build a water, argon or ethanol-water box and write it as .gro",
@@ -34,12 +35,13 @@ const hx_cmd hx_cmd_build = {
     "relaxed: use a thermostat and a small time step first). Argon always uses a lattice.\n"
     "Give --atoms or --box (or both). The same seed gives the same file. The output is\n"
     "replaced only when writing succeeds.\n"
-    "mixture: ethanol in water for --model oplsaa (OPLS-AA ethanol; the water model from\n"
-    "--model, tip3p unless given) at --ethanol-fraction (a MOLE fraction, 0.1 unless given) and\n"
-    "the experimental density of the mixture at 300 K; molecules are inserted at random,\n"
-    "minimised and run for 2.5 ps with a thermostat at 300 K (boxes above 12000 atoms: copies\n"
-    "of one relaxed tile). Give --atoms; the report compares the built density with the\n"
-    "experimental one. --top writes the topology for --model oplsaa-WATER.",
+    "mixture: ethanol in water (--model oplsaa-tip3p, -spce or -spc: OPLS-AA ethanol in that\n"
+    "water, the name halox md takes; oplsaa alone is oplsaa-tip3p) at --ethanol-fraction (a\n"
+    "MOLE fraction, 0.1 unless given) and the experimental density of the mixture at 300 K;\n"
+    "molecules are inserted at random, minimised and run for --relax ps (2.5 unless given)\n"
+    "with a thermostat at 300 K (boxes above 12000 atoms: copies of one relaxed tile), and\n"
+    "written with their velocities. Give --atoms; the report compares the built density with\n"
+    "the experimental one. --top writes the topology for the same model.",
     run_build};
 
 static int run_build(int argc, char **argv)
@@ -48,9 +50,13 @@ static int run_build(int argc, char **argv)
     int atoms = 0, seed = 1, lattice = 0;
     double box = 0.0, fraction = 0.1;
     const char *fraction_text = NULL; /* a string: NULL tells "not given" */
+    const char *relax_text = NULL;
     hx_opt opts[] = {
         {"model", NULL, HX_OPT_STRING, &model, "NAME",
-         "water model: spce, spc or tip3p (default spce; for a mixture tip3p)"},
+         "the model as halox md takes it (default spce, for a mixture oplsaa): water spce, spc "
+         "or tip3p; a mixture oplsaa (= oplsaa-tip3p), oplsaa-spce or oplsaa-spc"},
+        {"relax", NULL, HX_OPT_STRING, &relax_text, "PS",
+         "mixture: MD of the relaxation at 300 K, ps (default 2.5; 0: minimisation only)"},
         {"ethanol-fraction", NULL, HX_OPT_STRING, &fraction_text, "X",
          "mixture: mole fraction of ethanol, 0..1 (default 0.1)"},
         {"atoms", "n", HX_OPT_INT, &atoms, "N", "number of atoms (rounded to whole molecules)"},
@@ -110,13 +116,58 @@ static int run_build(int argc, char **argv)
             return 1;
         }
     }
+    /* One set of model names with halox md: water takes its water model (spce), a mixture the
+     * model md runs it with (oplsaa-spce; oplsaa alone is oplsaa-tip3p, as in md). A mixture
+     * built with --model spce needed --model oplsaa-spce in md. */
     if (!model)
-        model = is_mix ? "tip3p" : "spce";
+        model = is_mix ? "oplsaa" : "spce";
+    const int oplsaa_name = strncmp(model, "oplsaa", 6) == 0;
+    if (is_water && oplsaa_name) {
+        fprintf(stderr,
+                "halox build: --model %s is the model of an ethanol-water mixture (halox build "
+                "mixture); for water give the water model: spce, spc or tip3p\n",
+                model);
+        return 1;
+    }
+    if (is_mix && !oplsaa_name) {
+        fprintf(stderr,
+                "halox build: --model %s is a water model; a mixture's model is oplsaa-%s "
+                "(OPLS-AA ethanol in %s water), the name halox md runs it with: give --model "
+                "oplsaa-%s\n",
+                model, model, model, model);
+        return 1;
+    }
+    const char *water_name = model;
+    if (is_mix)
+        water_name = model[6] == '\0' ? "tip3p" : model[6] == '-' ? model + 7 : "";
     const hx_water_model *wm = NULL;
     if (is_water || is_mix) {
-        hx_status st = hx_water_model_find(model, &wm);
+        hx_status st = hx_water_model_find(water_name, &wm);
         if (st != HX_OK) {
-            hx_cli_report_error("build", st);
+            if (is_mix)
+                fprintf(stderr,
+                        "halox build: unknown mixture model '%s': use oplsaa (ethanol in TIP3P), "
+                        "oplsaa-tip3p, oplsaa-spce or oplsaa-spc\n",
+                        model);
+            else
+                hx_cli_report_error("build", st);
+            return 1;
+        }
+    }
+    if (!is_mix && relax_text) {
+        fprintf(stderr, "halox build: --relax is for 'halox build mixture'\n");
+        return 1;
+    }
+    double relax = 2.5;
+    if (relax_text) {
+        char *end = NULL;
+        errno = 0;
+        relax = strtod(relax_text, &end);
+        if (end == relax_text || *end || errno || !(relax >= 0.0 && relax <= 1000.0)) {
+            fprintf(stderr,
+                    "halox build: --relax '%s': give the relaxation's length in ps, 0 to 1000 "
+                    "(0: minimisation only)\n",
+                    relax_text);
             return 1;
         }
     }
@@ -170,8 +221,8 @@ static int run_build(int argc, char **argv)
             hx_lock_release(&locks[k]);
         return 1;
     }
-    int rc = build_and_write(kind, model, wm, is_water, is_argon, is_mix, atoms, box, seed, lattice,
-                             fraction, output, top);
+    int rc = build_and_write(kind, water_name, wm, is_water, is_argon, is_mix, atoms, box, seed,
+                             lattice, fraction, relax, output, top);
     for (int k = 0; k < 2; k++)
         hx_lock_release(&locks[k]);
     return rc;
@@ -191,7 +242,8 @@ static hx_status keep_old(const char *path)
 
 static int build_and_write(const char *kind, const char *model, const hx_water_model *wm,
                            int is_water, int is_argon, int is_mix, int atoms, double box, int seed,
-                           int lattice, double fraction, const char *output, const char *top)
+                           int lattice, double fraction, double relax, const char *output,
+                           const char *top)
 {
     hx_system *sys = NULL;
     hx_mixture_info mi;
@@ -204,6 +256,8 @@ static int build_and_write(const char *kind, const char *model, const hx_water_m
         mp.natoms = atoms;
         mp.water = model;
         mp.seed = (uint64_t)seed;
+        for (int k = 0; k < 3; k++) /* the stages in proportion (defaults 0.1, 0.4, 2.0 ps) */
+            mp.md_ps[k] *= relax / 2.5;
         st = hx_build_mixture(&mp, &sys, &mi);
     } else {
         st = !is_water ? hx_build_argon(atoms, box, (uint64_t)seed, &sys)
@@ -222,8 +276,8 @@ static int build_and_write(const char *kind, const char *model, const hx_water_m
     st = hx_build_min_distance(sys, first, 0.5, &dmin);
     if (st == HX_OK)
         st = keep_old(output);
-    if (st == HX_OK)
-        st = hx_gro_write(output, sys, 0);
+    if (st == HX_OK) /* with velocities where the build has them (a relaxed mixture) */
+        st = hx_gro_write(output, sys, sys->has_velocities);
     if (st == HX_OK && top)
         st = keep_old(top);
     char mixmodel[32];

@@ -252,4 +252,26 @@ grep -q "Conserved En." vr.log || fail "the log's energies lack Conserved En."
 "$halox" md -c m.gro --steps 10 --rc 0.7 --nstenergy 5 -e nve.jsonl -o nve.gro -g nve.log > nve.out 2>&1
 grep -q conserved nve.jsonl && fail "an NVE energy file has a conserved column"
 
+# --- 9. one set of model names between halox build and halox md, and a mixture written with
+# its velocities (it was written without: the first run started from rest); pure ethanol reports
+# its O-O distance (it reported OW-OW of no water). A short relaxation (--relax) keeps it quick.
+check
+"$halox" build mixture --model spce --atoms 900 -o mixbad.gro > mixbad.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "give --model oplsaa-spce" mixbad.out && [ ! -e mixbad.gro ]; } ||
+    fail "build mixture --model spce: exit $rc, $(head -1 mixbad.out)"
+check
+"$halox" build mixture --ethanol-fraction 1 --atoms 900 --model oplsaa-spce --relax 0.05 \
+    -o eth.gro > eth.out 2>&1 || fail "build mixture: $(tail -2 eth.out)"
+grep -q "min O-O (ethanol) 0\.[0-9]* nm -> eth.gro" eth.out || fail "pure ethanol: $(tail -1 eth.out)"
+grep -q "OW-OW" eth.out && fail "pure ethanol reports an OW-OW distance"
+[ "$(sed -n 3p eth.gro | wc -c)" -gt 60 ] || fail "the mixture was written without velocities"
+"$halox" md -c eth.gro --model oplsaa-spce --steps 0 --rc 0.9 -o eth_out.gro -g eth.log > eth_md.out 2>&1 ||
+    fail "md of the mixture with the build's model name: $(grep -m1 error eth_md.out)"
+grep -q "has no velocities" eth_md.out && fail "md of the built mixture starts from rest"
+t=$(sed -n 's/^  temperature \([0-9.]*\) K$/\1/p' eth_md.out)
+awk -v t="${t:-0}" 'BEGIN { exit !(t > 100) }' ||
+    fail "md of the built mixture: T = '$t' K at step 0 (want the relaxation's, ~200-300 K)"
+echo "mixture: built and run as oplsaa-spce, T at step 0 $t K; $(grep -o 'min O-O.*' eth.out)"
+
 finish test_md_options

@@ -197,6 +197,24 @@ vargs=(-c w.gro --rc 0.7 --rlist 0.8 --threads 1 --gen-vel 300 --seed 5 --thermo
     fail "v-rescale: the run continued from its end checkpoint differs from the uninterrupted one"
 grep -q '"conserved":' vfull.jsonl || fail "v-rescale: no conserved energy in the energy file"
 grep -aq '^thermostat_work -\?0x' vpart.cpt || fail "v-rescale: the checkpoint lacks the thermostat's work"
+# a checkpoint of format 1 (before the thermostat's work was recorded) is still read, with a
+# warning that the conserved energy starts again
+check
+python3 - << 'PY'
+import struct
+d = open("vpart.cpt", "rb").read()[:-8]
+d = d.replace(b"HALOX-CHECKPOINT 2\n", b"HALOX-CHECKPOINT 1\n", 1)
+i = d.index(b"thermostat_work ")
+d = d[:i] + d[d.index(b"\n", i) + 1:]
+h = 0xcbf29ce484222325
+for x in d:
+    h = ((h ^ x) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open("v1.cpt", "wb").write(d + struct.pack("<Q", h))
+PY
+"$halox" md "${vargs[@]}" --steps 100 --restart v1.cpt -o v1.gro -g v1.log > v1.out 2>&1 ||
+    fail "restart from a format-1 checkpoint: $(grep -m1 error v1.out)"
+grep -q "v1.cpt is a checkpoint of format 1, which did not record the thermostat's work: the run continues bit for bit, but its conserved energy starts again" v1.out ||
+    fail "format-1 checkpoint of a v-rescale run: no warning: $(head -2 v1.out)"
 
 # other parameters
 check

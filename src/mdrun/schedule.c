@@ -314,6 +314,18 @@ static hx_status read_metrics(hx_md *md)
     return HX_OK;
 }
 
+/* A step without energies: NaN, so that nobody takes the last energy step's values for this
+ * step's (the graph replay left them in place, and the log's averages counted them again). */
+static void no_energies(hx_md *md)
+{
+    md->ener.time = md->step * md->p.dt;
+    md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
+    md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
+    md->ener.lj14 = md->ener.coulomb14 = NAN;
+    md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
+    md->ener.constraint_deviation = md->ener.conserved = NAN;
+}
+
 hx_status hx_md_do_step(hx_md *md, int commit)
 {
     const hx_md_backend_ops *B = md->B;
@@ -342,6 +354,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         NOTE(B->replay(md->bimpl));
         md->tm.update += hx_wtime() - t0;
         md->ener.step = md->step;
+        no_energies(md);
         md->step++;
         md->tm.steps++;
         md->gathered_step_valid = 0;
@@ -430,11 +443,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
                  "use a smaller time step or check the starting structure",
                  md->step, md->ener.kinetic, md->ener.potential);
     } else {
-        md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
-        md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
-        md->ener.lj14 = md->ener.coulomb14 = NAN;
-        md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
-        md->ener.constraint_deviation = md->ener.conserved = NAN;
+        no_energies(md);
     }
     if (commit) {
         md->thermostat_work += work;

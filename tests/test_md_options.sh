@@ -58,6 +58,9 @@ for want in "parameter file run.mdp" "steps 20 (from step 0)" "dt 0.001 ps" "rc 
     "ignored in run.mdp (they do not change what halox computes): nstcalcenergy (line 23), nstvout (line 24), fourierspacing (line 25)"; do
     grep -qF "$want" m.log || fail "-f run.mdp: the log lacks '$want'"
 done
+# energies in the log every nstlog = 10 steps: steps 0, 10 and the last, 20
+[ "$(grep -Ec '^ +Step +Time$' m.log)" -eq 3 ] ||
+    fail "-f run.mdp: $(grep -Ec '^ +Step +Time$' m.log) energy blocks in the log, want 3 (nstlog 10, 20 steps)"
 grep -qF "halox md: run.mdp: ignored (3 keys that do not change what halox computes; docs/mdp.md says why): nstcalcenergy (line 23)" m.out ||
     fail "-f run.mdp: the ignored keys are not said on the terminal: $(head -2 m.out)"
 check
@@ -165,6 +168,14 @@ grep -q "^  3 atoms, 1 molecule, box" one.log || fail "one molecule: $(grep -m1 
 grep -q "^system      3 atoms, 1 molecule, box" one_plan.out ||
     fail "one molecule (plan): $(grep -m1 system one_plan.out)"
 
+# one set of model names with halox build: a mixture is built with the name md runs it with
+# (the run itself: test_md_physics)
+check
+"$halox" build mixture --model spce --atoms 900 -o mixbad.gro > mixbad.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "give --model oplsaa-spce" mixbad.out && [ ! -e mixbad.gro ]; } ||
+    fail "build mixture --model spce: exit $rc, $(head -1 mixbad.out)"
+
 # --- 6. help: each default once
 check
 for cmd in md plan build; do
@@ -217,7 +228,7 @@ check_eta() {
                 ok=1
         elif [[ $when =~ ^at\ ([0-9]{4})-[0-9]{2}-[0-9]{2}\ [0-9]{2}:[0-9]{2}$ ]]; then
             local got=${BASH_REMATCH[1]} want
-            want=$(date -d "@$(awk -v d="$days" -v n="$(date +%s)" 'BEGIN { printf "%d", n + d * 86400 }')" +%Y)
+            want=$(date -d "@$(awk -v d="$days" -v n="$(date +%s)" 'BEGIN { printf "%.0f", n + d * 86400 }')" +%Y)
             [ "$got" -ge $((want - 1)) ] && [ "$got" -le $((want + 1)) ] && ok=1
         elif [[ $when =~ ^at\ [0-9]{2}:[0-9]{2}:[0-9]{2}$ ]]; then
             awk -v d="$days" 'BEGIN { exit !(d < 1) }' && ok=1
@@ -227,51 +238,5 @@ check_eta() {
 }
 check_eta p.out
 check_eta q.out
-
-# --- 8. v-rescale: the conserved energy (GROMACS's "Conserved En.": total energy minus the
-# thermostat's work) in the energy file and the log, and conserved: from 100 K the thermostat
-# heats the box to 300 K, so the total energy rises by ~5000 kJ/mol, while the conserved energy
-# must stay within the bar of an NVE run: its drift below the buffer tolerance 0.005 kJ/mol/ps
-# per atom (measured 4e-4 over these 1 ps; the pair list's error is its only systematic source)
-check
-"$halox" md -c big.gro --steps 500 --rc 0.9 --threads 2 --gen-vel 100 --thermostat v-rescale \
-    --ref-t 300 --tau-t 0.1 --nstenergy 10 --nstlog 100 -e vr.jsonl -o vr.gro -g vr.log > vr.out 2>&1 ||
-    fail "v-rescale run: $(tail -2 vr.out)"
-cons=$(sed -n 's/^conserved-energy drift: \([-0-9.e+]*\) kJ\/mol\/ps per atom (v-rescale.*/\1/p' vr.log)
-tot=$(sed -n 's/^total-energy drift: \([-0-9.e+]*\) kJ\/mol\/ps per atom.*/\1/p' vr.log)
-{ [ -n "$cons" ] && [ -n "$tot" ] && awk -v c="$cons" -v t="$tot" 'BEGIN { exit !(c < 0.005 && c > -0.005 && t > 0.1) }'; } ||
-    fail "v-rescale: conserved-energy drift '$cons' (want |.| < 0.005), total-energy drift '$tot' (want > 0.1: the thermostat heats)"
-echo "v-rescale 100 -> 300 K: total-energy drift $tot, conserved-energy drift $cons kJ/mol/ps per atom"
-head -1 vr.jsonl | grep -q '"total":"kJ/mol","conserved":"kJ/mol"' || fail "the energy file's columns lack conserved"
-[ "$(grep -c '"conserved":' vr.jsonl)" -eq 52 ] || fail "not every energy line has the conserved energy"
-# the log: energies every --nstlog steps (steps 0, 100, ..., 500), GROMACS's names
-[ "$(grep -Ec '^ +Step +Time$' vr.log)" -eq 6 ] ||
-    fail "energies in the log: $(grep -Ec '^ +Step +Time$' vr.log) blocks, want 6 (steps 0 to 500 by 100)"
-grep -q "Conserved En." vr.log || fail "the log's energies lack Conserved En."
-# an NVE energy file keeps its columns (conserved = total there)
-"$halox" md -c m.gro --steps 10 --rc 0.7 --nstenergy 5 -e nve.jsonl -o nve.gro -g nve.log > nve.out 2>&1
-grep -q conserved nve.jsonl && fail "an NVE energy file has a conserved column"
-
-# --- 9. one set of model names between halox build and halox md, and a mixture written with
-# its velocities (it was written without: the first run started from rest); pure ethanol reports
-# its O-O distance (it reported OW-OW of no water). A short relaxation (--relax) keeps it quick.
-check
-"$halox" build mixture --model spce --atoms 900 -o mixbad.gro > mixbad.out 2>&1
-rc=$?
-{ [ $rc -ne 0 ] && grep -q "give --model oplsaa-spce" mixbad.out && [ ! -e mixbad.gro ]; } ||
-    fail "build mixture --model spce: exit $rc, $(head -1 mixbad.out)"
-check
-"$halox" build mixture --ethanol-fraction 1 --atoms 900 --model oplsaa-spce --relax 0.05 \
-    -o eth.gro > eth.out 2>&1 || fail "build mixture: $(tail -2 eth.out)"
-grep -q "min O-O (ethanol) 0\.[0-9]* nm -> eth.gro" eth.out || fail "pure ethanol: $(tail -1 eth.out)"
-grep -q "OW-OW" eth.out && fail "pure ethanol reports an OW-OW distance"
-[ "$(sed -n 3p eth.gro | wc -c)" -gt 60 ] || fail "the mixture was written without velocities"
-"$halox" md -c eth.gro --model oplsaa-spce --steps 0 --rc 0.9 -o eth_out.gro -g eth.log > eth_md.out 2>&1 ||
-    fail "md of the mixture with the build's model name: $(grep -m1 error eth_md.out)"
-grep -q "has no velocities" eth_md.out && fail "md of the built mixture starts from rest"
-t=$(sed -n 's/^  temperature \([0-9.]*\) K$/\1/p' eth_md.out)
-awk -v t="${t:-0}" 'BEGIN { exit !(t > 100) }' ||
-    fail "md of the built mixture: T = '$t' K at step 0 (want the relaxation's, ~200-300 K)"
-echo "mixture: built and run as oplsaa-spce, T at step 0 $t K; $(grep -o 'min O-O.*' eth.out)"
 
 finish test_md_options

@@ -490,12 +490,13 @@ static int run_compare(int argc, char **argv)
 static int run_report(int argc, char **argv);
 static const hx_cmd cmd_report = {
     "report", "Markdown report with plots of every result file in a directory",
-    "halox bench report [DIR] [-o REPORT.md]",
-    "Reads every .json result file in DIR (default bench/results), writes a Markdown report\n"
+    "halox bench report DIR [-o REPORT.md]",
+    "Reads every .json result file in DIR, writes a Markdown report\n"
     "(tables per series) and PNG plots next to the results: ns/day against ranks, time per step\n"
     "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), exchange time\n"
     "against atoms per domain and against pulses. Plots need gnuplot. Files are replaced only\n"
-    "when written completely.",
+    "when written completely. DIR has no default: the report and plots are written into it,\n"
+    "and the repository's bench/results is tracked (report on a copy, or give -o elsewhere).",
     run_report};
 
 static int run_report(int argc, char **argv)
@@ -503,8 +504,10 @@ static int run_report(int argc, char **argv)
     const char *out = NULL;
     hx_opt opts[] = {
         {"o", "output", HX_OPT_STRING, &out, "FILE", "the report (default DIR/REPORT.md)"}};
-    /* the results directory is the one positional argument; the rest are options */
-    const char *dir = "bench/results";
+    /* the results directory is the one positional argument; the rest are options. No
+     * default: run from the repository, bench/results was the default and the report and its
+     * PNGs went into the tracked results. */
+    const char *dir = NULL;
     char *rest[16];
     int nrest = 0;
     for (int i = 0; i < argc && nrest < 16; i++) {
@@ -520,6 +523,12 @@ static int run_report(int argc, char **argv)
     int pr = hx_cli_parse(&cmd_report, opts, 1, nrest, rest);
     if (pr != 0)
         return pr > 0 ? 0 : 2;
+    if (!dir) {
+        fprintf(stderr, "halox bench report: give the directory of the result files: halox bench "
+                        "report DIR (the report and its plots are written into DIR; to leave a "
+                        "tracked directory such as bench/results as it is, report on a copy)\n");
+        return 2;
+    }
     char path[1100];
     if (!out) {
         snprintf(path, sizeof path, "%s/REPORT.md", dir);

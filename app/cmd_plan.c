@@ -250,8 +250,9 @@ static int run_plan(int argc, char **argv)
         if ((st = print_json(sys, dd, grid, rc, rlist, rmol, r_comm, ps, npulses, &t)) != HX_OK)
             goto fail;
     } else {
-        printf("system      %d atoms, %d molecules, box %.4f x %.4f x %.4f nm\n", sys->natoms,
-               sys->nmol, sys->box[0], sys->box[1], sys->box[2]);
+        printf("system      %d atom%s, %d molecule%s, box %.4f x %.4f x %.4f nm\n", sys->natoms,
+               sys->natoms == 1 ? "" : "s", sys->nmol, sys->nmol == 1 ? "" : "s", sys->box[0],
+               sys->box[1], sys->box[2]);
         printf("grid        %d x %d x %d = %d domain%s\n", grid[0], grid[1], grid[2], nd,
                nd == 1 ? "" : "s");
         printf("cell size   %.4f x %.4f x %.4f nm\n", hx_dd_cell_size(dd, 0),

@@ -13,3 +13,6 @@ halox_test(test_md_metrics SOURCES test_md_metrics.c test_md_common.c LABELS md)
 # start-from-rest warning, named input in box errors, help defaults, log header and summary.
 add_test(NAME test_md_options COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_md_options.sh $<TARGET_FILE:halox_app>)
 set_tests_properties(test_md_options PROPERTIES LABELS "cpu;md;cli" TIMEOUT 300)
+# the conserved energy with v-rescale and a built mixture's start, through the command line
+add_test(NAME test_md_physics COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_md_physics.sh $<TARGET_FILE:halox_app>)
+set_tests_properties(test_md_physics PROPERTIES LABELS "cpu;md;cli;long" TIMEOUT 900)

@@ -421,6 +421,12 @@ typedef struct hx_md_params {
     long long start_step;
     int has_rng_state;
     uint64_t rng_state[4];
+    /* and the thermostat's work up to start_step (hx_md_thermostat_work of the run continued;
+     * kJ/mol), so that the conserved energy continues too; rlist_from_tolerance: the continued
+     * run chose rlist from its buffer tolerance (its missed pairs are by design, as in that
+     * run, and a warning must not advise leaving rlist out) */
+    double thermostat_work;
+    int rlist_from_tolerance;
     /* GROMACS's "continuation = yes" for a new run from a configuration file: the positions (and
      * velocities) are those of an earlier constrained run and are not constrained again before
      * step 0. Everything else is as for a new run (whole molecules, centre-of-mass motion
@@ -470,6 +476,13 @@ typedef struct hx_md_energies {
      * the sum of all seven. Without (water, argon) the five are 0 and potential = lj + coulomb. */
     double bonds, angles, dihedrals, lj14, coulomb14;
     int has_bonded;
+    /* GROMACS's "Conserved En.": total minus the energy the thermostat has added since the run
+     * began (v-rescale's integral of (lambda^2 - 1) times the half-step kinetic energy it
+     * scaled), so that it stays constant as the total energy does without a thermostat; equal
+     * to total in NVE. NaN like the potential. has_thermostat: the run couples (the energy
+     * file writes the column only then). */
+    double conserved;
+    int has_thermostat;
 } hx_md_energies;
 
 typedef struct hx_md_timings {
@@ -564,6 +577,9 @@ typedef struct hx_md_output {
      * The flag is only read, never reset. */
     volatile sig_atomic_t *stop;
     int stop_at_search;
+    /* Energies are computed on multiples of nstenergy and, when nstlog > 0, of nstlog too (a
+     * program writes them to its log from step_hook, which sees the previous step's). */
+    int nstlog;
 } hx_md_output;
 
 /* Run p->steps steps: energies of steps 0..steps (the last one by hx_md_evaluate), frames of
@@ -585,6 +601,9 @@ long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
 /* The thermostat's random stream, to store in a checkpoint. */
 void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
+/* The energy the thermostat has added to the system in the steps before the current one
+ * (kJ/mol; 0 without a thermostat), to store in a checkpoint (hx_md_params.thermostat_work). */
+double hx_md_thermostat_work(const hx_md *md);
 /* One JSON object (no newline) of e into buf, as in the energy file (docs/energy-json.md:
  * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
  * bytes always suffice). */

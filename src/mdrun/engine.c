@@ -94,9 +94,10 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
         double rmax = p->rlist > p->rc ? p->rlist : p->rc;
         for (int d = 0; d < 3; d++)
             HX_CHECK(rmax < 0.5 * sys->box[d], HX_ERR_INVALID_ARG,
-                     "cut-off/pair-list radius %g nm is not below half the box edge %c = %g nm: "
-                     "use a shorter cut-off or a larger box",
-                     rmax, "xyz"[d], sys -> box[d]);
+                     "cut-off/pair-list radius %g nm is not below half the box edge along %c "
+                     "(the edge is %g nm, half of it %g nm): use a shorter cut-off or a larger "
+                     "box",
+                     rmax, "xyz"[d], sys -> box[d], 0.5 * sys -> box[d]);
         HX_CHECK(sys->natoms > 0, HX_ERR_INVALID_ARG, "the system has no atoms");
     }
     return HX_OK;
@@ -260,6 +261,7 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     size_t n = (size_t)s->natoms;
     /* The pair-list radius first, from the input as given: `halox plan` calls the same
      * function on the same file and so predicts this run's decomposition. */
+    md->rlist_auto = p->rlist_from_tolerance;
     if (md->p.rlist == 0) {
         md->rlist_auto = 1;
         HX_TRY(hx_md_pair_list_radius(sys, p, &md->p.rlist));
@@ -405,10 +407,12 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
         st = B->create(md->sys, md->ff, &md->p, md->nlocal, &md->bimpl);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);
     hx_rng_seed(&md->trng, p->seed, 2);
+    md->ener.has_thermostat = p->thermostat != HX_THERMOSTAT_NONE;
     if (p->continuation) {
         md->step = p->start_step;
         if (p->has_rng_state)
             memcpy(md->trng.s, p->rng_state, sizeof md->trng.s);
+        md->thermostat_work = p->thermostat_work;
     }
     HX_TRY_GOTO(st, hx_md_repartition(md, 1), fail);
     md->gathered_step_valid = 1;
@@ -517,6 +521,11 @@ void hx_md_get_rng_state(const hx_md *md, uint64_t state[4])
     memcpy(state, md->trng.s, sizeof md->trng.s);
 }
 
+double hx_md_thermostat_work(const hx_md *md)
+{
+    return md->thermostat_work;
+}
+
 void hx_md_get_dd_info(const hx_md *md, hx_md_dd_info *info)
 {
     *info = md->info;
@@ -570,6 +579,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     md->tm.metric_samples = 0;
     md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
+    md->log_interval = out && out->nstlog > 0 ? out->nstlog : 0;
     /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so
      * they agree on the flag, at pair-search steps only (one small max-reduction there). */
     const int parallel_stop = out && out->stop && hx_comm_nranks(md->comm) > 1;
@@ -629,7 +639,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
 done:
     free(stop_in);
     md->tm.total += hx_wtime() - start;
-    md->energy_interval = 0;
+    md->energy_interval = md->log_interval = 0;
     return st;
 }
 

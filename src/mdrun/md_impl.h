@@ -27,7 +27,11 @@ struct hx_md {
     long long step;
     long long last_search;
     int energy_interval; /* potential energies only on multiples of this (0: every step) */
+    int log_interval;    /* ... and of this (0: none) */
     hx_rng trng;
+    /* The energy v-rescale has added in the committed steps so far, sum of (lambda^2 - 1)
+     * ke_old: a host double, the same on every rank (lambda and the summed ke_old are). */
+    double thermostat_work;
     hx_md_energies ener;
     hx_md_timings tm;
     long long last_missed;

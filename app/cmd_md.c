@@ -874,28 +874,61 @@ out:
     return st;
 }
 
-/* A restart without --nstlist continues with the interval the original run used (recorded
- * in the checkpoint, chosen or given): a new choice from the restart's state could differ, and
- * the continuation would not be the same run. */
-static hx_status restart_interval(md_job *job, const hx_checkpoint *ck)
+static const char *ckpt_value(const hx_ckpt_params *c, const char *key)
 {
-    const char *v = NULL;
-    for (int i = 0; i < ck->params.n; i++)
-        if (strcmp(ck->params.key[i], "nstlist") == 0)
-            v = ck->params.value[i];
-    char *end = NULL;
-    const long n = v ? strtol(v, &end, 10) : 0;
-    HX_CHECK(v && end && *end == '\0' && n >= 1 && n <= INT_MAX, HX_ERR_INPUT,
-             "%s records no valid nstlist (%s): give --nstlist with the original run's interval",
-             job->restart, v ? v : "none");
-    HX_CHECK(job->nstckpt == 0 || job->nstckpt % n == 0, HX_ERR_INVALID_ARG,
-             "--nstcheckpoint %d must be a multiple of the interval %ld that %s continues: a "
-             "restart resumes at a repartition",
-             job->nstckpt, n, job->restart);
-    job->p.nstlist = (int)n;
-    job->p.nstlist_auto = 0;
-    job->p.nstlist_divides = 0;
-    job->nstlist_restart = 1;
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->key[i], key) == 0)
+            return c->value[i];
+    return NULL;
+}
+
+/* The resolved rolling prune, recorded with the parameters a restart must match (the engine
+ * would otherwise re-estimate the inner radius from the checkpoint's temperature). */
+static void ckpt_add_prune(hx_ckpt_params *c, int parts, double inner)
+{
+    if (c->n + 2 > HX_CKPT_MAX_PARAMS)
+        return;
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "prune_parts");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%d", parts);
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "rlist_inner");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%.17g", inner);
+}
+
+/* A restart continues with the pair lists the original run used, as recorded in its checkpoint:
+ * the interval when this restart gives none (it was given or chosen then; a new choice from the
+ * restart's state could differ), and the rolling prune (parts and inner radius). Checkpoints of
+ * older versions have no prune: the engine resolves it again. */
+static hx_status restart_lists(md_job *job, const hx_checkpoint *ck)
+{
+    if (job->p.nstlist_auto) {
+        const char *v = ckpt_value(&ck->params, "nstlist");
+        char *end = NULL;
+        const long n = v ? strtol(v, &end, 10) : 0;
+        HX_CHECK(v && end && *end == '\0' && n >= 1 && n <= INT_MAX, HX_ERR_INPUT,
+                 "%s records no valid nstlist (%s): give --nstlist with the original run's "
+                 "interval",
+                 job->restart, v ? v : "none");
+        HX_CHECK(job->nstckpt == 0 || job->nstckpt % n == 0, HX_ERR_INVALID_ARG,
+                 "--nstcheckpoint %d must be a multiple of the interval %ld that %s continues: a "
+                 "restart resumes at a repartition",
+                 job->nstckpt, n, job->restart);
+        job->p.nstlist = (int)n;
+        job->p.nstlist_auto = 0;
+        job->p.nstlist_divides = 0;
+        job->nstlist_restart = 1;
+    }
+    const char *pp = ckpt_value(&ck->params, "prune_parts");
+    const char *ri = ckpt_value(&ck->params, "rlist_inner");
+    if (pp && ri) {
+        char *e1 = NULL, *e2 = NULL;
+        const long parts = strtol(pp, &e1, 10);
+        const double inner = strtod(ri, &e2);
+        HX_CHECK(*e1 == '\0' && *e2 == '\0' && parts >= 0 && parts <= 1000 && inner > 0,
+                 HX_ERR_INPUT, "%s records a bad rolling prune (%s parts, inner rlist %s)",
+                 job->restart, pp, ri);
+        job->p.prune_parts = (int)parts;
+        job->p.rlist_inner = inner;
+    }
     return HX_OK;
 }
 
@@ -910,7 +943,8 @@ static hx_status load_input(md_job *job, hx_system **sys)
         long long step;
         double rlist, work;
         uint64_t rng[4];
-        int nstlist, nstlist_restart;
+        double rlist_inner;
+        int nstlist, nstlist_restart, prune_parts;
     } cont;
     memset(&cont, 0, sizeof cont);
     job->energy_new = job->traj_new = 1;
@@ -924,11 +958,13 @@ static hx_status load_input(md_job *job, hx_system **sys)
                     st = same_system(given, job->conf, ck->sys, job->restart);
                 hx_system_destroy(&given);
             }
-            if (st == HX_OK && job->p.nstlist_auto)
-                st = restart_interval(job, ck);
+            if (st == HX_OK)
+                st = restart_lists(job, ck);
             if (st == HX_OK) {
                 hx_ckpt_params now;
                 hx_ckpt_params_from_md(&job->p, job->rlist_opt, ck->sys->natoms, &now);
+                if (ckpt_value(&ck->params, "prune_parts"))
+                    ckpt_add_prune(&now, job->p.prune_parts, job->p.rlist_inner);
                 st = hx_ckpt_params_compare(&ck->params, &now, job->restart);
             }
             if (st == HX_OK && ck->step >= job->total_steps)
@@ -981,15 +1017,19 @@ static hx_status load_input(md_job *job, hx_system **sys)
     HX_TRY(hx_comm_agree(job->comm, st));
     HX_TRY(hx_system_bcast(job->comm, sys));
     if (job->restart) {
-        /* rank 0's interval: the checkpoint's, when this restart has no --nstlist */
+        /* rank 0's pair lists: the checkpoint's (restart_lists) */
         cont.nstlist = job->p.nstlist;
         cont.nstlist_restart = job->nstlist_restart;
+        cont.prune_parts = job->p.prune_parts;
+        cont.rlist_inner = job->p.rlist_inner;
         HX_TRY(hx_comm_bcast_bytes(job->comm, &cont, sizeof cont));
         if (cont.nstlist_restart) {
             job->p.nstlist = cont.nstlist;
             job->p.nstlist_auto = job->p.nstlist_divides = 0;
             job->nstlist_restart = 1;
         }
+        job->p.prune_parts = cont.prune_parts;
+        job->p.rlist_inner = cont.rlist_inner;
         job->p.continuation = 1;
         job->p.start_step = cont.step;
         job->p.rlist = cont.rlist;
@@ -1133,11 +1173,13 @@ static int run_job(md_job *job, int parallel)
         }
     }
     /* what a later restart must match: the user's options, not the resolved values, except
-     * the interval, which a restart continues as this run used it (restart_interval) */
+     * the pair lists, which a restart continues as this run used them (restart_lists) */
     {
+        const hx_md_params *rp = hx_md_get_params(md);
         hx_md_params used = job->p;
-        used.nstlist = hx_md_get_params(md)->nstlist;
+        used.nstlist = rp->nstlist;
         hx_ckpt_params_from_md(&used, job->rlist_opt, sys->natoms, &job->cparams);
+        ckpt_add_prune(&job->cparams, rp->prune_parts, rp->rlist_inner);
     }
     st = hx_comm_agree(job->comm, open_outputs(job, md));
     if (st != HX_OK) {

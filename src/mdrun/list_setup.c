@@ -225,8 +225,10 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
         if (dd) {
             const int np = dd_pulses(e->s, p->rc, rmol, r, ndomains, grid);
             if (np < 0 || np > pulses_ref) {
-                snprintf(stop, sizeof stop, "nstlist %d (rlist %.3f nm) would need %s halo pulses",
-                         n, r, np < 0 ? "more than any grid allows" : "more");
+                snprintf(stop, sizeof stop,
+                         "nstlist %d (rlist %.3f nm) would need more halo "
+                         "pulses%s",
+                         n, r, np < 0 ? " than any grid allows" : "");
                 break;
             }
         }

@@ -626,7 +626,8 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
         fprintf(flog, "  pair-list interval chosen: %s\n    (%s; --nstlist fixes it)\n", line,
                 ls.note);
     } else if (job->nstlist_restart) {
-        fprintf(flog, "  pair-list interval %d: the checkpoint's run's\n", rp->nstlist);
+        fprintf(flog, "  pair-list interval %d, as in the run the checkpoint continues\n",
+                rp->nstlist);
     } else if (ls.note[0]) {
         fprintf(flog, "  pair-list interval %d %s\n", rp->nstlist, ls.note);
     }

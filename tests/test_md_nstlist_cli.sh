@@ -88,7 +88,7 @@ check
 "$halox" md -c w.gro --gpu --gen-vel 300 --nstenergy 10 -e ckpt.jsonl -o ckpt.gro -g ckpt.log \
     --checkpoint c.cpt --nstcheckpoint 50 --restart c.cpt --steps 150 > restart.out 2> restart.err ||
     fail "restart: $(grep -m1 error restart.err)"
-grep -q "pair-list interval 25: the checkpoint's run's" ckpt.log ||
+grep -q "pair-list interval 25, as in the run the checkpoint continues" ckpt.log ||
     fail "restart: the log lacks the checkpoint's interval: $(grep -i 'interval\|nstlist' ckpt.log | tail -3)"
 grep -q -- "->" restart.err && fail "restart: stderr says it chose again: $(grep -- '->' restart.err)"
 echo "ok   --nstcheckpoint 50: nstlist 25; the restart continues with it"

@@ -10,15 +10,19 @@
  * halo. Measured on one H200 at 45k SPC/E atoms (docs/design/gpu-results.md, nstlist 20 to 100
  * with the prune): a plain step grows by 6.8 us per unit of the outer list's size in units of
  * the nstlist-10 list, 0.077 of the 88.6 us step; the search step of one domain costs 19 us
- * more than a plain step in `halox bench md` (106 against 87 us), up to ~250 us in `halox md`
- * (1700 ns/day at nstlist 10 against 1935 at 20). The list sizes compare as (r + dr)^3: a
- * cluster-pair list covers atom pairs beyond its radius r, by dr for clusters at the cut-off.
+ * more than a plain step in `halox bench md` (106 against 87 us), and `halox md --gpu` at
+ * nstlist 10 spent 118 us per search (bench/results/h200-2026-12-04g-roofab/compare/1gpu-45k:
+ * 0.93 s in 7901 searches, 12 % of the run, 1790 ns/day against 2039 without the searches).
+ * The list sizes compare as (r + dr)^3: a cluster-pair list covers atom pairs beyond its
+ * radius r, by dr for clusters at the cut-off.
  *
  * One domain: the search runs on the GPU and costs between 0.2 and 3 plain steps, and within that
  * range the best interval of the model 1 + 0.077 (F - 1) + sigma / N moves from 10 to 40; the
  * rule that needs no such constant, GROMACS's (the largest candidate whose outer list is at most
  * 1.5x the nstlist-10 list, stopping at 1.4x), picks 25 for water at 300 K (F = 1.36), within
- * 1.5 % of the model's best over that whole range.
+ * 1.5 % of the model's best over that whole range; with the 118 us measured (sigma 1.2) the model
+ * puts 25 first (91.8 us per step, 20: 92.2, 40: 92.5, 100: 96.2, 10: 96.5). GROMACS itself chose
+ * 25 on the same H200 for the same box (its log there: rlist 1.068 -> 1.222).
  *
  * Decomposed: the search runs on the host (migration, plan, halo set-up, upload) and costs
  * 2.5-5 ms against plain steps of 75-140 us, 20-60 plain steps; the model's best then lies at

@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
 # "md1gpu", "sanq", "stages", "roofline", "roofab"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -291,6 +291,128 @@ if [[ " $probes " == *" nstlist "* ]]; then
         grep -h "us/step" "$OUT/logs/probe_nstlist_$nl.log" | sed "s/^/    nstlist $nl: /" |
             tee -a "$OUT/summary.txt"
     done
+fi
+# 11g. autonstlist: `halox md --gpu` with its defaults (the interval it chooses, issue 27)
+#     against explicit intervals with the same defaults otherwise (rolling prune, rlist from the
+#     buffer tolerance), on one GPU at AUTON_ATOMS (default "45000 180000"), AUTON_REPS rounds
+#     (default 2) in alternating order; ns/day with every step counted (halox md's Performance
+#     line: the run loop, searches, energy steps and all). The defaults must come within 3 % of
+#     the best. Then NVE drift at the chosen interval (3000 atoms, 25 ps, two seeds, against
+#     nstlist 10), the GPU half of test_md_nstlist_cli, and 45k on 4 ranks of the GPU (4x1x1,
+#     nvshmem) with the defaults (the decomposed rule) against --nstlist 100.
+#     JSON: $RES/autonstlist.json.
+if [[ " $probes " == *" autonstlist "* ]]; then
+    alog=$OUT/logs/autonstlist
+    mkdir -p "$alog"
+    arows=$alog/rows.txt
+    : > "$arows"
+    # arun NAME NP MDARGS...: one halox md run; a row "NAME ns/day nstlist rlist inner parts"
+    arun() {
+        local name=$1 np=$2
+        shift 2
+        if [[ $(left) -lt 30 ]]; then
+            say "    $name: skipped (the call's time is spent)"
+            return
+        fi
+        timeout 150 "${pmpi[@]}" -np "$np" "$HALOX" md --gpu "$@" -e "$alog/$name.jsonl" \
+            -o "$alog/$name.gro" -g "$alog/$name.log" > "$alog/$name.out" 2>&1
+        local rc=$?
+        local nsd
+        nsd=$(sed -nE 's/^Performance: ([0-9.]+) ns\/day.*/\1/p' "$alog/$name.out" | tail -1)
+        python3 - "$alog/$name.jsonl" "$name" "${nsd:-nan}" "$rc" >> "$arows" << 'PY'
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).readline())["run"]
+except Exception:
+    r = {}
+print(sys.argv[2], sys.argv[3], sys.argv[4], r.get("nstlist"), r.get("rlist_nm"),
+      r.get("rlist_inner_nm"), r.get("prune_parts"), r.get("nstlist_automatic"))
+PY
+        say "    $(tail -1 "$arows")"
+    }
+    say "  autonstlist: name ns/day rc nstlist rlist inner parts automatic"
+    for n in ${AUTON_ATOMS:-45000 180000}; do
+        box=$alog/w$n.gro
+        "$HALOX" build water --atoms "$n" -o "$box" > /dev/null 2>&1
+        st=$((n <= 50000 ? ${AUTON_STEPS_SMALL:-20000} : ${AUTON_STEPS_LARGE:-6000}))
+        cfgs="default ${AUTON_LIST:-20 40 60 80 100}"
+        for rep in $(seq 1 "${AUTON_REPS:-2}"); do
+            order=$cfgs
+            [[ $((rep % 2)) -eq 0 ]] && order=$(echo "$cfgs" | tr ' ' '\n' | tac | tr '\n' ' ')
+            for c in $order; do
+                extra=()
+                [[ $c != default ]] && extra=(--nstlist "$c")
+                arun "w${n}_${c}_r$rep" 1 -c "$box" --steps "$st" --gen-vel 300 "${extra[@]}"
+            done
+        done
+        grep -h "pair-list interval" -A1 "$alog/w${n}_default_r1.log" | sed 's/^/    /' |
+            tee -a "$OUT/summary.txt"
+    done
+    # NVE drift at the chosen interval (conserved-energy drift of the log) against nstlist 10
+    w3k=$alog/w3000.gro
+    "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
+    for seed in 1 2; do
+        for c in default 10; do
+            extra=()
+            [[ $c != default ]] && extra=(--nstlist "$c")
+            arun "drift_${c}_s$seed" 1 -c "$w3k" --steps 12500 --gen-vel 300 --seed "$seed" \
+                --nstenergy 10 "${extra[@]}"
+            say "      $(grep -h "^conserved-energy drift" "$alog/drift_${c}_s$seed.log")"
+        done
+    done
+    # the GPU half of the CLI test: who decides the interval, where it is written
+    t0=$(date +%s)
+    (cd "$BUILD" && timeout 200 ctest -R "test_gpu_md_nstlist_cli" --output-on-failure) \
+        > "$alog/ctest_cli.log" 2>&1
+    say "    test_gpu_md_nstlist_cli: rc $? ($(($(date +%s) - t0)) s): $(grep -E "tests passed|tests failed" "$alog/ctest_cli.log")"
+    grep -E "^(ok|FAIL)" "$alog/ctest_cli.log" | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+    # decomposed: 45k on 4 ranks of the one GPU, the defaults (the host search's rule) vs 100
+    if [[ ${AUTON_DD:-1} -eq 1 ]]; then
+        for c in default 100; do
+            extra=()
+            [[ $c != default ]] && extra=(--nstlist "$c")
+            arun "dd4_${c}" 4 -c "$alog/w45000.gro" --halo nvshmem --dd 4x1x1 --steps 6000 \
+                --gen-vel 300 "${extra[@]}"
+        done
+    fi
+    python3 - "$arows" "$RES/autonstlist.json" "${HALOX_GIT_REVISION:-unknown}" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, statistics, sys, time
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 8:
+        continue
+    num = lambda v: None if v in ("None", "nan") else float(v)
+    rows.append({"name": f[0], "ns_per_day": num(f[1]), "rc": int(f[2]),
+                 "nstlist": None if f[3] == "None" else int(f[3]), "rlist_nm": num(f[4]),
+                 "rlist_inner_nm": num(f[5]), "prune_parts": None if f[6] == "None" else int(f[6]),
+                 "nstlist_automatic": f[7] == "True"})
+out = {"meta": {"git_revision": sys.argv[3], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "what": "halox md --gpu on one H200: defaults (automatic nstlist) against explicit "
+                        "intervals, ns/day with every step counted (the Performance line)",
+                "commands": "halox md -c wN.gro --gpu --steps S --gen-vel 300 [--nstlist K]"},
+       "runs": rows, "summary": []}
+sizes = sorted({r["name"].split("_")[0] for r in rows if r["name"].startswith("w")})
+for size in sizes:
+    per = {}
+    for r in rows:
+        p = r["name"].split("_")
+        if p[0] == size and r["ns_per_day"] is not None:
+            per.setdefault(p[1], []).append(r)
+    if "default" not in per:
+        continue
+    med = {c: statistics.median(x["ns_per_day"] for x in v) for c, v in per.items()}
+    best = max(med, key=med.get)
+    ratio = med["default"] / med[best]
+    chosen = per["default"][0]["nstlist"]
+    s = {"atoms": int(size[1:]), "default_nstlist": chosen, "median_ns_per_day": med,
+         "best": best, "default_over_best": ratio, "within_3_percent": ratio >= 0.97}
+    out["summary"].append(s)
+    print("  %s: default (nstlist %s) %.1f ns/day, best %s %.1f: %.3f of the best (%s)" %
+          (size, chosen, med["default"], best, med[best], ratio, "ok" if ratio >= 0.97 else "MISSED 3 %"))
+    print("    " + ", ".join("%s %.1f" % (c, v) for c, v in sorted(med.items(), key=lambda kv: kv[0])))
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+PY
 fi
 # 11c. md1gpu: the one-GPU engine at 45k, 180k and 360k atoms with its defaults, MD1_REPS times
 #     (default 2) in the same call: the README's table and issue 12's goals.

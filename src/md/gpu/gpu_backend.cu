@@ -21,7 +21,7 @@
  * host data); a molecule that SETTLE or SHAKE could not constrain, or a non-finite bonded force,
  * recorded on the device since, is reported there (the next host check) The pair lists use rlist
  * for the outer radius and the engine's rlist_inner for the inner one, re-pruned in prune_parts
- * parts, one per step (hx_md_params; 4 parts by default, see engine.c). */
+ * parts, one per step (hx_md_params; 4 parts by default, see src/mdrun/list_setup.c). */
 #include "md/gpu/bonded_gpu.h"
 #include "gpu/cuda_check.h"
 #include "md/gpu/nb_gpu.h"
@@ -120,7 +120,7 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.eps_rf = g->p.eps_rf;
     np.eps_r = g->p.eps_r;
     np.rlist = g->p.rlist;
-    /* the engine resolved both (src/mdrun/engine.c, resolve_prune): rlist_inner = rlist when off */
+    /* the engine resolved both (src/mdrun/list_setup.c): rlist_inner = rlist when off */
     np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
     np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;

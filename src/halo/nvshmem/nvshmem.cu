@@ -710,6 +710,8 @@ static struct {
     int state; /* 0 never started, 1 running, 2 finalised */
     void *mpi_comm;
     int pe, npes;
+    int device;             /* the device current at initialisation: NVSHMEM's, for good */
+    unsigned char uuid[16]; /* its identity */
     char version[64];
     int traces; /* exchanges traced so far (the instance number of trace files) */
 } g_nv;
@@ -717,7 +719,14 @@ static struct {
 static void nv_finalize_hook(void)
 {
     if (g_nv.state == 1) {
+        /* on NVSHMEM's device, whatever the program has current at exit; restored after */
+        int prev = -1;
+        const int sw = cudaGetDevice(&prev) == cudaSuccess && prev != g_nv.device &&
+                       cudaSetDevice(g_nv.device) == cudaSuccess;
         nvshmem_finalize();
+        if (sw)
+            (void)cudaSetDevice(prev);
+        (void)cudaGetLastError();
         g_nv.state = 2;
     }
     hx_comm_mpi_free(&g_nv.mpi_comm);
@@ -740,8 +749,9 @@ static void nv_environment(void)
 }
 
 /* Collective: start NVSHMEM on a duplicate of the exchange's communicator (every rank is a PE,
- * PE index = rank), after the device was chosen. */
-static hx_status nv_init(hx_halo *h)
+ * PE index = rank), with the GPU context's device current (the front end entered it): NVSHMEM
+ * binds a process to the device current at its initialisation, once. */
+static hx_status nv_init(hx_halo *h, const hx_gpu_place *pl)
 {
     const int rank = hx_comm_rank(h->comm), nranks = hx_comm_nranks(h->comm);
     HX_CHECK(g_nv.state != 2, HX_ERR_UNSUPPORTED,
@@ -774,7 +784,14 @@ static hx_status nv_init(hx_halo *h)
         int ma = 0, mi = 0, pa = 0;
         nvshmemx_vendor_get_version_info(&ma, &mi, &pa);
         snprintf(g_nv.version, sizeof g_nv.version, "%d.%d.%d", ma, mi, pa);
+        g_nv.device = pl->device;
+        memcpy(g_nv.uuid, hx_gpu_context_uuid(pl->ctx), 16);
     }
+    HX_CHECK(memcmp(g_nv.uuid, hx_gpu_context_uuid(pl->ctx), 16) == 0, HX_ERR_UNSUPPORTED,
+             "nvshmem was started on GPU %d in this process and cannot move: this exchange's GPU "
+             "context runs on GPU %d; give every nvshmem exchange of a process the same context "
+             "(or one on the same GPU)",
+             g_nv.device, pl->device);
     HX_CHECK(g_nv.pe == rank && g_nv.npes == nranks, HX_ERR_NVSHMEM,
              "nvshmem runs %d PEs with this process as PE %d, but the exchange's communicator "
              "has %d ranks with this process as rank %d: create every nvshmem exchange on the "
@@ -810,7 +827,6 @@ typedef struct nv_impl {
     int scope;      /* requested: 0 auto (GPU scope when every peer is on our GPU), 1 system */
     int sys;        /* in effect */
     int pdl;        /* programmatic dependent launch of the two kernels */
-    unsigned char *uuids; /* [nranks][16]: every rank's GPU, to find the peers on ours */
     unsigned long long stress_rng;
     char error[512]; /* the deadline report, once seen (sticky) */
 } nv_impl;
@@ -898,10 +914,9 @@ static void nv_destroy(hx_halo *h)
     nv_impl *m = (nv_impl *)h->impl;
     if (!m)
         return;
-    if (m->place.ndevices > 0) {
-        cudaSetDevice(m->place.device);
+    /* the front end made the context's device current */
+    if (m->place.ctx)
         cudaDeviceSynchronize();
-    }
     if (m->trace) {
         nv_trace_write(h, m);
         cudaFree(m->trace);
@@ -922,7 +937,6 @@ static void nv_destroy(hx_halo *h)
     if (m->err)
         cudaFreeHost(m->err);
     hx_gpu_plan_free(&m->gp);
-    free(m->uuids);
     free(m);
     h->impl = NULL;
     h->x[0] = h->f[0] = NULL;
@@ -955,7 +969,8 @@ static hx_status nv_setup_local(hx_halo *h)
     HX_CUDA(cudaMalloc((void **)&m->st, sizeof(nv_state)));
     HX_CUDA(cudaMemset(m->st, 0, sizeof(nv_state)));
     HX_CUDA(cudaMalloc((void **)&m->dp, HX_MAX_PULSES * sizeof(nv_pulse)));
-    HX_CUDA(cudaHostAlloc((void **)&m->err, sizeof(nv_error), cudaHostAllocMapped));
+    HX_CUDA(cudaHostAlloc((void **)&m->err, sizeof(nv_error),
+                          cudaHostAllocMapped | cudaHostAllocPortable));
     memset((void *)m->err, 0, sizeof(nv_error));
     HX_CUDA(cudaHostGetDevicePointer((void **)&m->derr, m->err, 0));
     /* deadline: the configuration, else HALOX_HALO_WAIT_TIMEOUT, else on in debug builds */
@@ -1013,46 +1028,18 @@ static hx_status nv_setup_local(hx_halo *h)
     return HX_OK;
 }
 
-/* Every rank's GPU (its UUID) on every rank, to find the peers that share ours. Collective. A
- * rank that cannot name its GPU gives zeros: it matches nobody, so its peers keep system scope. */
-static hx_status nv_gpu_ids(hx_halo *h)
-{
-    nv_impl *m = (nv_impl *)h->impl;
-    const int n = hx_comm_nranks(h->comm);
-    unsigned char mine[16] = {0};
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, m->place.device) == cudaSuccess)
-        memcpy(mine, prop.uuid.bytes, sizeof mine);
-    const void *in[1] = {mine};
-    const size_t bytes[1] = {sizeof mine};
-    void *all = NULL;
-    size_t *counts = (size_t *)calloc((size_t)n, sizeof *counts);
-    m->uuids = (unsigned char *)calloc((size_t)n, 16);
-    hx_status st = hx_comm_agree(h->comm, counts && m->uuids ? HX_OK : HX_ERR_NOMEM);
-    if (st == HX_OK)
-        st = hx_comm_gather_bytes(h->comm, in, bytes, &all, counts);
-    if (st == HX_OK && all)
-        memcpy(m->uuids, all, 16 * (size_t)n); /* rank 0: every block is 16 bytes */
-    free(all);
-    free(counts);
-    if (st == HX_OK)
-        st = hx_comm_bcast_bytes(h->comm, m->uuids, 16 * (size_t)n);
-    return st;
-}
-
 /* Whether this rank's peers in every pulse, both directions, are on its GPU and reached P2P:
  * then GPU-scope ordering suffices between them. */
 static int nv_all_peers_on_our_gpu(const hx_halo *h, const nv_impl *m)
 {
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
-    const unsigned char *me = m->uuids + 16 * (size_t)hx_comm_rank(h->comm);
     static const unsigned char zero[16] = {0};
-    if (!memcmp(me, zero, 16))
-        return 0;
+    if (!memcmp(hx_gpu_context_uuid(m->place.ctx), zero, 16))
+        return 0; /* a GPU without a UUID matches nobody: system scope */
     for (int q = 0; q < p->npulses; q++) {
         if (!m->p2p_x[q] || !m->p2p_f[q] ||
-            memcmp(me, m->uuids + 16 * (size_t)p->pulses[q].send_pe, 16) ||
-            memcmp(me, m->uuids + 16 * (size_t)p->pulses[q].recv_pe, 16))
+            !hx_gpu_place_same_gpu(&m->place, p->pulses[q].send_pe) ||
+            !hx_gpu_place_same_gpu(&m->place, p->pulses[q].recv_pe))
             return 0;
     }
     return 1;
@@ -1067,7 +1054,7 @@ static hx_status nv_setup(hx_halo *h)
      * so that no rank enters NVSHMEM's collective initialisation alone */
     hx_status st = hx_gpu_halo_place(h, 1, &m->place);
     HX_TRY(hx_comm_agree(h->comm, st));
-    HX_TRY(hx_comm_agree(h->comm, nv_init(h)));
+    HX_TRY(hx_comm_agree(h->comm, nv_init(h, &m->place)));
     m->npulses = hx_plan_domain(h->plan, 0)->npulses;
     HX_CHECK(m->npulses <= HX_MAX_PULSES, HX_ERR_INTERNAL, "%d pulses", m->npulses);
     m->sig = (uint64_t *)nvshmem_calloc(2 * HX_MAX_PULSES, sizeof(uint64_t)); /* collective */
@@ -1077,8 +1064,7 @@ static hx_status nv_setup(hx_halo *h)
                                "NVSHMEM_SYMMETRIC_SIZE");
     if (st == HX_OK)
         st = nv_setup_local(h);
-    HX_TRY(hx_comm_agree(h->comm, st));
-    return nv_gpu_ids(h);
+    return hx_comm_agree(h->comm, st);
 }
 
 /* Symmetric (re)allocation: collective, the same sizes on every PE (capacities are global). */
@@ -1305,7 +1291,6 @@ static hx_status nv_update_prepare(hx_halo *h, int *grow_local, int *grow_buf)
 {
     nv_impl *m = (nv_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
-    HX_CUDA(cudaSetDevice(m->place.device));
     HX_CUDA(cudaDeviceSynchronize()); /* no exchange of the previous plan is in flight */
     HX_TRY(nv_check(m));
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
@@ -1371,10 +1356,9 @@ static hx_status nv_launch(nv_impl *m, void (*kernel)(nv_args), dim3 grid, int s
     return HX_OK;
 }
 
-static hx_status nv_exchange_x(hx_halo *h, void *stream)
+static hx_status nv_exchange_x(hx_halo *h, hx_stream s)
 {
     nv_impl *m = (nv_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     HX_TRY(nv_check(m));
     HX_CHECK(m->phase == 0, HX_ERR_INVALID_ARG,
              "nvshmem: exchange_x called twice without exchange_f in between: coordinate and "
@@ -1391,10 +1375,9 @@ static hx_status nv_exchange_x(hx_halo *h, void *stream)
     return HX_OK;
 }
 
-static hx_status nv_exchange_f(hx_halo *h, void *stream)
+static hx_status nv_exchange_f(hx_halo *h, hx_stream s)
 {
     nv_impl *m = (nv_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     HX_TRY(nv_check(m));
     HX_CHECK(m->phase == 1, HX_ERR_INVALID_ARG,
              "nvshmem: exchange_f called without exchange_x before it: coordinate and force "
@@ -1412,5 +1395,5 @@ static hx_status nv_exchange_f(hx_halo *h, void *stream)
 
 extern "C" const hx_halo_ops hx_halo_ops_nvshmem = {
     /* capturable: the exchanges only enqueue the two fused kernels */
-    "nvshmem", 1, nv_setup, nv_update, nv_exchange_x, nv_exchange_f, NULL, nv_destroy,
+    "nvshmem", 1, 1, nv_setup, nv_update, nv_exchange_x, nv_exchange_f, NULL, nv_destroy,
 };

@@ -35,18 +35,20 @@ ps=${PROBE_STEPS:-1000}
 mkdir -p "$OUT/logs/traces"
 # One exchange run of a probe, 11k atoms per domain: xrun NAME DD NP BACKENDS LABEL TRACE ENVS
 # [bench exchange arguments...]. Files probe_exchange_NAME.{json,log}; LABEL prefixes its lines
-# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE), the step's breakdown in the summary;
+# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE, a test hook: run by halox-test, the
+# program built with the NVSHMEM module's hooks), the step's breakdown in the summary;
 # ENVS: the settings of the run (already exported by the caller), recorded in its command.
 xrun() {
-    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7
+    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7 prog=$HALOX
     shift 7
     if [[ $trace -eq 1 ]]; then
         export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_$name
+        prog=$HALOX-test
     else
         unset HALOX_NVSHMEM_TRACE
     fi
     export HALOX_BENCH_COMMAND="${envs:+$envs }mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --backends $backends $*"
-    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$HALOX" bench exchange --dd "$dd" \
+    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$prog" bench exchange --dd "$dd" \
         --atoms-per-domain 11000 --backends "$backends" "$@" -o "$RES/probe_exchange_$name.json"
     grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_$name.log" |
         sed "s/^/    $label $dd: /" | tee -a "$OUT/summary.txt"
@@ -134,8 +136,8 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL
             --steps $((4 * ps)) --warmup 400
     done
 done
-# 4e. inject: the GPU halo tests against a fault-injection build (make it with
-#     CUDAFLAGS=-DHX_NVSHMEM_INJECT and --build DIR): each HALOX_TEST_INJECT mode must fail them.
+# 4e. inject: the GPU halo tests (linked with the NVSHMEM module's test hooks, which read
+#     HALOX_TEST_INJECT on rank 0): each HALOX_TEST_INJECT mode must fail them.
 [[ $probes == *inject* ]] && for mode in x-early f-early; do
     t0=$(date +%s)
     (cd "$BUILD" && HALOX_TEST_INJECT=$mode timeout 120 ctest -R "test_gpu_halo_np4|test_gpu_halo_stress_np4" \

@@ -73,7 +73,7 @@ extern "C" void hx_gpu_plan_free(hx_gpu_plan *gp)
 
 /* ---- placement ---------------------------------------------------------------------------- */
 
-extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *pl)
+extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, int allow_no_mps, hx_gpu_place *pl)
 {
     memset(pl, 0, sizeof *pl);
     /* Checks on arguments that are the same on every rank: all ranks fail here together. */
@@ -99,8 +99,7 @@ extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *p
     pl->sm_count = c->sm_count;
     snprintf(pl->gpu, sizeof pl->gpu, "%s", c->name);
     if (need_mps && pl->pes_per_gpu > 1 && !pl->mps) {
-        const char *allow = getenv("HALOX_ALLOW_NO_MPS");
-        HX_CHECK(allow && strcmp(allow, "1") == 0, HX_ERR_UNSUPPORTED,
+        HX_CHECK(allow_no_mps, HX_ERR_UNSUPPORTED,
                  "halo backend '%s': %d processes share GPU %d (%s) and no MPS daemon was found "
                  "(no control pipe in %s): without MPS their kernels time-slice and every "
                  "signal wait costs a time slice. Start MPS (nvidia-cuda-mps-control -d, see "
@@ -276,7 +275,7 @@ static hx_status base_setup_common(hx_halo *h, int direct)
     h->impl = m;
     m->direct = direct;
     /* no spinning kernels here: several processes per GPU work without MPS (slower) */
-    HX_TRY(hx_gpu_halo_place(h, 0, &m->place));
+    HX_TRY(hx_gpu_halo_place(h, 0, 0, &m->place));
     m->npulses = hx_plan_domain(h->plan, 0)->npulses;
     m->peer_x = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_x);
     m->peer_f = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_f);

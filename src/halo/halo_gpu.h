@@ -45,9 +45,9 @@ typedef struct hx_gpu_place {
 
 /* Setup common to the GPU backends: one local domain, device memory, float; the placement from
  * the GPU context. `need_mps`: refuse several processes on one GPU (by UUID) without MPS (their
- * spinning kernels would time-slice) unless HALOX_ALLOW_NO_MPS=1. Local; the refusal depends on
- * the context, which every rank of a GPU sees alike. */
-hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *place);
+ * spinning kernels would time-slice) unless `allow_no_mps` (HALOX_ALLOW_NO_MPS=1, read by the
+ * caller's agreed configuration). Local: the caller agrees the result. */
+hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, int allow_no_mps, hx_gpu_place *place);
 /* Whether `rank`'s GPU is this process's (by UUID). */
 int hx_gpu_place_same_gpu(const hx_gpu_place *pl, int rank);
 

@@ -35,6 +35,26 @@ extern "C" hx_status hx_gpu_enter(const hx_gpu_context *ctx, hx_gpu_guard *g)
     return HX_OK;
 }
 
+extern "C" int hx_gpu_enter_quiet(const hx_gpu_context *ctx, hx_gpu_guard *g)
+{
+    g->prev = -1;
+    g->switched = 0;
+    if (!ctx)
+        return 1;
+    if (cudaGetDevice(&g->prev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (g->prev != ctx->device) {
+        if (cudaSetDevice(ctx->device) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        g->switched = 1;
+    }
+    return 1;
+}
+
 extern "C" void hx_gpu_leave(hx_gpu_guard *g)
 {
     if (!g->switched)
@@ -142,7 +162,7 @@ extern "C" void hx_gpu_context_destroy(hx_gpu_context **pc)
         return;
     hx_gpu_context *c = *pc;
     hx_gpu_guard g;
-    if (hx_gpu_enter(c, &g) == HX_OK) {
+    if (c->streams[0] && hx_gpu_enter_quiet(c, &g)) {
         for (int k = 0; k < HX_GPU_NSTREAMS; k++)
             if (c->streams[k]) {
                 (void)cudaStreamSynchronize(c->streams[k]);

@@ -40,6 +40,9 @@ typedef struct hx_gpu_guard {
 
 /* Make ctx's device current (a no-op when it is). NULL ctx: nothing (host-only callers). */
 hx_status hx_gpu_enter(const hx_gpu_context *ctx, hx_gpu_guard *g);
+/* The same for clean-up paths (destroy), which must not replace the error being reported:
+ * returns 1 when entered, 0 (nothing recorded) when CUDA refused. */
+int hx_gpu_enter_quiet(const hx_gpu_context *ctx, hx_gpu_guard *g);
 /* Restore the device current before hx_gpu_enter; never fails (a failure to restore is logged:
  * the caller's device was valid when we found it). */
 void hx_gpu_leave(hx_gpu_guard *g);

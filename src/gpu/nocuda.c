@@ -70,6 +70,12 @@ hx_status hx_gpu_enter(const hx_gpu_context *ctx, hx_gpu_guard *g)
              "halox was built without CUDA: rebuild with nvcc available");
     return HX_OK;
 }
+int hx_gpu_enter_quiet(const hx_gpu_context *ctx, hx_gpu_guard *g)
+{
+    g->prev = -1;
+    g->switched = 0;
+    return ctx == NULL;
+}
 void hx_gpu_leave(hx_gpu_guard *g)
 {
     g->switched = 0;

@@ -89,7 +89,7 @@ void hx_halo_destroy(hx_halo **hp)
         /* on the context's device, whatever the caller has current; if even entering it fails
          * the backend still frees its host memory (its CUDA calls then fail, and are ignored) */
         hx_gpu_guard g;
-        const int entered = hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g) == HX_OK;
+        const int entered = hx_gpu_enter_quiet(h->ops->device ? h->cfg.gpu : NULL, &g);
         h->ops->destroy(h);
         if (entered)
             hx_gpu_leave(&g);

@@ -105,7 +105,7 @@ static void gb_destroy(void *vimpl)
         return;
     /* the streams are the context's: work of ours still on them finishes before we free */
     hx_gpu_guard gd;
-    if (hx_gpu_enter(g->ctx, &gd) == HX_OK) {
+    if (hx_gpu_enter_quiet(g->ctx, &gd)) {
         if (g->s_local) {
             (void)cudaStreamSynchronize(g->s_local);
             (void)cudaStreamSynchronize(g->s_nl);

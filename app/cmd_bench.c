@@ -16,9 +16,6 @@
 #include "halox/timer.h"
 
 #include <cjson/cJSON.h>
-#if HALOX_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +186,7 @@ static hx_status bench_case(hx_comm *world, const hx_gpu_context *gpu, const xop
     hx_decomp *dec = NULL;
     /* the context's stream of the exchange, on its device (which the series made current for
      * its own copies and events) */
-    cudaStream_t s = (cudaStream_t)hx_gpu_context_stream(gpu, HX_GPU_STREAM_NONLOCAL);
+    void *s = hx_gpu_context_stream(gpu, HX_GPU_STREAM_NONLOCAL);
     hx_decomp_params dparams = {o->rc, o->rlist, {grid[0], grid[1], grid[2]}};
     HX_TRY_GOTO(st, hx_decomp_create(sys, &dparams, world, &dec), out);
     hx_plan *plan = hx_decomp_plan(dec);

@@ -111,7 +111,8 @@ hx_status hx_halo_exchange_f(hx_halo *h, void *stream);
  * layout of domain i and lives in `mem`. Synchronous. */
 hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem);
 
-/* For benchmarks (`halox bench exchange`): time the exchange on `stream`. Collective. `warmup`
+/* For benchmarks (`halox bench exchange`): time the exchange on `stream` (checked as for
+ * hx_halo_exchange_x; the events are made on the GPU context's device). Collective. `warmup`
  * untimed steps, then `steps` timed ones (a step: hx_halo_exchange_x, then hx_halo_exchange_f)
  * with a CUDA event every `batch` steps only (steps a multiple of batch), because events between
  * all steps add a kernel boundary each under MPS; graph != 0 captures one step in a CUDA graph

@@ -96,8 +96,10 @@ typedef struct md_job {
     int grid[3];
     long long total_steps;
     char cmdline[4096];
+    int gpu_ids[64], ngpu_ids; /* --gpu-id: CUDA device indices (0: none given) */
     /* run time */
     hx_comm *comm;
+    hx_gpu_context *gpu; /* --gpu: the device of this rank and its streams */
     int root, nranks;
     FILE *flog, *fen, *ftr;
     char logbuf[4096];
@@ -646,14 +648,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     fprintf(flog, "  backend %s, halo exchange %s\n", rp->backend ? rp->backend : "cpu",
             rp->halo ? rp->halo : "host");
-    if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
-        hx_gpu_info gi;
-        int dev = 0;
-        char line[512] = "";
-        if (hx_gpu_current_device(&dev) == HX_OK && hx_gpu_get_info(dev, &gi) == HX_OK)
-            hx_gpu_describe(&gi, line, (int)sizeof line);
-        fprintf(flog, "  GPU %d: %s\n", dev, line);
-    }
+    if (rp->backend && strcmp(rp->backend, "gpu") == 0)
+        fprintf(flog, "  %s (rank %d)\n", hx_gpu_context_describe(rp->gpu),
+                hx_comm_rank(job->comm));
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
     else if (job->no_velocities)
@@ -1133,13 +1130,19 @@ static int run_job(md_job *job, int parallel)
         goto done;
     }
     if (job->p.backend && strcmp(job->p.backend, "gpu") == 0) {
-        /* one GPU per rank of the node (ranks placed consecutively on a node) */
-        int dev = -1;
-        st = hx_gpu_select_for_rank(hx_comm_rank(job->comm), &dev);
+        /* the one choice of this rank's GPU (collective): node-local rank modulo the devices, or
+         * entry (node-local rank % n) of --gpu-id; the device stays current for the program */
+        hx_gpu_context_params gp;
+        hx_gpu_context_params_default(&gp);
+        gp.device_ids = job->ngpu_ids > 0 ? job->gpu_ids : NULL;
+        gp.ndevice_ids = job->ngpu_ids;
+        gp.make_current = 1;
+        st = hx_gpu_context_create(&gp, job->comm, &job->gpu);
         if (st != HX_OK) {
             rc_exit = fail_job(job, st);
             goto done;
         }
+        job->p.gpu = job->gpu;
     }
     /* outputs first: a bad path must fail before the input is read, let alone the run. Every
      * step up to the run ends in an agreement, so that a failure is known to every rank at the
@@ -1294,6 +1297,7 @@ done:
     free(job->flog_buf);
     release_outputs(job);
     hx_md_destroy(&md);
+    hx_gpu_context_destroy(&job->gpu); /* after the engine, which runs on it */
     hx_system_destroy(&sys);
     hx_comm_destroy(&job->comm);
     return rc_exit;
@@ -1394,7 +1398,7 @@ static int run_md(int argc, char **argv)
     job.last_ckpt_step = -1;
     hx_app_command_line(argc, argv, job.cmdline, sizeof job.cmdline);
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
-    const char *halo = NULL;
+    const char *halo = NULL, *gpu_ids = NULL;
     int use_gpu = 0;
     job.out = "confout.gro";
     long long steps = 0;
@@ -1454,6 +1458,10 @@ static int run_md(int argc, char **argv)
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
         {"gpu", NULL, HX_OPT_FLAG, &use_gpu, NULL,
          "run the step on the GPU (non-bonded, pair search, update; one GPU per rank)"},
+        {"gpu-id", NULL, HX_OPT_STRING, &gpu_ids, "LIST",
+         "with --gpu: the GPUs to use, as CUDA device indices; node-local rank i runs on entry "
+         "i % (entries), so 0,0,1,1 puts two ranks on each of two GPUs (like GROMACS's -gpu_id) "
+         "(default: node-local rank modulo the visible GPUs)"},
         {"halo", NULL, HX_OPT_STRING, &halo, "NAME",
          "halo-exchange backend: host (CPU), or with --gpu nvshmem, gpu-direct (direct, CUDA IPC "
          "copies) or gpu-mpi (mpi, staged through host memory) (default: host on the CPU, "
@@ -1608,7 +1616,18 @@ static int run_md(int argc, char **argv)
                 job.nstckpt, p->nstlist, p->nstlist_auto ? " (the default)" : "");
         return 1;
     }
-    hx_status st = hx_md_params_check(p, NULL);
+    if (gpu_ids && !use_gpu) {
+        fprintf(stderr, "halox md: --gpu-id %s chooses GPUs for --gpu, which was not given\n",
+                gpu_ids);
+        return 1;
+    }
+    hx_status st = HX_OK;
+    if (gpu_ids &&
+        (st = hx_gpu_parse_device_ids(gpu_ids, job.gpu_ids, 64, &job.ngpu_ids)) != HX_OK) {
+        hx_cli_report_error("md", st);
+        return 1;
+    }
+    st = hx_md_params_check(p, NULL);
     hx_forcefield *ff_check = NULL;
     if (st == HX_OK)
         st = hx_forcefield_create(model, &ff_check); /* an unknown model before any reading */

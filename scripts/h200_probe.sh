@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
+# PROBE selects (default "dispatch backoff fence"; also "owner", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
 # "md1gpu", "sanq", "stages", "roofline", "roofab"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -35,18 +35,20 @@ ps=${PROBE_STEPS:-1000}
 mkdir -p "$OUT/logs/traces"
 # One exchange run of a probe, 11k atoms per domain: xrun NAME DD NP BACKENDS LABEL TRACE ENVS
 # [bench exchange arguments...]. Files probe_exchange_NAME.{json,log}; LABEL prefixes its lines
-# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE), the step's breakdown in the summary;
+# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE, a test hook: run by halox-test, the
+# program built with the NVSHMEM module's hooks), the step's breakdown in the summary;
 # ENVS: the settings of the run (already exported by the caller), recorded in its command.
 xrun() {
-    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7
+    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7 prog=$HALOX
     shift 7
     if [[ $trace -eq 1 ]]; then
         export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_$name
+        prog=$HALOX-test
     else
         unset HALOX_NVSHMEM_TRACE
     fi
     export HALOX_BENCH_COMMAND="${envs:+$envs }mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --backends $backends $*"
-    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$HALOX" bench exchange --dd "$dd" \
+    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$prog" bench exchange --dd "$dd" \
         --atoms-per-domain 11000 --backends "$backends" "$@" -o "$RES/probe_exchange_$name.json"
     grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_$name.log" |
         sed "s/^/    $label $dd: /" | tee -a "$OUT/summary.txt"
@@ -134,8 +136,8 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL
             --steps $((4 * ps)) --warmup 400
     done
 done
-# 4e. inject: the GPU halo tests against a fault-injection build (make it with
-#     CUDAFLAGS=-DHX_NVSHMEM_INJECT and --build DIR): each HALOX_TEST_INJECT mode must fail them.
+# 4e. inject: the GPU halo tests (linked with the NVSHMEM module's test hooks, which read
+#     HALOX_TEST_INJECT on rank 0): each HALOX_TEST_INJECT mode must fail them.
 [[ $probes == *inject* ]] && for mode in x-early f-early; do
     t0=$(date +%s)
     (cd "$BUILD" && HALOX_TEST_INJECT=$mode timeout 120 ctest -R "test_gpu_halo_np4|test_gpu_halo_stress_np4" \
@@ -798,4 +800,42 @@ if [[ " $probes " == *" roofab "* ]]; then
             awk -v v="$v" '{ printf "    %-6s %7d atoms: median %7.1f us, mean %7.1f us, %6.0f ns/day, pair kernel %6.1f us\n", v, $1, $5, $6, $8, $9 }' |
             tee -a "$OUT/summary.txt"
     done
+fi
+
+# owner: what failed on two GPUs before the GPU context (issue 25), run again. One rank: bench md
+# with every GPU backend (gpu-direct had no IPC handle for its empty force slots). With two or
+# more GPUs: the exchange on 2x1x1 with one rank per GPU (hung in gpu-mpi), under MPS and
+# without, with the ranks' GPUs swapped (--gpu-id 1,0) and both on GPU 0 (--gpu-id 0,0: two
+# ranks share it, by UUID, so the nvshmem backend needs MPS), and the one-rank context test with
+# its context on GPU 1 while GPU 0 is current. Each line of the summary says what ran where.
+if [[ $probes == *owner* ]]; then
+    probe owner_md_1rank 150 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms 45000 \
+        --backends gpu-mpi,gpu-direct,nvshmem --steps 500 --warmup 100 \
+        -o "$RES/owner_md_1rank.json"
+    grep -hE "us/step|skipped|error" "$OUT/logs/probe_owner_md_1rank.log" |
+        sed 's/^/    1 rank: /' | tee -a "$OUT/summary.txt"
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') -ge 2 ]]; then
+        ox() { # name extra-arguments...
+            local name=$1
+            shift
+            CUDA_VISIBLE_DEVICES=0,1 probe owner_x_$name 150 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES \
+                -np 2 "$HALOX" bench exchange --dd 2x1x1 --atoms-per-domain 11000,45000 \
+                --steps 500 --warmup 100 "$@" -o "$RES/owner_x_$name.json"
+            grep -hE "^ *(gpu-mpi|gpu-direct|nvshmem)|rank 0:|error" \
+                "$OUT/logs/probe_owner_x_$name.log" | sed "s/^/    $name: /" |
+                tee -a "$OUT/summary.txt"
+        }
+        ox 2gpu_mps
+        ox 2gpu_mps_swapped --gpu-id 1,0
+        ox 1gpu_mps_shared --gpu-id 0,0
+        echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+        sleep 1
+        ox 2gpu_nomps
+        ox 1gpu_nomps_shared --gpu-id 0,0 # nvshmem refused (no MPS), the others run
+        nvidia-cuda-mps-control -d > /dev/null 2>&1
+        CUDA_VISIBLE_DEVICES=0,1 probe owner_context 120 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES \
+            -np 1 "$BUILD/tests/test_gpu_context"
+        grep -hE "rank 0|engine|FAIL|cases" "$OUT/logs/probe_owner_context.log" |
+            sed 's/^/    context: /' | tee -a "$OUT/summary.txt"
+    fi
 fi

@@ -406,6 +406,11 @@ typedef struct hx_md_params {
      * (when compiled), else "gpu-mpi" (one process: one domain, nothing to send). */
     const char *backend;
     const char *halo;
+    /* The device of the "gpu" backend and of the GPU halo backends (include/halox/gpu.h): required
+     * for backend "gpu" (the engine never chooses a device), created on the engine's
+     * communicator; its streams are the ones the step runs on. NULL for "cpu". Must outlive the
+     * engine. */
+    const hx_gpu_context *gpu;
     /* Options of the halo backend (include/halox/halo.h, hx_halo_config): the NVSHMEM path and
      * bulk-copy variant, the deadline of device-side waits (< 0: backend default), and the
      * stress mode's seed (0: off; testing). */

@@ -289,11 +289,23 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
                    : "gpu-mpi";
     hx_clear_error();
     HX_TRY(hx_halo_backend_available(halo));
+    /* agreed with prepare_global's status below: a rank without a context must not leave the
+     * others in the engine's collectives */
+    const hx_status st_gpu =
+        B->mem == HX_MEM_HOST || p->gpu
+            ? HX_OK
+            : hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                           "the %s MD backend runs on a GPU context and none was given: create "
+                           "one with hx_gpu_context_create(&params, comm, &ctx) on the engine's "
+                           "communicator (it chooses the device, by node-local rank or a device "
+                           "list, and owns the streams) and set hx_md_params.gpu = ctx",
+                           B->name);
     hx_md *md = calloc(1, sizeof *md);
     HX_CHECK(md, HX_ERR_NOMEM, "out of memory");
     md->comm = comm;
     md->B = B;
-    hx_status st = prepare_global(md, sys, p, hx_comm_ndomains(comm), grid);
+    hx_status st =
+        st_gpu == HX_OK ? prepare_global(md, sys, p, hx_comm_ndomains(comm), grid) : st_gpu;
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;

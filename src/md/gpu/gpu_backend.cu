@@ -24,7 +24,8 @@
  *              that SETTLE or SHAKE could not constrain, or a non-finite bonded force, recorded
  *              on the device since, is reported there (the next host check)
  * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
- * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see src/mdrun/list_setup.c). */
+ * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see
+ * src/mdrun/list_setup.c). */
 #include "md/gpu/bonded_gpu.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"

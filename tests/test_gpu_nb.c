@@ -177,16 +177,9 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     /* every other forces-only variant on the same list (the default is the geometric rule for
      * these force fields, so the table path is checked here); worst one reported */
     for (int k = HX_GPU_NB_KERNEL_REF; k < HX_GPU_NB_KERNEL_N; k++) {
-        static const char *const kn[HX_GPU_NB_KERNEL_N] = {"",
-                                                           "forces kernel ref",
-                                                           "forces kernel table",
-                                                           "forces kernel comb",
-                                                           "forces kernel table-pf",
-                                                           "forces kernel comb-pf",
-                                                           "forces kernel table-2h",
-                                                           "forces kernel comb-2h",
-                                                           "forces kernel comb-2hs",
-                                                           "forces kernel comb-2hsp"};
+        static const char *const kn[HX_GPU_NB_KERNEL_N] = {
+            "", "forces kernel ref", "forces kernel table", "forces kernel comb",
+            "forces kernel comb-2hs"};
         T_OK(hx_gpu_nb_set_kernel(nb, k));
         gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
         const cmp_result rk = compare(what, kn[k], fg, NULL, fc, NULL, n);

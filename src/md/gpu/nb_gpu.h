@@ -55,27 +55,24 @@ typedef struct hx_gpu_nb_params {
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
-     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, table-pf, comb-pf, table-2h,
-     * comb-2h, comb-2hs, comb-2hsp). */
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs). */
     int kernel;
 } hx_gpu_nb_params;
 
 /* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
- * docs/design/gpu-engine.md, "The pair kernel", gives their instruction counts. */
+ * docs/design/gpu-engine.md, "The pair kernel" and "Roofline", gives their instruction counts
+ * and times; the variants that lost on the H200 (prefetch, comb-2h, comb-2hsp, table-2h) are
+ * gone. */
 enum {
     HX_GPU_NB_KERNEL_AUTO = 0,
     HX_GPU_NB_KERNEL_REF = 1,   /* the first kernel (per-cluster divergent branches, table) */
     HX_GPU_NB_KERNEL_TABLE = 2, /* uniform mask branches, no-exclusion fast path, LJ table */
     HX_GPU_NB_KERNEL_COMB = 3,  /* as TABLE, LJ by the geometric rule (when the table obeys it) */
-    HX_GPU_NB_KERNEL_TABLE_PF = 4, /* TABLE, the next item's mask and j cluster loaded ahead */
-    HX_GPU_NB_KERNEL_COMB_PF = 5,  /* COMB, likewise */
     /* one warp per whole j cluster (both halves), i data shared between them, i forces reduced
-     * by shuffles (issue 28): table, geometric rule, geometric rule with per-slot factors */
-    HX_GPU_NB_KERNEL_TABLE_2H = 6,
-    HX_GPU_NB_KERNEL_COMB_2H = 7,
-    HX_GPU_NB_KERNEL_COMB_2HS = 8,
-    HX_GPU_NB_KERNEL_COMB_2HSP = 9, /* comb-2hs, the warp's masks and items loaded at once */
-    HX_GPU_NB_KERNEL_N = 10
+     * by shuffles, geometric-rule factors per slot (issue 28): the default where the force
+     * field obeys the rule */
+    HX_GPU_NB_KERNEL_COMB_2HS = 4,
+    HX_GPU_NB_KERNEL_N = 5
 };
 
 /* ff: the force field (types, LJ tables); at most 32 types. */

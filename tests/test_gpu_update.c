@@ -327,6 +327,21 @@ int main(void)
     run("argon", 2000, 0); /* fewer atoms, no SETTLE: the buffers of the water run are reused */
     run("spce", 6000, 0);  /* more atoms: they grow */
     run("spce", 3000, 1);
+    /* the update's variants (issue 28, read at every reset): the kinetic energy left as
+     * per-block sums of both half steps and summed in block order by the fetch (the same sums
+     * in the same order: the same bars), and the slots loaded with the staging (no pair-module
+     * link here, so that path loads none: test_gpu_md runs it linked) */
+    setenv("HALOX_GPU_KE_DEFER", "1", 1);
+    variant = " (deferred kinetic energy)";
+    run("spce", 3000, 0);
+    run("argon", 2000, 0);
+    run("spce", 3000, 1);
+    setenv("HALOX_GPU_UPDATE_EARLY", "1", 1);
+    variant = " (early slots, deferred kinetic energy)";
+    run("spce", 3000, 0);
+    unsetenv("HALOX_GPU_UPDATE_EARLY");
+    unsetenv("HALOX_GPU_KE_DEFER");
+    variant = "";
     hx_gpu_update_destroy(&g_u);
     return t_finish("test_gpu_update", ncases);
 }

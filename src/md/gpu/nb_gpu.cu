@@ -441,10 +441,9 @@ __global__ __launch_bounds__(64, 18) void k_nb_fast(gnb_dev d, const int4 *__res
  * LJ): i atom xi (shifted, charge times epsfac) with factors ci, j atom xj with cj; ex_in: the
  * pair is not excluded (EXCL). */
 template <bool EXCL>
-static __device__ __forceinline__ void nb_pair2(const float4 xi, const float2 ci, const float4 xj,
-                                                const float2 cj, const bool ex_in, const float rc2,
-                                                const float two_krf, float &fix, float &fiy,
-                                                float &fiz, float (&fj)[3])
+static __device__ __forceinline__ void
+nb_pair2(const float4 xi, const float2 ci, const float4 xj, const float2 cj, const bool ex_in,
+         const float rc2, const float two_krf, float &fix, float &fiy, float &fiz, float (&fj)[3])
 {
     const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
     const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
@@ -575,6 +574,12 @@ static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int
  * Measured and dropped: the same with the type table (never faster where the rule holds), with
  * the type's factors (comb-2h, 3 us slower) and with the warp's masks loaded at once (72
  * registers, 28 warps per multiprocessor against 32: 1.4 us slower). 64 registers, 16 blocks. */
+/* LI (comb-2hsi, issue 28): the item is loaded with its mask, so that an item's chain of
+ * dependent global loads is (mask, item) -> j atoms instead of mask -> item -> j atoms. Loading
+ * it first in the source is not enough: ptxas sinks the load behind the mask's test (SASS, also
+ * of k_nb_fast and k_prune, even for an asm volatile load), so the shuffled word carries the
+ * item's top bit (always 0: a cluster index), which makes the test wait for the item's load. */
+template <bool LI>
 __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
                                                   const uint2 *__restrict__ items,
                                                   const unsigned short *__restrict__ masks)
@@ -599,15 +604,22 @@ __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restr
     const float4 *xi_t = s_xi + ti;
     const float2 *ci_t = s_ci + ti;
     for (int k = en.z + w; k < en.w; k += 2) {
-        const unsigned mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k]), 0);
+        uint2 it = make_uint2(0u, 0u);
+        unsigned mw = (unsigned)__ldg(&masks[k]);
+        if (LI) {
+            it = __ldg(&items[k]);
+            mw |= it.x & 0x80000000u;
+        }
+        const unsigned mk = __shfl_sync(HX_FULL_MASK, mw, 0);
         if (mk == 0u)
             continue;
-        const uint2 it = __ldg(&items[k]);
+        if (!LI)
+            it = __ldg(&items[k]);
         const int js = (int)it.x * GNB_CL + tj;
         const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
         const float2 ca = __ldg(&d.scomb[js]), cb = __ldg(&d.scomb[js + 4]);
         float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
-        const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
+        const unsigned m0 = mk & 0xffu, m1 = LI ? (mk >> 8) & 0xffu : mk >> 8;
         if (it.y == 0u) {
             nb_pairs2_f<false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, xi_t, ci_t, rc2, two_krf, fix,
                                fiy, fiz, fa, fb);
@@ -637,12 +649,68 @@ __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restr
  * its in-range bits of both halves for one OR reduction over the warp per item instead of two
  * votes per i cluster. */
 #define GNB_PRUNE_WARPS 8
-__global__ __launch_bounds__(32 *
-                             GNB_PRUNE_WARPS) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
-                                                           const uint2 *__restrict__ items,
-                                                           const unsigned short *__restrict__ masko,
-                                                           unsigned short *__restrict__ mask,
-                                                           int nent, int parts, int cls, int count)
+
+/* One item of the prune (k_prune): mask of the i clusters of the inner list, from the outer mask
+ * mo and the item it (j cluster, exclusion index), at this step's positions. */
+static __device__ __forceinline__ unsigned prune_item(const gnb_dev &d, const unsigned mo,
+                                                      const uint2 it, const float4 *xi_t,
+                                                      const int ti, const int ja, const float r2in)
+{
+    const int jb = ja + 4;
+    const unsigned im = (mo | (mo >> 8)) & 0xffu;
+    if (!im)
+        return 0u;
+    const unsigned ex = it.y;
+    const unsigned wa =
+        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
+    const unsigned wb =
+        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti]) : 0xffu;
+    const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
+    const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
+    unsigned bits = 0;
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        if ((im >> ic) & 1u) {
+            const float4 xi = xi_t[ic * GNB_CL];
+            const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
+            const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
+            const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
+            const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
+            bits |= (ra < r2in ? 1u : 0u) << ic;
+            bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
+        }
+    }
+    /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
+    bits &= wa | (wb << 8);
+    return __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+}
+
+/* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
+ * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
+ * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
+ * striding over its items. parts == 0: every entry (grid = entries); parts > 0: entries e with
+ * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish advances
+ * the part counter, so the launch is the same every step (graph-capturable).
+ * Why 8 warps and not 2: an entry has 21-28 items (rlist 1.18-1.41 nm), a warp's items are a
+ * chain of dependent loads (mask and item, then positions), and a rolling part of 45k atoms is
+ * ~1800 entries: with 2 warps per entry that is 27 warps per multiprocessor, too few to hide
+ * those latencies (29 us measured for 51k items at 1.41 nm, ~3x its instruction count; 4 warps:
+ * 20.6 us, and 16.6 us for 39k items at 1.18 nm, still ~3x). The outer mask goes through a
+ * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
+ * its in-range bits of both halves for one OR reduction over the warp per item instead of two
+ * votes per i cluster.
+ * FAST (HALOX_GPU_PRUNE=fast, issue 28): a warp's items' outer masks and items are loaded at
+ * once, a lane each, and taken by shuffles, so that an item waits for one latency (its j
+ * positions) instead of three (mask, item sunk behind the mask's test by ptxas, positions); and
+ * no __threadfence before the part counter's atomic (it waited for the block's mask stores:
+ * nothing reads them before the next launch, which orders them anyway). */
+template <bool FAST>
+__global__ __launch_bounds__(32 * GNB_PRUNE_WARPS,
+                             8) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
+                                             const uint2 *__restrict__ items,
+                                             const unsigned short *__restrict__ masko,
+                                             unsigned short *__restrict__ mask, int nent, int parts,
+                                             int cls, int count)
 {
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
@@ -676,44 +744,72 @@ __global__ __launch_bounds__(32 *
     __syncthreads();
     unsigned ncp = 0;
     if (active) {
-        const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3, jb = ja + 4;
+        const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3;
         const float r2in = d.rinner2;
         const float4 *xi_t = s_xi + ti;
-        for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
-            /* the item is loaded with its mask, not after testing it: one dependent
-             * global-memory latency less per item */
-            const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
-            const uint2 it = __ldg(&items[k]);
-            const unsigned im = (mo | (mo >> 8)) & 0xffu;
-            unsigned nm = 0;
-            if (im) {
-                const unsigned ex = it.y;
-                const unsigned wa =
-                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
-                const unsigned wb =
-                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti]) : 0xffu;
-                const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
-                const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
-                unsigned bits = 0;
-#pragma unroll
-                for (int ic = 0; ic < GNB_SCC; ic++) {
-                    if ((im >> ic) & 1u) {
-                        const float4 xi = xi_t[ic * GNB_CL];
-                        const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
-                        const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
-                        const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
-                        const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
-                        bits |= (ra < r2in ? 1u : 0u) << ic;
-                        bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
-                    }
+        if (FAST) {
+            const int k0 = en.z + w;
+            const int nq = en.w > k0 ? (en.w - k0 + GNB_PRUNE_WARPS - 1) / GNB_PRUNE_WARPS : 0;
+            for (int q0 = 0; q0 < nq; q0 += 32) {
+                const int kl = k0 + GNB_PRUNE_WARPS * (q0 + lane);
+                unsigned mall = 0u;
+                uint2 iall = make_uint2(0u, 0u);
+                if (q0 + lane < nq) {
+                    mall = __ldg(&masko[kl]);
+                    iall = __ldg(&items[kl]);
                 }
-                /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
-                bits &= wa | (wb << 8);
-                nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+                const int nqc = hx_imin(32, nq - q0);
+                for (int q = 0; q < nqc; q++) {
+                    const unsigned mo = __shfl_sync(HX_FULL_MASK, mall, q);
+                    const uint2 it = make_uint2(__shfl_sync(HX_FULL_MASK, iall.x, q),
+                                                __shfl_sync(HX_FULL_MASK, iall.y, q));
+                    const unsigned nm = prune_item(d, mo, it, xi_t, ti, ja, r2in);
+                    if (lane == 0)
+                        mask[k0 + GNB_PRUNE_WARPS * (q0 + q)] = (unsigned short)nm;
+                    ncp += (unsigned)__popc(nm);
+                }
             }
-            if (lane == 0)
-                mask[k] = (unsigned short)nm;
-            ncp += (unsigned)__popc(nm);
+        } else {
+            /* main's loop, kept instruction for instruction for the A/B */
+            const int jb = ja + 4;
+            for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
+                /* the item is loaded with its mask in the source; ptxas sinks it behind the
+                 * mask's test (SASS), FAST above does not */
+                const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
+                const uint2 it = __ldg(&items[k]);
+                const unsigned im = (mo | (mo >> 8)) & 0xffu;
+                unsigned nm = 0;
+                if (im) {
+                    const unsigned ex = it.y;
+                    const unsigned wa =
+                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti])
+                           : 0xffu;
+                    const unsigned wb =
+                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti])
+                           : 0xffu;
+                    const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
+                    const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
+                    unsigned bits = 0;
+#pragma unroll
+                    for (int ic = 0; ic < GNB_SCC; ic++) {
+                        if ((im >> ic) & 1u) {
+                            const float4 xi = xi_t[ic * GNB_CL];
+                            const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
+                            const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
+                            const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
+                            const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
+                            bits |= (ra < r2in ? 1u : 0u) << ic;
+                            bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
+                        }
+                    }
+                    /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
+                    bits &= wa | (wb << 8);
+                    nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+                }
+                if (lane == 0)
+                    mask[k] = (unsigned short)nm;
+                ncp += (unsigned)__popc(nm);
+            }
         }
         if (count && (t & 31) == 0 && ncp)
             atomicAdd(&d.st->ncp_inner[cls], (unsigned long long)ncp);
@@ -721,14 +817,16 @@ __global__ __launch_bounds__(32 *
     if (parts > 0) {
         __syncthreads();
         if (t == 0) {
-            __threadfence();
+            if (!FAST)
+                __threadfence();
             s_last = atomicAdd(&d.prune_done[cls], 1u) == gridDim.x - 1u;
         }
         __syncthreads();
         if (s_last && t == 0) {
             d.prune_done[cls] = 0u;
             d.prune_ctr[cls] = d.prune_ctr[cls] + 1u;
-            __threadfence();
+            if (!FAST)
+                __threadfence();
         }
     }
 }
@@ -800,6 +898,10 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_nonlocal);
     if (nb->ev_prune)
         cudaEventDestroy(nb->ev_prune);
+    if (nb->ev_pairs)
+        cudaEventDestroy(nb->ev_pairs);
+    if (nb->ev_prune_upd)
+        cudaEventDestroy(nb->ev_prune_upd);
     if (nb->s_prune)
         cudaStreamDestroy(nb->s_prune);
     if (nb->ev_gather_nl)
@@ -824,8 +926,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * field does not obey the rule. */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
-    static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref", "table", "comb",
-                                                          "comb-2hs"};
+    static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
+                                                          "comb", "comb-2hs", "comb-2hsi"};
     int k = nb->p.kernel;
     const char *env = getenv("HALOX_GPU_NB_KERNEL");
     if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
@@ -834,12 +936,13 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
             if (strcmp(env, names[i]) == 0)
                 found = i;
         HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb or comb-2hs", env);
+                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, comb-2hs or comb-2hsi", env);
         k = found;
     }
     if (k == HX_GPU_NB_KERNEL_AUTO)
         k = HX_GPU_NB_KERNEL_COMB_2HS;
-    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB || k == HX_GPU_NB_KERNEL_COMB_2HS))
+    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB || k == HX_GPU_NB_KERNEL_COMB_2HS ||
+                              k == HX_GPU_NB_KERNEL_COMB_2HSI))
         k = HX_GPU_NB_KERNEL_TABLE;
     nb->kernel = k;
     return HX_OK;
@@ -974,6 +1077,16 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune_nl, cudaStreamNonBlocking), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_pairs, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_upd, cudaEventDisableTiming), fail);
+    {
+        /* the rolling prune's variants (issue 28, to be measured): k_prune<true>, and the
+         * prune beside the update instead of beside the pair kernel */
+        const char *pf = getenv("HALOX_GPU_PRUNE");
+        nb->prune_fast = pf && strcmp(pf, "fast") == 0;
+        const char *pa = getenv("HALOX_GPU_PRUNE_AT");
+        nb->prune_at_update = pa && strcmp(pa, "update") == 0;
+    }
     {
         const char *e = getenv("HALOX_GPU_SEARCH_TIMING");
         nb->time_stages = e && e[0] == '1';
@@ -1180,8 +1293,12 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
     for (int c = 0; c < (d->nz > 1 ? 2 : 1); c++) {
         if (d->cap_ent[c] <= 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
-                  d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
+        if (nb->prune_fast)
+            HX_LAUNCH(k_prune<true>, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d,
+                      d->ent[c], d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
+        else
+            HX_LAUNCH(k_prune<false>, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d,
+                      d->ent[c], d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
     return HX_OK;
@@ -1212,8 +1329,12 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
             HX_LAUNCH(k_nb_fast<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
                       d->mask[cls], nb->d_lj, off);
             break;
+        case HX_GPU_NB_KERNEL_COMB_2HSI:
+            HX_LAUNCH(k_nb_2h<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls]);
+            break;
         default:
-            HX_LAUNCH(k_nb_2h, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+            HX_LAUNCH(k_nb_2h<false>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
                       d->mask[cls]);
             break;
         }
@@ -1229,9 +1350,13 @@ static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
     if (parts == 0 || nb->nent[list] == 0)
         return HX_OK;
     gnb_dev *d = &nb->d;
-    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), 32 * GNB_PRUNE_WARPS, 0, s, *d,
-              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
-              list, 0);
+    const unsigned grid = hx_div_up(nb->nent[list], parts);
+    if (nb->prune_fast)
+        HX_LAUNCH(k_prune<true>, grid, 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[list], d->items[list],
+                  d->masko[list], d->mask[list], nb->nent[list], parts, list, 0);
+    else
+        HX_LAUNCH(k_prune<false>, grid, 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[list],
+                  d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts, list, 0);
     HX_CUDA_LAUNCH("k_prune");
     return HX_OK;
 }
@@ -1266,7 +1391,12 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
      * sees one or the other. The caller's stream waits for both after the pair kernel: the
      * update reads f and rewrites the positions they read. */
     const int rolling = nb->p.prune_parts > 0 && nb->nent[0] > 0;
-    const int side = rolling || home_slots > 0;
+    /* HALOX_GPU_PRUNE_AT=update: the prune waits for the pair kernel and runs beside the update
+     * (launched by hx_gpu_nb_update_link); a step whose prune was never launched (no update
+     * linked) has it here, as by default */
+    const int defer = rolling && nb->prune_at_update && !nb->prune_due;
+    const int side = (rolling && !defer) || home_slots > 0;
+    nb->prune_due = 0;
     if (side)
         HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_gather, 0));
     if (home_slots > 0) {
@@ -1274,13 +1404,17 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
                   home_slots, (flags & HX_GPU_NB_ENERGY) ? 1 : 0);
         HX_CUDA_LAUNCH("k_home_terms");
     }
-    if (rolling)
+    if (rolling && !defer)
         HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
     if (side)
         HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
     HX_TRY(run_pairs(nb, 0, flags, s));
     if (side)
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
+    if (defer) {
+        HX_CUDA(cudaEventRecord(nb->ev_pairs, s));
+        nb->prune_due = 1;
+    }
     return HX_OK;
 }
 
@@ -1299,7 +1433,23 @@ extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_upd
     link->fcl = d->fcl;
     link->xq = (float *)d->xq;
     link->swq = (const float *)d->swq;
+    link->join = NULL;
     nb->home_x_ready = commit != 0;
+    if (nb->prune_due) {
+        /* The local list's rolling prune beside the update (HALOX_GPU_PRUNE_AT=update, issue
+         * 28): after the pair kernel, which then has the GPU to itself, on the prune's stream;
+         * the update's stream joins it after the update (hx_gpu_update_step waits on
+         * link->join), so the next step's pair kernel sees the pruned part. The update rewrites
+         * the home slots' positions while the prune reads them: an atom's position is then
+         * this step's or the next one's (either coordinate of it, at worst), each within the
+         * inner list's lifetime of prune_parts steps from the step it is used at, so the list
+         * is as valid as one pruned at this step. */
+        HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_pairs, 0));
+        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
+        HX_CUDA(cudaEventRecord(nb->ev_prune_upd, nb->s_prune));
+        link->join = (void *)nb->ev_prune_upd;
+        nb->prune_due = 0;
+    }
     return HX_OK;
 }
 
@@ -1345,6 +1495,11 @@ extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream
     if (nb->nonlocal_pending) {
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_nonlocal, 0));
         nb->nonlocal_pending = 0;
+    }
+    if (nb->prune_due) {
+        /* HALOX_GPU_PRUNE_AT=update without the update linked: the prune in the stream */
+        HX_TRY(launch_rolling_prune(nb, 0, s));
+        nb->prune_due = 0;
     }
     const int home_slots = nb->zsc[1] * GNB_SCA;
     if (home_slots > 0) {

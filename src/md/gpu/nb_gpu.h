@@ -55,7 +55,7 @@ typedef struct hx_gpu_nb_params {
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
-     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs). */
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsi). */
     int kernel;
 } hx_gpu_nb_params;
 
@@ -72,7 +72,10 @@ enum {
      * by shuffles, geometric-rule factors per slot (issue 28): the default where the force
      * field obeys the rule */
     HX_GPU_NB_KERNEL_COMB_2HS = 4,
-    HX_GPU_NB_KERNEL_N = 5
+    /* comb-2hs with each item loaded together with its mask, not after testing it (one
+     * dependent global-memory latency less per item; issue 28, to be measured) */
+    HX_GPU_NB_KERNEL_COMB_2HSI = 5,
+    HX_GPU_NB_KERNEL_N = 6
 };
 
 /* ff: the force field (types, LJ tables); at most 32 types. */
@@ -115,7 +118,9 @@ hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream);
  * (update_gpu.h, hx_gpu_update_link): link receives the cluster layout of the current list.
  * The caller then skips hx_gpu_nb_reduce_home for the step and passes link to
  * hx_gpu_update_step; commit: that update commits (writes the positions), and the next
- * hx_gpu_nb_local skips its gather. */
+ * hx_gpu_nb_local skips its gather. Call it after hx_gpu_nb_local and before the update: with
+ * HALOX_GPU_PRUNE_AT=update it launches the step's rolling prune beside the update and hands
+ * the update an event to join (link->join). */
 hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *link);
 /* Whether step schedules hand the reduction and gather to the update (above): yes, unless the
  * environment sets HALOX_GPU_FUSE_UPDATE=0 (the separate kernels, for comparison). */

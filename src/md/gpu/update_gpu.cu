@@ -48,7 +48,10 @@ typedef struct upd_dev {
     int settle0;
     int periodic[3];
     double box[3];
-    double *part;   /* [blocks] kinetic energy per block */
+    double *part;   /* [4 blocks] kinetic energy per block (scratch), then with ke_defer the
+                       current, previous and uncommitted half steps' per-block sums */
+    int nbk;        /* blocks of that array (part + nbk: current, + 2 nbk: previous, + 3 nbk) */
+    int ke_defer;   /* HALOX_GPU_KE_DEFER=1: k_update leaves per-block sums, the fetch sums */
     unsigned *done; /* blocks finished (last-block pattern) */
     double *ke;     /* [2]: previous half step, current half step */
     unsigned *dev;  /* largest relative deviation, float bits (non-negative) */
@@ -93,6 +96,11 @@ struct hx_gpu_update {
     upd_dev d;
     size_t cap[UB_N]; /* bytes allocated in each slot */
     int nblocks;
+    /* k_update variants (issue 28, to be measured; read at create and reset):
+     * HALOX_GPU_UPDATE_EARLY=1 loads the slots of a staged block's waters with its staging
+     * loads; HALOX_GPU_KE_DEFER=1 (d.ke_defer) */
+    int early;
+    int upd_blocks; /* k_update's grid: the per-block sums of ke_defer */
     struct {
         double ke[3];
         unsigned dev;
@@ -195,8 +203,29 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 
+/* KED (HALOX_GPU_KE_DEFER=1): the block's sum is left in the per-block arrays, the current one
+ * moved to the previous one (prev_b: this block's current sum, loaded at the kernel's start),
+ * and summed in block order by k_ke_sum when the host fetches the results: the same sums in
+ * the same order as ke_finish's, without its fence, counter atomic and last block's pass at the
+ * end of every update. */
+static __device__ __forceinline__ void ke_keep(const upd_dev &d, double ke, double *s_red,
+                                               int commit, double prev_b)
+{
+    const double bs = hx_block_sum_d(ke, s_red);
+    if (threadIdx.x == 0) {
+        if (commit) {
+            d.part[2 * d.nbk + blockIdx.x] = prev_b;
+            d.part[d.nbk + blockIdx.x] = bs;
+        } else {
+            d.part[3 * d.nbk + blockIdx.x] = bs;
+        }
+    }
+}
+
 /* The last block to finish sums the per-block kinetic energies in block order and shifts the
- * half-step pair. */
+ * half-step pair. With ke_defer (k_ke only: the upload's kinetic energy) it also sets the
+ * per-block arrays to what ke_keep would leave: the previous half step's sums, and the new
+ * total as block 0's current sum. */
 static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, double *s_red,
                                                  int commit)
 {
@@ -223,6 +252,33 @@ static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, do
             d.ke[2] = s;
         }
         *d.done = 0u;
+    }
+    if (d.ke_defer && commit) {
+        for (int b = threadIdx.x; b < d.nbk; b += blockDim.x) {
+            d.part[2 * d.nbk + b] = d.part[d.nbk + b];
+            d.part[d.nbk + b] = b == 0 ? s : 0.0;
+        }
+    }
+}
+
+/* The kinetic energies of ke_keep's per-block sums (nb blocks of k_update), summed in block
+ * order as ke_finish sums them: previous, current and uncommitted half steps. One block. */
+__global__ __launch_bounds__(UPD_THREADS) void k_ke_sum(upd_dev d, int nb)
+{
+    __shared__ double s_red[32];
+    double r[3];
+#pragma unroll
+    for (int a = 0; a < 3; a++) {
+        const double *p = d.part + (a == 0 ? 2 : a == 1 ? 1 : 3) * (size_t)d.nbk;
+        double s = 0.0;
+        for (int b = threadIdx.x; b < nb; b += blockDim.x)
+            s += p[b];
+        r[a] = hx_block_sum_d(s, s_red);
+    }
+    if (threadIdx.x == 0) {
+        d.ke[0] = r[0];
+        d.ke[1] = r[1];
+        d.ke[2] = r[2];
     }
 }
 
@@ -297,6 +353,10 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
  * bench/results/h200-2026-12-04f-roofline). Unrolled, the step at 45k atoms took 1.6 us less
  * (h200-2026-12-04g-roofab); SETTLE in float instead of double gained nothing more and missed
  * test_gpu_ethanol's constraint bars: dropped. */
+/* EARLY, KED (issue 28, to be measured): the slots of a staged block's waters loaded with the
+ * staging loads (one round trip less after the staging barrier); the kinetic energy left as
+ * per-block sums (ke_keep). */
+template <bool EARLY, bool KED>
 __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                                                         float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
@@ -316,6 +376,19 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
     const bool staged = d.settle0 >= 0 && t0 < d.nsettle; /* the same for the whole block */
     const int nst = staged ? 9 * hx_imin((int)blockDim.x, d.nsettle - t0) : 0;
     const size_t c0 = 3 * ((size_t)d.settle0 + 3 * (size_t)t0); /* first staged coordinate */
+    double prev_b = 0.0; /* KED: this block's current half-step sum, moved to the previous one */
+    if (KED && commit && threadIdx.x == 0)
+        prev_b = d.part[d.nbk + blockIdx.x];
+    int sle[3] = {-1, -1, -1};
+    const bool early = EARLY && staged && t < d.nsettle;
+    /* EARLY: the slots' loads first, beside the staging loads, so that the pair forces and
+     * shifts can be loaded right after the barrier (loaded before it too, ptxas issued them
+     * ahead of the staging loads, or split the staging in two rounds of round trips: SASS) */
+    if (early) {
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            sle[j] = upd_slot(l, d.settle0 + 3 * t + j);
+    }
     {
         double rx[9], rv[9];
         float rf[9];
@@ -353,7 +426,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
         for (int j = 0; j < 3; j++) {
             im[j] = staged ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
             ms[j] = staged ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
-            sl[j] = upd_slot(l, id[j]);
+            sl[j] = early ? sle[j] : upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
                 x0[j][k] = staged ? s_x[o + 3 * j + k] : d.x[3 * id[j] + k];
@@ -501,7 +574,10 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
             }
         }
     }
-    ke_finish(d, ke, s_red, commit);
+    if (KED)
+        ke_keep(d, ke, s_red, commit, prev_b);
+    else
+        ke_finish(d, ke, s_red, commit);
 }
 
 /* Kinetic energy of the uploaded velocities: becomes the current half step's. */
@@ -624,6 +700,12 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     const size_t N = (size_t)n + 1;
     const int int_max = INT_MAX;
     upd_dev *d = &u->d;
+    {
+        const char *e = getenv("HALOX_GPU_UPDATE_EARLY");
+        u->early = e && e[0] == '1';
+        const char *k = getenv("HALOX_GPU_KE_DEFER");
+        d->ke_defer = k && k[0] == '1';
+    }
     u->p = *p;
     u->p.mass = NULL;
     u->p.mol_start = NULL;
@@ -769,7 +851,10 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     HX_TRY_GOTO(st, ub_reserve(u, UB_M, N * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_FREE_AT, N * sizeof(int)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, (size_t)u->nblocks * sizeof(double)), done);
+    d->nbk = u->nblocks;
+    u->upd_blocks = (int)hx_div_up(
+        p->nsettle + p->nshake + d->nfree > 0 ? p->nsettle + p->nshake + d->nfree : 1, UPD_THREADS);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, 4 * (size_t)u->nblocks * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_DONE, sizeof(unsigned)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_KE, 3 * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_DEV, sizeof(unsigned)), done);
@@ -812,6 +897,7 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     }
     HX_CUDA_GOTO(st, cudaMemset(d->done, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 3 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMemset(d->part, 0, 4 * (size_t)u->nblocks * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->dev, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad, &int_max, sizeof int_max, cudaMemcpyHostToDevice), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad_shake, &int_max, sizeof int_max, cudaMemcpyHostToDevice),
@@ -881,8 +967,22 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
     const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
     const unsigned grid = (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
-    HX_LAUNCH(k_update, grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev, commit);
+    u->upd_blocks = (int)grid;
+    if (u->early && u->d.ke_defer)
+        HX_LAUNCH((k_update<true, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
+                  commit);
+    else if (u->early)
+        HX_LAUNCH((k_update<true, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+    else if (u->d.ke_defer)
+        HX_LAUNCH((k_update<false, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+    else
+        HX_LAUNCH((k_update<false, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
+    if (link && link->join)
+        HX_CUDA(cudaStreamWaitEvent(s, (cudaEvent_t)link->join, 0));
     return HX_OK;
 }
 
@@ -901,6 +1001,10 @@ extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
     cudaStream_t s = (cudaStream_t)stream;
+    if (u->d.ke_defer) {
+        HX_LAUNCH(k_ke_sum, 1, UPD_THREADS, 0, s, u->d, u->upd_blocks);
+        HX_CUDA_LAUNCH("k_ke_sum");
+    }
     HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -52,7 +52,13 @@ const hx_cmd hx_cmd_md = {
     "Lennard-Jones (potential shift) and reaction-field electrostatics in GROMACS Verlet-scheme\n"
     "conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
-    "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale\n"
+    "tolerance. nstlist is 10 unless given (--nstlist, or nstlist in the .mdp); with --gpu it\n"
+    "is then chosen as GROMACS's mdrun chooses it on GPUs: the longest interval whose outer\n"
+    "list (rlist from the buffer tolerance) stays within 1.5x the nstlist-10 list on one\n"
+    "domain (25 for water at 300 K), the lowest modelled cost with the host's search on a\n"
+    "decomposition (up to 300), with the rolling prune keeping the computed list short; the\n"
+    "log and stderr say 'nstlist 10 -> N, rlist X -> Y nm' (docs/mdp.md).\n"
+    "--steps 0 prints the single-point energies. NVE unless --thermostat v-rescale\n"
     "(the log and the energy file then also give the conserved energy: the total minus the\n"
     "thermostat's work). The log has the energies every --nstlog steps, as GROMACS's does.\n"
     "Parameters may come from a GROMACS .mdp file (-f; the keys halox supports, see\n"
@@ -90,8 +96,10 @@ typedef struct md_job {
     int grid[3];
     long long total_steps;
     char cmdline[4096];
+    int gpu_ids[64], ngpu_ids; /* --gpu-id: CUDA device indices (0: none given) */
     /* run time */
     hx_comm *comm;
+    hx_gpu_context *gpu; /* --gpu: the device of this rank and its streams */
     int root, nranks;
     FILE *flog, *fen, *ftr;
     char logbuf[4096];
@@ -108,6 +116,7 @@ typedef struct md_job {
      * energy line and frame: what a checkpoint of that step records, since the continued run
      * writes that step's line and frame again */
     long long at_step, energy_at, traj_at;
+    int nstlist_restart; /* the interval is the checkpoint's (a restart without --nstlist) */
 } md_job;
 
 static void progress(void *user, long long step, long long nsteps, double ns_per_day,
@@ -312,6 +321,16 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
     cJSON_AddBoolToObject(run, "rlist_from_tolerance", job->rlist_opt <= 0);
     cJSON_AddNumberToObject(run, "verlet_buffer_tolerance", rp->verlet_buffer_tolerance);
     cJSON_AddNumberToObject(run, "nstlist", rp->nstlist);
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    cJSON_AddBoolToObject(run, "nstlist_automatic", ls.automatic);
+    if (ls.automatic) {
+        cJSON_AddNumberToObject(run, "nstlist_reference", ls.nstlist_ref);
+        cJSON_AddNumberToObject(run, "rlist_reference_nm", ls.rlist_ref);
+        cJSON_AddNumberToObject(run, "list_size_factor", ls.size_factor);
+    }
+    cJSON_AddNumberToObject(run, "rlist_inner_nm", rp->rlist_inner);
+    cJSON_AddNumberToObject(run, "prune_parts", rp->prune_parts);
     cJSON_AddNumberToObject(run, "epsilon_r", rp->eps_r);
     cJSON_AddNumberToObject(run, "epsilon_rf", rp->eps_rf);
     cJSON_AddStringToObject(run, "thermostat",
@@ -560,6 +579,22 @@ static int startup_failed(md_job *job, hx_status st)
     return 1;
 }
 
+/* GROMACS's "Changing nstlist from 10 to 100, rlist from 1 to 1.1", with the rolling prune. */
+static void list_choice(const hx_md *md, char *buf, size_t cap)
+{
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    int n = snprintf(buf, cap, "nstlist %d -> %d, rlist %.3f -> %.3f nm", ls.nstlist_ref,
+                     ls.nstlist, ls.rlist_ref, ls.rlist);
+    if (n > 0 && (size_t)n < cap) {
+        if (ls.prune_parts > 0)
+            snprintf(buf + n, cap - (size_t)n, ", inner rlist %.3f nm, prune every %d steps",
+                     ls.rlist_inner, ls.prune_parts);
+        else
+            snprintf(buf + n, cap - (size_t)n, ", no rolling prune");
+    }
+}
+
 static void write_log_header(const md_job *job, const hx_md *md, long long start)
 {
     FILE *flog = job->flog;
@@ -585,6 +620,19 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
     fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    if (ls.automatic) {
+        char line[256];
+        list_choice(md, line, sizeof line);
+        fprintf(flog, "  pair-list interval chosen: %s\n    (%s; --nstlist fixes it)\n", line,
+                ls.note);
+    } else if (job->nstlist_restart) {
+        fprintf(flog, "  pair-list interval %d, as in the run the checkpoint continues\n",
+                rp->nstlist);
+    } else if (ls.note[0]) {
+        fprintf(flog, "  pair-list interval %d %s\n", rp->nstlist, ls.note);
+    }
     if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
         if (rp->prune_parts > 0)
             fprintf(flog,
@@ -600,14 +648,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     fprintf(flog, "  backend %s, halo exchange %s\n", rp->backend ? rp->backend : "cpu",
             rp->halo ? rp->halo : "host");
-    if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
-        hx_gpu_info gi;
-        int dev = 0;
-        char line[512] = "";
-        if (hx_gpu_current_device(&dev) == HX_OK && hx_gpu_get_info(dev, &gi) == HX_OK)
-            hx_gpu_describe(&gi, line, (int)sizeof line);
-        fprintf(flog, "  GPU %d: %s\n", dev, line);
-    }
+    if (rp->backend && strcmp(rp->backend, "gpu") == 0)
+        fprintf(flog, "  %s (rank %d)\n", hx_gpu_context_describe(rp->gpu),
+                hx_comm_rank(job->comm));
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
     else if (job->no_velocities)
@@ -829,6 +872,64 @@ out:
     return st;
 }
 
+static const char *ckpt_value(const hx_ckpt_params *c, const char *key)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->key[i], key) == 0)
+            return c->value[i];
+    return NULL;
+}
+
+/* The resolved rolling prune, recorded with the parameters a restart must match (the engine
+ * would otherwise re-estimate the inner radius from the checkpoint's temperature). */
+static void ckpt_add_prune(hx_ckpt_params *c, int parts, double inner)
+{
+    if (c->n + 2 > HX_CKPT_MAX_PARAMS)
+        return;
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "prune_parts");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%d", parts);
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "rlist_inner");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%.17g", inner);
+}
+
+/* A restart continues with the pair lists the original run used, as recorded in its checkpoint:
+ * the interval when this restart gives none (it was given or chosen then; a new choice from the
+ * restart's state could differ), and the rolling prune (parts and inner radius). Checkpoints of
+ * older versions have no prune: the engine resolves it again. */
+static hx_status restart_lists(md_job *job, const hx_checkpoint *ck)
+{
+    if (job->p.nstlist_auto) {
+        const char *v = ckpt_value(&ck->params, "nstlist");
+        char *end = NULL;
+        const long n = v ? strtol(v, &end, 10) : 0;
+        HX_CHECK(v && end && *end == '\0' && n >= 1 && n <= INT_MAX, HX_ERR_INPUT,
+                 "%s records no valid nstlist (%s): give --nstlist with the original run's "
+                 "interval",
+                 job->restart, v ? v : "none");
+        HX_CHECK(job->nstckpt == 0 || job->nstckpt % n == 0, HX_ERR_INVALID_ARG,
+                 "--nstcheckpoint %d must be a multiple of the interval %ld that %s continues: a "
+                 "restart resumes at a repartition",
+                 job->nstckpt, n, job->restart);
+        job->p.nstlist = (int)n;
+        job->p.nstlist_auto = 0;
+        job->p.nstlist_divides = 0;
+        job->nstlist_restart = 1;
+    }
+    const char *pp = ckpt_value(&ck->params, "prune_parts");
+    const char *ri = ckpt_value(&ck->params, "rlist_inner");
+    if (pp && ri) {
+        char *e1 = NULL, *e2 = NULL;
+        const long parts = strtol(pp, &e1, 10);
+        const double inner = strtod(ri, &e2);
+        HX_CHECK(*e1 == '\0' && *e2 == '\0' && parts >= 0 && parts <= 1000 && inner > 0,
+                 HX_ERR_INPUT, "%s records a bad rolling prune (%s parts, inner rlist %s)",
+                 job->restart, pp, ri);
+        job->p.prune_parts = (int)parts;
+        job->p.rlist_inner = inner;
+    }
+    return HX_OK;
+}
+
 /* Rank 0: read the input or the checkpoint (for a restart: decide for each output whether it
  * continues the recorded file or starts a new one); everybody: agree, receive the system and,
  * for a restart, the state to continue from. */
@@ -840,6 +941,8 @@ static hx_status load_input(md_job *job, hx_system **sys)
         long long step;
         double rlist, work;
         uint64_t rng[4];
+        double rlist_inner;
+        int nstlist, nstlist_restart, prune_parts;
     } cont;
     memset(&cont, 0, sizeof cont);
     job->energy_new = job->traj_new = 1;
@@ -853,9 +956,13 @@ static hx_status load_input(md_job *job, hx_system **sys)
                     st = same_system(given, job->conf, ck->sys, job->restart);
                 hx_system_destroy(&given);
             }
+            if (st == HX_OK)
+                st = restart_lists(job, ck);
             if (st == HX_OK) {
                 hx_ckpt_params now;
                 hx_ckpt_params_from_md(&job->p, job->rlist_opt, ck->sys->natoms, &now);
+                if (ckpt_value(&ck->params, "prune_parts"))
+                    ckpt_add_prune(&now, job->p.prune_parts, job->p.rlist_inner);
                 st = hx_ckpt_params_compare(&ck->params, &now, job->restart);
             }
             if (st == HX_OK && ck->step >= job->total_steps)
@@ -908,7 +1015,19 @@ static hx_status load_input(md_job *job, hx_system **sys)
     HX_TRY(hx_comm_agree(job->comm, st));
     HX_TRY(hx_system_bcast(job->comm, sys));
     if (job->restart) {
+        /* rank 0's pair lists: the checkpoint's (restart_lists) */
+        cont.nstlist = job->p.nstlist;
+        cont.nstlist_restart = job->nstlist_restart;
+        cont.prune_parts = job->p.prune_parts;
+        cont.rlist_inner = job->p.rlist_inner;
         HX_TRY(hx_comm_bcast_bytes(job->comm, &cont, sizeof cont));
+        if (cont.nstlist_restart) {
+            job->p.nstlist = cont.nstlist;
+            job->p.nstlist_auto = job->p.nstlist_divides = 0;
+            job->nstlist_restart = 1;
+        }
+        job->p.prune_parts = cont.prune_parts;
+        job->p.rlist_inner = cont.rlist_inner;
         job->p.continuation = 1;
         job->p.start_step = cont.step;
         job->p.rlist = cont.rlist;
@@ -1011,13 +1130,19 @@ static int run_job(md_job *job, int parallel)
         goto done;
     }
     if (job->p.backend && strcmp(job->p.backend, "gpu") == 0) {
-        /* one GPU per rank of the node (ranks placed consecutively on a node) */
-        int dev = -1;
-        st = hx_gpu_select_for_rank(hx_comm_rank(job->comm), &dev);
+        /* the one choice of this rank's GPU (collective): node-local rank modulo the devices, or
+         * entry (node-local rank % n) of --gpu-id; the device stays current for the program */
+        hx_gpu_context_params gp;
+        hx_gpu_context_params_default(&gp);
+        gp.device_ids = job->ngpu_ids > 0 ? job->gpu_ids : NULL;
+        gp.ndevice_ids = job->ngpu_ids;
+        gp.make_current = 1;
+        st = hx_gpu_context_create(&gp, job->comm, &job->gpu);
         if (st != HX_OK) {
             rc_exit = fail_job(job, st);
             goto done;
         }
+        job->p.gpu = job->gpu;
     }
     /* outputs first: a bad path must fail before the input is read, let alone the run. Every
      * step up to the run ends in an agreement, so that a failure is known to every rank at the
@@ -1042,8 +1167,24 @@ static int run_job(md_job *job, int parallel)
         rc_exit = startup_failed(job, st);
         goto done;
     }
-    /* what a later restart must match: the user's options, not the resolved values */
-    hx_ckpt_params_from_md(&job->p, job->rlist_opt, sys->natoms, &job->cparams);
+    if (job->root) {
+        hx_md_list_setup ls;
+        hx_md_get_list_setup(md, &ls);
+        if (ls.automatic && ls.nstlist != ls.nstlist_ref) {
+            char line[256];
+            list_choice(md, line, sizeof line);
+            fprintf(stderr, "halox md: %s (chosen for the GPU; --nstlist fixes it)\n", line);
+        }
+    }
+    /* what a later restart must match: the user's options, not the resolved values, except
+     * the pair lists, which a restart continues as this run used them (restart_lists) */
+    {
+        const hx_md_params *rp = hx_md_get_params(md);
+        hx_md_params used = job->p;
+        used.nstlist = rp->nstlist;
+        hx_ckpt_params_from_md(&used, job->rlist_opt, sys->natoms, &job->cparams);
+        ckpt_add_prune(&job->cparams, rp->prune_parts, rp->rlist_inner);
+    }
     st = hx_comm_agree(job->comm, open_outputs(job, md));
     if (st != HX_OK) {
         rc_exit = startup_failed(job, st);
@@ -1156,6 +1297,7 @@ done:
     free(job->flog_buf);
     release_outputs(job);
     hx_md_destroy(&md);
+    hx_gpu_context_destroy(&job->gpu); /* after the engine, which runs on it */
     hx_system_destroy(&sys);
     hx_comm_destroy(&job->comm);
     return rc_exit;
@@ -1256,11 +1398,12 @@ static int run_md(int argc, char **argv)
     job.last_ckpt_step = -1;
     hx_app_command_line(argc, argv, job.cmdline, sizeof job.cmdline);
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
-    const char *halo = NULL;
+    const char *halo = NULL, *gpu_ids = NULL;
     int use_gpu = 0;
     job.out = "confout.gro";
     long long steps = 0;
-    int nstlist = 10, nstcheck = 10, threads = 0, continuation = 0;
+    /* INT_MIN: not given (neither here nor in the .mdp), so the engine may choose it */
+    int nstlist = INT_MIN, nstcheck = 10, threads = 0, continuation = 0;
     job.nstenergy = 100;
     job.nstlog = 1000; /* GROMACS's default */
     job.seed = 1;
@@ -1282,7 +1425,8 @@ static int run_md(int argc, char **argv)
          "pair-list radius (default: chosen from --buffer-tol)"},
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &tol, "KJ",
          "Verlet buffer tolerance, kJ/mol/ps per atom"},
-        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N", "steps between pair searches"},
+        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N",
+         "steps between pair searches (default 10; with --gpu chosen by halox, see above)"},
         {"check-pairs", NULL, HX_OPT_INT, &nstcheck, "N",
          "count missed pairs at every N-th pair search (1: all, 0: never; one domain only)"},
         {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
@@ -1314,6 +1458,10 @@ static int run_md(int argc, char **argv)
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
         {"gpu", NULL, HX_OPT_FLAG, &use_gpu, NULL,
          "run the step on the GPU (non-bonded, pair search, update; one GPU per rank)"},
+        {"gpu-id", NULL, HX_OPT_STRING, &gpu_ids, "LIST",
+         "with --gpu: the GPUs to use, as CUDA device indices; node-local rank i runs on entry "
+         "i % (entries), so 0,0,1,1 puts two ranks on each of two GPUs (like GROMACS's -gpu_id) "
+         "(default: node-local rank modulo the visible GPUs)"},
         {"halo", NULL, HX_OPT_STRING, &halo, "NAME",
          "halo-exchange backend: host (CPU), or with --gpu nvshmem, gpu-direct (direct, CUDA IPC "
          "copies) or gpu-mpi (mpi, staged through host memory) (default: host on the CPU, "
@@ -1400,7 +1548,10 @@ static int run_md(int argc, char **argv)
     p->rc = rc;
     p->rlist = job.rlist_opt;
     p->verlet_buffer_tolerance = tol;
-    p->nstlist = nstlist;
+    /* GROMACS's mdrun: the interval is raised on GPUs unless the user fixed it */
+    p->nstlist_auto = nstlist == INT_MIN;
+    p->nstlist = p->nstlist_auto ? 10 : nstlist;
+    p->nstlist_divides = p->nstlist_auto ? job.nstckpt : 0;
     p->nstcheck = nstcheck;
     p->eps_rf = eps_rf;
     p->eps_r = eps_r;
@@ -1458,14 +1609,25 @@ static int run_md(int argc, char **argv)
                 job.nstckpt);
         return 1;
     }
-    if (job.nstckpt > 0 && nstlist > 0 && job.nstckpt % nstlist != 0) {
+    if (job.nstckpt > 0 && p->nstlist > 0 && job.nstckpt % p->nstlist != 0) {
         fprintf(stderr,
-                "halox md: --nstcheckpoint %d must be a multiple of --nstlist %d: a restart "
+                "halox md: --nstcheckpoint %d must be a multiple of --nstlist %d%s: a restart "
                 "resumes at a repartition, so that it continues the run bit for bit\n",
-                job.nstckpt, nstlist);
+                job.nstckpt, p->nstlist, p->nstlist_auto ? " (the default)" : "");
         return 1;
     }
-    hx_status st = hx_md_params_check(p, NULL);
+    if (gpu_ids && !use_gpu) {
+        fprintf(stderr, "halox md: --gpu-id %s chooses GPUs for --gpu, which was not given\n",
+                gpu_ids);
+        return 1;
+    }
+    hx_status st = HX_OK;
+    if (gpu_ids &&
+        (st = hx_gpu_parse_device_ids(gpu_ids, job.gpu_ids, 64, &job.ngpu_ids)) != HX_OK) {
+        hx_cli_report_error("md", st);
+        return 1;
+    }
+    st = hx_md_params_check(p, NULL);
     hx_forcefield *ff_check = NULL;
     if (st == HX_OK)
         st = hx_forcefield_create(model, &ff_check); /* an unknown model before any reading */

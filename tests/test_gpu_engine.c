@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static hx_gpu_context *g_gpu; /* this rank's GPU, chosen once */
+
 static hx_md *make_t(const hx_system *s, const char *backend, const char *halo, hx_comm *comm,
                      double gen_temp, int vrescale)
 {
@@ -38,6 +40,7 @@ static hx_md *make_t(const hx_system *s, const char *backend, const char *halo, 
     p.steps = 100;
     p.backend = backend;
     p.halo = halo;
+    p.gpu = strcmp(backend, "gpu") == 0 ? g_gpu : NULL;
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, NULL, &md));
     return md;
@@ -99,8 +102,9 @@ int main(int argc, char **argv)
         return T_SKIP_CODE;
     }
     const char *halo = argc > 1 ? argv[1] : "gpu-mpi";
-    int dev = -1;
-    T_OK(hx_gpu_select_for_rank(rank, &dev));
+    hx_gpu_context_params gp;
+    hx_gpu_context_params_default(&gp);
+    T_OK(hx_gpu_context_create(&gp, world, &g_gpu));
     hx_system *s = NULL;
     T_OK(hx_build_water("spce", 3000, 0, 7, &s));
     hx_md *cpu = s ? make(s, "cpu", NULL, world) : NULL;
@@ -185,6 +189,7 @@ int main(int argc, char **argv)
         hx_md_destroy(&cpu);
         hx_md_destroy(&gpu);
     }
+    hx_gpu_context_destroy(&g_gpu);
     hx_system_destroy(&s);
     return t_mpi_end(&world, "test_gpu_engine", ncases);
 }

@@ -35,8 +35,9 @@ struct hx_md {
     hx_md_energies ener;
     hx_md_timings tm;
     long long last_missed;
-    int rlist_auto;    /* rlist chosen from the buffer tolerance: some missed pairs are by design */
-    int missed_warned; /* the missed-pair warning is given once per run */
+    int rlist_auto; /* rlist chosen from the buffer tolerance: some missed pairs are by design */
+    hx_md_list_setup list; /* how nstlist, rlist and the prune were chosen */
+    int missed_warned;     /* the missed-pair warning is given once per run */
     hx_md_dd_info info;
     int gathered_step_valid;
     /* A local failure between agreement points (multi-rank runs): recorded here, the step loop

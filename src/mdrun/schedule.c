@@ -190,6 +190,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
         hc.bulk_copy = md->p.halo_bulk_copy;
         hc.wait_timeout = md->p.halo_wait_timeout;
         hc.stress_seed = md->p.halo_stress_seed;
+        hc.gpu = md->p.gpu;
         HX_TRY(hx_halo_create(hx_decomp_plan(md->dec), md->comm, &hc, &md->halo));
         md->graph_ok = md->B->capture_begin && hx_halo_capturable(md->halo);
     } else {
@@ -271,7 +272,7 @@ static void mark(hx_md *md, int marks, int which)
 static hx_status enqueue_forces(hx_md *md, int want_e, int marks)
 {
     const hx_md_backend_ops *B = md->B;
-    void *stream = B->halo_stream(md->bimpl, 0);
+    hx_stream stream = B->halo_stream(md->bimpl, 0);
     double t0 = hx_wtime();
     mark(md, marks, HX_MARK_LOCAL_BEGIN);
     for (int i = 0; i < md->nlocal; i++)

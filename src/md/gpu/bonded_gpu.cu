@@ -391,10 +391,10 @@ extern "C" long long hx_gpu_bonded_count(const hx_gpu_bonded *b)
 }
 
 extern "C" hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
-                                           void *stream)
+                                           hx_stream stream)
 {
     HX_CHECK(b, HX_ERR_INVALID_ARG, "hx_gpu_bonded_compute: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int energy = (flags & HX_GPU_BONDED_ENERGY) != 0;
     if (energy)
         HX_CUDA(cudaMemsetAsync(b->d_energy, 0, 5 * sizeof(double), s));
@@ -420,10 +420,10 @@ extern "C" hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, fl
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream)
+extern "C" hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, hx_stream stream)
 {
     HX_CHECK(b, HX_ERR_INVALID_ARG, "hx_gpu_bonded_fetch: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     HX_CUDA(
         cudaMemcpyAsync(b->h_res->e, b->d_energy, 5 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&b->h_res->bad, b->d_bad, sizeof(int), cudaMemcpyDeviceToHost, s));

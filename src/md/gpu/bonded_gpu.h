@@ -20,6 +20,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
+#include "gpu/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,11 +44,11 @@ enum { HX_GPU_BONDED_ENERGY = 1 /* energies of this call; fetch them with the ca
 /* Forces of every interaction added to f (device float [3n]) from the positions x (device
  * double [3n], the molecules whole). */
 hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
-                                void *stream);
+                                hx_stream stream);
 
 /* Energies of the latest call with HX_GPU_BONDED_ENERGY and the non-finite flag: fetch copies
  * them to host memory on the stream (capturable); read/check after synchronising it. */
-hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream);
+hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, hx_stream stream);
 void hx_gpu_bonded_read_energies(const hx_gpu_bonded *b, hx_bonded_energies *e);
 /* HX_ERR_PHYSICS naming the step and the molecule when a fetched result had a non-finite bonded
  * force, HX_OK otherwise. */

@@ -1130,14 +1130,14 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
 }
 
 extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
-                                         const uint32_t *excl, void *stream)
+                                         const uint32_t *excl, hx_stream stream)
 {
     HX_CHECK(nb && set, HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms: NULL argument");
     const int n = set->n;
     HX_CHECK(n >= 0 && (n == 0 || (set->type && set->q && set->mol)), HX_ERR_INVALID_ARG,
              "hx_gpu_nb_set_atoms: %d atoms without type, charge or molecule arrays", n);
     HX_CHECK(set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG, "ndim = %d", set->ndim);
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     const int nz = hx_zone_count(set->ndim);
     int *zone = (int *)malloc(sizeof(int) * (size_t)(n + 1));
@@ -1362,11 +1362,11 @@ static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
 }
 
 extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
-                                     void *stream)
+                                     hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_local: no pair list (call hx_gpu_nb_search after hx_gpu_nb_set_atoms)");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     if (flags & HX_GPU_NB_ENERGY) {
         HX_CUDA(cudaMemsetAsync(d->energy, 0, 2 * sizeof(double), s));
@@ -1454,12 +1454,12 @@ extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_upd
 }
 
 extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
-                                        void *stream)
+                                        hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_nonlocal: no pair list");
     if (nb->d.nz == 1)
         return HX_OK;
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     HX_CUDA(cudaStreamWaitEvent(s, nb->ev_gather, 0));
     const int s0 = nb->zsc[1] * GNB_SCA, s1 = nb->nsc * GNB_SCA;
@@ -1488,10 +1488,10 @@ extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f,
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
+extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_reduce_home: no pair list");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     if (nb->nonlocal_pending) {
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_nonlocal, 0));
         nb->nonlocal_pending = 0;
@@ -1510,11 +1510,11 @@ extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream
 }
 
 extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps,
-                                            void *stream, double *pair_ms, double *prune_ms)
+                                            hx_stream stream, double *pair_ms, double *prune_ms)
 {
     HX_CHECK(nb && nb->have_list && (list == 0 || list == 1) && reps > 0, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_time_kernels: bad argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     cudaEvent_t e0 = NULL, e1 = NULL;
     hx_status st = HX_OK;
@@ -1559,10 +1559,10 @@ out:
     return st;
 }
 
-extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
+extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, hx_stream stream)
 {
     HX_CHECK(nb, HX_ERR_INVALID_ARG, "hx_gpu_nb_fetch_energies: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     HX_CUDA(
         cudaMemcpyAsync(nb->h_energy, nb->d.energy, 2 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(nb->h_npairs, nb->d.npairs, sizeof(unsigned long long),

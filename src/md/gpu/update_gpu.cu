@@ -916,11 +916,11 @@ done:
 }
 
 extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v,
-                                          float *xf, void *stream)
+                                          float *xf, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (x && v && xf)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_upload: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int n = u->d.n;
     if (n == 0)
         return HX_OK;
@@ -934,10 +934,11 @@ extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, con
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream)
+extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v,
+                                            hx_stream stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_download: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const size_t b = 3 * (size_t)u->d.n * sizeof(double);
     if (x && b)
         HX_CUDA(cudaMemcpyAsync(x, u->d.x, b, cudaMemcpyDeviceToHost, s));
@@ -948,11 +949,11 @@ extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double 
 }
 
 extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
-                                        int flags, const hx_gpu_update_link *link, void *stream)
+                                        int flags, const hx_gpu_update_link *link, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (xf && f)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_step: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int want_dev = (flags & HX_GPU_UPDATE_DEVIATION) ? 1 : 0;
     if (want_dev)
         HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
@@ -986,21 +987,21 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream)
+extern "C" hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || xf), HX_ERR_INVALID_ARG, "hx_gpu_update_wrap: NULL argument");
     const int nm = u->d.mol_start ? u->d.nmol : u->d.n;
     if (nm == 0)
         return HX_OK;
-    HX_LAUNCH(k_wrap, hx_div_up(nm, UPD_THREADS), UPD_THREADS, 0, (cudaStream_t)stream, u->d, xf);
+    HX_LAUNCH(k_wrap, hx_div_up(nm, UPD_THREADS), UPD_THREADS, 0, stream, u->d, xf);
     HX_CUDA_LAUNCH("k_wrap");
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
+extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, hx_stream stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     if (u->d.ke_defer) {
         HX_LAUNCH(k_ke_sum, 1, UPD_THREADS, 0, s, u->d, u->upd_blocks);
         HX_CUDA_LAUNCH("k_ke_sum");

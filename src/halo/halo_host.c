@@ -8,6 +8,7 @@
  * earlier pulse sends them on. On the host every pulse waits for the previous one anyway, so
  * the backend does not use the plan's dependency sets; the GPU backends do. */
 #include "halo/halo_impl.h"
+#include "comm/comm_impl.h"
 #include "dd/pack.h"
 #include "core/error.h"
 
@@ -141,7 +142,8 @@ static hx_status host_exchange_x(hx_halo *h, hx_stream stream)
             m->rb[i] = es * (size_t)P->recv_count;
             h->stats.bytes_sent += (long long)m->sb[i];
         }
-        HX_TRY(hx_comm_sendrecv(h->comm, m->dest, m->sptr, m->sb, m->src, m->rptr, m->rb));
+        HX_TRY(hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_HALO_X, q), HX_OK, m->dest,
+                                       m->sptr, m->sb, m->src, m->rptr, m->rb));
     }
     return HX_OK;
 }
@@ -165,7 +167,8 @@ static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
             m->rb[i] = es * (size_t)P->send_count;
             h->stats.bytes_sent += (long long)m->sb[i];
         }
-        HX_TRY(hx_comm_sendrecv(h->comm, m->dest, m->sptr, m->sb, m->src, m->rptr, m->rb));
+        HX_TRY(hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_HALO_F, q), HX_OK, m->dest,
+                                       m->sptr, m->sb, m->src, m->rptr, m->rb));
         for (int i = 0; i < h->nlocal; i++) {
             const hx_domain_plan *p = hx_plan_domain(h->plan, i);
             const hx_pulse *P = &p->pulses[q];

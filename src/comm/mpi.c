@@ -50,7 +50,8 @@ typedef struct mpi_impl {
     char ag_buf[1024 + sizeof(int)]; /* the failing rank's status, then its message */
     int cr_in, cr_out;               /* creation's agreement */
     int broken;                      /* a wait timed out or the ranks fell out of step */
-    char broken_msg[1024];           /* what happened then */
+    hx_status broken_st;             /* what happened then: its status and message */
+    char broken_msg[1024];
 } mpi_impl;
 
 #define HX_MPI_MSG_LEN 1024
@@ -116,6 +117,7 @@ static hx_status make_broken(hx_comm *c, hx_status st)
     mpi_impl *m = impl_of(c);
     if (!m->broken) {
         m->broken = 1;
+        m->broken_st = st;
         snprintf(m->broken_msg, sizeof m->broken_msg, "%s", hx_last_error_message());
     }
     return st;
@@ -124,7 +126,9 @@ static hx_status make_broken(hx_comm *c, hx_status st)
 static hx_status check_usable(hx_comm *c)
 {
     mpi_impl *m = impl_of(c);
-    HX_CHECK(!m->broken, HX_ERR_TIMEOUT, "%s (the communicator is unusable since)", m->broken_msg);
+    if (m->broken)
+        return hx_error_set(m->broken_st, __FILE__, __LINE__, __func__,
+                            "%s (the communicator is unusable since)", m->broken_msg);
     return HX_OK;
 }
 
@@ -272,8 +276,11 @@ static int consequence(hx_status st)
 
 static hx_status mpi_agree(hx_comm *c, hx_status local_status)
 {
-    HX_TRY(check_usable(c));
     mpi_impl *m = impl_of(c);
+    /* unusable: this rank's own failure (its message recorded) before what broke it */
+    if (m->broken && local_status != HX_OK && !consequence(local_status))
+        return local_status;
+    HX_TRY(check_usable(c));
     const int n = c->nranks;
     /* the first failing rank, an original failure before one that reports another's */
     m->ag_in = local_status == HX_OK ? 2 * n : consequence(local_status) ? n + c->rank : c->rank;

@@ -27,7 +27,10 @@ static inline double hx_wtime(void)
  *                  default 600 s.
  * The environment sets both: HALOX_WAIT_TIMEOUT=STEP[,SETUP] in seconds (SETUP defaults to 10 x
  * STEP; 0 turns a deadline off, and the waits block as MPI and CUDA do); hx_wait_timeout_set
- * overrides it for the process. A malformed value is refused when a communicator is created. */
+ * overrides it for the process. A malformed value is refused when a communicator is created.
+ * Waits closer to a cause give up first, so that the report names it: the device-side waits of
+ * the fused exchange at half the step deadline, a host's wait for its own GPU at three quarters,
+ * a wait for another rank at the whole deadline. */
 typedef enum hx_wait_kind { HX_WAIT_STEP = 0, HX_WAIT_SETUP = 1 } hx_wait_kind;
 /* The deadline in seconds (0: none). */
 double hx_wait_timeout(hx_wait_kind kind);

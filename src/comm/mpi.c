@@ -268,7 +268,8 @@ static hx_status mpi_sendrecv(hx_comm *c, int tag, hx_status local, const int *d
 }
 
 /* An error that only reports another rank's failure or a wait that gave up on one: agreements
- * name an original failure before these. */
+ * name an original failure before these, and a timed-out wait (which may be the cause: a stuck
+ * GPU) before a forwarded failure. */
 static int consequence(hx_status st)
 {
     return st == HX_ERR_REMOTE || st == HX_ERR_TIMEOUT;
@@ -282,12 +283,15 @@ static hx_status mpi_agree(hx_comm *c, hx_status local_status)
         return local_status;
     HX_TRY(check_usable(c));
     const int n = c->nranks;
-    /* the first failing rank, an original failure before one that reports another's */
-    m->ag_in = local_status == HX_OK ? 2 * n : consequence(local_status) ? n + c->rank : c->rank;
+    /* the first failing rank: an original failure, else a timed-out wait, else a forwarded one */
+    m->ag_in = local_status == HX_OK            ? 3 * n
+               : local_status == HX_ERR_REMOTE  ? 2 * n + c->rank
+               : local_status == HX_ERR_TIMEOUT ? n + c->rank
+                                                : c->rank;
     MPI_Request rq;
     HX_MPI(MPI_Iallreduce(&m->ag_in, &m->ag_out, 1, MPI_INT, MPI_MIN, m->comm, &rq));
     HX_TRY(coll_wait(c, &rq, "an agreement"));
-    if (m->ag_out == 2 * n)
+    if (m->ag_out == 3 * n)
         return HX_OK;
     const int first = m->ag_out % n;
     int code = (int)local_status;

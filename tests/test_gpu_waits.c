@@ -221,8 +221,8 @@ static void case_stall(void)
     report("gpu-mpi stall", "exchange", st, dt);
     char want[160];
     snprintf(want, sizeof want,
-             "rank %d: the GPU did not finish the packing of the coordinates of pulse 0 (gpu-mpi) "
-             "within %g s",
+             "rank %d: the GPU did not finish the packing of the coordinates of pulse 0 (gpu-mpi, "
+             "exchange 1) within %g s",
              CULPRIT, 0.75 * DEADLINE);
     if (g_rank == CULPRIT)
         T_CHECK(st == HX_ERR_TIMEOUT && strstr(hx_last_error_message(), want) &&

@@ -215,8 +215,11 @@ typedef struct base_impl {
 static hx_status pulse_wait(hx_halo *h, hx_stream s, int q, const char *what)
 {
     base_impl *m = (base_impl *)h->impl;
-    hx_status st = hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(h->comm),
-                                      "%s of pulse %d (%s)", what, q, h->cfg.backend);
+    /* the report names the engine's step, or else the exchange (formatted only then) */
+    const hx_comm *c = h->comm;
+    hx_status st = hx_gpu_stream_wait(
+        s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(c), "%s of pulse %d (%s, %s %lld)", what,
+        q, h->cfg.backend, c->has_step ? "step" : "exchange", c->has_step ? c->step : m->nexch);
     if (st == HX_ERR_TIMEOUT && !m->stuck) {
         m->stuck = 1;
         snprintf(m->stuck_msg, sizeof m->stuck_msg, "%s", hx_last_error_message());

@@ -24,12 +24,25 @@
  * over before its forces of step s reach us; our coordinates of step s+1 are written after we
  * received them. The same argument covers our force slots: a peer writes them in its exchange_f
  * of step s+1, after it received our coordinates of step s+1, which we send after our stream
- * finished the unpack of step s. docs/design/gpu-halo.md has the full argument. */
+ * finished the unpack of step s. docs/design/gpu-halo.md has the full argument.
+ *
+ * No rank left waiting: an exchange never returns mid-pulse. A rank whose pulse fails locally
+ * (a CUDA call, a stream that passes the step deadline) still takes part in every remaining
+ * message of the exchange, with a failure marker in place of its data (src/comm/mpi.c), and
+ * skips its own CUDA work from there on; a neighbour that receives a marker does the same. So
+ * every rank of the exchange returns, the failing one with its error, its neighbours with
+ * HX_ERR_REMOTE naming it; the engine agrees on it at its next collective. Host waits for the
+ * GPU poll the stream with the step deadline (hx_gpu_stream_wait); a stream that passed it makes
+ * the backend "stuck": every later call fails at once (in-band again) and destroy leaves the
+ * device memory that a stuck stream may still use. */
 #include "gpu/cuda_check.h" /* first: the CUDA runtime, or its CPU emulation */
 #include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
 #include "halo/halo_pack.cuh"
 #include "comm/comm_impl.h"
+#include "core/fault.h"
+#include "core/wait.h"
+#include "gpu/context.h"
 #include "halox/gpu.h"
 #include "halox/log.h"
 
@@ -193,7 +206,44 @@ typedef struct base_impl {
     int ipc_exchanged; /* handles exchanged: the same on every rank (a collective step) */
     int phase;         /* 1 after exchange_x until exchange_f */
     long long nexch;   /* exchanges so far: the handshake tokens carry it */
+    int stuck;         /* a stream passed the deadline: it may still use our memory */
+    char stuck_msg[512];
 } base_impl;
+
+/* The host's wait for one pulse's stream work, bounded by the step deadline; past it the
+ * backend is stuck. */
+static hx_status pulse_wait(hx_halo *h, hx_stream s, int q, const char *what)
+{
+    base_impl *m = (base_impl *)h->impl;
+    /* the report names the engine's step, or else the exchange (formatted only then) */
+    const hx_comm *c = h->comm;
+    hx_status st = hx_gpu_stream_wait(
+        s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(c), "%s of pulse %d (%s, %s %lld)", what,
+        q, h->cfg.backend, c->has_step ? "step" : "exchange", c->has_step ? c->step : m->nexch);
+    if (st == HX_ERR_TIMEOUT && !m->stuck) {
+        m->stuck = 1;
+        snprintf(m->stuck_msg, sizeof m->stuck_msg, "%s", hx_last_error_message());
+    }
+    return st;
+}
+
+/* A stuck backend fails every later call at once, with the first report. */
+static hx_status check_stuck(const hx_halo *h)
+{
+    const base_impl *m = (const base_impl *)h->impl;
+    HX_CHECK(!m->stuck, HX_ERR_TIMEOUT, "%s (earlier: the %s exchange is unusable since)",
+             m->stuck_msg, h->cfg.backend);
+    return HX_OK;
+}
+
+/* A pulse failing as a CUDA call would, on the rank the test armed (src/core/fault.h). */
+static hx_status pulse_fault(const hx_halo *h, int q, const char *what)
+{
+    if (!hx_fault_hit("halo.pulse"))
+        return HX_OK;
+    HX_FAIL(HX_ERR_CUDA, "rank %d: %s of pulse %d failed (fault injected by the test)",
+            hx_comm_rank(h->comm), what, q);
+}
 
 static void close_peers(base_impl *m)
 {
@@ -214,23 +264,36 @@ static void base_destroy(hx_halo *h)
     base_impl *m = (base_impl *)h->impl;
     if (!m)
         return;
-    /* the front end made the context's device current */
-    if (m->place.ctx)
-        cudaDeviceSynchronize();
+    /* the front end made the context's device current; a bounded wait, and nothing freed that a
+     * stream which never finishes may still use */
+    int idle = !m->stuck;
+    if (idle && m->place.ctx &&
+        hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, hx_wait_timeout_gpu(HX_WAIT_STEP),
+                             hx_comm_rank(h->comm), "the exchanges (destroy)") != HX_OK)
+        idle = 0;
+    if (!idle)
+        hx_log(HX_LOG_WARN,
+               "%s on rank %d: the GPU has not finished the exchanges; their device memory is "
+               "left allocated (%s)",
+               h->cfg.backend, hx_comm_rank(h->comm),
+               m->stuck ? m->stuck_msg : hx_last_error_message());
     if (m->ipc_exchanged) {
         /* Close our mappings of the peers' memory, and let every rank do so before anyone frees
          * memory others have mapped (freeing an exported region first is undefined). Every
          * rank reached this point: the handle exchange was collective. */
-        close_peers(m);
+        if (idle)
+            close_peers(m);
         (void)hx_comm_agree(h->comm, HX_OK);
     }
-    cudaFree(m->x);
-    cudaFree(m->f);
-    cudaFree(m->dsend);
-    cudaFree(m->drecv);
-    cudaFreeHost(m->hsend);
-    cudaFreeHost(m->hrecv);
-    hx_gpu_plan_free(&m->gp);
+    if (idle) {
+        cudaFree(m->x);
+        cudaFree(m->f);
+        cudaFree(m->dsend);
+        cudaFree(m->drecv);
+        cudaFreeHost(m->hsend);
+        cudaFreeHost(m->hrecv);
+        hx_gpu_plan_free(&m->gp);
+    }
     free(m->peer_x);
     free(m->peer_f);
     free(m);
@@ -257,7 +320,8 @@ static hx_status cuda_aware_selftest(hx_halo *h, int *ok)
         const void *sp = d;
         void *rp = d + n;
         size_t b = n * sizeof(int);
-        st = hx_comm_sendrecv(h->comm, &self, &sp, &b, &self, &rp, &b);
+        st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SELFTEST, 0), HX_OK, &self, &sp, &b,
+                                     &self, &rp, &b);
         if (st != HX_OK)
             goto out;
     }
@@ -372,7 +436,10 @@ static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
     base_impl *m = (base_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     memset(g, 0, sizeof *g);
-    HX_CUDA(cudaDeviceSynchronize()); /* nothing of the previous plan is in flight */
+    HX_TRY(check_stuck(h));
+    /* nothing of the previous plan is in flight (bounded) */
+    HX_TRY(hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, 0.75 * hx_comm_wait_limit(h->comm, 0),
+                                hx_comm_rank(h->comm), "the exchanges before an update"));
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
     g->cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)
@@ -468,6 +535,11 @@ static hx_status exchange_ipc(hx_halo *h)
         if (st == HX_OK)
             st = check_peer(h, m, p->pulses[q].recv_rank, q);
     }
+    if (st == HX_OK && hx_fault_hit("halo.ipc"))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "gpu-direct: rank %d could not export its memory (fault injected by the "
+                          "test)",
+                          hx_comm_rank(h->comm));
     if (st == HX_OK && !(m->x && m->drecv))
         st = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
                           "gpu-direct: no coordinate array or force slots to export");
@@ -486,9 +558,11 @@ local_done:;
         size_t b = sizeof(cudaIpcMemHandle_t);
         const void *s1 = &hxm, *s2 = &hfm;
         void *r1 = &hx_in[q], *r2 = &hf_in[q];
-        st = hx_comm_sendrecv(h->comm, &P->recv_rank, &s1, &b, &P->send_rank, &r1, &b);
+        st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_X, q), HX_OK, &P->recv_rank,
+                                     &s1, &b, &P->send_rank, &r1, &b);
         if (st == HX_OK)
-            st = hx_comm_sendrecv(h->comm, &P->send_rank, &s2, &b, &P->recv_rank, &r2, &b);
+            st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_F, q), HX_OK, &P->send_rank,
+                                         &s2, &b, &P->recv_rank, &r2, &b);
     }
     if (st == HX_OK)
         m->ipc_exchanged = 1; /* collective step done on every rank */
@@ -526,22 +600,27 @@ static hx_status base_update(hx_halo *h)
 }
 
 /* The "done" token of a pulse: the exchange count and the pulse, checked on arrival, so that
- * ranks that fell out of step report it instead of mixing steps. */
-static hx_status handshake(hx_halo *h, int q, int to, int from, const char *what)
+ * ranks that fell out of step report it instead of mixing steps. A rank that failed sends its
+ * failure marker instead (local != HX_OK), and a neighbour's marker returns HX_ERR_REMOTE. */
+static hx_status handshake(hx_halo *h, int q, int to, int from, hx_msg_kind kind, hx_status local)
 {
     base_impl *m = (base_impl *)h->impl;
     long long mine = m->nexch * 256 + q, theirs = -1;
     size_t b = sizeof mine;
     const void *sp = &mine;
     void *rp = &theirs;
-    HX_TRY(hx_comm_sendrecv(h->comm, &to, &sp, &b, &from, &rp, &b));
+    HX_TRY(
+        hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(kind, q), local, &to, &sp, &b, &from, &rp, &b));
     HX_CHECK(theirs == mine, HX_ERR_INTERNAL,
-             "%s: rank %d expected the done token of exchange %lld pulse %d from rank %d and got "
-             "exchange %lld pulse %lld: the ranks are out of step",
-             what, hx_comm_rank(h->comm), m->nexch, q, from, theirs / 256, theirs % 256);
+             "gpu-direct %s: rank %d expected the done token of exchange %lld pulse %d from rank "
+             "%d and got exchange %lld pulse %lld: the ranks are out of step",
+             kind == HX_MSG_TOKEN_X ? "coordinates" : "forces", hx_comm_rank(h->comm), m->nexch, q,
+             from, theirs / 256, theirs % 256);
     return HX_OK;
 }
 
+/* Coordinates, pulse by pulse. After a failure (fe.st) the CUDA work stops and the messages go
+ * on, as failure markers. */
 static hx_status base_exchange_x(hx_halo *h, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
@@ -550,37 +629,61 @@ static hx_status base_exchange_x(hx_halo *h, hx_stream s)
              "gpu-direct: exchange_x called twice without exchange_f in between: coordinate and "
              "force exchanges must alternate (that order is what keeps a peer from overwriting "
              "halo coordinates still being read)");
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
     for (int q = 0; q < p->npulses; q++) {
         const hx_pulse *P = &p->pulses[q];
         const size_t sb = 12 * (size_t)P->send_count, rb = 12 * (size_t)P->recv_count;
         float *land = m->x + 3 * (size_t)P->atom_offset;
-        HX_TRY(hx_gpu_pack_x(&m->gp, q, m->x, m->dsend, 0, s));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the coordinates"));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, hx_gpu_pack_x(&m->gp, q, m->x, m->dsend, 0, s));
+        const int tag = hx_msg_tag(HX_MSG_HALO_X, q);
         if (m->direct) {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync((float *)m->peer_x[q] + 3 * (size_t)P->peer_atom_offset,
-                                        m->dsend, sb, cudaMemcpyDeviceToDevice, s));
-            HX_CUDA(cudaStreamSynchronize(s)); /* our coordinates are in the peer's x */
-            HX_TRY(handshake(h, q, P->send_rank, P->recv_rank, "gpu-direct coordinates"));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync((float *)m->peer_x[q] + 3 * (size_t)P->peer_atom_offset, m->dsend,
+                                sb, cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-direct: the copy of pulse %d into rank %d: %s", q,
+                                      P->send_rank, cudaGetErrorString(cudaGetLastError())));
+            if (fe.st == HX_OK) /* our coordinates are in the peer's x */
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the copy of the coordinates"));
+            hx_first_error_keep(&fe,
+                                handshake(h, q, P->send_rank, P->recv_rank, HX_MSG_TOKEN_X, fe.st));
         } else if (m->cuda_aware) {
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
             const void *sp = m->dsend;
             void *rp = land;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
+                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
         } else {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+                hx_first_error_keep(&fe,
+                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                 "gpu-mpi: the copy of pulse %d to the host: %s", q,
+                                                 cudaGetErrorString(cudaGetLastError())));
             /* also completes the previous pulse's copy out of hrecv before it is overwritten */
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
             const void *sp = m->hsend;
             void *rp = m->hrecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
-            if (rb)
-                HX_CUDA(cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
+                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
+            if (fe.st == HX_OK && rb &&
+                cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
+                hx_first_error_keep(&fe,
+                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                 "gpu-mpi: the copy of pulse %d to the device: %s",
+                                                 q, cudaGetErrorString(cudaGetLastError())));
         }
         h->stats.bytes_sent += (long long)sb;
     }
     m->phase = 1;
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 static hx_status base_exchange_f(hx_halo *h, hx_stream s)
@@ -590,6 +693,8 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
     HX_CHECK(!m->direct || m->phase == 1, HX_ERR_INVALID_ARG,
              "gpu-direct: exchange_f called without exchange_x before it: coordinate and force "
              "exchanges must alternate");
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
     for (int q = p->npulses - 1; q >= 0; q--) {
         const hx_pulse *P = &p->pulses[q];
         /* our forces on the atoms received in pulse q go back up to recv_rank; forces on the
@@ -597,37 +702,61 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
         const size_t sb = 12 * (size_t)P->recv_count, rb = 12 * (size_t)P->send_count;
         const float *out = m->f + 3 * (size_t)P->atom_offset;
         float *in = m->drecv;
+        const int tag = hx_msg_tag(HX_MSG_HALO_F, q);
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the forces"));
         if (m->direct) {
             /* stream order: the unpacks of later pulses (which add into this range) are done */
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync((float *)m->peer_f[q] + 3 * (size_t)P->buf_offset, out, sb,
-                                        cudaMemcpyDeviceToDevice, s));
-            HX_CUDA(cudaStreamSynchronize(s));
-            HX_TRY(handshake(h, q, P->recv_rank, P->send_rank, "gpu-direct forces"));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync((float *)m->peer_f[q] + 3 * (size_t)P->buf_offset, out, sb,
+                                cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-direct: the force copy of pulse %d into rank "
+                                      "%d: %s",
+                                      q, P->recv_rank, cudaGetErrorString(cudaGetLastError())));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the copy of the forces"));
+            hx_first_error_keep(&fe,
+                                handshake(h, q, P->recv_rank, P->send_rank, HX_MSG_TOKEN_F, fe.st));
             in = m->drecv + 3 * (size_t)P->buf_offset;
         } else if (m->cuda_aware) {
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
             const void *sp = out;
             void *rp = m->drecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
+                                                             &sp, &sb, &P->send_rank, &rp, &rb));
         } else {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-mpi: the force copy of pulse %d to the host: %s", q,
+                                      cudaGetErrorString(cudaGetLastError())));
             /* also: the previous pulse's unpack no longer reads drecv, its copy no longer hrecv */
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
             const void *sp = m->hsend;
             void *rp = m->hrecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
-            if (rb)
-                HX_CUDA(cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
+                                                             &sp, &sb, &P->send_rank, &rp, &rb));
+            if (fe.st == HX_OK && rb &&
+                cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-mpi: the force copy of pulse %d to the device: "
+                                      "%s",
+                                      q, cudaGetErrorString(cudaGetLastError())));
         }
         /* one pulse at a time, distinct atoms within a pulse: plain adds, the host's order */
-        HX_TRY(hx_gpu_unpack_f(&m->gp, q, in, m->f, 0, s));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, hx_gpu_unpack_f(&m->gp, q, in, m->f, 0, s));
         h->stats.bytes_sent += (long long)sb;
     }
     m->phase = 0;
     m->nexch++;
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 /* not capturable: the CPU waits for each pulse; device: on the GPU context's device */

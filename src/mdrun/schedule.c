@@ -13,6 +13,7 @@
  * CUDA graph. Local failures between those points are recorded and agreed at the next one, so
  * that no rank is left waiting in an exchange. */
 #include "mdrun/md_impl.h"
+#include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "halox/log.h"
@@ -209,8 +210,10 @@ hx_status hx_md_repartition(hx_md *md, int first)
     md->tm.search_set_local += t5 - t4;
     /* Halo coordinates for the search (positions of this step). The step's own force
      * computation uses them as they are: exchanging the same coordinates twice would break the
-     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. */
-    HX_TRY(hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0)));
+     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. A failure
+     * here is agreed after the search, with the search's: returning at once left the others in
+     * that agreement. */
+    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
     /* The count compares the positions of this step with the previous list: pairs now inside
      * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
@@ -331,6 +334,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
 {
     const hx_md_backend_ops *B = md->B;
     const int nl = md->nlocal;
+    hx_comm_set_step(md->comm, md->step); /* the step a timed-out wait names */
     if (md->step % md->p.nstlist == 0 && md->step != md->last_search)
         HX_TRY(hx_md_repartition(md, 0));
     /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */

@@ -1,5 +1,6 @@
 /* Helpers of the GPU tests (see test_gpu_common.h). */
 #include "test_gpu_common.h"
+#include "mdrun/md_impl.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -497,6 +498,34 @@ void tg_energy_terms(const hx_md_energies *e, double v[7])
     v[4] = e->dihedrals;
     v[5] = e->lj14;
     v[6] = e->coulomb14;
+}
+
+hx_gpu_nb *tg_md_nb(hx_md *md)
+{
+    return md && md->B == &hx_md_backend_gpu ? hx_md_backend_gpu_nb(md->bimpl, 0) : NULL;
+}
+
+const hx_decomp_local *tg_md_local(hx_md *md)
+{
+    return md ? hx_decomp_get_local(md->dec, 0) : NULL;
+}
+
+void tg_local_set(const hx_decomp_local *loc, hx_local_set *set)
+{
+    memset(set, 0, sizeof *set);
+    set->n = loc->n_local;
+    set->type = loc->type;
+    set->q = loc->q;
+    set->mol = loc->mol;
+    set->excl = loc->excl;
+    set->mol_pos = loc->mol_pos;
+    set->nranges = loc->plan->nranges;
+    set->ranges = loc->plan->ranges;
+    set->ndim = loc->ndim;
+    for (int k = 0; k < 3; k++) {
+        set->periodic[k] = loc->periodic[k];
+        set->box[k] = loc->box[k];
+    }
 }
 
 hx_status tg_trajectory(hx_md *md, int nsteps, double *e, double *max_dev)

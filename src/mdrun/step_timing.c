@@ -19,8 +19,8 @@ static hx_status reserve_records(hx_md *md, long long n)
 {
     if (n <= md->cap_st)
         return HX_OK;
-    HX_CHECK(n < (1LL << 30), HX_ERR_INVALID_ARG, "step timing: %lld steps are too many to time",
-             n);
+    HX_CHECK(n < (1LL << 30), HX_ERR_INVALID_ARG,
+             "step timing: %lld steps are too many to time in one run; time fewer steps", n);
     hx_md_step_time *r = realloc(md->st, sizeof *r * (size_t)n);
     HX_CHECK(r, HX_ERR_NOMEM, "out of memory for the times of %lld steps", n);
     md->st = r;
@@ -34,10 +34,12 @@ hx_status hx_md_clock_start(hx_md *md)
     md->clock_on = 0;
     if (md->p.step_timing == HX_MD_STEP_TIMING_OFF)
         return HX_OK;
-    /* everything the run needs, before it starts: no allocation between its steps */
-    hx_status st = reserve_records(md, md->p.steps + 1);
+    /* what the run needs, before it starts: no allocation between its steps (a run of more
+     * than a million steps grows its records as it goes) */
+    const long long n = md->p.steps + 1 < (1LL << 20) ? md->p.steps + 1 : (1LL << 20);
+    hx_status st = reserve_records(md, n);
     if (st == HX_OK && md->B->clock_reserve)
-        st = md->B->clock_reserve(md->bimpl, (int)md->p.steps + 2);
+        st = md->B->clock_reserve(md->bimpl, (int)n + 1);
     if (st == HX_OK && md->B->clock)
         st = md->B->clock(md->bimpl, 0);
     md->clock_host = hx_wtime();

@@ -167,6 +167,12 @@ void signal_apply(uint64_t *sig, uint64_t v, int op, const char *what)
         emu::slow_publish();
 }
 
+const char *cmp_name(int cmp)
+{
+    static const char *const names[] = {"==", "!=", ">", "<=", "<", ">="};
+    return cmp >= NVSHMEM_CMP_EQ && cmp <= NVSHMEM_CMP_GE ? names[cmp] : "?";
+}
+
 bool compare(uint64_t v, int cmp, uint64_t c)
 {
     switch (cmp) {
@@ -541,8 +547,8 @@ uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_val
             return v;
         if (now_s() > end)
             die("nvshmem_signal_wait_until: waited %.0f s (HALOX_HALO_WAIT_TIMEOUT) for the signal "
-                "at heap offset %zu to compare (%d) with %llu; it is %llu",
-                limit, (size_t)((const unsigned char *)sig_addr - g.mine), cmp,
+                "at heap offset %zu to become %s %llu; it is %llu",
+                limit, (size_t)((const unsigned char *)sig_addr - g.mine), cmp_name(cmp),
                 (unsigned long long)cmp_value, (unsigned long long)v);
     }
 }

@@ -10,10 +10,12 @@
 #    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite
 #    (without the tests labelled "long");
-# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) with two emulated
-#    devices runs the GPU tests labelled "emulation": the GPU context on one device while the
-#    caller keeps the other current, the gpu-mpi halo and the gpu MD engine on it, the GPU
-#    update (a few minutes; the other GPU tests take too long there);
+# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) runs the GPU tests
+#    labelled "emulation": the GPU context on one device while the caller keeps the other
+#    current, the gpu-mpi halo and the gpu MD engine on it, the GPU update, the fused NVSHMEM
+#    exchange (NVSHMEM emulated over shared memory) against the host backend on 2 and 4 ranks,
+#    its ordering faults (HALOX_TEST_INJECT) as tests that must fail, and the emulation's own
+#    model and deadlines (a few minutes; the other GPU tests take too long there);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
@@ -81,7 +83,9 @@ if [[ $quick -eq 0 ]]; then
     eb=$build-emu
     cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
         -DHALOX_WERROR=ON > "$eb.configure.log"
-    emu_targets=$(cd "$eb" && ctest -N -L emulation | sed -nE 's/^ *Test +#[0-9]+: (test_[a-z_]+[a-z])(_np[0-9]+)?$/\1/p' | sort -u)
+    # the programs the tests run (several tests may run one program with other options)
+    emu_targets=$(cd "$eb" && ctest -N -V -L emulation | grep -oE "$eb/tests/test_[A-Za-z0-9_]+" |
+        sed 's|.*/||' | sort -u)
     # shellcheck disable=SC2086 # one target per word
     cmake --build "$eb" -j "$jobs" --target $emu_targets > "$eb.build.log" 2>&1 ||
         { tail -30 "$eb.build.log"; exit 1; }

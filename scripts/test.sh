@@ -10,12 +10,10 @@
 #    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite
 #    (without the tests labelled "long");
-# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) runs the GPU tests
-#    labelled "emulation": the GPU context on one device while the caller keeps the other
-#    current, the gpu-mpi halo and the gpu MD engine on it, the GPU update, the fused NVSHMEM
-#    exchange (NVSHMEM emulated over shared memory) against the host backend on 2 and 4 ranks,
-#    its ordering faults (HALOX_TEST_INJECT) as tests that must fail, and the emulation's own
-#    model and deadlines (a few minutes; the other GPU tests take too long there);
+# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) with two emulated
+#    devices runs the GPU tests labelled "emulation": the GPU context on one device while the
+#    caller keeps the other current, the gpu-mpi halo and the gpu MD engine on it, the GPU
+#    update (a few minutes; the other GPU tests take too long there);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
@@ -83,7 +81,11 @@ if [[ $quick -eq 0 ]]; then
     eb=$build-emu
     cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
         -DHALOX_WERROR=ON > "$eb.configure.log"
-    # the programs the tests run (several tests may run one program with other options)
+    # Also the fused NVSHMEM exchange (NVSHMEM emulated over shared memory between the ranks)
+    # against the host backend on 2 and 4 ranks, its ordering faults (HALOX_TEST_INJECT) as
+    # tests that must fail, and the emulation's own model and deadlines: about 30 s of build and
+    # 60 s of tests more on 2 cores (docs/design/gpu-halo.md).
+    # The programs the tests run (several tests may run one program with other options):
     emu_targets=$(cd "$eb" && ctest -N -V -L emulation | grep -oE "$eb/tests/test_[A-Za-z0-9_]+" |
         sed 's|.*/||' | sort -u)
     # shellcheck disable=SC2086 # one target per word

@@ -18,13 +18,7 @@
  * another. Copies and memsets work whatever the current device (unified addressing), as on a
  * GPU. CUDA IPC within one process has nothing to share across processes: a handle can be made
  * of the start of a live allocation (anything else is cudaErrorInvalidValue, as on a GPU) but
- * opening one fails with cudaErrorNotSupported.
- *
- * Kernels launched with cudaLaunchKernelEx run with every block of the grid at once (each block
- * its own host threads), as a GPU runs a grid that fits on it: the fused NVSHMEM halo exchange
- * (its only user) has blocks that wait for each other and for other processes' kernels, which
- * the one-block-at-a-time launch of <<<>>> would deadlock. The NVSHMEM subset it uses is
- * emulated beside this file (nvshmem.h, emu_nvshmem.cpp). */
+ * opening one fails with cudaErrorNotSupported. */
 #ifndef HX_EMU_CUDA_RUNTIME_API_H
 #define HX_EMU_CUDA_RUNTIME_API_H
 
@@ -149,9 +143,15 @@ typedef struct cudaDeviceProp {
     cudaUUID_t uuid;
 } cudaDeviceProp;
 
-/* launch attributes (cudaLaunchKernelEx; the emulation runs the grid's blocks at once whatever
- * they say: programmatic launch changes nothing where every stream operation completes before
- * the next starts) */
+/* Kernels launched with cudaLaunchKernelEx run with every block of the grid at once (each block
+ * its own host threads, emu_device.h), as a GPU runs a grid that fits on it: the fused NVSHMEM
+ * halo exchange (its only user) has blocks that wait for each other and for other processes'
+ * kernels, which the one-block-at-a-time launch of <<<>>> would deadlock. The NVSHMEM subset it
+ * uses is emulated beside this file (nvshmem.h, emu_nvshmem.cpp).
+ *
+ * Launch attributes: the emulation runs the grid's blocks at once whatever they say
+ * (programmatic launch changes nothing where every stream operation completes before the next
+ * starts). */
 typedef enum cudaLaunchAttributeID {
     cudaLaunchAttributeIgnore = 0,
     cudaLaunchAttributeCooperative = 2,

@@ -498,32 +498,53 @@ void nvshmem_float_put_signal_nbi(float *dest, const float *source, size_t nelem
     nvshmem_float_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe);
 }
 
+void nvshmemx_putmem_block(void *dest, const void *source, size_t bytes, int pe)
+{
+    unsigned char *d = (unsigned char *)remote(dest, pe, "nvshmemx_putmem_block");
+    const unsigned char *src = (const unsigned char *)source;
+    for (size_t i = block_tid(); i < bytes; i += block_size())
+        d[i] = src[i];
+    __syncthreads();
+}
+
+void nvshmemx_putmem_signal_block(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe)
+{
+    unsigned char *d = (unsigned char *)remote(dest, pe, "nvshmemx_putmem_signal_block");
+    uint64_t *s = (uint64_t *)remote(sig_addr, pe, "nvshmemx_putmem_signal_block (signal)");
+    const unsigned char *src = (const unsigned char *)source;
+    for (size_t i = block_tid(); i < bytes; i += block_size())
+        d[i] = src[i];
+    /* the barrier orders every thread's part before thread 0's release */
+    __syncthreads();
+    if (block_tid() == 0)
+        signal_apply(s, signal, sig_op, "nvshmemx_putmem_signal_block");
+    __syncthreads();
+}
+
+void nvshmemx_putmem_signal_nbi_block(void *dest, const void *source, size_t bytes,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
+{
+    nvshmemx_putmem_signal_block(dest, source, bytes, sig_addr, signal, sig_op, pe);
+}
+
 void nvshmemx_float_put_block(float *dest, const float *source, size_t nelems, int pe)
 {
-    float *d = (float *)remote(dest, pe, "nvshmemx_float_put_block");
-    for (size_t i = block_tid(); i < nelems; i += block_size())
-        d[i] = source[i];
-    __syncthreads();
+    nvshmemx_putmem_block(dest, source, nelems * sizeof(float), pe);
 }
 
 void nvshmemx_float_put_signal_block(float *dest, const float *source, size_t nelems,
                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    float *d = (float *)remote(dest, pe, "nvshmemx_float_put_signal_block");
-    uint64_t *s = (uint64_t *)remote(sig_addr, pe, "nvshmemx_float_put_signal_block (signal)");
-    for (size_t i = block_tid(); i < nelems; i += block_size())
-        d[i] = source[i];
-    /* the barrier orders every thread's part before thread 0's release */
-    __syncthreads();
-    if (block_tid() == 0)
-        signal_apply(s, signal, sig_op, "nvshmemx_float_put_signal_block");
-    __syncthreads();
+    nvshmemx_putmem_signal_block(dest, source, nelems * sizeof(float), sig_addr, signal, sig_op,
+                                 pe);
 }
 
 void nvshmemx_float_put_signal_nbi_block(float *dest, const float *source, size_t nelems,
                                          uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    nvshmemx_float_put_signal_block(dest, source, nelems, sig_addr, signal, sig_op, pe);
+    nvshmemx_putmem_signal_block(dest, source, nelems * sizeof(float), sig_addr, signal, sig_op,
+                                 pe);
 }
 
 void nvshmemx_signal_op(uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)

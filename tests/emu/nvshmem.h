@@ -113,6 +113,11 @@ void nvshmem_float_put_signal(float *dest, const float *source, size_t nelems, u
 void nvshmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems,
                                   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 /* every thread of the block, the same arguments */
+void nvshmemx_putmem_block(void *dest, const void *source, size_t bytes, int pe);
+void nvshmemx_putmem_signal_block(void *dest, const void *source, size_t bytes, uint64_t *sig_addr,
+                                  uint64_t signal, int sig_op, int pe);
+void nvshmemx_putmem_signal_nbi_block(void *dest, const void *source, size_t bytes,
+                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);
 void nvshmemx_float_put_block(float *dest, const float *source, size_t nelems, int pe);
 void nvshmemx_float_put_signal_block(float *dest, const float *source, size_t nelems,
                                      uint64_t *sig_addr, uint64_t signal, int sig_op, int pe);

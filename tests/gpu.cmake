@@ -141,6 +141,7 @@ if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
   add_test(NAME test_emu_nvshmem_deadline_np2
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
                    "PE 0: nvshmem_signal_wait_until: waited 1 s .*; aborting" ${_emu_cmd} --deadline)
+  # (a step deadline of 2 s: device waits give up at half of it)
   add_test(NAME test_emu_nvshmem_hang_np2
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
                    "has not ended after 2 s: .* still wait" ${_emu_cmd} --hang)
@@ -148,7 +149,7 @@ if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
                        test_emu_nvshmem_hang_np2 PROPERTIES LABELS "gpu;mpi;emulation"
                        PROCESSORS 1 TIMEOUT 120)
   set_tests_properties(test_emu_nvshmem_deadline_np2 PROPERTIES
-                       ENVIRONMENT "HALOX_HALO_WAIT_TIMEOUT=1")
+                       ENVIRONMENT "HALOX_WAIT_TIMEOUT=2")
   set_tests_properties(test_emu_nvshmem_hang_np2 PROPERTIES ENVIRONMENT "HALOX_EMU_GRID_TIMEOUT=2")
 endif()
 
@@ -220,8 +221,9 @@ if(TARGET test_gpu_dd_md)
 endif()
 # No rank left waiting on the GPU backends (docs/robustness.md, "Hangs"): a failing pulse, a
 # stream that does not finish, an IPC export failing at set-up (gpu-mpi, gpu-direct: also in the
-# CPU emulation), and the NVSHMEM hang across GPUs with the default device deadline; every rank
-# returns in time with the failing rank's message.
+# CPU emulation), and the NVSHMEM hang across GPUs with the default device deadline (also in the
+# emulation with MPI, which has the nvshmem backend: two emulated GPUs, one per rank, as the
+# case means, and no MPS refusal); every rank returns in time with the failing rank's message.
 halox_gpu_mpi_test(test_gpu_waits SOURCES test_gpu_waits.c RANKS 2 LABELS waits emulation)
 if(TARGET test_gpu_waits)
   target_link_libraries(test_gpu_waits PRIVATE halox_gpu_halo_fixture)

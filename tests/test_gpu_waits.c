@@ -25,7 +25,8 @@
  *     the two ranks on two GPUs this is the hang of issue 25 (a test that ran 577 s).
  *
  * Runs on a GPU machine (label gpu) and in the CPU emulation (label emulation: cases 1-3 with
- * gpu-mpi, and gpu-direct up to its IPC handles); elsewhere it reports SKIPPED with the reason.
+ * gpu-mpi, and gpu-direct up to its IPC handles; case 4 on two emulated GPUs, NVSHMEM emulated
+ * over shared memory); elsewhere it reports SKIPPED with the reason.
  * Each case has a communicator of its own (a timed-out one is unusable). A watchdog alarm turns
  * a hang into a failure naming the case. */
 #include "gpu_halo_fixture.h"

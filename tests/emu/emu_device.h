@@ -13,9 +13,9 @@
  * NVSHMEM halo exchange). A function-static __shared__ variable would be one for all blocks, so
  * such a kernel must keep block-shared data in dynamic shared memory: reaching a __shared__
  * declaration in a kernel launched this way aborts with a message. A grid whose blocks run at
- * once is watched: one that has not ended after HALOX_EMU_GRID_TIMEOUT seconds (default 120, or
- * twice HALOX_HALO_WAIT_TIMEOUT + 10 when that is set) is reported and the process aborted, so a
- * missed signal fails a test instead of hanging it.
+ * once is watched: one that has not ended after HALOX_EMU_GRID_TIMEOUT seconds (default: the step
+ * deadline of HALOX_WAIT_TIMEOUT, 60 s, + 10; its kernels' own waits give up at half of it) is
+ * reported and the process aborted, so a missed signal fails a test instead of hanging it.
  *
  * Memory operations of that exchange written in PTX (acquire loads, release adds, the global
  * timer) have C++ counterparts here (emu_ld_acquire, emu_red_add, emu_atom_add_acq_rel,

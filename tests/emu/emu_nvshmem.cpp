@@ -2,6 +2,7 @@
  * are MPI ranks on one node, the symmetric heap is POSIX shared memory mapped by every PE,
  * signals are atomics in it, every wait has a deadline. */
 #include "nvshmem.h"
+#include "halox/timer.h"
 
 #include <cuda_runtime.h>
 /* the C API only (Open MPI and MPICH would add their C++ bindings, which need another library) */
@@ -45,12 +46,20 @@ double now_s()
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The deadline of every wait here: the exchange's own, else a minute. */
-double wait_limit_s()
+/* The deadlines of the waits here are halox's own (HALOX_WAIT_TIMEOUT, hx_wait_timeout_set): a
+ * device-side wait for a peer's signal gives up at half the step deadline, as the fused
+ * kernels' waits do; a host collective (start-up, symmetric allocation, barrier) at the set-up
+ * deadline. Deadlines turned off (0) are not followed here: the emulation exists for CI, where
+ * nothing may hang; it keeps the defaults then (30 s, 600 s). */
+double device_limit_s()
 {
-    const char *e = std::getenv("HALOX_HALO_WAIT_TIMEOUT");
-    const double t = e ? std::atof(e) : 0.0;
-    return t > 0 ? t : 60.0;
+    const double t = 0.5 * hx_wait_timeout(HX_WAIT_STEP);
+    return t > 0 ? t : 30.0;
+}
+double setup_limit_s()
+{
+    const double t = hx_wait_timeout(HX_WAIT_SETUP);
+    return t > 0 ? t : 600.0;
 }
 
 [[noreturn]] __attribute__((format(printf, 1, 2))) void die(const char *fmt, ...)
@@ -73,16 +82,16 @@ void complain(const char *what)
 /* A nonblocking collective completed within the deadline, or the process aborted. */
 void mpi_wait(MPI_Request *r, const char *what)
 {
-    const double end = now_s() + wait_limit_s();
+    const double end = now_s() + setup_limit_s();
     for (;;) {
         int done = 0;
         MPI_Test(r, &done, MPI_STATUS_IGNORE);
         if (done)
             return;
         if (now_s() > end)
-            die("%s: waited %.0f s for the other PEs (HALOX_HALO_WAIT_TIMEOUT): a PE did not take "
-                "part in the collective call",
-                what, wait_limit_s());
+            die("%s: waited %.0f s for the other PEs (the set-up deadline of HALOX_WAIT_TIMEOUT): "
+                "a PE did not take part in the collective call",
+                what, setup_limit_s());
         usleep(100);
     }
 }
@@ -561,13 +570,14 @@ uint64_t nvshmem_signal_fetch(const uint64_t *sig_addr)
 uint64_t nvshmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)
 {
     const uint64_t *s = (const uint64_t *)remote(sig_addr, g.pe, "nvshmem_signal_wait_until");
-    const double limit = wait_limit_s(), end = now_s() + limit;
+    const double limit = device_limit_s(), end = now_s() + limit;
     for (;;) {
         const uint64_t v = emu_ld_acquire(s);
         if (compare(v, cmp, cmp_value))
             return v;
         if (now_s() > end)
-            die("nvshmem_signal_wait_until: waited %.0f s (HALOX_HALO_WAIT_TIMEOUT) for the signal "
+            die("nvshmem_signal_wait_until: waited %.3g s (half the step deadline of "
+                "HALOX_WAIT_TIMEOUT) for the signal "
                 "at heap offset %zu to become %s %llu; it is %llu",
                 limit, (size_t)((const unsigned char *)sig_addr - g.mine), cmp_name(cmp),
                 (unsigned long long)cmp_value, (unsigned long long)v);

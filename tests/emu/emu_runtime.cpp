@@ -2,6 +2,7 @@
  * memory, synchronous streams, stream capture as a recorded list of operations, and the
  * thread model of emu_device.h. */
 #include "cuda_runtime.h"
+#include "halox/timer.h"
 
 #include <atomic>
 #include <barrier>
@@ -313,10 +314,9 @@ static double grid_timeout_s()
     const char *e = std::getenv("HALOX_EMU_GRID_TIMEOUT");
     if (e && std::atof(e) > 0)
         return std::atof(e);
-    const char *w = std::getenv("HALOX_HALO_WAIT_TIMEOUT");
-    if (w && std::atof(w) > 0)
-        return 2 * std::atof(w) + 10;
-    return 120;
+    /* the kernels' own waits give up at half the step deadline */
+    const double step = hx_wait_timeout(HX_WAIT_STEP);
+    return (step > 0 ? step : 60) + 10;
 }
 
 void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)

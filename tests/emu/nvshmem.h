@@ -22,9 +22,11 @@
  *    sees the signal with an acquire load sees the data (NVSHMEM's guarantee). Puts complete
  *    before they return, which NVSHMEM allows for every put, blocking or not: nvshmem_fence
  *    (ordering puts to one PE) and nvshmem_quiet (completing them) are full fences.
- *  - Waits (nvshmem_signal_wait_until, the collectives of the host API) have a deadline:
- *    HALOX_HALO_WAIT_TIMEOUT seconds, else 60; on expiry the PE prints what it waited for and
- *    aborts (mpirun then ends the job): a bug fails a test, it never hangs it.
+ *  - Waits have halox's deadlines (HALOX_WAIT_TIMEOUT): nvshmem_signal_wait_until half the step
+ *    deadline (30 s), as the fused kernels' waits; the collectives of the host API the set-up
+ *    deadline (600 s); kept at those defaults where the setting turns deadlines off. On expiry
+ *    the PE prints what it waited for and aborts (mpirun then ends the job): a bug fails a test,
+ *    it never hangs it.
  *  - HALOX_EMU_SLOW_PE=R:MS makes PE R slow (emu_device.h: it pauses after every signal it
  *    publishes, its blocks' threads held meanwhile), to widen ordering races deterministically.
  * What it cannot say anything about: a GPU's weak memory ordering (the CPU orders more than a

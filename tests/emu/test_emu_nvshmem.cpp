@@ -16,8 +16,8 @@
  *    PE 0, after thread 0 publishes a signal the other threads leave the barrier before it no
  *    earlier than 50 ms later (what makes the ordering faults of the halo tests certain to be
  * seen). Modes that must fail (registered with tests/expect_failure.sh):
- *   --deadline  PE 0 waits for a signal nobody sends: the emulation gives up after
- *               HALOX_HALO_WAIT_TIMEOUT seconds, names the wait and aborts;
+ *   --deadline  PE 0 waits for a signal nobody sends: the emulation gives up after half the step
+ *               deadline (HALOX_WAIT_TIMEOUT), names the wait and aborts;
  *   --hang      a grid whose blocks run at once never ends: the watchdog (HALOX_EMU_GRID_TIMEOUT)
  *               reports it and aborts.
  * Each failure names the PE, the check, the round or element, expected and got. */

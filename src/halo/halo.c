@@ -3,6 +3,7 @@
  * backend shares. Backends implement src/halo/halo_impl.h. */
 #include "halo/halo_impl.h"
 #include "comm/comm_impl.h"
+#include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "halox/version.h"
@@ -17,6 +18,9 @@
 #ifndef HX_HALO_HAVE_NVSHMEM
 #define HX_HALO_HAVE_NVSHMEM 0
 #endif
+#ifndef HX_HALO_HAVE_GPU_LOCAL
+#define HX_HALO_HAVE_GPU_LOCAL 0
+#endif
 
 typedef struct backend_entry {
     const char *name;
@@ -27,8 +31,7 @@ typedef struct backend_entry {
 static const backend_entry registry[] = {
     {"host", &hx_halo_ops_host, ""},
 #if HX_HALO_HAVE_GPU
-    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},
-    {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
+    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},     {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
 #else
     {"gpu-mpi", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
     {"gpu-direct", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
@@ -38,6 +41,12 @@ static const backend_entry registry[] = {
 #else
     {"nvshmem", NULL,
      "CUDA, MPI and NVSHMEM (pip install nvidia-nvshmem-cu13, or set NVSHMEM_HOME)"},
+#endif
+/* every domain in one process on one GPU: tests and the CPU emulation (not listed) */
+#if HX_HALO_HAVE_GPU_LOCAL
+    {"gpu-local", &hx_halo_ops_gpu_local, ""},
+#else
+    {"gpu-local", NULL, "CUDA (nvcc found at configure time)"},
 #endif
 };
 #define NBACKENDS ((int)(sizeof registry / sizeof registry[0]))
@@ -152,7 +161,45 @@ hx_status hx_halo_update(hx_halo *h)
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     h->generation = p->generation;
     h->cap_local = p->cap_local;
+    h->cap_buf = p->cap_buf;
     return HX_OK;
+}
+
+hx_status hx_halo_refresh(hx_halo *h)
+{
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_refresh: NULL handle");
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    /* capacities are global maxima: every process takes the same branch */
+    if (!h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf)
+        return hx_halo_update(h);
+    HX_TRY(h->ops->refresh(h));
+    h->generation = p->generation;
+    return HX_OK;
+}
+
+int hx_halo_msg_kind(const hx_halo *h)
+{
+    if (!h || !h->ops->msg_setup || !h->ops->msg)
+        return 0;
+    return h->ops->msg_device ? 2 : 1;
+}
+
+hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    HX_CHECK(h && cap && send && recv && nchan >= 0, HX_ERR_INVALID_ARG,
+             "hx_halo_msg_setup: bad argument");
+    HX_CHECK(hx_halo_msg_kind(h), HX_ERR_UNSUPPORTED,
+             "halo backend '%s' has no device messages (the device search step needs gpu-mpi, "
+             "gpu-direct, nvshmem or gpu-local)",
+             h->ops->name);
+    /* agreed, so that symmetric allocations never run on a subset of the processes */
+    return hx_comm_agree(h->comm, h->ops->msg_setup(h, nchan, cap, send, recv));
+}
+
+hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, void *stream)
+{
+    HX_CHECK(h && dest && src && h->ops->msg, HX_ERR_INVALID_ARG, "hx_halo_msg: bad argument");
+    return h->ops->msg(h, chan, dest, src, stream);
 }
 
 void *hx_halo_x(const hx_halo *h, int local)

@@ -67,7 +67,7 @@
 
 /* ---- data shared by host and kernels ------------------------------------------------------ */
 
-enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
+enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2, NV_WAIT_MSG = 3 };
 
 /* How a block publishes its writes before it adds its share to a signal (nv_publish) or counts
  * itself done (nv_last_block, network path):
@@ -310,9 +310,10 @@ static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer
     printf("halox nvshmem: rank %d: deadline of %.3g s passed waiting for %s of pulse %d from "
            "rank %d (step %llu): expected signal %llu, observed %llu\n",
            a->rank, (double)a->timeout_ns * 1e-9,
-           kind == NV_WAIT_X   ? "the coordinates"
-           : kind == NV_WAIT_F ? "the forces"
-                               : "the local accumulation of the forces",
+           kind == NV_WAIT_X     ? "the coordinates"
+           : kind == NV_WAIT_F   ? "the forces"
+           : kind == NV_WAIT_MSG ? "a search-step message (the number is the channel)"
+                                 : "the local accumulation of the forces",
            pulse, peer, (unsigned long long)want, (unsigned long long)want,
            (unsigned long long)(seen / NV_SIG_UNIT));
 }
@@ -783,6 +784,56 @@ static hx_status nv_init(hx_halo *h)
     return HX_OK;
 }
 
+/* ---- messages of the device search step ------------------------------------------------------ */
+
+/* One message of channel `chan` (src/md/gpu/decomp_gpu.h: [int64 bytes | payload] in our send
+ * buffer) to dest_pe's receive buffer of the channel, and the wait for src_pe's message to us.
+ * P2P: every block copies its share with 16-byte stores into the peer's buffer and adds its
+ * share of NV_SIG_UNIT to the peer's signal word of the channel (the halo kernels' protocol);
+ * network: block 0 puts the message with the signal (the blocking form: the send buffer is ours
+ * again when the kernel ends). Then block 0 waits (with the deadline) until our word counts one
+ * message more than seq, the messages of the channel received so far (device memory, so that a
+ * captured graph replays). */
+typedef struct nv_msg {
+    const int4 *src;   /* our send buffer (symmetric) */
+    long long cap;     /* bytes of a channel's buffer */
+    int4 *dst_p2p;     /* the peer's receive buffer of the channel; NULL: network */
+    char *dst_sym;     /* our address of the symmetric receive buffer (the put's target) */
+    uint64_t *sig_p2p; /* the peer's signal word of the channel (P2P) */
+    uint64_t *sig_sym; /* the symmetric signal word (network) */
+    uint64_t *my_sig;  /* our signal word of the channel */
+    unsigned long long *seq;
+    int dest_pe, src_pe, chan;
+} nv_msg;
+
+__global__ void __launch_bounds__(HX_HALO_THREADS) nv_msg_kernel(nv_args args, nv_msg M)
+{
+    const nv_args *a = &args;
+    const long long b = *(const long long *)M.src;
+    const long long bytes = b < M.cap ? b : M.cap;
+    if (M.dst_p2p) {
+        const long long words = (bytes + 15) / 16;
+        for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
+             w += (long long)gridDim.x * blockDim.x)
+            M.dst_p2p[w] = M.src[w];
+        (void)nv_publish(M.sig_p2p, nv_share((int)blockIdx.x, (int)gridDim.x), a->fence_mode,
+                         a->sys, false);
+    } else if (blockIdx.x == 0) {
+        nvshmemx_putmem_signal_block(M.dst_sym, M.src, (size_t)bytes, M.sig_sym, NV_SIG_UNIT,
+                                     NVSHMEM_SIGNAL_ADD, M.dest_pe);
+    }
+    if (blockIdx.x == 0) {
+        __shared__ int ok;
+        if (threadIdx.x == 0) {
+            const unsigned long long n = *M.seq + 1;
+            ok = nv_wait(a, M.my_sig, n, a->sys, NV_WAIT_MSG, M.chan, M.src_pe);
+            if (ok)
+                *M.seq = n;
+        }
+        __syncthreads();
+    }
+}
+
 /* ---- the backend -------------------------------------------------------------------------- */
 
 typedef struct nv_impl {
@@ -813,6 +864,14 @@ typedef struct nv_impl {
     unsigned char *uuids; /* [nranks][16]: every rank's GPU, to find the peers on ours */
     unsigned long long stress_rng;
     char error[512]; /* the deadline report, once seen (sticky) */
+    /* messages of the device search step: per channel a send and a receive buffer (symmetric,
+     * one region each), a signal word (symmetric), the messages received so far (device) */
+    int nchan;
+    size_t *moff; /* [nchan + 1] byte offsets of the channels in a region */
+    char *msend, *mrecv;
+    uint64_t *msig;
+    unsigned long long *mseq;
+    void **msend_ptr, **mrecv_ptr; /* [nchan] the buffers' addresses (for the caller) */
 } nv_impl;
 
 /* The deadline record, as the host sees it: the first report stays the answer of every later
@@ -825,9 +884,10 @@ static hx_status nv_check(nv_impl *m)
                  "nvshmem halo: rank %d waited %g s for %s of pulse %d from rank %d (step %llu): "
                  "expected signal %llu, observed %llu",
                  e->rank, m->timeout,
-                 e->kind == NV_WAIT_X   ? "the coordinates"
-                 : e->kind == NV_WAIT_F ? "the forces"
-                                        : "its own accumulation of the forces",
+                 e->kind == NV_WAIT_X     ? "the coordinates"
+                 : e->kind == NV_WAIT_F   ? "the forces"
+                 : e->kind == NV_WAIT_MSG ? "a search-step message (pulse: its channel)"
+                                          : "its own accumulation of the forces",
                  e->pulse, e->peer, e->step, e->expected, e->observed);
     }
     HX_CHECK(!m->error[0], HX_ERR_NVSHMEM, "%s", m->error);
@@ -917,6 +977,16 @@ static void nv_destroy(hx_halo *h)
         nvshmem_free(m->fbuf);
     if (m->sig)
         nvshmem_free(m->sig);
+    if (m->msend)
+        nvshmem_free(m->msend);
+    if (m->mrecv)
+        nvshmem_free(m->mrecv);
+    if (m->msig)
+        nvshmem_free(m->msig);
+    cudaFree(m->mseq);
+    free(m->moff);
+    free(m->msend_ptr);
+    free(m->mrecv_ptr);
     cudaFree(m->dp);
     cudaFree(m->st);
     if (m->err)
@@ -1410,7 +1480,113 @@ static hx_status nv_exchange_f(hx_halo *h, void *stream)
     return HX_OK;
 }
 
+/* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan
+ * image (header and pulse fields; the maps are the search step's), the pulse table and the
+ * launch sizes. No collective, no allocation. */
+static hx_status nv_refresh(hx_halo *h)
+{
+    int grow_local = 0, grow_buf = 0;
+    HX_TRY(nv_update_prepare(h, &grow_local, &grow_buf));
+    HX_CHECK(!grow_local && !grow_buf, HX_ERR_INTERNAL,
+             "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
+    return nv_configure(h);
+}
+
+/* Collective (every PE, the same capacities): the channels' symmetric buffers and signals. */
+static hx_status nv_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    HX_CUDA(cudaSetDevice(m->place.device));
+    HX_CUDA(cudaDeviceSynchronize()); /* no message of the old channels in flight */
+    /* free in the same order on every PE */
+    if (m->msend)
+        nvshmem_free(m->msend);
+    if (m->mrecv)
+        nvshmem_free(m->mrecv);
+    if (m->msig)
+        nvshmem_free(m->msig);
+    m->msend = m->mrecv = NULL;
+    m->msig = NULL;
+    cudaFree(m->mseq);
+    m->mseq = NULL;
+    free(m->moff);
+    free(m->msend_ptr);
+    free(m->mrecv_ptr);
+    m->moff = (size_t *)calloc((size_t)nchan + 1, sizeof *m->moff);
+    m->msend_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    m->mrecv_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    hx_status st = m->moff && m->msend_ptr && m->mrecv_ptr
+                       ? HX_OK
+                       : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    HX_TRY(hx_comm_agree(h->comm, st));
+    for (int c = 0; c < nchan; c++)
+        m->moff[c + 1] = m->moff[c] + ((cap[c] + 255) & ~(size_t)255);
+    m->nchan = nchan;
+    const size_t total = m->moff[nchan] > 0 ? m->moff[nchan] : 256;
+    m->msend = (char *)nvshmem_malloc(total);
+    m->mrecv = (char *)nvshmem_malloc(total);
+    m->msig = (uint64_t *)nvshmem_malloc(sizeof(uint64_t) * ((size_t)nchan + 1));
+    st = m->msend && m->mrecv && m->msig
+             ? HX_OK
+             : hx_error_set(HX_ERR_NVSHMEM, __FILE__, __LINE__, __func__,
+                            "nvshmem_malloc of %zu bytes for the search step's messages failed: "
+                            "raise NVSHMEM_SYMMETRIC_SIZE",
+                            2 * total);
+    if (st == HX_OK && cudaMalloc((void **)&m->mseq,
+                                  sizeof(unsigned long long) * ((size_t)nchan + 1)) != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaMalloc failed");
+    if (st == HX_OK &&
+        (cudaMemset(m->msig, 0, sizeof(uint64_t) * ((size_t)nchan + 1)) != cudaSuccess ||
+         cudaMemset(m->mseq, 0, sizeof(unsigned long long) * ((size_t)nchan + 1)) != cudaSuccess ||
+         cudaMemset(m->mrecv, 0, total) != cudaSuccess ||
+         cudaMemset(m->msend, 0, total) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaMemset failed");
+    /* every PE's signals are zero before anyone sends */
+    HX_TRY(hx_comm_agree(h->comm, st));
+    for (int c = 0; c < nchan; c++) {
+        m->msend_ptr[c] = m->msend + m->moff[c];
+        m->mrecv_ptr[c] = m->mrecv + m->moff[c];
+    }
+    send[0] = m->msend_ptr;
+    recv[0] = m->mrecv_ptr;
+    return HX_OK;
+}
+
+static hx_status nv_msg_send(hx_halo *h, int chan, const int *dest, const int *src, void *stream)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    HX_TRY(nv_check(m));
+    HX_CHECK(chan >= 0 && chan < m->nchan, HX_ERR_INVALID_ARG, "nvshmem: message channel %d of %d",
+             chan, m->nchan);
+    const int dpe = hx_comm_rank_of_domain(h->comm, dest[0]);
+    nv_msg M;
+    memset(&M, 0, sizeof M);
+    M.src = (const int4 *)m->msend_ptr[chan];
+    M.cap = (long long)(m->moff[chan + 1] - m->moff[chan]);
+    M.dst_sym = (char *)m->mrecv_ptr[chan];
+    M.sig_sym = m->msig + chan;
+    M.my_sig = m->msig + chan;
+    M.seq = m->mseq + chan;
+    M.dest_pe = dpe;
+    M.src_pe = hx_comm_rank_of_domain(h->comm, src[0]);
+    M.chan = chan;
+    if (h->cfg.path != HX_HALO_PATH_NETWORK) {
+        M.dst_p2p = (int4 *)nvshmem_ptr(m->mrecv_ptr[chan], dpe);
+        M.sig_p2p = (uint64_t *)nvshmem_ptr(m->msig + chan, dpe);
+        if (!M.sig_p2p)
+            M.dst_p2p = NULL;
+    }
+    const long long words = M.cap / 16;
+    int nb = (int)((words + HX_HALO_THREADS - 1) / HX_HALO_THREADS);
+    nb = nb < 1 ? 1 : (nb > 16 ? 16 : nb);
+    if (!M.dst_p2p)
+        nb = 1;
+    nv_msg_kernel<<<nb, HX_HALO_THREADS, 0, (cudaStream_t)stream>>>(m->args, M);
+    HX_CUDA_LAUNCH("nv_msg_kernel");
+    return HX_OK;
+}
+
 extern "C" const hx_halo_ops hx_halo_ops_nvshmem = {
     /* capturable: the exchanges only enqueue the two fused kernels */
-    "nvshmem", 1, nv_setup, nv_update, nv_exchange_x, nv_exchange_f, NULL, nv_destroy,
-};
+    "nvshmem", 1,          nv_setup,   nv_update,    nv_exchange_x, nv_exchange_f,
+    NULL,      nv_destroy, nv_refresh, nv_msg_setup, nv_msg_send,   1};

@@ -28,7 +28,10 @@ void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermo
 /* Wall times of the run's parts over every rank: HX_APP_NTIMES rows of the table (the last is
  * the total), then HX_APP_NSEARCH parts of the repartition+search row. */
 #define HX_APP_NTIMES 10
-#define HX_APP_NSEARCH 6
+/* the six parts tile the search row; then the coordinate halo (inside the last one) and, for a
+ * search step on the device, the device time of its parts and the counts (inside the others) */
+#define HX_APP_NSEARCH 11
+#define HX_APP_NSEARCH_TILE 6
 #define HX_APP_NALL (HX_APP_NTIMES + HX_APP_NSEARCH)
 typedef struct hx_app_timing {
     int nranks;

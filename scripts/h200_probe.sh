@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "gpusearch"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -676,4 +676,79 @@ if [[ " $probes " == *" roofab "* ]]; then
             awk -v v="$v" '{ printf "    %-6s %7d atoms: median %7.1f us, mean %7.1f us, %6.0f ns/day, pair kernel %6.1f us\n", v, $1, $5, $6, $8, $9 }' |
             tee -a "$OUT/summary.txt"
     done
+fi
+# gpusearch: the decomposed search step on the device (issue 27). PROBE=gpusearch.
+#  1. its GPU tests, each under an outer SIGKILL: test_gpu_decomp (every domain in one process,
+#     the device against hx_decomp bit for bit), test_gpu_dd_search (the engine searching on the
+#     device against searching on the host: gpu-local in one process, then every GPU halo backend
+#     on 2, 4 and 8 ranks under MPS);
+#  2. 45k SPC/E water, `halox md --gpu` with its defaults on 4 ranks (4x1x1 and 2x2x1) and 8
+#     ranks (2x2x2), every GPU halo backend, search step on the device and (HALOX_GPU_DD=0) on
+#     the host: ns/day with every step counted and the log's search-step split by part;
+#  3. `halox bench md` of the same (JSON: search_step_us, search_step_parts_us with the device
+#     parts, search_step_on), the parts split on the device (HALOX_GPU_DD_TIMING is not needed:
+#     events sit between the parts' graphs).
+# GPUSEARCH_STEPS (default 5000) sets the md runs' length.
+if [[ $probes == *gpusearch* ]]; then
+    gs_steps=${GPUSEARCH_STEPS:-5000}
+    kpmpi=(timeout -s KILL 300 "${pmpi[@]}" -x HALOX_GPU_DD -x HALOX_TEST_GPU_DD_SHRINK)
+    probe gs_test_decomp 200 timeout -s KILL 190 "$BUILD/tests/test_gpu_decomp"
+    grep -hE "grid|FAIL|cases" "$OUT/logs/probe_gs_test_decomp.log" | sed 's/^/    /' |
+        tee -a "$OUT/summary.txt"
+    probe gs_test_dd_search_1 200 timeout -s KILL 190 "$BUILD/tests/test_gpu_dd_search"
+    grep -hE "steps:|device search|FAIL|cases" "$OUT/logs/probe_gs_test_dd_search_1.log" |
+        sed 's/^/    1 process: /' | tee -a "$OUT/summary.txt"
+    for np in 2 4 8; do
+        probe gs_test_dd_search_np$np 320 "${kpmpi[@]}" -np $np \
+            "$BUILD/tests/test_gpu_dd_search_mpi"
+        grep -hE "steps:|device search|FAIL|cases" "$OUT/logs/probe_gs_test_dd_search_np$np.log" |
+            sed "s/^/    np $np: /" | tee -a "$OUT/summary.txt"
+    done
+    w45=$OUT/logs/w45k.gro
+    "$HALOX" build water --atoms 45000 -o "$w45" > /dev/null 2>&1
+    say "  45k SPC/E, halox md --gpu with defaults, $gs_steps steps (ns/day, every step counted):"
+    for g in 4:4x1x1 4:2x2x1 8:2x2x2; do
+        np=${g%%:*} dd=${g#*:}
+        for halo in nvshmem gpu-direct gpu-mpi; do
+            for where in device host; do
+                name=gs_md_${np}r_${dd}_${halo}_$where
+                dd_env=1
+                [[ $where == host ]] && dd_env=0
+                probe "$name" 150 env HALOX_GPU_DD=$dd_env "${kpmpi[@]}" -np $np "$HALOX" md \
+                    -c "$w45" --gpu --halo $halo --dd $dd --steps "$gs_steps" \
+                    -o "$OUT/logs/$name.gro" -g "$OUT/logs/$name.md.log"
+                perf=$(grep -hE "ns/day|^Performance" "$OUT/logs/$name.md.log" 2>/dev/null | tail -1)
+                srch=$(grep -hE "repartition\+search|device migration|device local set|device plan maps|counts, reduction|halo set-up|of which x halo|x halo\+pair search" "$OUT/logs/$name.md.log" 2>/dev/null |
+                    awk '{printf "%s=%s ", $1" "$2, $(NF-3)}')
+                say "    $np ranks $dd $halo search on the $where: ${perf:-no result (logs/probe_$name.log)}"
+                [[ -n $srch ]] && say "      search parts (s, avg over ranks): $srch"
+            done
+        done
+    done
+    for g in 4:4x1x1,2x2x1 8:2x2x2; do
+        np=${g%%:*} dd=${g#*:}
+        export HALOX_BENCH_COMMAND="mpirun -np $np halox bench md --atoms 45000 --dd $dd --backends gpu-mpi,gpu-direct,nvshmem --steps 3000 --warmup 200"
+        probe gs_bench_45k_${np}rank 220 "${kpmpi[@]}" -np $np "$HALOX" bench md --atoms 45000 \
+            --dd "$dd" --backends gpu-mpi,gpu-direct,nvshmem --steps 3000 --warmup 200 \
+            -o "$RES/gs_bench_45k_${np}rank.json"
+        grep -h "us/step" "$OUT/logs/probe_gs_bench_45k_${np}rank.log" | sed "s/^/    /" |
+            tee -a "$OUT/summary.txt"
+        python3 - "$RES/gs_bench_45k_${np}rank.json" <<'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, sys
+try:
+    runs = json.load(open(sys.argv[1])).get("runs", [])
+except Exception as e:
+    print(f"    {sys.argv[1]}: {e}")
+    runs = []
+for r in runs:
+    p = r.get("search_step_parts_us", {})
+    keys = ["device_migration", "device_local_set", "device_plan_maps", "counts_reduction",
+            "halo_setup", "halo_x", "halo_x_pair_search"]
+    print(f"    {r.get('backend')} {'x'.join(map(str, r.get('dd', [])))}: search step "
+          f"{r.get('search_step_us', 0):.0f} us on the {r.get('search_step_on', '?')} ("
+          + ", ".join(f"{k} {p.get(k, 0):.0f}" for k in keys)
+          + f"); {r.get('ns_per_day_with_search', 0):.0f} ns/day with searches")
+PY
+    done
+    unset HALOX_BENCH_COMMAND
 fi

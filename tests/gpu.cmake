@@ -137,3 +137,13 @@ if(TARGET test_gpu_decomp AND HALOX_GPU_EMULATE)
                        SKIP_RETURN_CODE 77 ENVIRONMENT HALOX_EMU_SHUFFLE_SCAN=1)
 endif()
 
+# The engine with its search steps on the device against the same engine searching on the host
+# (issue 27): in one process with the gpu-local halo (the CPU emulation runs it), and under MPI
+# with every GPU halo backend (the H200)
+halox_gpu_test(test_gpu_dd_search SOURCES test_gpu_dd_search.c test_ethanol_common.c
+               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd)
+halox_gpu_mpi_test(test_gpu_dd_search_mpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
+                   RANKS 2 4 8 LABELS dd)
+if(TARGET test_gpu_dd_search_mpi)
+  target_compile_definitions(test_gpu_dd_search_mpi PRIVATE HX_TEST_MPI=1)
+endif()

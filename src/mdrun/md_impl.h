@@ -50,6 +50,8 @@ struct hx_md {
     int graph_ok;     /* both can capture */
     int graph_valid;  /* captured for the current partition */
     int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
+    /* the search step runs on the device (backend dd_* ops, halo with device messages) */
+    int dd_device;
 };
 
 /* src/mdrun/schedule.c */

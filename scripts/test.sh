@@ -10,12 +10,16 @@
 #    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite
 #    (without the tests labelled "long");
-# 4. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
+# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) runs the GPU tests
+#    labelled "emulation": the device search step against the host decomposition
+#    (test_gpu_decomp) and the engine searching on the device against searching on the host
+#    (test_gpu_dd_search --quick) - a few minutes; the other GPU tests take too long there;
+# 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
 # The Release stage also checks that the sources follow .clang-format; both modes first check
 # the layering of the sources (scripts/check_layers.py).
-# --quick runs step 4 only, without the tests labelled "long" (physics runs of tens of seconds
+# --quick runs step 5 only, without the tests labelled "long" (physics runs of tens of seconds
 # to minutes: NVE drift, determinism, decomposed MD on 3-8 ranks, GROMACS trajectories).
 # CI runs everything.
 set -euo pipefail
@@ -72,6 +76,16 @@ if [[ $quick -eq 0 ]]; then
     # short tests do not already run.
     (cd "$sb" && ctest --output-on-failure -j "$jobs" --timeout 1800 -LE "gromacs|install|long")
     unset LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
+
+    echo "== CPU emulation of the GPU code, tests labelled emulation"
+    eb=$build-emu
+    cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
+        -DHALOX_WERROR=ON > "$eb.configure.log"
+    emu_targets=$(cd "$eb" && ctest -N -L emulation | sed -nE 's/^ *Test +#[0-9]+: (test_[a-z_]+[a-z])(_np[0-9]+)?$/\1/p' | sort -u)
+    # shellcheck disable=SC2086 # one target per word
+    cmake --build "$eb" -j "$jobs" --target $emu_targets > "$eb.build.log" 2>&1 ||
+        { tail -30 "$eb.build.log"; exit 1; }
+    (cd "$eb" && ctest --output-on-failure -j 1 --timeout 600 -L emulation)
 fi
 
 echo "== Release build, full test suite"

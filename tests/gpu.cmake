@@ -128,20 +128,13 @@ endif()
 # domain in one process (the serial communicator): migration, local set, plan maps, topology,
 # bit for bit at every search step. Runs in the CPU emulation (CI) and on the GPU.
 halox_gpu_test(test_gpu_decomp SOURCES test_gpu_decomp.c test_ethanol_common.c
-               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd)
-if(TARGET test_gpu_decomp AND HALOX_GPU_EMULATE)
-  # the emulation scans in shared memory by default (its warp shuffles are slow barriers of host
-  # threads); once with the GPU's shuffle scan
-  add_test(NAME test_gpu_decomp_shuffle COMMAND test_gpu_decomp --case 0)
-  set_tests_properties(test_gpu_decomp_shuffle PROPERTIES LABELS "gpu;dd" TIMEOUT 900
-                       SKIP_RETURN_CODE 77 ENVIRONMENT HALOX_EMU_SHUFFLE_SCAN=1)
-endif()
+               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
 
 # The engine with its search steps on the device against the same engine searching on the host
 # (issue 27): in one process with the gpu-local halo (the CPU emulation runs it), and under MPI
 # with every GPU halo backend (the H200)
 halox_gpu_test(test_gpu_dd_search SOURCES test_gpu_dd_search.c test_ethanol_common.c
-               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd)
+               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
 halox_gpu_mpi_test(test_gpu_dd_search_mpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
                    RANKS 2 4 8 LABELS dd)
 if(TARGET test_gpu_dd_search_mpi)

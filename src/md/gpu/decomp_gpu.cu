@@ -73,8 +73,8 @@ static __device__ __forceinline__ int4 i4up(int4 v, int o)
 /* The emulation runs every warp shuffle as two barriers of host threads: a scan of tiles
  * costs tens of them per tile. By default it scans in shared memory with one thread instead
  * (three barriers); HALOX_EMU_SHUFFLE_SCAN=1 runs the GPU's code below (the tests do for one
- * case). */
-static int gdd_emu_shuffle = -1;
+ * case). Read by the host at every search step (launch). */
+static int gdd_emu_shuffle = 0;
 static int4 gdd_scan4_serial(int4 v, int4 *total)
 {
     __shared__ int4 buf[GDD_BT + 1];
@@ -102,10 +102,6 @@ static int4 gdd_scan4_serial(int4 v, int4 *total)
 static __device__ int4 gdd_scan4(int4 v, int4 *total, int4 *s)
 {
 #ifdef HX_CUDA_EMULATION
-    if (gdd_emu_shuffle < 0) {
-        const char *e = getenv("HALOX_EMU_SHUFFLE_SCAN");
-        gdd_emu_shuffle = e && e[0] == '1';
-    }
     if (!gdd_emu_shuffle)
         return gdd_scan4_serial(v, total);
 #endif
@@ -1682,6 +1678,12 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, cudaStream_t s)
  * graphs captured for the current buffers. */
 static hx_status launch(hx_gpu_decomp *g, cudaStream_t s)
 {
+#ifdef HX_CUDA_EMULATION
+    {
+        const char *e = getenv("HALOX_EMU_SHUFFLE_SCAN");
+        gdd_emu_shuffle = e && e[0] == '1';
+    }
+#endif
     int same = g->exec[0] != NULL;
     for (int i = 0; same && i < g->nlocal && i < 64; i++)
         same = g->graph_x[i] == g->dom[i].D.ax && g->graph_v[i] == g->dom[i].D.av;

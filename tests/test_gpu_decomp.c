@@ -45,6 +45,9 @@ typedef struct tcase {
     int shrink;   /* HALOX_TEST_GPU_DD_SHRINK */
     int blowup;   /* push one molecule two cells at the last search step */
     uint64_t seed;
+    /* > 0: the motion of a molecular dynamics run at this temperature (K) instead of free
+     * flight: the CPU engine on the whole system, 10 steps of 2 fs between search steps */
+    double md_temp;
 } tcase;
 
 static int quick = 0;
@@ -350,6 +353,26 @@ static void move(hx_decomp *dec, const double *vmol, double scale, double jitter
     }
 }
 
+/* The homes' positions and velocities from a molecular dynamics run of the whole system (its
+ * gathered state, molecules whole), by global atom index. */
+static void from_md(hx_decomp *dec, hx_md *md)
+{
+    hx_md_set_steps(md, 10);
+    hx_md_output out;
+    memset(&out, 0, sizeof out);
+    T_OK(hx_md_run(md, &out));
+    T_OK(hx_md_gather(md));
+    const hx_system *ms = hx_md_system(md);
+    for (int i = 0; i < hx_decomp_nlocal(dec); i++) {
+        hx_home *h = hx_decomp_get_local(dec, i)->home;
+        for (int a = 0; a < h->natoms; a++)
+            for (int d = 0; d < 3; d++) {
+                h->x[3 * a + d] = ms->x[3 * h->gid[a] + d];
+                h->v[3 * a + d] = ms->v[3 * h->gid[a] + d];
+            }
+    }
+}
+
 /* ---- a case -------------------------------------------------------------------------------- */
 
 static hx_system *make_system(const tcase *tc, hx_forcefield **ff)
@@ -379,6 +402,7 @@ static void run_case(const tcase *tc)
     hx_decomp *dec = NULL;
     hx_gpu_decomp *g = NULL;
     hx_plan *dplan = NULL;
+    hx_md *md = NULL;
     T_OK(hx_comm_create_serial(nd, &comm));
     hx_decomp_params dp = {tc->rc, tc->rlist, {tc->grid[0], tc->grid[1], tc->grid[2]}};
     T_OK(hx_decomp_create(sys, &dp, comm, &dec));
@@ -401,6 +425,20 @@ static void run_case(const tcase *tc)
         const hx_home *h = hx_decomp_get_local(dec, i)->home;
         for (int k = 0; k < h->nmol; k++)
             mol_dom[h->mol_gid[k]] = hx_comm_local_domain(comm, i);
+    }
+    if (tc->md_temp > 0) {
+        hx_md_params mp;
+        hx_md_params_default(&mp);
+        mp.model = "spce";
+        mp.rc = tc->rc;
+        mp.rlist = tc->rlist;
+        mp.gen_vel = 1;
+        mp.gen_temp = tc->md_temp;
+        mp.seed = (int)tc->seed;
+        mp.nstlist = 10;
+        T_OK(hx_md_create(sys, &mp, &md));
+        if (!md)
+            goto out;
     }
     hx_gpu_dd_transport tr;
     T_OK(hx_gpu_dd_transport_local(comm, &tr));
@@ -430,7 +468,10 @@ static void run_case(const tcase *tc)
     long long gmax[HX_MAX_PULSES + 1];
     int moved = 0, crossed_periodic = 0, migrated = 0;
     for (int step = 1; step <= tc->searches && hx_test_failures == fails0; step++) {
-        move(dec, vmol, 1.0, 1e-3, &r);
+        if (md)
+            from_md(dec, md);
+        else
+            move(dec, vmol, 1.0, 1e-3, &r);
         const int blow = tc->blowup && step == tc->searches;
         if (blow) {
             /* one molecule two cells further along the first dimension with 4+ cells */
@@ -493,7 +534,8 @@ static void run_case(const tcase *tc)
                 const double *x0 = &h->x[3 * h->mol_start[k]];
                 const double *xg = &sys->x[3 * sys->mol_start[mg]];
                 for (int d = 0; d < 3; d++)
-                    if (fabs(x0[d] - xg[d] - step * vmol[3 * mg + d]) > 0.5 * sys->box[d])
+                    if (fabs(x0[d] - xg[d] - (md ? 0.0 : step * vmol[3 * mg + d])) >
+                        0.5 * sys->box[d])
                         crossed_periodic++;
             }
         }
@@ -521,6 +563,7 @@ static void run_case(const tcase *tc)
     free(vmol);
     free(mol_dom);
 out:
+    hx_md_destroy(&md);
     hx_plan_destroy(&dplan);
     hx_gpu_decomp_destroy(&g);
     hx_decomp_destroy(&dec);
@@ -542,18 +585,20 @@ int main(int argc, char **argv)
     if (!t_gpu_require("test_gpu_decomp"))
         return T_SKIP_CODE;
     static const tcase cases[] = {
-        {"water 2x1x1", 0, 1500, {2, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 11},
-        {"water 3x1x1 two pulses", 0, 1500, {3, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 12},
-        {"water 4x1x1 two pulses", 0, 1500, {4, 1, 1}, 0.9, 0.95, 5, 0.3, 0, 0, 13},
-        {"water 2x2x1", 0, 3000, {2, 2, 1}, 0.9, 0.95, 5, 0.35, 0, 0, 14},
-        {"water 1x3x2", 0, 3000, {1, 3, 2}, 0.9, 0.95, 4, 0.35, 0, 0, 15},
-        {"water 4x2x1 two pulses", 0, 3000, {4, 2, 1}, 0.9, 0.95, 4, 0.3, 0, 0, 16},
-        {"water 2x2x2", 0, 3000, {2, 2, 2}, 0.9, 0.95, 4, 0.35, 0, 0, 17},
-        {"water 4x2x2 two pulses 3D", 0, 3000, {4, 2, 2}, 0.9, 0.95, 3, 0.3, 0, 0, 18},
-        {"ethanol-water 2x2x1", 1, 8, {2, 2, 1}, 0.9, 0.95, 4, 0.35, 0, 0, 19},
-        {"ethanol-water 3x1x1 two pulses", 1, 8, {3, 1, 1}, 0.9, 0.95, 4, 0.3, 0, 0, 20},
-        {"water 2x2x1 slow path", 0, 3000, {2, 2, 1}, 0.9, 0.95, 3, 0.35, 8, 0, 21},
-        {"water 4x1x1 moved too far", 0, 1500, {4, 1, 1}, 0.9, 0.95, 2, 0.2, 0, 1, 22},
+        {"water 2x1x1", 0, 1500, {2, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 11, 0.0},
+        {"water 3x1x1 two pulses", 0, 1500, {3, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 12, 0.0},
+        {"water 4x1x1 two pulses", 0, 1500, {4, 1, 1}, 0.9, 0.95, 5, 0.3, 0, 0, 13, 0.0},
+        {"water 2x2x1", 0, 3000, {2, 2, 1}, 0.9, 0.95, 5, 0.35, 0, 0, 14, 0.0},
+        {"water 1x3x2", 0, 3000, {1, 3, 2}, 0.9, 0.95, 4, 0.35, 0, 0, 15, 0.0},
+        {"water 4x2x1 two pulses", 0, 3000, {4, 2, 1}, 0.9, 0.95, 4, 0.3, 0, 0, 16, 0.0},
+        {"water 2x2x2", 0, 3000, {2, 2, 2}, 0.9, 0.95, 4, 0.35, 0, 0, 17, 0.0},
+        {"water 4x2x2 two pulses 3D", 0, 3000, {4, 2, 2}, 0.9, 0.95, 3, 0.3, 0, 0, 18, 0.0},
+        {"ethanol-water 2x2x1", 1, 8, {2, 2, 1}, 0.9, 0.95, 4, 0.35, 0, 0, 19, 0.0},
+        {"ethanol-water 3x1x1 two pulses", 1, 8, {3, 1, 1}, 0.9, 0.95, 4, 0.3, 0, 0, 20, 0.0},
+        {"water 2x2x1 slow path", 0, 3000, {2, 2, 1}, 0.9, 0.95, 3, 0.35, 8, 0, 21, 0.0},
+        {"water 4x1x1 moved too far", 0, 1500, {4, 1, 1}, 0.9, 0.95, 2, 0.2, 0, 1, 22, 0.0},
+        /* molecular dynamics of hot water (the CPU engine): what a run's search steps see */
+        {"water 2x2x1 MD at 600 K", 0, 3000, {2, 2, 1}, 0.9, 0.95, 6, 0.0, 0, 0, 23, 600.0},
     };
     const int n = (int)(sizeof cases / sizeof cases[0]);
     int ran = 0;

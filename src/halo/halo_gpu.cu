@@ -625,18 +625,21 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
                                 void ***recv)
 {
     base_impl *m = (base_impl *)h->impl;
-    HX_CUDA(cudaSetDevice(m->place.device));
-    HX_CUDA(cudaDeviceSynchronize());
-    if (m->nnb) {
+    /* every rank takes the same agreements whatever fails locally */
+    hx_status st = HX_OK;
+    if (cudaSetDevice(m->place.device) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: device: %s",
+                          h->cfg.backend, cudaGetErrorString(cudaGetLastError()));
+    if (m->direct) {
         msg_close_peers(m);
-        HX_TRY(hx_comm_agree(h->comm, HX_OK)); /* nobody frees what another still maps */
+        /* nobody frees what another still maps */
+        HX_TRY(hx_comm_agree(h->comm, st));
     }
     msg_free(m);
-    hx_status st = HX_OK;
     m->moff = (size_t *)calloc((size_t)nchan + 1, sizeof *m->moff);
     m->msend_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
     m->mrecv_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
-    if (!m->moff || !m->msend_ptr || !m->mrecv_ptr)
+    if (st == HX_OK && (!m->moff || !m->msend_ptr || !m->mrecv_ptr))
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     m->mmax = 256;
     for (int c = 0; st == HX_OK && c < nchan; c++) {
@@ -669,7 +672,12 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
     /* the face neighbours: per decomposed dimension the lower and the upper one */
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     cudaIpcMemHandle_t mine;
-    HX_CUDA(cudaIpcGetMemHandle(&mine, m->mrecv));
+    memset(&mine, 0, sizeof mine);
+    if (cudaIpcGetMemHandle(&mine, m->mrecv) != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "gpu-direct: IPC handle of the message buffers: %s",
+                          cudaGetErrorString(cudaGetLastError()));
+    HX_TRY(hx_comm_agree(h->comm, st));
     for (int q = 0; q < p->npulses && st == HX_OK; q++) {
         if (p->pulses[q].pulse_in_dim != 0)
             continue;

@@ -1496,8 +1496,13 @@ static hx_status nv_refresh(hx_halo *h)
 static hx_status nv_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
 {
     nv_impl *m = (nv_impl *)h->impl;
-    HX_CUDA(cudaSetDevice(m->place.device));
-    HX_CUDA(cudaDeviceSynchronize()); /* no message of the old channels in flight */
+    /* no message of the old channels in flight; every PE takes the same collective steps
+     * whatever fails locally */
+    hx_status st0 = HX_OK;
+    if (cudaSetDevice(m->place.device) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+        st0 = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "nvshmem: device: %s",
+                           cudaGetErrorString(cudaGetLastError()));
+    HX_TRY(hx_comm_agree(h->comm, st0));
     /* free in the same order on every PE */
     if (m->msend)
         nvshmem_free(m->msend);

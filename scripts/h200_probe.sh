@@ -719,7 +719,7 @@ if [[ $probes == *gpusearch* ]]; then
                     -o "$OUT/logs/$name.gro" -g "$OUT/logs/$name.md.log"
                 perf=$(grep -hE "ns/day|^Performance" "$OUT/logs/$name.md.log" 2>/dev/null | tail -1)
                 srch=$(grep -hE "repartition\+search|device migration|device local set|device plan maps|counts, reduction|halo set-up|of which x halo|x halo\+pair search" "$OUT/logs/$name.md.log" 2>/dev/null |
-                    awk '{printf "%s=%s ", $1" "$2, $(NF-3)}')
+                    awk '{l=$1; for (i = 2; i <= NF - 4; i++) l = l " " $i; printf "%s %s; ", l, $(NF-3)}')
                 say "    $np ranks $dd $halo search on the $where: ${perf:-no result (logs/probe_$name.log)}"
                 [[ -n $srch ]] && say "      search parts (s, avg over ranks): $srch"
             done

@@ -688,10 +688,14 @@ fi
 #  3. `halox bench md` of the same (JSON: search_step_us, search_step_parts_us with the device
 #     parts, search_step_on), the parts split on the device (HALOX_GPU_DD_TIMING is not needed:
 #     events sit between the parts' graphs).
-# GPUSEARCH_STEPS (default 5000) sets the md runs' length.
+# GPUSEARCH_STEPS (default 5000) sets the md runs' length; GPUSEARCH_PARTS (default "tests md
+# bench") selects the parts, so that one device call can take one part each.
 if [[ $probes == *gpusearch* ]]; then
     gs_steps=${GPUSEARCH_STEPS:-5000}
+    gs_parts=${GPUSEARCH_PARTS:-tests md bench}
     kpmpi=(timeout -s KILL 300 "${pmpi[@]}" -x HALOX_GPU_DD -x HALOX_TEST_GPU_DD_SHRINK)
+fi
+if [[ $probes == *gpusearch* && $gs_parts == *tests* ]]; then
     probe gs_test_decomp 200 timeout -s KILL 190 "$BUILD/tests/test_gpu_decomp"
     grep -hE "grid|FAIL|cases" "$OUT/logs/probe_gs_test_decomp.log" | sed 's/^/    /' |
         tee -a "$OUT/summary.txt"
@@ -704,6 +708,8 @@ if [[ $probes == *gpusearch* ]]; then
         grep -hE "steps:|device search|FAIL|cases" "$OUT/logs/probe_gs_test_dd_search_np$np.log" |
             sed "s/^/    np $np: /" | tee -a "$OUT/summary.txt"
     done
+fi
+if [[ $probes == *gpusearch* && $gs_parts == *md* ]]; then
     w45=$OUT/logs/w45k.gro
     "$HALOX" build water --atoms 45000 -o "$w45" > /dev/null 2>&1
     say "  45k SPC/E, halox md --gpu with defaults, $gs_steps steps (ns/day, every step counted):"
@@ -725,6 +731,8 @@ if [[ $probes == *gpusearch* ]]; then
             done
         done
     done
+fi
+if [[ $probes == *gpusearch* && $gs_parts == *bench* ]]; then
     for g in 4:4x1x1,2x2x1 8:2x2x2; do
         np=${g%%:*} dd=${g#*:}
         export HALOX_BENCH_COMMAND="mpirun -np $np halox bench md --atoms 45000 --dd $dd --backends gpu-mpi,gpu-direct,nvshmem --steps 3000 --warmup 200"

@@ -376,9 +376,17 @@ hx_status hx_md_repartition(hx_md *md, int first)
     md->tm.search += t6 - t0;
     if (first && !md->dd_device && want_device_search(md)) {
         /* from the next search step on, on the device: the decomposition takes the homes and
-         * plan as they are now (collective; a start-up cost, outside the timed steps) */
-        HX_TRY(md->B->dd_start(md->bimpl, md->dec, md->halo));
-        md->dd_device = 1;
+         * plan as they are now (collective; a start-up cost, outside the timed steps). Its
+         * failure is agreed (every process gets it), so every process can go on with the
+         * search steps on the host instead. */
+        const hx_status st2 = md->B->dd_start(md->bimpl, md->dec, md->halo);
+        if (st2 == HX_OK)
+            md->dd_device = 1;
+        else
+            hx_log(HX_LOG_WARN,
+                   "the search steps stay on the host (download, host decomposition, upload: "
+                   "slower): the device search step could not start: %s",
+                   hx_last_error_message());
     }
     return HX_OK;
 }

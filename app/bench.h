@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "halox/comm.h"
+#include "halox/gpu.h"
 #include "halox/status.h"
 
 typedef struct hx_bench_run {
@@ -53,6 +54,10 @@ hx_status hx_bench_write_json(const char *path, cJSON *root);
 /* The start of a series run under MPI or alone: MPI initialised, the job's communicator, log
  * lines tagged with the rank. NULL after reporting the error (as "halox NAME: ..."). */
 hx_comm *hx_bench_world(const char *name, int *argc, char ***argv);
+/* The GPU context of a series, collective over world: node-local rank modulo the devices, or
+ * entry (node-local rank % n) of `gpu_ids` (--gpu-id); its device made current for the series'
+ * own CUDA calls (copies, events, graphs). HX_OK or an error on every rank. */
+hx_status hx_bench_gpu_context(hx_comm *world, const char *gpu_ids, hx_gpu_context **out);
 /* "AxBxC[,...]" into grids (at most max); the count, or the parse error in *st. */
 int hx_bench_parse_grids(const char *list, int (*grids)[3], int max, hx_status *st);
 

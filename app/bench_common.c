@@ -65,6 +65,20 @@ static cJSON *gpu_topology(void)
     return lines;
 }
 
+hx_status hx_bench_gpu_context(hx_comm *world, const char *gpu_ids, hx_gpu_context **out)
+{
+    int ids[64], n = 0;
+    /* a bad list is the same on every rank: all fail here together */
+    if (gpu_ids)
+        HX_TRY(hx_gpu_parse_device_ids(gpu_ids, ids, 64, &n));
+    hx_gpu_context_params gp;
+    hx_gpu_context_params_default(&gp);
+    gp.device_ids = n > 0 ? ids : NULL;
+    gp.ndevice_ids = n;
+    gp.make_current = 1;
+    return hx_gpu_context_create(&gp, world, out);
+}
+
 cJSON *hx_bench_meta(int argc, char **argv, const char *nvshmem_version)
 {
     cJSON *m = cJSON_CreateObject();

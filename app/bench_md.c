@@ -30,6 +30,7 @@ typedef struct mopts {
     const char *atoms_list, *dd_list, *backends, *out, *model, *conf, *system;
     int steps, warmup, nstlist, nstmetrics, seed;
     double rc, rlist, tol;
+    const char *gpu_ids; /* --gpu-id */
 } mopts;
 
 /* One run's numbers on this rank, gathered on rank 0 as doubles. */
@@ -64,8 +65,9 @@ static int list_has(const char *list, const char *name)
     return strstr(want, key) != NULL;
 }
 
-static hx_status run_one(hx_comm *world, const mopts *o, const hx_system *sys, const int grid[3],
-                         const char *label, double q[Q_N], hx_md_params *used, int *refused)
+static hx_status run_one(hx_comm *world, const hx_gpu_context *gpu, const mopts *o,
+                         const hx_system *sys, const int grid[3], const char *label, double q[Q_N],
+                         hx_md_params *used, int *refused)
 {
     *refused = 0;
     hx_md_params p;
@@ -83,6 +85,7 @@ static hx_status run_one(hx_comm *world, const mopts *o, const hx_system *sys, c
     p.nb_precision = HX_NB_MIXED; /* the CPU's like-for-like with the GPU's float kernels */
     if (strcmp(label, "cpu") != 0) {
         p.backend = "gpu";
+        p.gpu = gpu;
         p.halo = strcmp(label, "gpu") == 0 ? NULL : label;
     }
     /* the forced NVSHMEM variants: the same backend with its path or bulk copy pinned */
@@ -234,7 +237,8 @@ static int run_md_series(int argc, char **argv)
                NULL,    "spce", NULL,
                NULL,    2000,   200,
                20,      20,     1,
-               1.0,     0.0,    0.005};
+               1.0,     0.0,    0.005,
+               NULL};
     hx_opt opts[] = {
         {"atoms", NULL, HX_OPT_STRING, &o.atoms_list, "N[,...]", "water box sizes (a series)"},
         {"dd", NULL, HX_OPT_STRING, &o.dd_list, "AxBxC[,...]",
@@ -256,6 +260,9 @@ static int run_md_series(int argc, char **argv)
         {"system", NULL, HX_OPT_STRING, &o.system, "NAME",
          "the system's name in the results (default water-MODEL)"},
         {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the box and velocities"},
+        {"gpu-id", NULL, HX_OPT_STRING, &o.gpu_ids, "LIST",
+         "GPUs as CUDA device indices: node-local rank i runs on entry i % (entries), e.g. 0,1 "
+         "or 0,0,1,1 (default: node-local rank modulo the visible GPUs)"},
         {"o", "output", HX_OPT_STRING, &o.out, "FILE", "write the JSON results here"},
     };
     int pr = hx_cli_parse(&hx_bench_cmd_md, opts, (int)(sizeof opts / sizeof opts[0]), argc, argv);
@@ -297,9 +304,14 @@ static int run_md_series(int argc, char **argv)
     const int rank = hx_comm_rank(world), nranks = hx_comm_nranks(world);
     int ndev = 0;
     hx_gpu_device_count(&ndev, NULL);
-    int dev = -1;
-    if (ndev > 0)
-        st = hx_gpu_select_for_rank(rank, &dev); /* one GPU per rank of the node */
+    /* the GPU runs' device and streams, chosen once for the series (collective; the same
+     * answer on every rank: the backend list is the same everywhere) */
+    hx_gpu_context *gpu = NULL;
+    int want_gpu = 0;
+    for (int k = 0; k < nknown; k++)
+        want_gpu |= strcmp(known[k], "cpu") != 0 && list_has(o.backends, known[k]);
+    if (ndev > 0 && want_gpu)
+        st = hx_bench_gpu_context(world, o.gpu_ids, &gpu);
     cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray(), *skipped = cJSON_CreateArray();
     int total = 0, done = 0;
     char sysname[64];
@@ -347,7 +359,7 @@ static int run_md_series(int argc, char **argv)
                 hx_md_params used;
                 hx_md_params_default(&used);
                 if (av == HX_OK) {
-                    st = run_one(world, &o, sys, grid, label, q, &used, &refused);
+                    st = run_one(world, gpu, &o, sys, grid, label, q, &used, &refused);
                     if (refused) {
                         av = st;
                         st = HX_OK;
@@ -391,8 +403,8 @@ static int run_md_series(int argc, char **argv)
                 cJSON_AddNumberToObject(r, "ranks", nranks);
                 cJSON_AddNumberToObject(r, "gpus",
                                         strcmp(label, "cpu") == 0 ? 0
-                                        : ndev < nranks           ? ndev
-                                                                  : nranks);
+                                        : gpu                     ? hx_gpu_context_gpus(gpu)
+                                                                  : 0);
                 int gd[3];
                 if (ngrids)
                     memcpy(gd, grid, sizeof gd);
@@ -484,6 +496,7 @@ static int run_md_series(int argc, char **argv)
     cJSON_Delete(runs);
     cJSON_Delete(skipped);
     cJSON_Delete(root);
+    hx_gpu_context_destroy(&gpu);
     hx_comm_destroy(&world);
     hx_mpi_finalize();
     return rc;

@@ -16,9 +16,6 @@
 #include "halox/timer.h"
 
 #include <cjson/cJSON.h>
-#if HALOX_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +100,7 @@ typedef struct xopts {
     const char *dd_list, *apd_list, *backends, *out, *model;
     int steps, warmup, seed, batch;
     double rc, rlist, timeout;
+    const char *gpu_ids; /* --gpu-id */
 } xopts;
 
 static int cmp_double(const void *a, const void *b)
@@ -169,8 +167,9 @@ out:
 }
 
 /* One grid and size: build, and time every requested backend. Appends to runs. */
-static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], int apd, cJSON *runs,
-                            char *nvv, size_t nvvlen, int argc, char **argv)
+static hx_status bench_case(hx_comm *world, const hx_gpu_context *gpu, const xopts *o,
+                            const int grid[3], int apd, cJSON *runs, char *nvv, size_t nvvlen,
+                            int argc, char **argv)
 {
     (void)argc;
     (void)argv;
@@ -185,7 +184,9 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
     hx_system_make_whole(sys);
     hx_status st = HX_OK;
     hx_decomp *dec = NULL;
-    cudaStream_t s = NULL;
+    /* the context's stream of the exchange, on its device (which the series made current for
+     * its own copies and events) */
+    void *s = hx_gpu_context_stream(gpu, HX_GPU_STREAM_NONLOCAL);
     hx_decomp_params dparams = {o->rc, o->rlist, {grid[0], grid[1], grid[2]}};
     HX_TRY_GOTO(st, hx_decomp_create(sys, &dparams, world, &dec), out);
     hx_plan *plan = hx_decomp_plan(dec);
@@ -198,8 +199,6 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
     }
     HX_TRY_GOTO(st, hx_comm_max_i64(world, mine, tot, 2), out);
     const int levels = dependency_levels(p);
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess)
-        HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamCreate failed");
     for (int i = 0; i < NBENCH_BACKENDS; i++) {
         const bench_backend *b = &bench_backends[i];
         char want[512];
@@ -222,6 +221,7 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
         cfg.path = b->path;
         cfg.bulk_copy = b->bulk;
         cfg.wait_timeout = o->timeout;
+        cfg.gpu = gpu;
         hx_halo *h = NULL;
         hx_status cs = hx_halo_create(plan, world, &cfg, &h);
         if (cs != HX_OK) {
@@ -264,9 +264,7 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
             cJSON_AddStringToObject(r, "backend", b->label);
             cJSON_AddStringToObject(r, "describe", hx_halo_describe(h));
             cJSON_AddNumberToObject(r, "ranks", nranks);
-            int ndev = 0;
-            hx_gpu_device_count(&ndev, NULL);
-            cJSON_AddNumberToObject(r, "gpus", ndev < nranks ? ndev : nranks);
+            cJSON_AddNumberToObject(r, "gpus", hx_gpu_context_gpus(gpu));
             int gd[3] = {grid[0], grid[1], grid[2]};
             cJSON_AddItemToObject(r, "dd", cJSON_CreateIntArray(gd, 3));
             cJSON_AddNumberToObject(r, "pulses", p->npulses);
@@ -310,8 +308,6 @@ static hx_status bench_case(hx_comm *world, const xopts *o, const int grid[3], i
         HX_TRY_GOTO(st, hx_comm_agree(world, ts), out);
     }
 out:
-    if (s)
-        cudaStreamDestroy(s);
     hx_decomp_destroy(&dec);
     hx_system_destroy(&sys);
     return st;
@@ -365,6 +361,9 @@ static int run_exchange(int argc, char **argv)
         {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the water box"},
         {"timeout", NULL, HX_OPT_DOUBLE, &o.timeout, "S",
          "deadline of NVSHMEM waits in seconds (0: off; a hang becomes a report)"},
+        {"gpu-id", NULL, HX_OPT_STRING, &o.gpu_ids, "LIST",
+         "GPUs as CUDA device indices: node-local rank i runs on entry i % (entries), e.g. 0,1 "
+         "or 0,0,1,1 (default: node-local rank modulo the visible GPUs)"},
         {"o", "output", HX_OPT_STRING, &o.out, "FILE", "write the JSON results here"},
     };
     int pr = hx_cli_parse(&cmd_exchange, opts, (int)(sizeof opts / sizeof opts[0]), argc, argv);
@@ -398,6 +397,18 @@ static int run_exchange(int argc, char **argv)
         hx_mpi_finalize();
         return 1;
     }
+    /* the device of this rank, chosen once before any stream exists (collective) */
+    hx_gpu_context *gpu = NULL;
+    st = hx_bench_gpu_context(world, o.gpu_ids, &gpu);
+    if (st != HX_OK) {
+        if (st != HX_ERR_REMOTE)
+            hx_cli_report_error("bench exchange", st);
+        hx_comm_destroy(&world);
+        hx_mpi_finalize();
+        return 1;
+    }
+    if (rank == 0)
+        printf("rank 0: %s\n", hx_gpu_context_describe(gpu));
     int grids[16][3], ngrids = 0;
     if (o.dd_list) {
         ngrids = hx_bench_parse_grids(o.dd_list, grids, 16, &st);
@@ -420,7 +431,7 @@ static int run_exchange(int argc, char **argv)
                o.steps, o.warmup);
     for (int g = 0; g < ngrids && st == HX_OK; g++)
         for (int k = 0; k < napd && st == HX_OK; k++)
-            st = bench_case(world, &o, grids[g], apd[k], runs, nvv, sizeof nvv, argc, argv);
+            st = bench_case(world, gpu, &o, grids[g], apd[k], runs, nvv, sizeof nvv, argc, argv);
     int rc = 0;
     if (st != HX_OK) {
         hx_cli_report_error("bench exchange", st);
@@ -442,6 +453,7 @@ static int run_exchange(int argc, char **argv)
     }
     cJSON_Delete(runs);
     cJSON_Delete(root);
+    hx_gpu_context_destroy(&gpu);
     hx_comm_destroy(&world);
     hx_mpi_finalize();
     return rc;
@@ -490,12 +502,13 @@ static int run_compare(int argc, char **argv)
 static int run_report(int argc, char **argv);
 static const hx_cmd cmd_report = {
     "report", "Markdown report with plots of every result file in a directory",
-    "halox bench report [DIR] [-o REPORT.md]",
-    "Reads every .json result file in DIR (default bench/results), writes a Markdown report\n"
+    "halox bench report DIR [-o REPORT.md]",
+    "Reads every .json result file in DIR, writes a Markdown report\n"
     "(tables per series) and PNG plots next to the results: ns/day against ranks, time per step\n"
     "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), exchange time\n"
     "against atoms per domain and against pulses. Plots need gnuplot. Files are replaced only\n"
-    "when written completely.",
+    "when written completely. DIR has no default: the report and plots are written into it,\n"
+    "and the repository's bench/results is tracked (report on a copy, or give -o elsewhere).",
     run_report};
 
 static int run_report(int argc, char **argv)
@@ -503,8 +516,10 @@ static int run_report(int argc, char **argv)
     const char *out = NULL;
     hx_opt opts[] = {
         {"o", "output", HX_OPT_STRING, &out, "FILE", "the report (default DIR/REPORT.md)"}};
-    /* the results directory is the one positional argument; the rest are options */
-    const char *dir = "bench/results";
+    /* the results directory is the one positional argument; the rest are options. No
+     * default: run from the repository, bench/results was the default and the report and its
+     * PNGs went into the tracked results. */
+    const char *dir = NULL;
     char *rest[16];
     int nrest = 0;
     for (int i = 0; i < argc && nrest < 16; i++) {
@@ -520,6 +535,12 @@ static int run_report(int argc, char **argv)
     int pr = hx_cli_parse(&cmd_report, opts, 1, nrest, rest);
     if (pr != 0)
         return pr > 0 ? 0 : 2;
+    if (!dir) {
+        fprintf(stderr, "halox bench report: give the directory of the result files: halox bench "
+                        "report DIR (the report and its plots are written into DIR; to leave a "
+                        "tracked directory such as bench/results as it is, report on a copy)\n");
+        return 2;
+    }
     char path[1100];
     if (!out) {
         snprintf(path, sizeof path, "%s/REPORT.md", dir);

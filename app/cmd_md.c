@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -36,6 +37,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static int run_md(int argc, char **argv);
 
@@ -48,7 +52,15 @@ const hx_cmd hx_cmd_md = {
     "Lennard-Jones (potential shift) and reaction-field electrostatics in GROMACS Verlet-scheme\n"
     "conventions. The pair list of radius\n"
     "rlist is rebuilt every nstlist steps; without --rlist it is chosen from the buffer\n"
-    "tolerance. --steps 0 prints the single-point energies. NVE unless --thermostat v-rescale.\n"
+    "tolerance. nstlist is 10 unless given (--nstlist, or nstlist in the .mdp); with --gpu it\n"
+    "is then chosen as GROMACS's mdrun chooses it on GPUs: the longest interval whose outer\n"
+    "list (rlist from the buffer tolerance) stays within 1.5x the nstlist-10 list on one\n"
+    "domain (25 for water at 300 K), the lowest modelled cost with the host's search on a\n"
+    "decomposition (up to 300), with the rolling prune keeping the computed list short; the\n"
+    "log and stderr say 'nstlist 10 -> N, rlist X -> Y nm' (docs/mdp.md).\n"
+    "--steps 0 prints the single-point energies. NVE unless --thermostat v-rescale\n"
+    "(the log and the energy file then also give the conserved energy: the total minus the\n"
+    "thermostat's work). The log has the energies every --nstlog steps, as GROMACS's does.\n"
     "Parameters may come from a GROMACS .mdp file (-f; the keys halox supports, see\n"
     "docs/mdp.md); options given on the command line override it.\n"
     "The same input, seed, ranks and --threads give bit-identical output.\n"
@@ -68,6 +80,10 @@ const hx_cmd hx_cmd_md = {
     "at once.",
     run_md};
 
+#define HX_LOG_BUFFER (1 << 20)
+/* --gen-vel not given (any negative value given is an error) */
+#define GEN_VEL_NONE (-1e300)
+
 /* The outputs, in the order they are checked, locked and named in messages. */
 enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
 
@@ -75,16 +91,20 @@ enum { OUT_CONF, OUT_LOG, OUT_ENERGY, OUT_TRAJ, OUT_CKPT, NOUT };
 typedef struct md_job {
     hx_md_params p;
     const char *conf, *out, *energy, *traj, *logpath, *ckpt, *restart, *mdp;
-    int nstenergy, nstxout, nstckpt, seed;
+    int nstenergy, nstxout, nstckpt, nstlog, seed;
     double tau_t, ref_t, rlist_opt;
     int grid[3];
     long long total_steps;
     char cmdline[4096];
+    int gpu_ids[64], ngpu_ids; /* --gpu-id: CUDA device indices (0: none given) */
     /* run time */
     hx_comm *comm;
+    hx_gpu_context *gpu; /* --gpu: the device of this rank and its streams */
     int root, nranks;
     FILE *flog, *fen, *ftr;
     char logbuf[4096];
+    char *flog_buf;        /* the log's stdio buffer (HX_LOG_BUFFER bytes) */
+    char mdp_ignored[512]; /* keys of the .mdp that were ignored, for the log */
     hx_ckpt_params cparams;
     long long last_ckpt_step;
     hx_lock *locks[NOUT];
@@ -96,6 +116,7 @@ typedef struct md_job {
      * energy line and frame: what a checkpoint of that step records, since the continued run
      * writes that step's line and frame again */
     long long at_step, energy_at, traj_at;
+    int nstlist_restart; /* the interval is the checkpoint's (a restart without --nstlist) */
 } md_job;
 
 static void progress(void *user, long long step, long long nsteps, double ns_per_day,
@@ -104,7 +125,7 @@ static void progress(void *user, long long step, long long nsteps, double ns_per
     (void)user;
     char when[64];
     hx_app_clock_after(seconds_left, when, sizeof when);
-    fprintf(stderr, "step %lld of %lld, %.3f ns/day, finishes at %s\n", step, nsteps, ns_per_day,
+    fprintf(stderr, "step %lld of %lld, %.3f ns/day, finishes %s\n", step, nsteps, ns_per_day,
             when);
 }
 
@@ -157,21 +178,26 @@ static hx_status check_outputs(md_job *job)
             HX_CHECK(!canon[a][0] || strcmp(canon[a], canon[b]) != 0, HX_ERR_INVALID_ARG,
                      "%s and %s are the same file (%s): give them different names", s[a].what,
                      s[b].what, canon[a]);
-    const char *input = job->restart ? job->restart : job->conf;
-    for (int k = 0; k < NOUT; k++) {
-        if (!s[k].used || !hx_path_same_file(s[k].path, input))
-            continue;
-        if (k == OUT_CONF && !job->restart) {
-            job->out_is_input = 1;
-            continue;
+    /* every input against every output: the configuration, the parameter file and the
+     * checkpoint a restart continues */
+    enum { IN_CONF, IN_MDP, IN_RESTART, NIN };
+    const char *in_path[NIN] = {job->conf, job->mdp, job->restart};
+    const char *in_what[NIN] = {"the input configuration (-c)", "the parameter file (-f)",
+                                "the checkpoint to continue (--restart)"};
+    for (int k = 0; k < NOUT; k++)
+        for (int i = 0; i < NIN; i++) {
+            if (!s[k].used || !in_path[i] || !hx_path_same_file(s[k].path, in_path[i]))
+                continue;
+            if (k == OUT_CONF && i == IN_CONF) {
+                job->out_is_input = 1; /* kept as #name.N# before it is replaced */
+                continue;
+            }
+            if (k == OUT_CKPT && i == IN_RESTART)
+                continue; /* the usual way: continue and keep checkpointing into the same file */
+            HX_FAIL(HX_ERR_INVALID_ARG,
+                    "%s %s is %s %s: this run would overwrite what it reads; choose another name",
+                    s[k].what, s[k].path, in_what[i], in_path[i]);
         }
-        if (k == OUT_CKPT && job->restart)
-            continue; /* the usual way: continue and keep checkpointing into the same file */
-        HX_FAIL(HX_ERR_INVALID_ARG,
-                "%s %s is the input %s: this run would overwrite what it reads; choose another "
-                "name",
-                s[k].what, s[k].path, input);
-    }
     char host[256], now[64], info[8192];
     hx_app_hostname(host, sizeof host);
     hx_app_now(now, sizeof now);
@@ -187,6 +213,23 @@ static void release_outputs(md_job *job)
 {
     for (int k = 0; k < NOUT; k++)
         hx_lock_release(&job->locks[k]);
+}
+
+/* Rank 0: everything written to the log so far reached it. The log is written with fprintf
+ * from many places; a full disk or a device such as /dev/full shows only when the buffer is
+ * flushed, so it is flushed and checked at the points where a failure must stop the run: after
+ * the header (before the first step), with every checkpoint, and at the end. */
+static hx_status log_check(md_job *job)
+{
+    if (!job->flog)
+        return HX_OK;
+    errno = 0;
+    int bad = fflush(job->flog) != 0;
+    int e = errno;
+    bad |= ferror(job->flog) != 0;
+    HX_CHECK(!bad, HX_ERR_IO, "writing the log %s failed: %s", job->logpath,
+             e ? strerror(e) : "write error (a full disk?)");
+    return HX_OK;
 }
 
 /* A restart and one of its outputs: continue the file the checkpoint recorded (the same file by
@@ -253,9 +296,11 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
     static const char *const units[][2] = {
         {"step", ""},          {"time", "ps"},          {"lj", "kJ/mol"},
         {"coulomb", "kJ/mol"}, {"potential", "kJ/mol"}, {"kinetic", "kJ/mol"},
-        {"total", "kJ/mol"},   {"temperature", "K"}};
+        {"total", "kJ/mol"},   {"conserved", "kJ/mol"}, {"temperature", "K"}};
     static const char *const bonded_cols[] = {"bonds", "angles", "dihedrals", "lj14", "coulomb14"};
     for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
+        if (strcmp(units[k][0], "conserved") == 0 && rp->thermostat == HX_THERMOSTAT_NONE)
+            continue; /* written with a thermostat only (in NVE it is the total) */
         cJSON_AddStringToObject(cols, units[k][0], units[k][1]);
         if (k == 3 && hx_md_last_energies(md)->has_bonded) /* after coulomb, as in the lines */
             for (size_t b = 0; b < 5; b++)
@@ -276,6 +321,16 @@ static hx_status write_energy_header(md_job *job, const hx_md *md)
     cJSON_AddBoolToObject(run, "rlist_from_tolerance", job->rlist_opt <= 0);
     cJSON_AddNumberToObject(run, "verlet_buffer_tolerance", rp->verlet_buffer_tolerance);
     cJSON_AddNumberToObject(run, "nstlist", rp->nstlist);
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    cJSON_AddBoolToObject(run, "nstlist_automatic", ls.automatic);
+    if (ls.automatic) {
+        cJSON_AddNumberToObject(run, "nstlist_reference", ls.nstlist_ref);
+        cJSON_AddNumberToObject(run, "rlist_reference_nm", ls.rlist_ref);
+        cJSON_AddNumberToObject(run, "list_size_factor", ls.size_factor);
+    }
+    cJSON_AddNumberToObject(run, "rlist_inner_nm", rp->rlist_inner);
+    cJSON_AddNumberToObject(run, "prune_parts", rp->prune_parts);
     cJSON_AddNumberToObject(run, "epsilon_r", rp->eps_r);
     cJSON_AddNumberToObject(run, "epsilon_rf", rp->eps_rf);
     cJSON_AddStringToObject(run, "thermostat",
@@ -313,6 +368,11 @@ static hx_status open_outputs(md_job *job, const hx_md *md)
     }
     job->flog = fopen(job->logpath, job->restart ? "a" : "w");
     HX_CHECK(job->flog, HX_ERR_IO, "cannot open the log %s: %s", job->logpath, strerror(errno));
+    /* A buffer that holds what is written between two checks (log_check), so that a failure
+     * shows at the check with its errno rather than inside some fprintf that does not report. */
+    job->flog_buf = malloc(HX_LOG_BUFFER);
+    if (job->flog_buf)
+        setvbuf(job->flog, job->flog_buf, _IOFBF, HX_LOG_BUFFER);
     if (job->energy) {
         job->fen = fopen(job->energy, job->energy_new ? "w" : "a");
         HX_CHECK(job->fen, HX_ERR_IO, "cannot open the energy file %s: %s", job->energy,
@@ -419,6 +479,7 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     c.step = hx_md_current_step(md);
     c.sys = (hx_system *)hx_md_system(md);
     hx_md_get_rng_state(md, c.rng_state);
+    c.thermostat_work = hx_md_thermostat_work(md);
     c.rlist = hx_md_get_params(md)->rlist;
     c.nranks = job->nranks;
     c.nthreads = hx_md_get_params(md)->nthreads;
@@ -441,7 +502,7 @@ static hx_status write_checkpoint(md_job *job, hx_md *md)
     job->last_ckpt_step = c.step;
     if (job->flog)
         fprintf(job->flog, "checkpoint at step %lld written to %s\n", c.step, job->ckpt);
-    return HX_OK;
+    return log_check(job);
 }
 
 typedef struct hook_ctx {
@@ -457,8 +518,12 @@ static hx_status step_hook(void *user, hx_md *md, long long step)
         note_sizes(h->job, step);
         /* the energies of the previous step (NaN potential on steps without energy output,
          * which the statistics skip); the last step's are added after the run */
-        if (step != h->start)
-            hx_app_estats_add(&h->job->estats, hx_md_last_energies(md));
+        if (step != h->start) {
+            const hx_md_energies *e = hx_md_last_energies(md);
+            hx_app_estats_add(&h->job->estats, e);
+            if (h->job->nstlog > 0 && e->step % h->job->nstlog == 0 && isfinite(e->potential))
+                hx_app_log_energies(h->job->flog, e);
+        }
     }
     HX_TRY(fault_fire(&h->flt, hx_comm_rank(h->job->comm), step));
     if (h->job->ckpt && h->job->nstckpt > 0 && step % h->job->nstckpt == 0 && step != h->start)
@@ -490,6 +555,46 @@ static int fail_job(md_job *job, hx_status st)
     return 1;
 }
 
+/* A failure before the run, where every rank holds the outcome of the same agreement (each
+ * start-up step ends in hx_comm_agree): an error that every rank detects (a box too small for
+ * the grid, a bad input) was printed by every rank and followed by MPI_Abort's noise. Now rank 0
+ * says it once for all (its own message, or the failing rank's that the agreement forwarded),
+ * and every rank ends normally. The alarm is a guard for the case that should not happen: were
+ * a rank not at the agreement after all, SIGALRM ends this process, and mpirun the job, rather
+ * than leave it waiting in MPI_Finalize. */
+static int startup_failed(md_job *job, hx_status st)
+{
+    hx_comm *comm = job->comm;
+    if (!comm || hx_comm_nranks(comm) <= 1)
+        return fail_job(job, st);
+    if (job->root) {
+        hx_cli_report_error("md", st);
+        if (job->flog)
+            fprintf(job->flog, "error: %s\n", hx_last_error_message());
+    }
+    if (job->flog)
+        fflush(job->flog);
+    fflush(stderr);
+    alarm(60);
+    return 1;
+}
+
+/* GROMACS's "Changing nstlist from 10 to 100, rlist from 1 to 1.1", with the rolling prune. */
+static void list_choice(const hx_md *md, char *buf, size_t cap)
+{
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    int n = snprintf(buf, cap, "nstlist %d -> %d, rlist %.3f -> %.3f nm", ls.nstlist_ref,
+                     ls.nstlist, ls.rlist_ref, ls.rlist);
+    if (n > 0 && (size_t)n < cap) {
+        if (ls.prune_parts > 0)
+            snprintf(buf + n, cap - (size_t)n, ", inner rlist %.3f nm, prune every %d steps",
+                     ls.rlist_inner, ls.prune_parts);
+        else
+            snprintf(buf + n, cap - (size_t)n, ", no rolling prune");
+    }
+}
+
 static void write_log_header(const md_job *job, const hx_md *md, long long start)
 {
     FILE *flog = job->flog;
@@ -502,12 +607,32 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     fprintf(flog, "parameters:\n");
     if (job->mdp)
         fprintf(flog, "  parameter file %s (command-line options override it)\n", job->mdp);
-    fprintf(flog, "  conf %s\n  output %s\n  model %s\n  steps %lld (from step %lld)\n  dt %g ps\n",
-            job->conf ? job->conf : job->restart, job->out, rp->model, rp->steps, start, rp->dt);
+    if (job->mdp && job->mdp_ignored[0])
+        fprintf(flog, "  ignored in %s (they do not change what halox computes): %s\n", job->mdp,
+                job->mdp_ignored);
+    if (job->restart && job->conf)
+        fprintf(flog, "  conf %s (checked: the system of %s)\n", job->conf, job->restart);
+    else
+        fprintf(flog, "  conf %s\n", job->conf ? job->conf : job->restart);
+    fprintf(flog, "  output %s\n  model %s\n  steps %lld (from step %lld)\n  dt %g ps\n", job->out,
+            rp->model, rp->steps, start, rp->dt);
     fprintf(flog, "  rc %g nm\n  rlist %.4f nm%s\n  nstlist %d\n  eps_rf %g%s\n  eps_r %g\n",
             rp->rc, rp->rlist, job->rlist_opt > 0 ? "" : " (from the buffer tolerance)",
             rp->nstlist, rp->eps_rf, rp->eps_rf == 0 ? " (infinity)" : "", rp->eps_r);
     fprintf(flog, "  buffer tolerance %g kJ/mol/ps/atom\n", rp->verlet_buffer_tolerance);
+    hx_md_list_setup ls;
+    hx_md_get_list_setup(md, &ls);
+    if (ls.automatic) {
+        char line[256];
+        list_choice(md, line, sizeof line);
+        fprintf(flog, "  pair-list interval chosen: %s\n    (%s; --nstlist fixes it)\n", line,
+                ls.note);
+    } else if (job->nstlist_restart) {
+        fprintf(flog, "  pair-list interval %d, as in the run the checkpoint continues\n",
+                rp->nstlist);
+    } else if (ls.note[0]) {
+        fprintf(flog, "  pair-list interval %d %s\n", rp->nstlist, ls.note);
+    }
     if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
         if (rp->prune_parts > 0)
             fprintf(flog,
@@ -523,14 +648,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             rp->nb_precision == HX_NB_MIXED ? "mixed" : "double");
     fprintf(flog, "  backend %s, halo exchange %s\n", rp->backend ? rp->backend : "cpu",
             rp->halo ? rp->halo : "host");
-    if (rp->backend && strcmp(rp->backend, "gpu") == 0) {
-        hx_gpu_info gi;
-        int dev = 0;
-        char line[512] = "";
-        if (hx_gpu_current_device(&dev) == HX_OK && hx_gpu_get_info(dev, &gi) == HX_OK)
-            hx_gpu_describe(&gi, line, (int)sizeof line);
-        fprintf(flog, "  GPU %d: %s\n", dev, line);
-    }
+    if (rp->backend && strcmp(rp->backend, "gpu") == 0)
+        fprintf(flog, "  %s (rank %d)\n", hx_gpu_context_describe(rp->gpu),
+                hx_comm_rank(job->comm));
     if (job->restart)
         fprintf(flog, "  velocities from the checkpoint");
     else if (job->no_velocities)
@@ -548,9 +668,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
     if (job->p.thermostat)
         fprintf(flog, " tau_t %g ps ref_t %g K seed %d", job->tau_t, job->ref_t, job->seed);
     fprintf(flog,
-            "\n  MPI ranks %d, threads per rank %d\n  energy %s every %d\n"
-            "  trajectory %s every %d\n  checkpoint %s every %d\n",
-            job->nranks, rp->nthreads, job->energy ? job->energy : "-", job->nstenergy,
+            "\n  MPI ranks %d, threads per rank %d\n  energies in this log every %d steps\n"
+            "  energy %s every %d\n  trajectory %s every %d\n  checkpoint %s every %d\n",
+            job->nranks, rp->nthreads, job->nstlog, job->energy ? job->energy : "-", job->nstenergy,
             job->traj ? job->traj : "-", job->nstxout, job->ckpt ? job->ckpt : "-", job->nstckpt);
     fprintf(flog,
             "  stop signals (SIGINT, SIGTERM): the run ends at the %s; a second signal "
@@ -558,8 +678,9 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             job->nranks > 1 || job->ckpt ? "next pair-search step, with outputs and checkpoint"
                                          : "next step, with outputs complete");
     const hx_system *s = hx_md_system(md);
-    fprintf(flog, "system: %s\n  %d atoms, %d molecules, box %.5f %.5f %.5f nm\n", s->title,
-            s->natoms, s->nmol, s->box[0], s->box[1], s->box[2]);
+    fprintf(flog, "system: %s\n  %d atom%s, %d molecule%s, box %.5f %.5f %.5f nm\n", s->title,
+            s->natoms, s->natoms == 1 ? "" : "s", s->nmol, s->nmol == 1 ? "" : "s", s->box[0],
+            s->box[1], s->box[2]);
     fprintf(flog, "  degrees of freedom %.0f, pairs in the first lists %lld\n", hx_md_ndf(md),
             hx_md_npairs(md));
     hx_md_dd_info di;
@@ -574,7 +695,6 @@ static void write_log_header(const md_job *job, const hx_md *md, long long start
             "  home atoms per domain min %lld max %lld; halo atoms min %lld avg %.1f max "
             "%lld\n",
             di.home_min, di.home_max, di.halo_min, (double)di.halo_total / nd, di.halo_max);
-    fflush(flog);
 }
 
 /* Rank 0: energies, averages and drift, the timing table (reduced over the ranks by the
@@ -587,6 +707,8 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
     const hx_system *s = hx_md_system(md);
     hx_md_timings t;
     hx_md_get_timings(md, &t);
+    hx_app_log_energies(flog, e); /* the last step's, as GROMACS ends with them */
+    fprintf(flog, "\n");
     fprintf(flog,
             "final energies step %lld: lj %.6f coulomb %.6f potential %.6f kinetic "
             "%.6f total %.6f T %.3f K\n",
@@ -610,11 +732,17 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
     double us = 1e6 * t.total / nst, ns_day, hours_ns;
     hx_app_performance(rp->dt, t.steps, t.total, &ns_day, &hours_ns);
     /* bench/cpu_md.py reads "performance: X ns/day, Y us/step" */
-    fprintf(flog,
-            "performance: %.3f ns/day, %.1f us/step, %.3f hours/ns, %.4g atom-steps/s, halo "
-            "exchange %.1f us/step (%lld steps, %d atoms, %d threads per rank)\n",
-            ns_day, us, hours_ns, s->natoms / (us * 1e-6), 1e6 * (t.halo_x + t.halo_f) / nst,
-            t.steps, s->natoms, rp->nthreads);
+    if (t.steps > 0)
+        fprintf(flog,
+                "performance: %.3f ns/day, %.1f us/step, %.3f hours/ns, %.4g atom-steps/s, halo "
+                "exchange %.1f us/step (%lld steps, %d atoms, %d threads per rank)\n",
+                ns_day, us, hours_ns, s->natoms / (us * 1e-6), 1e6 * (t.halo_x + t.halo_f) / nst,
+                t.steps, s->natoms, rp->nthreads);
+    else /* the time of one energy evaluation is no time per step */
+        fprintf(flog,
+                "performance: no steps run (single-point energies, evaluated in %.4f s; %d atoms, "
+                "%d threads per rank)\n",
+                t.total, s->natoms, rp->nthreads);
     char now[64];
     hx_app_now(now, sizeof now);
     fprintf(flog, "finished %s\n", now);
@@ -627,6 +755,181 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
 
 /* ---- the job -------------------------------------------------------------------------------- */
 
+/* A restart given -c as well: the configuration must describe the checkpoint's system (the
+ * same atoms, names and molecules; the model is one of the compared parameters), or the run
+ * would continue another system than the one the user named. Positions and velocities differ,
+ * of course: the checkpoint holds a later state. */
+static hx_status same_system(const hx_system *conf, const char *conf_path, const hx_system *ck,
+                             const char *ck_path)
+{
+    HX_CHECK(conf->natoms == ck->natoms && conf->nmol == ck->nmol, HX_ERR_INPUT,
+             "%s and %s are different systems: %s has %d atom%s in %d molecule%s, %s %d atom%s "
+             "in %d molecule%s; a restart continues the system of its checkpoint: give -c the "
+             "configuration that run started from, or leave -c out",
+             conf_path, ck_path, conf_path, conf->natoms, conf->natoms == 1 ? "" : "s", conf->nmol,
+             conf->nmol == 1 ? "" : "s", ck_path, ck->natoms, ck->natoms == 1 ? "" : "s", ck->nmol,
+             ck->nmol == 1 ? "" : "s");
+    for (int a = 0; a < conf->natoms; a++)
+        HX_CHECK(strcmp(conf->res_name[a], ck->res_name[a]) == 0 &&
+                     strcmp(conf->atom_name[a], ck->atom_name[a]) == 0,
+                 HX_ERR_INPUT,
+                 "%s:%d: atom %d is %s %s, but in %s it is %s %s: the two are different systems; "
+                 "give -c the configuration the checkpointed run started from, or leave -c out",
+                 conf_path, a + 3, a + 1, conf->res_name[a], conf->atom_name[a], ck_path,
+                 ck->res_name[a], ck->atom_name[a]);
+    for (int m = 0; m <= conf->nmol; m++)
+        HX_CHECK(conf->mol_start[m] == ck->mol_start[m], HX_ERR_INPUT,
+                 "%s:%d: molecule %d starts at atom %d, but in %s at atom %d: the two are "
+                 "different systems; give -c the configuration the checkpointed run started "
+                 "from, or leave -c out",
+                 conf_path, conf->mol_start[m] + 3, m + 1, conf->mol_start[m] + 1, ck_path,
+                 ck->mol_start[m] + 1);
+    return HX_OK;
+}
+
+/* The largest relative deviation of a starting structure from the distances the model's
+ * constraints keep, above which the input is refused rather than pulled into shape: the start
+ * is constrained before step 0 (as GROMACS does), which moves a hydrogen given 1 nm from its
+ * oxygen back without a word. 10 % passes what is only another geometry (TIP3P's 0.09572 nm O-H
+ * for SPC/E's 0.1 nm is 4 %) and the 3 decimals of a .gro (0.5 %), and stops broken molecules. */
+#define HX_START_GEOMETRY_TOL 0.10
+
+/* Minimum-image distance of atoms a and b (the box is rectangular; molecules are far smaller
+ * than half of it, so a molecule split by the periodic boundary is measured whole). */
+static double mi_dist(const hx_system *s, int a, int b)
+{
+    double r2 = 0.0;
+    for (int d = 0; d < 3; d++) {
+        double dx = s->x[3 * a + d] - s->x[3 * b + d];
+        dx -= s->box[d] * nearbyint(dx / s->box[d]);
+        r2 += dx * dx;
+    }
+    return sqrt(r2);
+}
+
+/* Rank 0, a new run: every constrained distance of the input is within HX_START_GEOMETRY_TOL
+ * of the model's, or the input is refused naming file:line (of the atom that is off), the
+ * molecule and the distance. */
+static hx_status check_start_geometry(const hx_system *sys, const char *model, const char *path)
+{
+    hx_forcefield *ff = NULL;
+    hx_system *s = NULL;
+    hx_status st = HX_OK;
+    HX_TRY_GOTO(st, hx_forcefield_create(model, &ff), out);
+    HX_TRY_GOTO(st, hx_system_copy(sys, &s), out);
+    if (hx_forcefield_apply(ff, s) != HX_OK)
+        goto out; /* names that do not fit: the engine says so, naming the atom */
+    const int otype = hx_forcefield_water_o_type(ff);
+    for (int m = 0; m < s->nmol && st == HX_OK; m++) {
+        const hx_moltype *mt = hx_forcefield_moltype(ff, s->mol_type[m]);
+        const int a0 = s->mol_start[m];
+        /* the pairs the model keeps at fixed distances: SETTLE's three, SHAKE's bonds */
+        int pi[HX_MAX_MOL_ATOMS * 2][2], np = 0;
+        double pd[HX_MAX_MOL_ATOMS * 2];
+        if (mt->rigid_water) {
+            int o = -1, h[2] = {-1, -1}, nh = 0;
+            for (int k = 0; k < 3; k++) {
+                if (s->type[a0 + k] == otype)
+                    o = a0 + k;
+                else if (nh < 2)
+                    h[nh++] = a0 + k;
+            }
+            if (o < 0 || nh != 2)
+                continue;
+            const int pairs[3][2] = {{o, h[0]}, {o, h[1]}, {h[0], h[1]}};
+            const double dist[3] = {mt->d_oh, mt->d_oh, mt->d_hh};
+            for (int k = 0; k < 3; k++) {
+                pi[np][0] = pairs[k][1];
+                pi[np][1] = pairs[k][0];
+                pd[np++] = dist[k];
+            }
+        } else {
+            for (int c = 0; c < mt->nconstraints && np < HX_MAX_MOL_ATOMS * 2; c++) {
+                pi[np][0] = a0 + mt->constraints[c].j;
+                pi[np][1] = a0 + mt->constraints[c].i;
+                pd[np++] = mt->constraints[c].d;
+            }
+        }
+        for (int k = 0; k < np; k++) {
+            const int a = pi[k][0], b = pi[k][1];
+            const double r = mi_dist(s, a, b);
+            if (fabs(r - pd[k]) > HX_START_GEOMETRY_TOL * pd[k])
+                st = hx_error_set(
+                    HX_ERR_INPUT, __FILE__, __LINE__, __func__,
+                    "%s:%d: molecule %d (residue %d %s): %s (atom %d) is %.4f nm from %s (atom "
+                    "%d), but model %s keeps them %.4f nm apart: more than %.0f %% off, the "
+                    "molecule is broken (halox would pull it back into shape without a word); "
+                    "repair the input, or give the model it was made for",
+                    path, a + 3, m + 1, s->res_id[a], s->res_name[a], s->atom_name[a], a + 1, r,
+                    s->atom_name[b], b + 1, model, pd[k], 100 * HX_START_GEOMETRY_TOL);
+            if (st != HX_OK)
+                break;
+        }
+    }
+out:
+    hx_system_destroy(&s);
+    hx_forcefield_destroy(&ff);
+    return st;
+}
+
+static const char *ckpt_value(const hx_ckpt_params *c, const char *key)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->key[i], key) == 0)
+            return c->value[i];
+    return NULL;
+}
+
+/* The resolved rolling prune, recorded with the parameters a restart must match (the engine
+ * would otherwise re-estimate the inner radius from the checkpoint's temperature). */
+static void ckpt_add_prune(hx_ckpt_params *c, int parts, double inner)
+{
+    if (c->n + 2 > HX_CKPT_MAX_PARAMS)
+        return;
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "prune_parts");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%d", parts);
+    snprintf(c->key[c->n], HX_CKPT_KEY_LEN, "rlist_inner");
+    snprintf(c->value[c->n++], HX_CKPT_VALUE_LEN, "%.17g", inner);
+}
+
+/* A restart continues with the pair lists the original run used, as recorded in its checkpoint:
+ * the interval when this restart gives none (it was given or chosen then; a new choice from the
+ * restart's state could differ), and the rolling prune (parts and inner radius). Checkpoints of
+ * older versions have no prune: the engine resolves it again. */
+static hx_status restart_lists(md_job *job, const hx_checkpoint *ck)
+{
+    if (job->p.nstlist_auto) {
+        const char *v = ckpt_value(&ck->params, "nstlist");
+        char *end = NULL;
+        const long n = v ? strtol(v, &end, 10) : 0;
+        HX_CHECK(v && end && *end == '\0' && n >= 1 && n <= INT_MAX, HX_ERR_INPUT,
+                 "%s records no valid nstlist (%s): give --nstlist with the original run's "
+                 "interval",
+                 job->restart, v ? v : "none");
+        HX_CHECK(job->nstckpt == 0 || job->nstckpt % n == 0, HX_ERR_INVALID_ARG,
+                 "--nstcheckpoint %d must be a multiple of the interval %ld that %s continues: a "
+                 "restart resumes at a repartition",
+                 job->nstckpt, n, job->restart);
+        job->p.nstlist = (int)n;
+        job->p.nstlist_auto = 0;
+        job->p.nstlist_divides = 0;
+        job->nstlist_restart = 1;
+    }
+    const char *pp = ckpt_value(&ck->params, "prune_parts");
+    const char *ri = ckpt_value(&ck->params, "rlist_inner");
+    if (pp && ri) {
+        char *e1 = NULL, *e2 = NULL;
+        const long parts = strtol(pp, &e1, 10);
+        const double inner = strtod(ri, &e2);
+        HX_CHECK(*e1 == '\0' && *e2 == '\0' && parts >= 0 && parts <= 1000 && inner > 0,
+                 HX_ERR_INPUT, "%s records a bad rolling prune (%s parts, inner rlist %s)",
+                 job->restart, pp, ri);
+        job->p.prune_parts = (int)parts;
+        job->p.rlist_inner = inner;
+    }
+    return HX_OK;
+}
+
 /* Rank 0: read the input or the checkpoint (for a restart: decide for each output whether it
  * continues the recorded file or starts a new one); everybody: agree, receive the system and,
  * for a restart, the state to continue from. */
@@ -636,17 +939,30 @@ static hx_status load_input(md_job *job, hx_system **sys)
     hx_checkpoint *ck = NULL;
     struct {
         long long step;
-        double rlist;
+        double rlist, work;
         uint64_t rng[4];
+        double rlist_inner;
+        int nstlist, nstlist_restart, prune_parts;
     } cont;
     memset(&cont, 0, sizeof cont);
     job->energy_new = job->traj_new = 1;
     if (job->root) {
         if (job->restart) {
             st = hx_checkpoint_read(job->restart, &ck);
+            if (st == HX_OK && job->conf) {
+                hx_system *given = NULL;
+                st = hx_gro_read(job->conf, &given);
+                if (st == HX_OK)
+                    st = same_system(given, job->conf, ck->sys, job->restart);
+                hx_system_destroy(&given);
+            }
+            if (st == HX_OK)
+                st = restart_lists(job, ck);
             if (st == HX_OK) {
                 hx_ckpt_params now;
                 hx_ckpt_params_from_md(&job->p, job->rlist_opt, ck->sys->natoms, &now);
+                if (ckpt_value(&ck->params, "prune_parts"))
+                    ckpt_add_prune(&now, job->p.prune_parts, job->p.rlist_inner);
                 st = hx_ckpt_params_compare(&ck->params, &now, job->restart);
             }
             if (st == HX_OK && ck->step >= job->total_steps)
@@ -656,9 +972,18 @@ static hx_status load_input(md_job *job, hx_system **sys)
                                   job->restart, ck->step, job->total_steps);
             if (st == HX_OK && ck->nranks != job->nranks)
                 hx_log(HX_LOG_WARN,
-                       "%s was written with %d ranks, this run has %d: the continuation is "
+                       "%s was written with %d rank%s, this run has %d: the continuation is "
                        "exact physics but not bit-identical to an uninterrupted run",
-                       job->restart, ck->nranks, job->nranks);
+                       job->restart, ck->nranks, ck->nranks == 1 ? "" : "s", job->nranks);
+            /* the thread count sets the non-bonded force buffers and so the order of the sums
+             * (checkpoints before issue 29 recorded 0 for the default: unknown) */
+            if (st == HX_OK && ck->nthreads > 0 && ck->nthreads != job->p.nthreads)
+                hx_log(HX_LOG_WARN,
+                       "%s was written with %d thread%s per rank, this run has %d: the "
+                       "continuation is exact physics but not bit-identical to an "
+                       "uninterrupted run (give --threads %d for that)",
+                       job->restart, ck->nthreads, ck->nthreads == 1 ? "" : "s", job->p.nthreads,
+                       ck->nthreads);
             /* outputs: files are compared by identity, not by how their names are spelled */
             if (st == HX_OK)
                 st = restart_output(job->energy, "the energy file", "-e", ck->energy_path,
@@ -666,9 +991,16 @@ static hx_status load_input(md_job *job, hx_system **sys)
             if (st == HX_OK && job->nstxout > 0)
                 st = restart_output(job->traj, "the trajectory", "-x", ck->traj_path,
                                     ck->traj_bytes, job->restart, &job->traj_new);
+            if (st == HX_OK && ck->format < 2 && job->p.thermostat != HX_THERMOSTAT_NONE)
+                hx_log(HX_LOG_WARN,
+                       "%s is a checkpoint of format %d, which did not record the thermostat's "
+                       "work: the run continues bit for bit, but its conserved energy starts "
+                       "again from the total energy at step %lld",
+                       job->restart, ck->format, ck->step);
             if (st == HX_OK) {
                 cont.step = ck->step;
                 cont.rlist = ck->rlist;
+                cont.work = ck->thermostat_work;
                 memcpy(cont.rng, ck->rng_state, sizeof cont.rng);
                 *sys = ck->sys;
                 ck->sys = NULL;
@@ -676,17 +1008,34 @@ static hx_status load_input(md_job *job, hx_system **sys)
             hx_checkpoint_destroy(&ck);
         } else {
             st = hx_gro_read(job->conf, sys);
+            if (st == HX_OK)
+                st = check_start_geometry(*sys, job->p.model, job->conf);
         }
     }
     HX_TRY(hx_comm_agree(job->comm, st));
     HX_TRY(hx_system_bcast(job->comm, sys));
     if (job->restart) {
+        /* rank 0's pair lists: the checkpoint's (restart_lists) */
+        cont.nstlist = job->p.nstlist;
+        cont.nstlist_restart = job->nstlist_restart;
+        cont.prune_parts = job->p.prune_parts;
+        cont.rlist_inner = job->p.rlist_inner;
         HX_TRY(hx_comm_bcast_bytes(job->comm, &cont, sizeof cont));
+        if (cont.nstlist_restart) {
+            job->p.nstlist = cont.nstlist;
+            job->p.nstlist_auto = job->p.nstlist_divides = 0;
+            job->nstlist_restart = 1;
+        }
+        job->p.prune_parts = cont.prune_parts;
+        job->p.rlist_inner = cont.rlist_inner;
         job->p.continuation = 1;
         job->p.start_step = cont.step;
         job->p.rlist = cont.rlist;
+        /* resolved by the run continued; from the tolerance when --rlist is not given */
+        job->p.rlist_from_tolerance = job->rlist_opt <= 0;
         job->p.has_rng_state = 1;
         memcpy(job->p.rng_state, cont.rng, sizeof cont.rng);
+        job->p.thermostat_work = cont.work;
         job->p.gen_vel = 0;
         job->p.steps = job->total_steps - cont.step;
     }
@@ -744,17 +1093,33 @@ static int run_job(md_job *job, int parallel)
     if (parallel && job->grid[0] > 0 && ngrid != job->nranks) {
         if (job->root)
             fprintf(stderr,
-                    "halox md: error: the domain grid --dd %dx%dx%d has %d domains but the job "
-                    "has %d MPI ranks: give a grid whose product is %d, or leave --dd out to "
+                    "halox md: error: the domain grid --dd %dx%dx%d has %d domain%s but the job "
+                    "has %d MPI rank%s: give a grid whose product is %d, or leave --dd out to "
                     "choose one\n",
-                    job->grid[0], job->grid[1], job->grid[2], ngrid, job->nranks, job->nranks);
+                    job->grid[0], job->grid[1], job->grid[2], ngrid, ngrid == 1 ? "" : "s",
+                    job->nranks, job->nranks == 1 ? "" : "s", job->nranks);
         rc_exit = 1;
         goto done;
     }
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (job->p.nthreads == 0 && job->nranks > 1) {
         /* ranks share the node's cores: do not oversubscribe them with threads */
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         job->p.nthreads = ncpu > job->nranks ? (int)(ncpu / job->nranks) : 1;
+    } else if (job->p.nthreads == 0) {
+        /* the count the engine would take for 0 (OpenMP's default: OMP_NUM_THREADS, or every
+         * core), resolved here so that the log and the checkpoint name it ("0 OpenMP
+         * threads" said nothing) */
+#ifdef _OPENMP
+        job->p.nthreads = omp_get_max_threads();
+#else
+        job->p.nthreads = 1;
+#endif
+    } else if (job->root && ncpu > 0 && job->p.nthreads > ncpu) {
+        fprintf(stderr,
+                "halox md: warning: --threads %d is more than the %ld logical CPUs of this "
+                "host: the threads take turns on the cores, and the run is slower than with "
+                "--threads %ld\n",
+                job->p.nthreads, ncpu, ncpu);
     }
     hook_ctx hook = {job, {0}, 0};
     if (parse_fault(&hook.flt) < 0) {
@@ -765,15 +1130,23 @@ static int run_job(md_job *job, int parallel)
         goto done;
     }
     if (job->p.backend && strcmp(job->p.backend, "gpu") == 0) {
-        /* one GPU per rank of the node (ranks placed consecutively on a node) */
-        int dev = -1;
-        st = hx_gpu_select_for_rank(hx_comm_rank(job->comm), &dev);
+        /* the one choice of this rank's GPU (collective): node-local rank modulo the devices, or
+         * entry (node-local rank % n) of --gpu-id; the device stays current for the program */
+        hx_gpu_context_params gp;
+        hx_gpu_context_params_default(&gp);
+        gp.device_ids = job->ngpu_ids > 0 ? job->gpu_ids : NULL;
+        gp.ndevice_ids = job->ngpu_ids;
+        gp.make_current = 1;
+        st = hx_gpu_context_create(&gp, job->comm, &job->gpu);
         if (st != HX_OK) {
             rc_exit = fail_job(job, st);
             goto done;
         }
+        job->p.gpu = job->gpu;
     }
-    /* outputs first: a bad path must fail before the input is read, let alone the run */
+    /* outputs first: a bad path must fail before the input is read, let alone the run. Every
+     * step up to the run ends in an agreement, so that a failure is known to every rank at the
+     * same point (startup_failed). */
     st = hx_comm_agree(job->comm, job->root ? check_outputs(job) : HX_OK);
     if (st == HX_OK)
         st = load_input(job, &sys);
@@ -789,26 +1162,51 @@ static int run_job(md_job *job, int parallel)
     }
     if (st == HX_OK)
         st = create_engine(job, sys, &md);
+    st = hx_comm_agree(job->comm, st);
     if (st != HX_OK) {
-        rc_exit = fail_job(job, st);
+        rc_exit = startup_failed(job, st);
         goto done;
     }
-    /* what a later restart must match: the user's options, not the resolved values */
-    hx_ckpt_params_from_md(&job->p, job->rlist_opt, sys->natoms, &job->cparams);
+    if (job->root) {
+        hx_md_list_setup ls;
+        hx_md_get_list_setup(md, &ls);
+        if (ls.automatic && ls.nstlist != ls.nstlist_ref) {
+            char line[256];
+            list_choice(md, line, sizeof line);
+            fprintf(stderr, "halox md: %s (chosen for the GPU; --nstlist fixes it)\n", line);
+        }
+    }
+    /* what a later restart must match: the user's options, not the resolved values, except
+     * the pair lists, which a restart continues as this run used them (restart_lists) */
+    {
+        const hx_md_params *rp = hx_md_get_params(md);
+        hx_md_params used = job->p;
+        used.nstlist = rp->nstlist;
+        hx_ckpt_params_from_md(&used, job->rlist_opt, sys->natoms, &job->cparams);
+        ckpt_add_prune(&job->cparams, rp->prune_parts, rp->rlist_inner);
+    }
     st = hx_comm_agree(job->comm, open_outputs(job, md));
     if (st != HX_OK) {
-        rc_exit = fail_job(job, st);
+        rc_exit = startup_failed(job, st);
         goto done;
     }
     hook.start = hx_md_current_step(md);
+    st = HX_OK;
     if (job->root) {
         hx_log_set_file(job->flog);
         write_log_header(job, md, hook.start);
+        st = log_check(job); /* a log that cannot be written fails now, not after the run */
+    }
+    st = hx_comm_agree(job->comm, st);
+    if (st != HX_OK) {
+        rc_exit = startup_failed(job, st);
+        goto done;
     }
     hx_md_output o;
     memset(&o, 0, sizeof o);
     o.energy = job->fen;
     o.nstenergy = job->nstenergy;
+    o.nstlog = job->nstlog;
     o.traj = job->ftr;
     o.nstxout = job->nstxout;
     o.progress = job->root ? progress : NULL;
@@ -856,6 +1254,8 @@ static int run_job(md_job *job, int parallel)
                     planned_end, hx_app_signal_name((int)tr.extra_max));
         if (st == HX_OK)
             write_log_footer(job, md, &tr);
+        if (st == HX_OK)
+            st = log_check(job);
         if (st == HX_OK && job->fen && fflush(job->fen) != 0)
             st =
                 hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
@@ -889,10 +1289,15 @@ done:
         rc_exit = rc_exit ? rc_exit : 1;
     if (job->ftr && fclose(job->ftr) != 0)
         rc_exit = rc_exit ? rc_exit : 1;
-    if (job->flog)
-        fclose(job->flog);
+    if (job->flog && fclose(job->flog) != 0 && rc_exit == 0) {
+        fprintf(stderr, "halox md: error: closing the log %s failed: %s\n", job->logpath,
+                strerror(errno));
+        rc_exit = 1;
+    }
+    free(job->flog_buf);
     release_outputs(job);
     hx_md_destroy(&md);
+    hx_gpu_context_destroy(&job->gpu); /* after the engine, which runs on it */
     hx_system_destroy(&sys);
     hx_comm_destroy(&job->comm);
     return rc_exit;
@@ -903,7 +1308,7 @@ done:
 typedef struct md_vars {
     long long *steps;
     double *dt, *rc, *rlist, *tol, *eps_r, *eps_rf, *tau_t, *ref_t, *gen_vel;
-    int *nstlist, *seed, *nstenergy, *nstxout, *continuation;
+    int *nstlist, *seed, *nstenergy, *nstxout, *continuation, *nstlog;
     const char **thermostat;
 } md_vars;
 
@@ -933,7 +1338,7 @@ static void apply_mdp(const hx_mdp *m, const md_vars *v)
         *v->ref_t = m->ref_t;
     /* gen-vel = yes draws at gen-temp (GROMACS's default 300 K); no: the input's velocities */
     if (m->has_gen_vel)
-        *v->gen_vel = m->gen_vel ? (m->has_gen_temp ? m->gen_temp : 300.0) : -1.0;
+        *v->gen_vel = m->gen_vel ? (m->has_gen_temp ? m->gen_temp : 300.0) : GEN_VEL_NONE;
     if (m->has_gen_seed)
         *v->seed = (int)m->gen_seed;
     if (m->has_nstenergy)
@@ -942,23 +1347,67 @@ static void apply_mdp(const hx_mdp *m, const md_vars *v)
         *v->nstxout = m->nstxout;
     if (m->has_continuation)
         *v->continuation = m->continuation;
+    if (m->has_nstlog)
+        *v->nstlog = m->nstlog;
+}
+
+/* Before MPI starts a process does not know its rank, yet every process of an mpirun job
+ * checks the same options and would print the same message (8 copies with -np 8). The
+ * launchers say the rank in the environment; every process but the first sends its messages
+ * to /dev/null until MPI is up (quiet_ranks_end), so that a bad option is reported once. */
+static int quiet_saved_fd = -1;
+
+static void quiet_ranks_begin(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "MV2_COMM_WORLD_RANK", "SLURM_PROCID"};
+    for (size_t k = 0; k < sizeof vars / sizeof vars[0]; k++) {
+        const char *v = getenv(vars[k]);
+        char *end = NULL;
+        long r = v && *v ? strtol(v, &end, 10) : 0;
+        if (!v || !*v || *end)
+            continue;
+        if (r > 0) {
+            int null_fd = open("/dev/null", O_WRONLY);
+            fflush(stderr);
+            quiet_saved_fd = dup(2);
+            if (null_fd >= 0 && quiet_saved_fd >= 0)
+                dup2(null_fd, 2);
+            if (null_fd >= 0)
+                close(null_fd);
+        }
+        return;
+    }
+}
+
+static void quiet_ranks_end(void)
+{
+    if (quiet_saved_fd < 0)
+        return;
+    fflush(stderr);
+    dup2(quiet_saved_fd, 2);
+    close(quiet_saved_fd);
+    quiet_saved_fd = -1;
 }
 
 static int run_md(int argc, char **argv)
 {
+    quiet_ranks_begin();
     md_job job;
     memset(&job, 0, sizeof job);
     job.last_ckpt_step = -1;
     hx_app_command_line(argc, argv, job.cmdline, sizeof job.cmdline);
     const char *model = "spce", *thermostat = "no", *dd_text = NULL, *precision = "double";
-    const char *halo = NULL;
+    const char *halo = NULL, *gpu_ids = NULL;
     int use_gpu = 0;
     job.out = "confout.gro";
     long long steps = 0;
-    int nstlist = 10, nstcheck = 10, threads = 0, continuation = 0;
+    /* INT_MIN: not given (neither here nor in the .mdp), so the engine may choose it */
+    int nstlist = INT_MIN, nstcheck = 10, threads = 0, continuation = 0;
     job.nstenergy = 100;
+    job.nstlog = 1000; /* GROMACS's default */
     job.seed = 1;
-    double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = -1.0, tol = 0.005;
+    double dt = 0.002, rc = 1.0, eps_rf = 0.0, eps_r = 1.0, gen_vel = GEN_VEL_NONE, tol = 0.005;
     job.tau_t = 0.1;
     job.ref_t = 300.0;
     hx_opt opts[] = {
@@ -976,7 +1425,8 @@ static int run_md(int argc, char **argv)
          "pair-list radius (default: chosen from --buffer-tol)"},
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &tol, "KJ",
          "Verlet buffer tolerance, kJ/mol/ps per atom"},
-        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N", "steps between pair searches"},
+        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N",
+         "steps between pair searches (default 10; with --gpu chosen by halox, see above)"},
         {"check-pairs", NULL, HX_OPT_INT, &nstcheck, "N",
          "count missed pairs at every N-th pair search (1: all, 0: never; one domain only)"},
         {"eps-rf", NULL, HX_OPT_DOUBLE, &eps_rf, "X", "reaction-field dielectric (0: infinity)"},
@@ -996,6 +1446,8 @@ static int run_md(int argc, char **argv)
         {"energy", "e", HX_OPT_STRING, &job.energy, "FILE",
          "energies: a metadata line, then one JSON object per line (docs/energy-file.md)"},
         {"nstenergy", NULL, HX_OPT_INT, &job.nstenergy, "N", "steps between energy lines"},
+        {"nstlog", NULL, HX_OPT_INT, &job.nstlog, "N",
+         "steps between energies in the log (0: the last step's only)"},
         {"nstxout", NULL, HX_OPT_INT, &job.nstxout, "N",
          "steps between trajectory frames (0: none)"},
         {"x", "traj", HX_OPT_STRING, &job.traj, "FILE", "trajectory (multi-frame .gro)"},
@@ -1006,6 +1458,10 @@ static int run_md(int argc, char **argv)
          "non-bonded arithmetic: double, or mixed (float pair forces, double sums; faster)"},
         {"gpu", NULL, HX_OPT_FLAG, &use_gpu, NULL,
          "run the step on the GPU (non-bonded, pair search, update; one GPU per rank)"},
+        {"gpu-id", NULL, HX_OPT_STRING, &gpu_ids, "LIST",
+         "with --gpu: the GPUs to use, as CUDA device indices; node-local rank i runs on entry "
+         "i % (entries), so 0,0,1,1 puts two ranks on each of two GPUs (like GROMACS's -gpu_id) "
+         "(default: node-local rank modulo the visible GPUs)"},
         {"halo", NULL, HX_OPT_STRING, &halo, "NAME",
          "halo-exchange backend: host (CPU), or with --gpu nvshmem, gpu-direct (direct, CUDA IPC "
          "copies) or gpu-mpi (mpi, staged through host memory) (default: host on the CPU, "
@@ -1033,11 +1489,20 @@ static int run_md(int argc, char **argv)
             hx_cli_report_error("md", mst);
             return 1;
         }
-        md_vars v = {&steps,         &dt,          &rc,           &job.rlist_opt,
-                     &tol,           &eps_r,       &eps_rf,       &job.tau_t,
-                     &job.ref_t,     &gen_vel,     &nstlist,      &job.seed,
-                     &job.nstenergy, &job.nstxout, &continuation, &thermostat};
+        md_vars v = {
+            &steps,         &dt,          &rc,           &job.rlist_opt, &tol,       &eps_r,
+            &eps_rf,        &job.tau_t,   &job.ref_t,    &gen_vel,       &nstlist,   &job.seed,
+            &job.nstenergy, &job.nstxout, &continuation, &job.nstlog,    &thermostat};
         apply_mdp(&m, &v);
+        if (m.nignored > 0) {
+            /* said, not hidden: a key that was meant to matter shows up here */
+            snprintf(job.mdp_ignored, sizeof job.mdp_ignored, "%s", m.ignored);
+            fprintf(stderr,
+                    "halox md: %s: ignored (%d key%s that do%s not change what halox computes; "
+                    "docs/mdp.md says why): %s\n",
+                    job.mdp, m.nignored, m.nignored == 1 ? "" : "s", m.nignored == 1 ? "es" : "",
+                    m.ignored);
+        }
         if (hx_cli_parse(&hx_cmd_md, opts, nopts, argc, argv) != 0)
             return 1;
     }
@@ -1046,6 +1511,27 @@ static int run_md(int argc, char **argv)
     if (!job.conf && !job.restart) {
         fprintf(stderr, "halox md: missing the input configuration: -c conf.gro (or --restart "
                         "checkpoint)\n");
+        return 1;
+    }
+    if (gen_vel != GEN_VEL_NONE && gen_vel < 0) {
+        /* a negative value was read as "not given" and warned as such */
+        fprintf(stderr,
+                "halox md: --gen-vel %g: a temperature must be >= 0 K (--gen-vel 300 draws "
+                "velocities at 300 K)\n",
+                gen_vel);
+        return 1;
+    }
+    if (halo && !use_gpu && strcmp(halo, "host") != 0) {
+        fprintf(stderr,
+                "halox md: --halo %s exchanges halos of GPU memory: it needs --gpu (the CPU "
+                "engine exchanges through the host: --halo host, the default)\n",
+                halo);
+        return 1;
+    }
+    if (halo && use_gpu && strcmp(halo, "host") == 0) {
+        fprintf(stderr,
+                "halox md: --halo host is the CPU engine's: with --gpu give nvshmem, gpu-direct "
+                "or gpu-mpi (or leave --halo out)\n");
         return 1;
     }
     if (continuation && gen_vel >= 0 && !job.restart) {
@@ -1062,7 +1548,10 @@ static int run_md(int argc, char **argv)
     p->rc = rc;
     p->rlist = job.rlist_opt;
     p->verlet_buffer_tolerance = tol;
-    p->nstlist = nstlist;
+    /* GROMACS's mdrun: the interval is raised on GPUs unless the user fixed it */
+    p->nstlist_auto = nstlist == INT_MIN;
+    p->nstlist = p->nstlist_auto ? 10 : nstlist;
+    p->nstlist_divides = p->nstlist_auto ? job.nstckpt : 0;
     p->nstcheck = nstcheck;
     p->eps_rf = eps_rf;
     p->eps_r = eps_r;
@@ -1095,15 +1584,24 @@ static int run_md(int argc, char **argv)
         return 1;
     }
     if (steps < 0 || job.nstenergy < 0 || job.nstxout < 0 || threads < 0 || job.seed < 0 ||
-        job.nstckpt < 0) {
+        job.nstckpt < 0 || job.nstlog < 0) {
         fprintf(stderr,
                 "halox md: --steps (%lld), --nstenergy (%d), --nstxout (%d), --threads (%d), "
-                "--seed (%d) and --nstcheckpoint (%d) must be >= 0\n",
-                steps, job.nstenergy, job.nstxout, threads, job.seed, job.nstckpt);
+                "--seed (%d), --nstcheckpoint (%d) and --nstlog (%d) must be >= 0\n",
+                steps, job.nstenergy, job.nstxout, threads, job.seed, job.nstckpt, job.nstlog);
         return 1;
     }
     if (job.nstxout > 0 && !job.traj) {
         fprintf(stderr, "halox md: nstxout %d needs a trajectory file: -x traj.gro\n", job.nstxout);
+        return 1;
+    }
+    if (job.traj && job.nstxout == 0) {
+        /* it wrote nothing and said nothing (GROMACS writes no frames either, as silently) */
+        fprintf(stderr,
+                "halox md: -x %s asks for a trajectory, but --nstxout is 0 (the default), so "
+                "no frame would be written: give --nstxout N (steps between frames; nstxout in "
+                "the .mdp), or leave -x out\n",
+                job.traj);
         return 1;
     }
     if (job.nstckpt > 0 && !job.ckpt) {
@@ -1111,14 +1609,25 @@ static int run_md(int argc, char **argv)
                 job.nstckpt);
         return 1;
     }
-    if (job.nstckpt > 0 && nstlist > 0 && job.nstckpt % nstlist != 0) {
+    if (job.nstckpt > 0 && p->nstlist > 0 && job.nstckpt % p->nstlist != 0) {
         fprintf(stderr,
-                "halox md: --nstcheckpoint %d must be a multiple of --nstlist %d: a restart "
+                "halox md: --nstcheckpoint %d must be a multiple of --nstlist %d%s: a restart "
                 "resumes at a repartition, so that it continues the run bit for bit\n",
-                job.nstckpt, nstlist);
+                job.nstckpt, p->nstlist, p->nstlist_auto ? " (the default)" : "");
         return 1;
     }
-    hx_status st = hx_md_params_check(p, NULL);
+    if (gpu_ids && !use_gpu) {
+        fprintf(stderr, "halox md: --gpu-id %s chooses GPUs for --gpu, which was not given\n",
+                gpu_ids);
+        return 1;
+    }
+    hx_status st = HX_OK;
+    if (gpu_ids &&
+        (st = hx_gpu_parse_device_ids(gpu_ids, job.gpu_ids, 64, &job.ngpu_ids)) != HX_OK) {
+        hx_cli_report_error("md", st);
+        return 1;
+    }
+    st = hx_md_params_check(p, NULL);
     hx_forcefield *ff_check = NULL;
     if (st == HX_OK)
         st = hx_forcefield_create(model, &ff_check); /* an unknown model before any reading */
@@ -1134,6 +1643,7 @@ static int run_md(int argc, char **argv)
         job.logpath = job.logbuf;
     }
     int parallel = 0;
+    quiet_ranks_end(); /* from here every rank knows its rank: messages are per rank */
     if ((st = hx_mpi_init(&argc, &argv, &parallel)) != HX_OK) {
         hx_cli_report_error("md", st);
         return 1;

@@ -9,6 +9,7 @@
 #include "halox/error.h"
 #include "halox/json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,9 @@ const hx_cmd hx_cmd_plan = {
     "Molecules come from residues and are assigned to the domain of their centre of geometry;\n"
     "r_comm = rlist + the largest molecule radius. The pair-list radius and the decomposition\n"
     "come from the same code as `halox md` with the same options (--rc, --rlist, --buffer-tol,\n"
-    "--nstlist, --dt, --model, --gen-vel, --thermostat, --ref-t, --eps-rf, --eps-r), so the plan\n"
-    "is the one `mpirun -np N halox md` will use. --json prints one JSON object (schema in\n"
+    "--nstlist, --dt, --model, --gen-vel, --thermostat, --ref-t, --eps-rf, --eps-r, --gpu), so\n"
+    "the plan is the one `mpirun -np N halox md` will use (with --gpu and no --nstlist the\n"
+    "interval and rlist it chooses). --json prints one JSON object (schema in\n"
     "docs/plan-json.md).",
     run_plan,
 };
@@ -47,8 +49,8 @@ typedef struct plan_totals {
 
 /* The --json object (docs/plan-json.md) through cJSON: strings escaped, numbers exact. */
 static hx_status print_json(const hx_system *sys, const hx_dd *dd, const int grid[3], double rc,
-                            double rlist, double rmol, double r_comm, const pulse_sum *ps,
-                            int npulses, const plan_totals *t)
+                            const hx_md_list_setup *ls, double rmol, double r_comm,
+                            const pulse_sum *ps, int npulses, const plan_totals *t)
 {
     static const char *dn[3] = {"x", "y", "z"};
     const double box[3] = {sys->box[0], sys->box[1], sys->box[2]};
@@ -64,7 +66,11 @@ static hx_status print_json(const hx_system *sys, const hx_dd *dd, const int gri
              hx_json_add(root, "grid", hx_json_int_array(grid, 3)) &&
              hx_json_add(root, "cell_size", hx_json_number_array(cell, 3)) &&
              hx_json_add(root, "rc", hx_json_number(rc)) &&
-             hx_json_add(root, "rlist", hx_json_number(rlist)) &&
+             hx_json_add(root, "rlist", hx_json_number(ls->rlist)) &&
+             hx_json_add(root, "nstlist", hx_json_int(ls->nstlist)) &&
+             hx_json_add(root, "nstlist_automatic", cJSON_CreateBool(ls->automatic)) &&
+             hx_json_add(root, "rlist_inner", hx_json_number(ls->rlist_inner)) &&
+             hx_json_add(root, "prune_parts", hx_json_int(ls->prune_parts)) &&
              hx_json_add(root, "molecule_radius", hx_json_number(rmol)) &&
              hx_json_add(root, "r_comm", hx_json_number(r_comm)) &&
              hx_json_add(root, "pulses_per_dim", hx_json_int_array(ppd, 3)) &&
@@ -104,7 +110,8 @@ static hx_status print_json(const hx_system *sys, const hx_dd *dd, const int gri
 static int run_plan(int argc, char **argv)
 {
     const char *conf = NULL, *grid_text = NULL, *model = "spce", *thermostat = "no";
-    int ranks = 8, json = 0, atoms = 3000, seed = 1;
+    int ranks = 8, json = 0, atoms = 3000, seed = 1, gpu = 0;
+    int nstlist = INT_MIN; /* not given: halox md's default */
     hx_md_params mp;
     hx_md_params_default(&mp);
     double gen_vel = -1.0;
@@ -120,7 +127,9 @@ static int run_plan(int argc, char **argv)
          "pair-list radius (0: from --buffer-tol, as halox md)"},
         {"buffer-tol", NULL, HX_OPT_DOUBLE, &mp.verlet_buffer_tolerance, "KJ",
          "Verlet buffer tolerance, kJ/mol/ps per atom (as halox md)"},
-        {"nstlist", NULL, HX_OPT_INT, &mp.nstlist, "N", "steps between pair searches"},
+        {"nstlist", NULL, HX_OPT_INT, &nstlist, "N",
+         "steps between pair searches (default 10; with --gpu chosen, as halox md)"},
+        {"gpu", NULL, HX_OPT_FLAG, &gpu, NULL, "the plan of a halox md --gpu run"},
         {"dt", NULL, HX_OPT_DOUBLE, &mp.dt, "PS", "time step"},
         {"model", NULL, HX_OPT_STRING, &model, "NAME",
          "spce, spc, tip3p, argon, or oplsaa[-spce|-spc|-tip3p] (ethanol in water)"},
@@ -136,6 +145,9 @@ static int run_plan(int argc, char **argv)
     if (pr != 0)
         return pr > 0 ? 0 : 2;
     mp.model = model;
+    mp.backend = gpu ? "gpu" : NULL;
+    mp.nstlist_auto = nstlist == INT_MIN;
+    mp.nstlist = mp.nstlist_auto ? 10 : nstlist;
     mp.gen_vel = gen_vel >= 0;
     mp.gen_temp = gen_vel >= 0 ? gen_vel : 0.0;
     if (strcmp(thermostat, "v-rescale") == 0)
@@ -198,17 +210,17 @@ static int run_plan(int argc, char **argv)
             goto out;
         }
     }
-    /* exactly what halox md does: the pair-list radius, whole molecules, the decomposition */
-    double rlist = 0.0;
-    if ((st = hx_md_params_check(&mp, sys)) != HX_OK ||
-        (st = hx_md_pair_list_radius(sys, &mp, &rlist)) != HX_OK)
-        goto fail;
-    const double rc = mp.rc;
-    hx_system_make_whole(sys);
+    /* exactly what halox md does: the pair lists, whole molecules, the decomposition */
     int grid[3] = {0, 0, 0};
     if (grid_text && (st = hx_dd_parse_grid(grid_text, grid)) != HX_OK)
         goto fail;
     nd = grid_text ? grid[0] * grid[1] * grid[2] : ranks;
+    hx_md_list_setup ls;
+    if ((st = hx_md_params_check(&mp, sys)) != HX_OK ||
+        (st = hx_md_list_setup_resolve(sys, &mp, nd, grid, &ls)) != HX_OK)
+        goto fail;
+    const double rlist = ls.rlist, rc = mp.rc;
+    hx_system_make_whole(sys);
     hx_decomp_params dparams = {rc, rlist, {grid[0], grid[1], grid[2]}};
     if ((st = hx_comm_create_serial(nd, &comm)) != HX_OK ||
         (st = hx_decomp_create(sys, &dparams, comm, &dec)) != HX_OK)
@@ -247,15 +259,24 @@ static int run_plan(int argc, char **argv)
     const char dn[3] = {'x', 'y', 'z'};
     if (json) {
         plan_totals t = {nd, home_total, halo_total, nd ? halo_min : 0, halo_max};
-        if ((st = print_json(sys, dd, grid, rc, rlist, rmol, r_comm, ps, npulses, &t)) != HX_OK)
+        if ((st = print_json(sys, dd, grid, rc, &ls, rmol, r_comm, ps, npulses, &t)) != HX_OK)
             goto fail;
     } else {
-        printf("system      %d atoms, %d molecules, box %.4f x %.4f x %.4f nm\n", sys->natoms,
-               sys->nmol, sys->box[0], sys->box[1], sys->box[2]);
+        printf("system      %d atom%s, %d molecule%s, box %.4f x %.4f x %.4f nm\n", sys->natoms,
+               sys->natoms == 1 ? "" : "s", sys->nmol, sys->nmol == 1 ? "" : "s", sys->box[0],
+               sys->box[1], sys->box[2]);
         printf("grid        %d x %d x %d = %d domain%s\n", grid[0], grid[1], grid[2], nd,
                nd == 1 ? "" : "s");
         printf("cell size   %.4f x %.4f x %.4f nm\n", hx_dd_cell_size(dd, 0),
                hx_dd_cell_size(dd, 1), hx_dd_cell_size(dd, 2));
+        if (ls.automatic)
+            printf("nstlist     %d -> %d, rlist %.4f -> %.4f nm (chosen for the GPU)\n",
+                   ls.nstlist_ref, ls.nstlist, ls.rlist_ref, ls.rlist);
+        else
+            printf("nstlist     %d\n", ls.nstlist);
+        if (ls.prune_parts > 0)
+            printf("prune       inner rlist %.4f nm, every %d steps\n", ls.rlist_inner,
+                   ls.prune_parts);
         printf("r_comm      %.4f nm  (rlist %.4f + molecule radius %.4f; rc %.4f)\n", r_comm, rlist,
                rmol, rc);
         printf("pulses      x %d, y %d, z %d (total %d)\n", hx_dd_pulses_dim(dd, 0),

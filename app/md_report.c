@@ -12,16 +12,20 @@
 #include <string.h>
 
 static const char *const term_names[HX_APP_NTERMS] = {
-    "lj",    "coulomb", "potential", "kinetic", "total",    "temperature",
-    "bonds", "angles",  "dihedrals", "lj14",    "coulomb14"};
+    "lj",    "coulomb", "potential", "kinetic", "total",     "temperature",
+    "bonds", "angles",  "dihedrals", "lj14",    "coulomb14", "conserved"};
+#define TOTAL 4
 #define TEMPERATURE 5 /* the row in K */
+#define BONDS 6
+#define CONSERVED 11
 
 void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e)
 {
     const double x[HX_APP_NTERMS] = {e->lj,        e->coulomb,     e->potential, e->kinetic,
                                      e->total,     e->temperature, e->bonds,     e->angles,
-                                     e->dihedrals, e->lj14,        e->coulomb14};
+                                     e->dihedrals, e->lj14,        e->coulomb14, e->conserved};
     s->has_bonded |= e->has_bonded;
+    s->has_thermostat |= e->has_thermostat;
     for (int k = 0; k < HX_APP_NTERMS; k++)
         if (!isfinite(x[k]))
             return; /* a step without potential energies is no energy frame */
@@ -54,7 +58,20 @@ void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermo
             s->n == 1 ? "" : "s", s->first_step, s->last_step, s->first_time, s->last_time);
     fprintf(f, "  %-20s %16s %12s %14s\n", "term", "average", "rmsd", "drift over run");
     const double span = s->last_time - s->first_time;
-    for (int k = 0; k < (s->has_bonded ? HX_APP_NTERMS : TEMPERATURE + 1); k++) {
+    /* the terms of the potential first, then potential, kinetic, total, conserved (with a
+     * thermostat), temperature */
+    int order[HX_APP_NTERMS], nrow = 0;
+    order[nrow++] = 0;
+    order[nrow++] = 1;
+    for (int k = BONDS; s->has_bonded && k < CONSERVED; k++)
+        order[nrow++] = k;
+    for (int k = 2; k <= TOTAL; k++)
+        order[nrow++] = k;
+    if (s->has_thermostat)
+        order[nrow++] = CONSERVED;
+    order[nrow++] = TEMPERATURE;
+    for (int r = 0; r < nrow; r++) {
+        const int k = order[r];
         double rmsd = s->n > 1 ? sqrt(s->m2[k] / (double)s->n) : 0.0;
         char name[40];
         snprintf(name, sizeof name, "%s (%s)", term_names[k], k == TEMPERATURE ? "K" : "kJ/mol");
@@ -68,18 +85,58 @@ void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermo
         fprintf(f, "conserved-energy drift: needs at least two energy frames\n");
         return;
     }
-    double drift = s->cov[4] / s->m2_t / natoms;
-    if (thermostat == HX_THERMOSTAT_NONE)
+    double drift = s->cov[TOTAL] / s->m2_t / natoms;
+    if (thermostat == HX_THERMOSTAT_NONE) {
         fprintf(f,
                 "conserved-energy drift: %.4g kJ/mol/ps per atom (NVE: total energy; slope of a "
                 "linear fit over the energy frames)\n",
                 drift);
-    else
-        fprintf(f,
-                "total-energy drift: %.4g kJ/mol/ps per atom (v-rescale exchanges energy with "
-                "its bath, so the total energy is not conserved and this is no conservation "
-                "check)\n",
-                drift);
+        return;
+    }
+    fprintf(f,
+            "total-energy drift: %.4g kJ/mol/ps per atom (v-rescale exchanges energy with its "
+            "bath: not conserved)\n",
+            drift);
+    fprintf(f,
+            "conserved-energy drift: %.4g kJ/mol/ps per atom (v-rescale: total energy minus "
+            "the thermostat's work, GROMACS's \"Conserved En.\"; slope of a linear fit over the "
+            "energy frames)\n",
+            s->cov[CONSERVED] / s->m2_t / natoms);
+}
+
+void hx_app_log_energies(FILE *f, const hx_md_energies *e)
+{
+    /* GROMACS's block and names, so that its readers' eyes (and greps) find them; halox's
+     * constraint deviation is the largest relative one, not GROMACS's rmsd, hence its name */
+    const char *name[16];
+    double val[16];
+    int n = 0;
+    if (e->has_bonded) {
+        const char *bn[5] = {"Bond", "Angle", "Ryckaert-Bell.", "LJ-14", "Coulomb-14"};
+        const double bv[5] = {e->bonds, e->angles, e->dihedrals, e->lj14, e->coulomb14};
+        for (int k = 0; k < 5; k++) {
+            name[n] = bn[k];
+            val[n++] = bv[k];
+        }
+    }
+    const char *rn[8] = {"LJ (SR)",      "Coulomb (SR)",  "Potential",   "Kinetic En.",
+                         "Total Energy", "Conserved En.", "Temperature", "Constr. dev."};
+    const double rv[8] = {e->lj,    e->coulomb,   e->potential,   e->kinetic,
+                          e->total, e->conserved, e->temperature, e->constraint_deviation};
+    for (int k = 0; k < 8; k++) {
+        name[n] = rn[k];
+        val[n++] = rv[k];
+    }
+    fprintf(f, "\n%15s %15s\n%15lld %15.5f\n\n   Energies (kJ/mol)\n", "Step", "Time", e->step,
+            e->time);
+    for (int r = 0; r < n; r += 5) {
+        for (int k = r; k < n && k < r + 5; k++)
+            fprintf(f, "%15s", name[k]);
+        fprintf(f, "\n");
+        for (int k = r; k < n && k < r + 5; k++)
+            fprintf(f, "   %12.5e", val[k]);
+        fprintf(f, "\n");
+    }
 }
 
 static void timing_values(const hx_md_timings *t, double v[HX_APP_NALL])

@@ -11,10 +11,11 @@
 /* Running averages, fluctuations and linear drifts of the energy terms over the energy frames
  * of a run (those with computed potential energies). */
 #define HX_APP_NTERMS                                                                              \
-    11 /* lj, coulomb, potential, kinetic, total, temperature, then the                            \
-        * bonded terms bonds, angles, dihedrals, lj14, coulomb14 */
+    12 /* lj, coulomb, potential, kinetic, total, temperature, then the                            \
+        * bonded terms bonds, angles, dihedrals, lj14, coulomb14, and conserved */
 typedef struct hx_app_estats {
-    int has_bonded; /* the bonded rows are written only for systems that have them */
+    int has_bonded;     /* the bonded rows are written only for systems that have them */
+    int has_thermostat; /* and the conserved energy only with a thermostat */
     long long n, first_step, last_step;
     double first_time, last_time;
     double mean_t, m2_t;
@@ -24,6 +25,10 @@ typedef struct hx_app_estats {
 void hx_app_estats_add(hx_app_estats *s, const hx_md_energies *e);
 /* thermostat: the run's (the total energy is a conservation check only without one). */
 void hx_app_estats_write(FILE *f, const hx_app_estats *s, int natoms, int thermostat);
+
+/* The energies of one step as GROMACS writes them every nstlog steps ("Step Time", then
+ * "Energies (kJ/mol)" with LJ (SR), Coulomb (SR), ..., Conserved En., Temperature). */
+void hx_app_log_energies(FILE *f, const hx_md_energies *e);
 
 /* Wall times of the run's parts over every rank: HX_APP_NTIMES rows of the table (the last is
  * the total), then HX_APP_NSEARCH parts of the repartition+search row. */

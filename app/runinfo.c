@@ -4,6 +4,7 @@
 
 #include "halox/version.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -50,19 +51,29 @@ void hx_app_now(char *buf, size_t cap)
 
 void hx_app_clock_after(double seconds, char *buf, size_t cap)
 {
+    const double year = 365.2425 * 86400.0;
+    if (!(seconds >= 0) || !isfinite(seconds)) {
+        snprintf(buf, cap, "at an unknown time");
+        return;
+    }
+    /* A date more than a century away says nothing a number of years does not, and beyond
+     * that a time_t or the year field may overflow. */
+    if (seconds > 100 * year) {
+        snprintf(buf, cap, "in about %.3g years", seconds / year);
+        return;
+    }
     time_t now = time(NULL);
-    if (!(seconds >= 0) || seconds > 1e9)
-        seconds = 0;
     time_t then = now + (time_t)(seconds + 0.5);
     struct tm a, b;
     if (!localtime_r(&now, &a) || !localtime_r(&then, &b)) {
-        snprintf(buf, cap, "unknown");
+        snprintf(buf, cap, "at an unknown time");
         return;
     }
+    /* today: the time; another day: the date with its year (a run may end next year) */
     const char *fmt =
-        a.tm_year == b.tm_year && a.tm_yday == b.tm_yday ? "%H:%M:%S" : "%a %b %d %H:%M";
+        a.tm_year == b.tm_year && a.tm_yday == b.tm_yday ? "at %H:%M:%S" : "at %Y-%m-%d %H:%M";
     if (!strftime(buf, cap, fmt, &b))
-        snprintf(buf, cap, "unknown");
+        snprintf(buf, cap, "at an unknown time");
 }
 
 void hx_app_hostname(char *buf, size_t cap)

@@ -11,7 +11,8 @@
 void hx_app_command_line(int argc, char **argv, char *buf, size_t cap);
 /* The header lines. nranks, nthreads: the run's MPI ranks and OpenMP threads per rank. */
 void hx_app_write_run_header(FILE *f, const char *command_line, int nranks, int nthreads);
-/* Local wall-clock time `seconds` from now: "14:32:05" today, "Thu Dec 04 02:10" otherwise. */
+/* When a run that needs `seconds` more will end, local time: "at 14:32:05" today,
+ * "at 2026-12-04 02:10" on another day, "in about 3.17e+03 years" beyond a century. */
 void hx_app_clock_after(double seconds, char *buf, size_t cap);
 /* The local date and time now, "2026-12-03 14:32:05". */
 void hx_app_now(char *buf, size_t cap);

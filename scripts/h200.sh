@@ -143,7 +143,8 @@ mps_start && say "MPS started ($ngpus GPU(s))" || say "MPS did not start"
 # ---- 5. GPU tests, per placement ---------------------------------------------------------
 # Placements (name, MPS on/off, visible GPUs, tests):
 #   1gpu        every GPU test, every rank on GPU 0 under MPS (the one-GPU machine's setting);
-#   2gpu-1pp    with >= 2 GPUs: the 2-rank tests, one rank per GPU, without MPS;
+#   2gpu-1pp    with >= 2 GPUs: the 2-rank tests, one rank per GPU, without MPS, and the
+#               one-rank GPU context test (its context on GPU 1 while GPU 0 is current);
 #   2gpu-1pp-mps  the same under MPS;
 #   2gpu-spread   the 4- and 8-rank tests spread over both GPUs under MPS.
 # Each test runs on its own (ctest -R '^name$') under an outer SIGKILL timeout: a hung GPU process
@@ -198,7 +199,7 @@ if [[ $do_tests -eq 1 ]]; then
     for pl in $placements; do
         case $pl in
         1gpu) run_placement 1gpu 1 0 '.' ;;
-        2gpu-1pp) run_placement 2gpu-1pp 0 0,1 '_np2$' ;;
+        2gpu-1pp) run_placement 2gpu-1pp 0 0,1 '_np2$|^test_gpu_context_np1$' ;;
         2gpu-1pp-mps) run_placement 2gpu-1pp-mps 1 0,1 '_np2$' ;;
         2gpu-spread) run_placement 2gpu-spread 1 0,1 '_np(4|8)$' ;;
         *) say "  unknown placement '$pl'" ;;

@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist",
+# PROBE selects (default "dispatch backoff fence"; also "owner", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
 # "md1gpu", "sanq", "stages", "roofline", "roofab", "gpusearch"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -35,18 +35,20 @@ ps=${PROBE_STEPS:-1000}
 mkdir -p "$OUT/logs/traces"
 # One exchange run of a probe, 11k atoms per domain: xrun NAME DD NP BACKENDS LABEL TRACE ENVS
 # [bench exchange arguments...]. Files probe_exchange_NAME.{json,log}; LABEL prefixes its lines
-# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE), the step's breakdown in the summary;
+# in the summary; TRACE 1: traced (HALOX_NVSHMEM_TRACE, a test hook: run by halox-test, the
+# program built with the NVSHMEM module's hooks), the step's breakdown in the summary;
 # ENVS: the settings of the run (already exported by the caller), recorded in its command.
 xrun() {
-    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7
+    local name=$1 dd=$2 np=$3 backends=$4 label=$5 trace=$6 envs=$7 prog=$HALOX
     shift 7
     if [[ $trace -eq 1 ]]; then
         export HALOX_NVSHMEM_TRACE=$OUT/logs/traces/x_$name
+        prog=$HALOX-test
     else
         unset HALOX_NVSHMEM_TRACE
     fi
     export HALOX_BENCH_COMMAND="${envs:+$envs }mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --backends $backends $*"
-    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$HALOX" bench exchange --dd "$dd" \
+    probe exchange_$name 90 "${pmpi[@]}" -np "$np" "$prog" bench exchange --dd "$dd" \
         --atoms-per-domain 11000 --backends "$backends" "$@" -o "$RES/probe_exchange_$name.json"
     grep -E "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_exchange_$name.log" |
         sed "s/^/    $label $dd: /" | tee -a "$OUT/summary.txt"
@@ -134,8 +136,8 @@ unset HALOX_NVSHMEM_FENCE HALOX_NVSHMEM_SCOPE HALOX_NVSHMEM_PDL
             --steps $((4 * ps)) --warmup 400
     done
 done
-# 4e. inject: the GPU halo tests against a fault-injection build (make it with
-#     CUDAFLAGS=-DHX_NVSHMEM_INJECT and --build DIR): each HALOX_TEST_INJECT mode must fail them.
+# 4e. inject: the GPU halo tests (linked with the NVSHMEM module's test hooks, which read
+#     HALOX_TEST_INJECT on rank 0): each HALOX_TEST_INJECT mode must fail them.
 [[ $probes == *inject* ]] && for mode in x-early f-early; do
     t0=$(date +%s)
     (cd "$BUILD" && HALOX_TEST_INJECT=$mode timeout 120 ctest -R "test_gpu_halo_np4|test_gpu_halo_stress_np4" \
@@ -291,6 +293,128 @@ if [[ " $probes " == *" nstlist "* ]]; then
         grep -h "us/step" "$OUT/logs/probe_nstlist_$nl.log" | sed "s/^/    nstlist $nl: /" |
             tee -a "$OUT/summary.txt"
     done
+fi
+# 11g. autonstlist: `halox md --gpu` with its defaults (the interval it chooses, issue 27)
+#     against explicit intervals with the same defaults otherwise (rolling prune, rlist from the
+#     buffer tolerance), on one GPU at AUTON_ATOMS (default "45000 180000"), AUTON_REPS rounds
+#     (default 2) in alternating order; ns/day with every step counted (halox md's Performance
+#     line: the run loop, searches, energy steps and all). The defaults must come within 3 % of
+#     the best. Then NVE drift at the chosen interval (3000 atoms, 25 ps, two seeds, against
+#     nstlist 10), the GPU half of test_md_nstlist_cli, and 45k on 4 ranks of the GPU (4x1x1,
+#     nvshmem) with the defaults (the decomposed rule) against --nstlist 100.
+#     JSON: $RES/autonstlist.json.
+if [[ " $probes " == *" autonstlist "* ]]; then
+    alog=$OUT/logs/autonstlist
+    mkdir -p "$alog"
+    arows=$alog/rows.txt
+    : > "$arows"
+    # arun NAME NP MDARGS...: one halox md run; a row "NAME ns/day nstlist rlist inner parts"
+    arun() {
+        local name=$1 np=$2
+        shift 2
+        if [[ $(left) -lt 30 ]]; then
+            say "    $name: skipped (the call's time is spent)"
+            return
+        fi
+        timeout 150 "${pmpi[@]}" -np "$np" "$HALOX" md --gpu "$@" -e "$alog/$name.jsonl" \
+            -o "$alog/$name.gro" -g "$alog/$name.log" > "$alog/$name.out" 2>&1
+        local rc=$?
+        local nsd
+        nsd=$(sed -nE 's/^Performance: ([0-9.]+) ns\/day.*/\1/p' "$alog/$name.out" | tail -1)
+        python3 - "$alog/$name.jsonl" "$name" "${nsd:-nan}" "$rc" >> "$arows" << 'PY'
+import json, sys
+try:
+    r = json.loads(open(sys.argv[1]).readline())["run"]
+except Exception:
+    r = {}
+print(sys.argv[2], sys.argv[3], sys.argv[4], r.get("nstlist"), r.get("rlist_nm"),
+      r.get("rlist_inner_nm"), r.get("prune_parts"), r.get("nstlist_automatic"))
+PY
+        say "    $(tail -1 "$arows")"
+    }
+    say "  autonstlist: name ns/day rc nstlist rlist inner parts automatic"
+    for n in ${AUTON_ATOMS:-45000 180000}; do
+        box=$alog/w$n.gro
+        "$HALOX" build water --atoms "$n" -o "$box" > /dev/null 2>&1
+        st=$((n <= 50000 ? ${AUTON_STEPS_SMALL:-20000} : ${AUTON_STEPS_LARGE:-6000}))
+        cfgs="default ${AUTON_LIST:-20 40 60 80 100}"
+        for rep in $(seq 1 "${AUTON_REPS:-2}"); do
+            order=$cfgs
+            [[ $((rep % 2)) -eq 0 ]] && order=$(echo "$cfgs" | tr ' ' '\n' | tac | tr '\n' ' ')
+            for c in $order; do
+                extra=()
+                [[ $c != default ]] && extra=(--nstlist "$c")
+                arun "w${n}_${c}_r$rep" 1 -c "$box" --steps "$st" --gen-vel 300 "${extra[@]}"
+            done
+        done
+        grep -h "pair-list interval" -A1 "$alog/w${n}_default_r1.log" | sed 's/^/    /' |
+            tee -a "$OUT/summary.txt"
+    done
+    # NVE drift at the chosen interval (conserved-energy drift of the log) against nstlist 10
+    w3k=$alog/w3000.gro
+    "$HALOX" build water --atoms 3000 -o "$w3k" > /dev/null 2>&1
+    for seed in 1 2; do
+        for c in default 10; do
+            extra=()
+            [[ $c != default ]] && extra=(--nstlist "$c")
+            arun "drift_${c}_s$seed" 1 -c "$w3k" --steps 12500 --gen-vel 300 --seed "$seed" \
+                --nstenergy 10 "${extra[@]}"
+            say "      $(grep -h "^conserved-energy drift" "$alog/drift_${c}_s$seed.log")"
+        done
+    done
+    # the GPU half of the CLI test: who decides the interval, where it is written
+    t0=$(date +%s)
+    (cd "$BUILD" && timeout 200 ctest -R "test_gpu_md_nstlist_cli" --output-on-failure) \
+        > "$alog/ctest_cli.log" 2>&1
+    say "    test_gpu_md_nstlist_cli: rc $? ($(($(date +%s) - t0)) s): $(grep -E "tests passed|tests failed" "$alog/ctest_cli.log")"
+    grep -E "^(ok|FAIL)" "$alog/ctest_cli.log" | sed 's/^/      /' | tee -a "$OUT/summary.txt"
+    # decomposed: 45k on 4 ranks of the one GPU, the defaults (the host search's rule) vs 100
+    if [[ ${AUTON_DD:-1} -eq 1 ]]; then
+        for c in default 100; do
+            extra=()
+            [[ $c != default ]] && extra=(--nstlist "$c")
+            arun "dd4_${c}" 4 -c "$alog/w45000.gro" --halo nvshmem --dd 4x1x1 --steps 6000 \
+                --gen-vel 300 "${extra[@]}"
+        done
+    fi
+    python3 - "$arows" "$RES/autonstlist.json" "${HALOX_GIT_REVISION:-unknown}" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, statistics, sys, time
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 8:
+        continue
+    num = lambda v: None if v in ("None", "nan") else float(v)
+    rows.append({"name": f[0], "ns_per_day": num(f[1]), "rc": int(f[2]),
+                 "nstlist": None if f[3] == "None" else int(f[3]), "rlist_nm": num(f[4]),
+                 "rlist_inner_nm": num(f[5]), "prune_parts": None if f[6] == "None" else int(f[6]),
+                 "nstlist_automatic": f[7] == "True"})
+out = {"meta": {"git_revision": sys.argv[3], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "what": "halox md --gpu on one H200: defaults (automatic nstlist) against explicit "
+                        "intervals, ns/day with every step counted (the Performance line)",
+                "commands": "halox md -c wN.gro --gpu --steps S --gen-vel 300 [--nstlist K]"},
+       "runs": rows, "summary": []}
+sizes = sorted({r["name"].split("_")[0] for r in rows if r["name"].startswith("w")})
+for size in sizes:
+    per = {}
+    for r in rows:
+        p = r["name"].split("_")
+        if p[0] == size and r["ns_per_day"] is not None:
+            per.setdefault(p[1], []).append(r)
+    if "default" not in per:
+        continue
+    med = {c: statistics.median(x["ns_per_day"] for x in v) for c, v in per.items()}
+    best = max(med, key=med.get)
+    ratio = med["default"] / med[best]
+    chosen = per["default"][0]["nstlist"]
+    s = {"atoms": int(size[1:]), "default_nstlist": chosen, "median_ns_per_day": med,
+         "best": best, "default_over_best": ratio, "within_3_percent": ratio >= 0.97}
+    out["summary"].append(s)
+    print("  %s: default (nstlist %s) %.1f ns/day, best %s %.1f: %.3f of the best (%s)" %
+          (size, chosen, med["default"], best, med[best], ratio, "ok" if ratio >= 0.97 else "MISSED 3 %"))
+    print("    " + ", ".join("%s %.1f" % (c, v) for c, v in sorted(med.items(), key=lambda kv: kv[0])))
+json.dump(out, open(sys.argv[2], "w"), indent=1)
+PY
 fi
 # 11c. md1gpu: the one-GPU engine at 45k, 180k and 360k atoms with its defaults, MD1_REPS times
 #     (default 2) in the same call: the README's table and issue 12's goals.
@@ -759,4 +883,42 @@ for r in runs:
 PY
     done
     unset HALOX_BENCH_COMMAND
+fi
+
+# owner: what failed on two GPUs before the GPU context (issue 25), run again. One rank: bench md
+# with every GPU backend (gpu-direct had no IPC handle for its empty force slots). With two or
+# more GPUs: the exchange on 2x1x1 with one rank per GPU (hung in gpu-mpi), under MPS and
+# without, with the ranks' GPUs swapped (--gpu-id 1,0) and both on GPU 0 (--gpu-id 0,0: two
+# ranks share it, by UUID, so the nvshmem backend needs MPS), and the one-rank context test with
+# its context on GPU 1 while GPU 0 is current. Each line of the summary says what ran where.
+if [[ $probes == *owner* ]]; then
+    probe owner_md_1rank 150 "${pmpi[@]}" -np 1 "$HALOX" bench md --atoms 45000 \
+        --backends gpu-mpi,gpu-direct,nvshmem --steps 500 --warmup 100 \
+        -o "$RES/owner_md_1rank.json"
+    grep -hE "us/step|skipped|error" "$OUT/logs/probe_owner_md_1rank.log" |
+        sed 's/^/    1 rank: /' | tee -a "$OUT/summary.txt"
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') -ge 2 ]]; then
+        ox() { # name extra-arguments...
+            local name=$1
+            shift
+            CUDA_VISIBLE_DEVICES=0,1 probe owner_x_$name 150 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES \
+                -np 2 "$HALOX" bench exchange --dd 2x1x1 --atoms-per-domain 11000,45000 \
+                --steps 500 --warmup 100 "$@" -o "$RES/owner_x_$name.json"
+            grep -hE "^ *(gpu-mpi|gpu-direct|nvshmem)|rank 0:|error" \
+                "$OUT/logs/probe_owner_x_$name.log" | sed "s/^/    $name: /" |
+                tee -a "$OUT/summary.txt"
+        }
+        ox 2gpu_mps
+        ox 2gpu_mps_swapped --gpu-id 1,0
+        ox 1gpu_mps_shared --gpu-id 0,0
+        echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+        sleep 1
+        ox 2gpu_nomps
+        ox 1gpu_nomps_shared --gpu-id 0,0 # nvshmem refused (no MPS), the others run
+        nvidia-cuda-mps-control -d > /dev/null 2>&1
+        CUDA_VISIBLE_DEVICES=0,1 probe owner_context 120 "${pmpi[@]}" -x CUDA_VISIBLE_DEVICES \
+            -np 1 "$BUILD/tests/test_gpu_context"
+        grep -hE "rank 0|engine|FAIL|cases" "$OUT/logs/probe_owner_context.log" |
+            sed 's/^/    context: /' | tee -a "$OUT/summary.txt"
+    fi
 fi

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Line up the per-PE traces of the fused NVSHMEM exchange and say where a step's time goes.
 
-    HALOX_NVSHMEM_TRACE=/tmp/tr mpirun -np 8 halox bench exchange ... --backends nvshmem
+    HALOX_NVSHMEM_TRACE=/tmp/tr mpirun -np 8 halox-test bench exchange ... --backends nvshmem
     scripts/nvshmem_trace.py /tmp/tr.0 [--json OUT.json] [--plot OUT.png]
 
 --plot draws three consecutive steps from the middle of the trace as a timeline, one row per PE:
 the coordinate kernel (start to its last pulse received) and the force kernel as bars, the
 signals sent (triangles) and seen (circles) of each pulse as marks (gnuplot, as scripts/plot.py).
 
-The backend writes PREFIX.<instance>.rank<R>.txt when an exchange is destroyed (src/halo/
-nvshmem/nvshmem.cu, nv_trace): %globaltimer stamps of the last 4096 steps, one clock for every process on
-a GPU. For the steps every PE holds, the medians over steps (and the max over PEs or pulses
-where said) of:
+The backend writes PREFIX.<instance>.rank<R>.txt when an exchange is destroyed (a test hook,
+src/halo/nvshmem/nvshmem_hooks.cu, in halox-test and the test programs, not in halox):
+%globaltimer stamps of the last 4096 steps, one clock for every process on a GPU. For the steps
+every PE holds, the medians over steps (and the max over PEs or pulses where said) of:
 
   period        x_start(s+1) - x_start(s): one step of the exchange
   start skew    max - min over PEs of x_start: how far apart the PEs' coordinate kernels begin

@@ -10,10 +10,12 @@
 #    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite
 #    (without the tests labelled "long");
-# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) runs the GPU tests
-#    labelled "emulation": the device search step against the host decomposition
-#    (test_gpu_decomp) and the engine searching on the device against searching on the host
-#    (test_gpu_dd_search --quick) - a few minutes; the other GPU tests take too long there;
+# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) with two emulated
+#    devices runs the GPU tests labelled "emulation": the GPU context on one device while the
+#    caller keeps the other current, the gpu-mpi halo and the gpu MD engine on it, the GPU
+#    update, the device search step against the host decomposition (test_gpu_decomp) and the
+#    engine searching on the device against searching on the host (test_gpu_dd_search --quick)
+#    (a few minutes; the other GPU tests take too long there);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
@@ -77,7 +79,7 @@ if [[ $quick -eq 0 ]]; then
     (cd "$sb" && ctest --output-on-failure -j "$jobs" --timeout 1800 -LE "gromacs|install|long")
     unset LSAN_OPTIONS ASAN_OPTIONS UBSAN_OPTIONS
 
-    echo "== CPU emulation of the GPU code, tests labelled emulation"
+    echo "== CPU emulation of the GPU code (two emulated devices), tests labelled emulation"
     eb=$build-emu
     cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
         -DHALOX_WERROR=ON > "$eb.configure.log"

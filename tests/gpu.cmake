@@ -4,10 +4,19 @@
 #
 #   halox_gpu_test(NAME SOURCES a.c [b.cu] [ARGS ...] [LABELS ...])
 #   halox_gpu_mpi_test(NAME SOURCES a.c RANKS 2 4 8 [ARGS ...])   several PEs (MPS on one GPU)
+#
+# Every multi-rank GPU test starts under a launcher timeout: `timeout -s KILL` around mpirun
+# kills mpirun and its ranks (timeout signals its whole process group) after
+# HALOX_GPU_LAUNCH_TIMEOUT seconds, before ctest's own TIMEOUT. A rank spinning in a GPU wait
+# ignores ctest's signal to mpirun, and the test then ran on for minutes; killed, it is reported
+# as failed (exit 137) and the next test starts.
+set(HALOX_GPU_LAUNCH_TIMEOUT 300 CACHE STRING
+    "seconds after which a multi-rank GPU test is killed (timeout -s KILL around mpirun)")
+find_program(HALOX_TIMEOUT_PROGRAM timeout)
 function(halox_gpu_test name)
   cmake_parse_arguments(T "" "" "SOURCES;LABELS;ARGS" ${ARGN})
   if(NOT HALOX_HAVE_CUDA OR (HALOX_GPU_EMULATE AND "halo" IN_LIST T_LABELS))
-    return() # the CPU emulation build leaves the GPU halo backends (src/halo/*.cu) out
+    return() # too long in the CPU emulation (see below)
   endif()
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE halox_testutil)
@@ -25,23 +34,31 @@ function(halox_gpu_mpi_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE halox_testutil)
   target_compile_options(${name} PRIVATE ${HALOX_ALL_WARNINGS})
+  set(launcher "")
+  if(HALOX_TIMEOUT_PROGRAM)
+    set(launcher ${HALOX_TIMEOUT_PROGRAM} -s KILL ${HALOX_GPU_LAUNCH_TIMEOUT})
+  endif()
+  math(EXPR ctest_timeout "${HALOX_GPU_LAUNCH_TIMEOUT} + 60")
   foreach(n ${T_RANKS})
     add_test(NAME ${name}_np${n}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${HALOX_MPIEXEC_FLAGS}
-                     -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS
-                     $<TARGET_FILE:${name}> ${T_ARGS})
-    set_tests_properties(${name}_np${n} PROPERTIES LABELS "gpu;mpi;${T_LABELS}" TIMEOUT 900
-                         SKIP_RETURN_CODE 77 PROCESSORS 1)
+             COMMAND ${launcher} ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n}
+                     ${HALOX_MPIEXEC_FLAGS} -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY
+                     -x NVSHMEM_DISABLE_NVLS $<TARGET_FILE:${name}> ${T_ARGS})
+    set_tests_properties(${name}_np${n} PROPERTIES LABELS "gpu;mpi;${T_LABELS}"
+                         TIMEOUT ${ctest_timeout} SKIP_RETURN_CODE 77 PROCESSORS 1)
   endforeach()
 endfunction()
 
-halox_gpu_test(test_gpu_device SOURCES test_gpu_device.c)
+halox_gpu_test(test_gpu_device SOURCES test_gpu_device.c LABELS emulation)
 
-# The GPU halo backends (issue 11). Every test also builds (and reports skipped) without a GPU;
-# not in the CPU emulation build (no src/halo/*.cu there): the tests labelled halo are left out.
-if(HALOX_HAVE_CUDA AND NOT HALOX_GPU_EMULATE)
+# The GPU halo backends (issue 11). Every test also builds (and reports skipped) without a GPU.
+# The CPU emulation build leaves the tests labelled halo out: they take too long there, and
+# gpu-direct cannot map memory between processes there (with MPI the emulation compiles gpu-mpi
+# and gpu-direct: test_gpu_context runs them, on the fixture below).
+if(HALOX_HAVE_CUDA)
   add_library(halox_gpu_halo_fixture STATIC gpu_halo_fixture.c plan_fixture.c)
-  target_link_libraries(halox_gpu_halo_fixture PUBLIC halox_testutil)
+  # the NVSHMEM module with its test hooks (stress, withheld signals, fault injection, traces)
+  target_link_libraries(halox_gpu_halo_fixture PUBLIC halox_test_hooks halox_testutil)
 endif()
 # single process: the shared pack/unpack kernels (the compute-sanitizer target)
 halox_gpu_test(test_gpu_halo_kernels SOURCES test_gpu_halo_kernels.c plan_fixture.c LABELS halo)
@@ -52,7 +69,15 @@ halox_gpu_mpi_test(test_gpu_halo_stress SOURCES test_gpu_halo_stress.c RANKS 2 4
                    ARGS --steps 2000 LABELS halo stress)
 # withheld signals caught by the deadline with the exact message; MPS placement rule
 halox_gpu_mpi_test(test_gpu_halo_deadline SOURCES test_gpu_halo_deadline.c RANKS 2 LABELS halo)
-foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline)
+# one owner of the device: the context on one device while the caller keeps another current, a
+# stream of the other device refused, gpu-mpi and the gpu MD engine right on it (two GPUs, or the
+# emulation with two devices)
+halox_gpu_mpi_test(test_gpu_context SOURCES test_gpu_context.c RANKS 1 2 LABELS ownership emulation)
+if(TEST test_gpu_context_np1 AND HALOX_GPU_EMULATE)
+  set_tests_properties(test_gpu_context_np1 test_gpu_context_np2 PROPERTIES
+                       ENVIRONMENT HALOX_EMU_DEVICES=2)
+endif()
+foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline test_gpu_context)
   if(TARGET ${t})
     target_link_libraries(${t} PRIVATE halox_gpu_halo_fixture)
   endif()
@@ -62,7 +87,7 @@ endforeach()
 # against the CPU path; --quick is what the CPU emulation build (HALOX_GPU_EMULATE) runs.
 if(HALOX_HAVE_CUDA)
   add_library(halox_gputest STATIC test_gpu_common.c gpu_md_driver.c)
-  target_link_libraries(halox_gputest PUBLIC halox_testutil)
+  target_link_libraries(halox_gputest PUBLIC halox_test_hooks halox_testutil)
   target_compile_options(halox_gputest PRIVATE ${HALOX_WARNINGS})
   if(HALOX_GPU_EMULATE)
     set(HALOX_GPU_TEST_ARGS --quick)
@@ -74,7 +99,7 @@ halox_gpu_test(test_gpu_nb SOURCES test_gpu_nb.c ARGS ${HALOX_GPU_TEST_ARGS})
 if(TARGET test_gpu_nb)
   target_link_libraries(test_gpu_nb PRIVATE halox_gputest)
 endif()
-halox_gpu_test(test_gpu_update SOURCES test_gpu_update.c)
+halox_gpu_test(test_gpu_update SOURCES test_gpu_update.c LABELS emulation)
 if(TARGET test_gpu_update)
   target_link_libraries(test_gpu_update PRIVATE halox_gputest)
 endif()
@@ -129,14 +154,21 @@ endif()
 # bit for bit at every search step. Runs in the CPU emulation (CI) and on the GPU.
 halox_gpu_test(test_gpu_decomp SOURCES test_gpu_decomp.c test_ethanol_common.c
                ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
+if(TARGET test_gpu_decomp)
+  target_link_libraries(test_gpu_decomp PRIVATE halox_gputest)
+endif()
 
 # The engine with its search steps on the device against the same engine searching on the host
 # (issue 27): in one process with the gpu-local halo (the CPU emulation runs it), and under MPI
 # with every GPU halo backend (the H200)
 halox_gpu_test(test_gpu_dd_search SOURCES test_gpu_dd_search.c test_ethanol_common.c
                ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
+if(TARGET test_gpu_dd_search)
+  target_link_libraries(test_gpu_dd_search PRIVATE halox_gputest)
+endif()
 halox_gpu_mpi_test(test_gpu_dd_search_mpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
                    RANKS 2 4 8 LABELS dd)
 if(TARGET test_gpu_dd_search_mpi)
   target_compile_definitions(test_gpu_dd_search_mpi PRIVATE HX_TEST_MPI=1)
+  target_link_libraries(test_gpu_dd_search_mpi PRIVATE halox_gputest)
 endif()

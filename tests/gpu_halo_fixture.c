@@ -15,6 +15,24 @@ const gh_config gh_configs[] = {
 };
 const int gh_nconfigs = (int)(sizeof gh_configs / sizeof gh_configs[0]);
 
+hx_gpu_context *gh_gpu;
+
+hx_gpu_context *gh_gpu_begin(hx_comm *world)
+{
+    hx_gpu_context_params gp;
+    hx_gpu_context_params_default(&gp);
+    gp.make_current = 1;
+    T_OK(hx_gpu_context_create(&gp, world, &gh_gpu));
+    if (gh_gpu && hx_comm_rank(world) == 0)
+        printf("rank 0: %s\n", hx_gpu_context_describe(gh_gpu));
+    return gh_gpu;
+}
+
+void gh_gpu_end(void)
+{
+    hx_gpu_context_destroy(&gh_gpu);
+}
+
 int gh_config_available(const gh_config *g)
 {
     return hx_halo_backend_available(g->backend) == HX_OK;
@@ -95,6 +113,7 @@ hx_status gh_halo_create(const gh_case *C, const gh_config *g, double timeout,
     cfg.bulk_copy = g->bulk;
     cfg.wait_timeout = timeout;
     cfg.stress_seed = stress;
+    cfg.gpu = gh_gpu;
     return hx_halo_create(C->plan, C->world, &cfg, out);
 }
 

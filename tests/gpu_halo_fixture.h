@@ -31,6 +31,14 @@ int gh_case_make(gh_case *C, hx_comm *world, uint64_t seed, const int grid[3], i
 void gh_case_build(gh_case *C, int keep, int of);
 void gh_case_free(gh_case *C);
 
+/* The GPU context of the test process: created on the world communicator by gh_gpu_begin
+ * (collective: node-local rank modulo the devices, the device made current for the test's own
+ * copies and synchronisations), before any stream; every GPU exchange of the fixture runs on it
+ * and the tests take their streams from it. gh_gpu_end destroys it (before the world). */
+extern hx_gpu_context *gh_gpu;
+hx_gpu_context *gh_gpu_begin(hx_comm *world);
+void gh_gpu_end(void);
+
 /* One GPU backend configuration. */
 typedef struct gh_config {
     const char *label;   /* "nvshmem/p2p+bulk" */

@@ -1,5 +1,6 @@
 /* Single-GPU MD loop for the GPU tests and benchmark (see gpu_md_driver.h). */
 #include "gpu_md_driver.h"
+#include "test_gpu_common.h"
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -119,10 +120,11 @@ void gmd_destroy(gmd **gp)
         cudaGraphExecDestroy(g->exec);
     if (g->graph)
         cudaGraphDestroy(g->graph);
+    /* the streams are the GPU context's */
     if (g->s_local)
-        cudaStreamDestroy(g->s_local);
+        cudaStreamSynchronize(g->s_local);
     if (g->s_update)
-        cudaStreamDestroy(g->s_update);
+        cudaStreamSynchronize(g->s_update);
     if (g->ev_forces)
         cudaEventDestroy(g->ev_forces);
     if (g->ev_update)
@@ -190,10 +192,12 @@ static hx_status gmd_init(gmd *g, const hx_system *sys, const hx_forcefield *ff)
     GMD_CUDA(cudaMalloc((void **)&g->xf, sizeof(float) * 3 * (size_t)(n + 1)));
     GMD_CUDA(cudaMalloc((void **)&g->f, sizeof(float) * 3 * (size_t)(n + 1)));
     GMD_CUDA(cudaMemset(g->f, 0, sizeof(float) * 3 * (size_t)(n + 1)));
-    int least = 0, greatest = 0;
-    GMD_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    GMD_CUDA(cudaStreamCreateWithPriority(&g->s_local, cudaStreamNonBlocking, greatest));
-    GMD_CUDA(cudaStreamCreateWithPriority(&g->s_update, cudaStreamNonBlocking, least));
+    /* the test process's GPU context owns the device and the streams (the local work runs on
+     * its highest-priority stream, as before) */
+    const hx_gpu_context *ctx = tg_gpu();
+    HX_CHECK(ctx, HX_ERR_CUDA, "no GPU context for the driver");
+    g->s_local = (cudaStream_t)hx_gpu_context_stream(ctx, HX_GPU_STREAM_NONLOCAL);
+    g->s_update = (cudaStream_t)hx_gpu_context_stream(ctx, HX_GPU_STREAM_UPDATE);
     GMD_CUDA(cudaEventCreateWithFlags(&g->ev_forces, cudaEventDisableTiming));
     GMD_CUDA(cudaEventCreateWithFlags(&g->ev_update, cudaEventDisableTiming));
     GMD_CUDA(cudaEventCreate(&g->ev_start));

@@ -48,8 +48,8 @@ for c in "${cases[@]}"; do
     read -r frac water atoms rc eps epsr seed <<< "$c"
     tag=x${frac}_${water}_rc${rc}_eps${eps}_epsr${epsr}
     label="x_ethanol=$frac $water rc=$rc eps_rf=$eps eps_r=$epsr"
-    if ! "$halox" build mixture --ethanol-fraction "$frac" --model "$water" --atoms "$atoms" \
-        --seed "$seed" -o "$tag.gro" --top "$tag.top" > "$tag.build.log" 2>&1; then
+    if ! "$halox" build mixture --ethanol-fraction "$frac" --model "oplsaa-$water" \
+        --atoms "$atoms" --seed "$seed" -o "$tag.gro" --top "$tag.top" > "$tag.build.log" 2>&1; then
         cat "$tag.build.log"
         echo "FAIL $label: halox build mixture --top failed"
         failed=$((failed + 1))

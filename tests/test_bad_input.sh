@@ -71,9 +71,33 @@ for i, l in enumerate(src[2:-1]):
     out.append(l[:44] + '%8.4f%8.4f%8.4f' % v)
 out.append(src[-1])
 open('fast.gro', 'w').write('\n'.join(out) + '\n')
+# a hydrogen 1 nm away from its oxygen (molecule 5): the start's constraining pulled it back
+# without a word; and the same hydrogen moved by 0.001 nm (a .gro's rounding): fine
+def moved(dx, name):
+    l = src[:]
+    k = 2 + 3 * 4 + 1  # molecule 5, its first hydrogen (atom 14, line 16)
+    x = float(l[k][20:28]) + dx
+    l[k] = l[k][:20] + '%8.3f' % x + l[k][28:]
+    open(name, 'w').write('\n'.join(l) + '\n')
+moved(1.0, 'broken.gro')
+moved(0.001, 'rounded.gro')
 PY
 expect unknown-residue 'unknown_res.gro: atom 1 (residue 1 XYZ' "${md[@]}" -c unknown_res.gro
 expect unknown-atom 'QQ' "${md[@]}" -c unknown_atom.gro
+
+# a broken molecule is refused with file:line, molecule and distance (issue 29, item 4)
+expect broken-molecule 'broken.gro:16: molecule 5 (residue 5 SOL): HW1 (atom 14) is 1.' \
+    "${md[@]}" -c broken.gro --gen-vel 300
+grep -q "but model spce keeps them 0.1000 nm apart: more than 10 % off, the molecule is broken" \
+    broken-molecule.out || fail "broken-molecule: $(head -1 broken-molecule.out)"
+check
+"$halox" md --steps 0 --rc 0.7 -o rounded_out.gro -g rounded.log -c rounded.gro > rounded.out 2>&1 ||
+    fail "a hydrogen 0.001 nm off (a .gro's rounding) was refused: $(grep -m1 error rounded.out)"
+# another water geometry (TIP3P's O-H is 4 % shorter than SPC/E's) is only reshaped, as before
+"$halox" build water --model tip3p --atoms 1500 --seed 3 -o tip3p.gro > /dev/null 2>&1
+check
+"$halox" md --steps 0 --rc 0.7 --model spce -o t3_out.gro -g t3.log -c tip3p.gro > t3.out 2>&1 ||
+    fail "TIP3P geometry run as SPC/E was refused: $(grep -m1 error t3.out)"
 
 # impossible parameters
 expect rc-half-box 'half the box' "${md[@]}" -c good.gro --rc 1.3
@@ -86,6 +110,24 @@ expect cells-too-small 'too small' "${md[@]}" -c good.gro --dd 2x1x1 --rc 1.15 -
 expect unknown-model 'unknown' "${md[@]}" -c good.gro --model tip5p
 expect unknown-option 'unknown option' "${md[@]}" -c good.gro --frobnicate 3
 expect plan-rlist 'rlist = 0.9 nm is shorter than the cut-off rc = 1 nm' plan --rc 1.0 --rlist 0.9
+
+# messages that said the wrong thing (issue 29, item 9)
+expect triclinic-advice 'halox handles rectangular boxes only: build or solvate the system in one (gmx editconf -bt cubic' \
+    "${md[@]}" -c "$corpus/bad_triclinic.gro"
+grep -q "bt rectangular" triclinic-advice.out && fail "triclinic: advice GROMACS refuses"
+expect halo-without-gpu '--halo nvshmem exchanges halos of GPU memory: it needs --gpu' "${md[@]}" \
+    -c good.gro --halo nvshmem
+grep -q "cfg.mem" halo-without-gpu.out && fail "--halo nvshmem: the library's internals in the message"
+expect gen-vel-negative '--gen-vel -300: a temperature must be >= 0 K' "${md[@]}" -c good.gro \
+    --gen-vel -300
+grep -q "no --gen-vel was given" gen-vel-negative.out && fail "--gen-vel -300 taken as not given"
+expect half-box-edge 'not below half the box edge along x (the edge is 2.46636 nm, half of it 1.23318 nm)' \
+    "${md[@]}" -c good.gro --rc 1.3
+expect one-domain 'do not divide x (one domain along it)' "${md[@]}" -c good.gro --dd 2x1x1 \
+    --rc 1.15 --rlist 1.2
+grep -q "at most 1 domains" one-domain.out && fail "one-domain: 'at most 1 domains'"
+expect build-kinds "'halox build water ...', 'halox build argon ...' or 'halox build mixture ...'" \
+    build --atoms 300 -o out.gro
 
 # physics going wrong
 expect non-finite-force 'non-finite force on atom' "${md[@]}" -c overlap.gro --model argon

@@ -54,6 +54,17 @@ check
 [ $? -eq 1 ] || fail "compare of disjoint files should exit 1"
 grep -q "no run is in both files" cmp2.out || fail "compare of disjoint files: $(cat cmp2.out)"
 
+# report without a directory: refused (it wrote REPORT.md and PNGs into bench/results, which
+# is tracked in the repository, when run from there)
+check
+mkdir -p bench/results
+cp res/md.json bench/results/
+"$halox" bench report > nodir.out 2>&1
+rc=$?
+{ [ $rc -eq 2 ] && grep -q "give the directory of the result files: halox bench report DIR" nodir.out; } ||
+    fail "report without DIR: exit $rc, $(head -1 nodir.out)"
+[ "$(ls bench/results)" = "md.json" ] || fail "report without DIR wrote into bench/results: $(ls bench/results | tr '\n' ' ')"
+
 # report
 check
 "$halox" bench report res > rep.out 2>&1 || fail "report exited $?: $(cat rep.out)"

@@ -1,12 +1,14 @@
 /* `halox build` as a user runs it: it writes a file that hx_gro_read reads back and that equals
  * the library's build for the same arguments; bad input exits non-zero, says why, and leaves no
- * output file and no temporary behind. Arguments: path of the halox program. */
+ * output file and no temporary behind; an existing output is kept as #name.1#, and one that
+ * another run holds locked is refused untouched. Arguments: path of the halox program. */
 #include "testutil.h"
 
 #include "halox/build.h"
 #include "halox/io.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ static char dir[256];
 /* Run "halox <args>" with stdout+stderr captured into out; returns the exit status. */
 static int run(const char *args, char *out, size_t cap)
 {
-    char cmd[2048];
+    char cmd[4096];
     /* HALOX_LOG would change what an error prints */
     snprintf(cmd, sizeof cmd, "env -u HALOX_LOG '%s' %s 2>&1", halox, args);
     FILE *p = popen(cmd, "r");
@@ -36,6 +38,28 @@ static int exists(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* 1 when the file holds exactly text */
+static int same_text(const char *path, const char *text)
+{
+    char buf[256];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
 }
 
 static int temporaries(void)
@@ -63,7 +87,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int ncases = 0;
-    char out[8192], args[1024], path[512];
+    char out[8192], args[2048], path[512];
 
     /* a water box, read back and compared with the library's build */
     ncases++;
@@ -153,7 +177,8 @@ int main(int argc, char **argv)
         {"build water --atoms 300 --bogus 1 -o %s",
          "halox build: unknown option '--bogus' (see 'halox build --help')\n"},
         {"build --atoms 300 -o %s", "halox build: missing the system kind: 'halox build water "
-                                    "...' or 'halox build argon ...'\n"},
+                                    "...', 'halox build argon ...' or 'halox build mixture "
+                                    "...'\n"},
         {"build water --atoms 30000 --box 1.0 -o %s",
          "warning: water spce: the requested density is above the model's; using the lattice "
          "builder (not relaxed: start MD with a thermostat and a small time step)\n" LIB_ERROR(
@@ -175,10 +200,64 @@ int main(int argc, char **argv)
     /* an output that cannot be written: missing directory */
     ncases++;
     rc = run("build water --atoms 300 -o /nonexistent-halox-dir/w.gro", out, sizeof out);
-    T_CHECK(rc != 0 && strcmp(out, "halox build: cannot write into directory "
-                                   "'/nonexistent-halox-dir' for '/nonexistent-halox-dir/w.gro': "
-                                   "No such file or directory\n") == 0,
+    T_CHECK(rc != 0 &&
+                strcmp(out, "halox build: error: the directory '/nonexistent-halox-dir' of the "
+                            "configuration (-o) '/nonexistent-halox-dir/w.gro' does not exist: "
+                            "create it (mkdir -p /nonexistent-halox-dir) or choose another "
+                            "path\n  (HX_ERR_IO; set HALOX_LOG=debug for where it was "
+                            "raised)\n") == 0,
             "writing into a missing directory exited %d:\n%s", rc, out);
+
+    /* existing files are kept as #name.1#, as halox md keeps them (they were overwritten) */
+    ncases++;
+    char conf[512], topf[512], bak[640];
+    snprintf(conf, sizeof conf, "%s/keep.gro", dir);
+    snprintf(topf, sizeof topf, "%s/keep.top", dir);
+    write_text(conf, "old configuration\n");
+    write_text(topf, "old topology\n");
+    snprintf(args, sizeof args, "build argon --box 3.0 --seed 9 -o %s --top %s", conf, topf);
+    rc = run(args, out, sizeof out);
+    T_CHECK(rc == 0, "'halox %s' exited %d:\n%s", args, rc, out);
+    snprintf(bak, sizeof bak, "%s/#keep.gro.1#", dir);
+    T_CHECK(same_text(bak, "old configuration\n"), "the old %s was not kept as %s:\n%s", conf, bak,
+            out);
+    char said[1400];
+    snprintf(said, sizeof said, "halox build: backed up %s to %s\n", conf, bak);
+    T_CHECK(strstr(out, said) != NULL, "the backup of %s was not reported:\n%s", conf, out);
+    remove(bak);
+    snprintf(bak, sizeof bak, "%s/#keep.top.1#", dir);
+    T_CHECK(same_text(bak, "old topology\n"), "the old %s was not kept as %s:\n%s", topf, bak, out);
+    remove(bak);
+    T_OK(hx_gro_read(conf, &s));
+    T_CHECK(s && s->natoms > 500, "%s was not replaced by the new argon box", conf);
+    hx_system_destroy(&s);
+    remove(conf);
+    remove(topf);
+
+    /* a file that another run is writing (its lock held): refused, and left as it was */
+    ncases++;
+    char lockf[600];
+    snprintf(conf, sizeof conf, "%s/locked.gro", dir);
+    snprintf(lockf, sizeof lockf, "%s/.locked.gro.halox-lock", dir);
+    write_text(conf, "being written\n");
+    write_text(lockf, "pid 4242 on testhost, started now, halox md\n");
+    int lfd = open(lockf, O_RDWR);
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    T_CHECK(lfd >= 0 && fcntl(lfd, F_SETLK, &fl) == 0, "cannot lock %s", lockf);
+    snprintf(args, sizeof args, "build argon --box 3.0 --seed 9 -o %s", conf);
+    rc = run(args, out, sizeof out);
+    T_CHECK(rc != 0 && strstr(out, "is being written by another halox run (pid 4242 on testhost"),
+            "'halox %s' with the output locked exited %d:\n%s", args, rc, out);
+    T_CHECK(same_text(conf, "being written\n"), "the locked %s was changed", conf);
+    snprintf(bak, sizeof bak, "%s/#locked.gro.1#", dir);
+    T_CHECK(!exists(bak), "the locked %s was backed up", conf);
+    if (lfd >= 0)
+        close(lfd);
+    remove(lockf);
+    remove(conf);
 
     /* a write-protected existing file stays as it is (root may write anything: skipped) */
     if (geteuid() != 0) {

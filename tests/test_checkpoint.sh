@@ -60,6 +60,12 @@ crash_and_restart single -- "${common[@]}"
 crash_and_restart dd2x2 -- "${common[@]}" --dd 2x2x1 --thermostat v-rescale
 if [ ${#mpiexec[@]} -gt 0 ]; then
     crash_and_restart mpi3 "${mpiexec[@]}" -np 3 -- "${common[@]}" --thermostat v-rescale
+    # another rank count: warned (singular and plural right: it said "1 ranks")
+    check
+    "${mpiexec[@]}" -np 2 "$halox" md "${common[@]}" --steps 60 --restart single.cpt \
+        -o ranks.gro -g ranks.log > ranks.out 2>&1 || fail "restart on 2 ranks: $(grep -m1 error ranks.out)"
+    grep -q "single.cpt was written with 1 rank, this run has 2: the continuation is exact physics" ranks.out ||
+        fail "restart on another rank count: $(grep -m1 warning ranks.out)"
 fi
 
 # Restart identity: the restart continues the files the checkpoint recorded when they are the
@@ -123,11 +129,99 @@ crash_run new
     fail "identity: the new energy file is not the metadata line plus steps 20 to 50"
 echo "restart identity: spelled, linked, from another directory, refused, cut, new: checked"
 
+# a restart given -c: the configuration must be the checkpoint's system (issue 29, item 1); a
+# restart with -c of another system continued the checkpoint's system while its log named the
+# other file, and a -c that does not exist was not noticed
+"$halox" build water --atoms 648 --seed 3 -o small.gro > /dev/null 2>&1
+sed '3s/ OW/ OX/' w.gro > renamed.gro
+cp single.cpt single.keep
+# wrong_conf NAME 'message' ARGS...: refused with the message, nothing written, checkpoint kept
+wrong_conf() {
+    local name=$1 frag=$2
+    shift 2
+    check
+    "$halox" md "${common[@]}" --steps 60 "$@" --restart single.cpt -o "$name.gro" -g "$name.log" \
+        > "$name.out" 2>&1
+    local rc=$?
+    { [ $rc -ne 0 ] && grep -qF -- "$frag" "$name.out"; } ||
+        fail "restart with $name: exit $rc, $(grep -m1 error "$name.out")"
+    [ -e "$name.gro" ] && fail "restart with $name: a refused restart wrote its configuration"
+    cmp -s single.cpt single.keep || fail "restart with $name: the checkpoint was changed"
+    echo "restart -c $name: exit $rc, $(grep -m1 error "$name.out" | cut -c1-120)"
+}
+wrong_conf other-system "small.gro and single.cpt are different systems: small.gro has 648 atoms" \
+    -c small.gro
+wrong_conf other-names "renamed.gro:3: atom 1 is SOL OX, but in single.cpt it is SOL OW" \
+    -c renamed.gro
+wrong_conf missing-conf "cannot open 'nothere.gro' for reading" -c nothere.gro
+check
+"$halox" md "${common[@]}" --steps 60 --restart single.cpt -o same.gro -g same.log > same.out 2>&1 ||
+    fail "restart with -c of the checkpoint's system: $(grep -m1 error same.out)"
+grep -q "conf w.gro (checked: the system of single.cpt)" same.log ||
+    fail "the log of a restart does not say that -c was checked"
+
+# a restart with another --threads: exact physics, not bit for bit (the thread count orders
+# the force sums): said (issue 29, item 11)
+check
+"$halox" md "${common[@]}" --steps 60 --threads 2 --restart single.cpt -o thr.gro -g thr.log \
+    > thr.out 2>&1 || fail "restart with --threads 2: $(grep -m1 error thr.out)"
+grep -q "single.cpt was written with 1 thread per rank, this run has 2: the continuation is exact physics but not bit-identical" thr.out ||
+    fail "restart with another --threads is not warned: $(head -2 thr.out)"
+grep -q "was written with" same.out && fail "a restart with the same --threads is warned"
+
+# a restart of a run whose rlist came from the buffer tolerance: pairs missed by design are not
+# warned with the advice to leave rlist out (it was left out; the restart had taken the
+# resolved rlist for a given one)
+check
+tol=(-c w.gro --rc 0.7 --gen-vel 300 --threads 1 --check-pairs 1)
+"$halox" md "${tol[@]}" --steps 20 --checkpoint tol.cpt -o tol.gro -g tol.log > tol.out 2>&1
+"$halox" md "${tol[@]}" --steps 60 --checkpoint tol.cpt --restart tol.cpt -o tol.gro -g tol.log \
+    > tol2.out 2>&1 || fail "restart of a tolerance-rlist run: $(grep -m1 error tol2.out)"
+grep -q "missed in total (rlist is from the buffer tolerance" tol.log ||
+    fail "the tolerance-rlist restart missed no pairs (this check is void): $(grep missed tol.log)"
+grep -q "leave rlist out" tol2.out && fail "a restart advises leaving out an rlist that was left out"
+
+# a checkpoint at the end of a v-rescale run continues bit for bit, the conserved energy (the
+# thermostat's work, in the checkpoint) included: the end's single-point evaluation drew the
+# thermostat's random numbers and kept them drawn, so the continued run coupled differently
+check
+vargs=(-c w.gro --rc 0.7 --rlist 0.8 --threads 1 --gen-vel 300 --seed 5 --thermostat v-rescale
+    --nstenergy 5)
+"$halox" md "${vargs[@]}" --steps 80 -e vfull.jsonl -o vfull.gro -g vfull.log > vfull.out 2>&1
+"$halox" md "${vargs[@]}" --steps 40 -e vpart.jsonl -o vpart.gro -g vpart.log \
+    --checkpoint vpart.cpt > vpart.out 2>&1
+"$halox" md "${vargs[@]}" --steps 80 -e vpart.jsonl -o vpart.gro -g vpart.log \
+    --checkpoint vpart.cpt --restart vpart.cpt > vpart2.out 2>&1 ||
+    fail "v-rescale restart from the end checkpoint: $(grep -m1 error vpart2.out)"
+{ cmp -s vfull.jsonl vpart.jsonl && cmp -s vfull.gro vpart.gro; } ||
+    fail "v-rescale: the run continued from its end checkpoint differs from the uninterrupted one"
+grep -q '"conserved":' vfull.jsonl || fail "v-rescale: no conserved energy in the energy file"
+grep -aq '^thermostat_work -\?0x' vpart.cpt || fail "v-rescale: the checkpoint lacks the thermostat's work"
+# a checkpoint of format 1 (before the thermostat's work was recorded) is still read, with a
+# warning that the conserved energy starts again
+check
+python3 - << 'PY'
+import struct
+d = open("vpart.cpt", "rb").read()[:-8]
+d = d.replace(b"HALOX-CHECKPOINT 2\n", b"HALOX-CHECKPOINT 1\n", 1)
+i = d.index(b"thermostat_work ")
+d = d[:i] + d[d.index(b"\n", i) + 1:]
+h = 0xcbf29ce484222325
+for x in d:
+    h = ((h ^ x) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+open("v1.cpt", "wb").write(d + struct.pack("<Q", h))
+PY
+"$halox" md "${vargs[@]}" --steps 100 --restart v1.cpt -o v1.gro -g v1.log > v1.out 2>&1 ||
+    fail "restart from a format-1 checkpoint: $(grep -m1 error v1.out)"
+grep -q "v1.cpt is a checkpoint of format 1, which did not record the thermostat's work: the run continues bit for bit, but its conserved energy starts again" v1.out ||
+    fail "format-1 checkpoint of a v-rescale run: no warning: $(head -2 v1.out)"
+
 # other parameters
 check
 "$halox" md "${common[@]}" --rc 0.75 --restart single.cpt -o other.gro > other.out 2>&1
 rc=$?
-{ [ $rc -ne 0 ] && grep -q "other parameters: rc (checkpoint 0.69999999999999996, this run 0.75)" \
+# (numbers as they were given: it said 'rc (checkpoint 0.69999999999999996, ...)')
+{ [ $rc -ne 0 ] && grep -q "other parameters: rc (checkpoint 0.7, this run 0.75)" \
     other.out; } || fail "parameter mismatch: rc $rc, $(head -2 other.out)"
 [ -e other.gro ] && fail "a refused restart wrote output"
 
@@ -137,8 +231,25 @@ cp single.cpt bad.cpt
 printf '\x55' | dd of=bad.cpt bs=1 seek=2000 conv=notrunc 2> /dev/null
 "$halox" md "${common[@]}" --restart bad.cpt -o bad.gro > bad.out 2>&1
 rc=$?
-{ [ $rc -ne 0 ] && grep -q "damaged or truncated" bad.out; } ||
+{ [ $rc -ne 0 ] && grep -q "bad.cpt is damaged or truncated (checksum mismatch); there is no previous checkpoint (bad.cpt.prev) to continue from: start the run again" bad.out; } ||
     fail "damaged checkpoint: rc $rc, $(head -2 bad.out)"
+# with FILE.prev there, the message points to it (it pointed to FILE.prev also when there was
+# none: issue 29, item 9)
+check
+cp single.cpt single.good
+printf '\x55' | dd of=single.cpt bs=1 seek=2000 conv=notrunc 2> /dev/null
+"$halox" md "${common[@]}" --restart single.cpt -o bad.gro > badprev.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "single.cpt is damaged or truncated (checksum mismatch); the previous checkpoint single.cpt.prev is there: continue from it with --restart single.cpt.prev" badprev.out; } ||
+    fail "damaged checkpoint with .prev: rc $rc, $(head -2 badprev.out)"
+mv single.good single.cpt
+# a checkpoint of a format this halox does not know (a newer one)
+check
+sed '1s/HALOX-CHECKPOINT 2/HALOX-CHECKPOINT 7/' single.cpt > future.cpt
+"$halox" md "${common[@]}" --restart future.cpt -o bad.gro > future.out 2>&1
+rc=$?
+{ [ $rc -ne 0 ] && grep -q "future.cpt is a checkpoint of format '7', which this halox cannot read" future.out; } ||
+    fail "checkpoint of an unknown format: rc $rc, $(head -2 future.out)"
 check
 head -c 3000 single.cpt > short.cpt
 "$halox" md "${common[@]}" --restart short.cpt -o bad.gro > short.out 2>&1

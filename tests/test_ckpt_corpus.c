@@ -1,5 +1,6 @@
 /* Replays the checkpoint seed corpus through the reader in every build: valid_* files must read
- * (with a consistent system), bad_* files must fail with HX_ERR_INPUT and a message naming the
+ * (with a consistent system; the format-1 files with no thermostat work, valid_format2_* with
+ * theirs), bad_* files must fail with HX_ERR_INPUT and a message naming the
  * file, anything else (e.g. a fuzzer's crash reproducer) must merely not crash. */
 #include "halox/checkpoint.h"
 #include "testutil.h"
@@ -35,6 +36,15 @@ int main(int argc, char **argv)
             if (c)
                 T_CHECK(c->sys->natoms > 0 && c->sys->mol_start[c->sys->nmol] == c->sys->natoms,
                         "%s: inconsistent system", e->d_name);
+            /* format 2 carries the thermostat's work; format 1 (before it) reads with 0 */
+            if (c && strstr(e->d_name, "format2"))
+                T_CHECK(c->format == 2 && c->thermostat_work == -19.0,
+                        "%s: format %d, thermostat work %g (want 2, -19)", e->d_name, c->format,
+                        c->thermostat_work);
+            else if (c)
+                T_CHECK(c->format == 1 && c->thermostat_work == 0.0,
+                        "%s: format %d, thermostat work %g (want 1, 0)", e->d_name, c->format,
+                        c->thermostat_work);
         } else if (strncmp(e->d_name, "bad_", 4) == 0) {
             nbad++;
             T_CHECK(st == HX_ERR_INPUT && c == NULL &&

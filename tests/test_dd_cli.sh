@@ -3,7 +3,8 @@
 #  - output of an MPI run equals the in-process run of the same grid (energies, final .gro), and
 #    the final .gro lists the atoms in the input's global order;
 #  - a grid whose size differs from the rank count, and cells that are too small, fail with their
-#    message and a non-zero exit;
+#    message and a non-zero exit; an error every rank detects is printed once, by rank 0, and
+#    the job ends without MPI_Abort;
 #  - a rank that is killed, that exits, or that fails alone ends the whole job within a bounded
 #    time, with no halox process left behind.
 #   test_dd_cli.sh <halox> <mpiexec> [mpiexec flags...]
@@ -76,6 +77,26 @@ timeout 120 "${mpiexec[@]}" -np 2 "$halox" md -c small.gro --steps 10 --rc 0.8 -
 rc=$?
 { [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "too small" bad2.out; } ||
     fail "too-small cells: rc $rc, $(head -3 bad2.out)"
+
+# 2a. an error that every rank detects is said once, by rank 0, and the job ends without
+#     MPI_Abort (it came once per rank, interleaved with MPI_ABORT's notice): an option refused
+#     before MPI starts, and a box that no pair list fits, found by every rank at start-up
+once() {
+    local name=$1 frag=$2
+    shift 2
+    check
+    timeout 120 "${mpiexec[@]}" -np 2 "$halox" md "$@" > "$name.out" 2>&1
+    local rc=$? n
+    n=$(grep -c "halox md: error:" "$name.out")
+    { [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$n" -eq 1 ] && grep -qF -- "$frag" "$name.out"; } ||
+        fail "$name under mpirun -np 2: exit $rc, $n error lines: $(grep error "$name.out" | head -3)"
+    grep -q "MPI_ABORT\|\[rank 1\]" "$name.out" && fail "$name: a rank aborted or rank 1 printed"
+    [ -e "$name.gro" ] && fail "$name: a failed run wrote its output file"
+    echo "$name under mpirun -np 2: exit $rc, $n message: $(grep -m1 'error:' "$name.out" | cut -c1-100)"
+}
+once option "time step dt = 0 ps" -c small.gro --steps 10 --dt 0 -o option.gro
+once startup "no pair-list radius below half the box" -c small.gro --steps 10 --rc 0.9 \
+    --gen-vel 300 -o startup.gro -g startup.log
 
 # 2b. `halox plan` predicts the decomposition `halox md` uses: same pair-list radius (default:
 #     from the buffer tolerance at the generated temperature), grid and pulses

@@ -252,11 +252,16 @@ static void error_cases(hx_comm *comm, const sysdef *water, const sysdef *gas, i
                "cell size %lf nm",
                &r_comm, &np, &cell);
         most = (int)floor(small->box[0] / r_comm);
+        char fewer[64];
+        if (most > 1)
+            snprintf(fewer, sizeof fewer, "use at most %d domains along x", most);
+        else
+            snprintf(fewer, sizeof fewer, "do not divide x (one domain along it)");
         snprintf(want, sizeof want,
                  "cells along x are too small: the communication distance %g nm needs 2 pulses of "
                  "cell size %g nm, but there are only 2 cells (pulses must be fewer than cells); "
-                 "use at most %d domains along x, or a shorter cut-off/rlist, or a larger box",
-                 r_comm, 0.5 * small->box[0], most > 1 ? most : 1);
+                 "%s, or a shorter cut-off/rlist, or a larger box",
+                 r_comm, 0.5 * small->box[0], fewer);
         T_CHECK(np == 2 && r_comm > water->p.rlist && r_comm < water->p.rlist + 0.1,
                 "2 cells of a %.2f nm box: r_comm %g nm, %d pulses", small->box[0], r_comm, np);
         expect_message("cells too small", st, HX_ERR_GEOMETRY, -1, want);

@@ -14,6 +14,36 @@
             T_FAIL("%s failed: %s", #call, cudaGetErrorString(tg_rc_));                            \
     } while (0)
 
+static hx_gpu_context *g_tg_gpu;
+static hx_comm *g_tg_comm; /* the one-process communicator of a context made by tg_gpu() */
+
+hx_gpu_context *tg_gpu_begin(hx_comm *comm)
+{
+    if (g_tg_gpu)
+        return g_tg_gpu;
+    hx_gpu_context_params gp;
+    hx_gpu_context_params_default(&gp);
+    gp.make_current = 1;
+    T_OK(hx_gpu_context_create(&gp, comm, &g_tg_gpu));
+    return g_tg_gpu;
+}
+
+hx_gpu_context *tg_gpu(void)
+{
+    if (!g_tg_gpu) {
+        T_OK(hx_comm_create_serial(1, &g_tg_comm));
+        if (g_tg_comm)
+            tg_gpu_begin(g_tg_comm);
+    }
+    return g_tg_gpu;
+}
+
+void tg_gpu_end(void)
+{
+    hx_gpu_context_destroy(&g_tg_gpu);
+    hx_comm_destroy(&g_tg_comm);
+}
+
 float *tg_upload_x(const double *x, int n, int cap)
 {
     if (cap < n)

@@ -7,6 +7,15 @@
 #include "md/gpu/nb_gpu.h"
 #include "testutil.h"
 
+/* The GPU context of the test process (include/halox/gpu.h): created by tg_gpu_begin on comm
+ * (collective; node-local rank modulo the devices, the device made current for the test's own
+ * CUDA calls), or at the first tg_gpu() on a communicator of this process alone. Engines get it
+ * as hx_md_params.gpu, the driver and the tests take their streams from it. tg_gpu_end destroys
+ * it (before the communicator). */
+hx_gpu_context *tg_gpu_begin(hx_comm *comm);
+hx_gpu_context *tg_gpu(void);
+void tg_gpu_end(void);
+
 /* Device float [cap][3] with x (double [3n]) converted; entries beyond n are NaN (a read of
  * them shows in the results). cudaFree it. */
 float *tg_upload_x(const double *x, int n, int cap);

@@ -53,6 +53,7 @@ static hx_md *make_r(const hx_system *s, const char *backend, const char *halo, 
     p.nb_precision = HX_NB_DOUBLE;
     p.halo_wait_timeout = 20.0; /* a lost signal becomes a report, not a hang */
     p.halo_stress_seed = stress;
+    p.gpu = strcmp(backend, "gpu") == 0 ? tg_gpu() : NULL;
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
     return md;
@@ -89,8 +90,7 @@ int main(int argc, char **argv)
         return T_SKIP_CODE;
     }
     hx_log_set_level(HX_LOG_WARN);
-    int dev = -1;
-    T_OK(hx_gpu_select_for_rank(g_rank, &dev));
+    tg_gpu_begin(world); /* this rank's GPU: node-local rank modulo the devices */
     hx_system *s = NULL;
     T_OK(hx_build_water("spce", 3000, 0, 7, &s));
     hx_comm *self = NULL;
@@ -258,5 +258,6 @@ int main(int argc, char **argv)
     hx_comm_destroy(&self);
     free(eref);
     free(e);
+    tg_gpu_end();
     return t_mpi_end(&world, "test_gpu_dd_md", ncases);
 }

@@ -32,6 +32,7 @@
 #include "halox/log.h"
 #include "halox/md.h"
 #include "test_ethanol_common.h"
+#include "test_gpu_common.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -104,6 +105,7 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     p.nstlist = 10;
     p.dt = strcmp(model, "oplsaa") == 0 ? 0.001 : 0.002;
     p.backend = "gpu";
+    p.gpu = tg_gpu();
     p.halo = halo;
     p.halo_wait_timeout = 20.0;
     if (g_quick) {
@@ -245,6 +247,10 @@ int main(int argc, char **argv)
         return T_SKIP_CODE;
     }
     hx_log_set_level(HX_LOG_WARN);
+    /* this process's GPU context: on the world (node-local rank modulo the devices), or on a
+     * communicator of this process alone, which every domain of a serial run shares */
+    if (world)
+        tg_gpu_begin(world);
     hx_system *w = NULL;
     /* the emulation (--quick): a small box, one search step on the device */
     g_quick = quick;
@@ -307,6 +313,7 @@ int main(int argc, char **argv)
     }
     hx_system_destroy(&w);
     hx_system_destroy(&eth);
+    tg_gpu_end();
 #ifdef HX_TEST_MPI
     return t_mpi_end(&world, "test_gpu_dd_search", ncases);
 #else

@@ -27,6 +27,7 @@
 #include "dd/plan_image.h"
 #include "md/gpu/decomp_gpu.h"
 #include "test_ethanol_common.h"
+#include "test_gpu_common.h"
 #include "testutil.h"
 
 #include <cuda_runtime.h>
@@ -584,6 +585,9 @@ int main(int argc, char **argv)
     }
     if (!t_gpu_require("test_gpu_decomp"))
         return T_SKIP_CODE;
+    /* the device module works on the current device: the test's GPU context makes it current */
+    if (!tg_gpu())
+        return t_finish("test_gpu_decomp", 0);
     static const tcase cases[] = {
         {"water 2x1x1", 0, 1500, {2, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 11, 0.0},
         {"water 3x1x1 two pulses", 0, 1500, {3, 1, 1}, 0.9, 0.95, 6, 0.35, 0, 0, 12, 0.0},
@@ -619,5 +623,6 @@ int main(int argc, char **argv)
         run_case(&cases[k]);
         ran++;
     }
+    tg_gpu_end();
     return t_finish("test_gpu_decomp", ran);
 }

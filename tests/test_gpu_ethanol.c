@@ -222,8 +222,10 @@ static hx_md *make(const hx_system *s, const char *backend)
     p.rlist = 1.1;
     p.nstlist = 10;
     p.backend = backend;
-    if (strcmp(backend, "gpu") == 0)
+    if (strcmp(backend, "gpu") == 0) {
         p.halo = getenv("HALOX_TEST_GPU_HALO"); /* NULL: the default (gpu-mpi, one domain) */
+        p.gpu = tg_gpu();
+    }
     p.nb_precision = HX_NB_DOUBLE;
     hx_md *md = NULL;
     T_OK(hx_md_create(s, &p, &md));
@@ -340,5 +342,6 @@ int main(int argc, char **argv)
     }
     hx_system_destroy(&s);
     hx_forcefield_destroy(&ff);
+    tg_gpu_end();
     return t_finish("test_gpu_ethanol", ncases);
 }

@@ -37,6 +37,7 @@ static hx_md *make(const hx_system *s, hx_comm *comm, const int *grid)
     p.rlist = 1.1;
     p.nstlist = 10;
     p.backend = "gpu";
+    p.gpu = tg_gpu();
     p.halo_wait_timeout = 20.0; /* a lost signal becomes a report, not a hang */
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
@@ -54,8 +55,7 @@ int main(int argc, char **argv)
         return T_SKIP_CODE;
     }
     hx_log_set_level(HX_LOG_WARN);
-    int dev = -1;
-    T_OK(hx_gpu_select_for_rank(rank, &dev));
+    tg_gpu_begin(world); /* this rank's GPU: node-local rank modulo the devices */
     hx_mixture_params mp;
     hx_mixture_params_default(&mp);
     mp.natoms = 3000;
@@ -108,5 +108,6 @@ int main(int argc, char **argv)
     hx_md_destroy(&dd);
     hx_comm_destroy(&self);
     hx_system_destroy(&s);
+    tg_gpu_end();
     return t_mpi_end(&world, "test_gpu_ethanol_dd", ncases);
 }

@@ -269,8 +269,11 @@ int main(int argc, char **argv)
         grids = (const int(*)[3])other;
         ngrids = 1;
     }
-    cudaStream_t s = NULL;
-    T_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    /* the device first, then its stream: a stream made before the device was chosen sat on
+     * another GPU than the exchange (issue 25) */
+    if (!gh_gpu_begin(world))
+        return t_mpi_end(&world, "test_gpu_halo", ncases);
+    cudaStream_t s = (cudaStream_t)hx_gpu_context_stream(gh_gpu, HX_GPU_STREAM_NONLOCAL);
     for (int gi = 0; gi < ngrids; gi++) {
         const int *grid = grids[gi];
         int multi_possible = grid[0] > 2 || grid[1] > 2 || grid[2] > 2;
@@ -291,6 +294,6 @@ int main(int argc, char **argv)
             gh_case_free(&C);
         }
     }
-    cudaStreamDestroy(s);
+    gh_gpu_end();
     return t_mpi_end(&world, "test_gpu_halo", ncases);
 }

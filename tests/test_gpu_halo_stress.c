@@ -131,8 +131,9 @@ int main(int argc, char **argv)
         grid[0] = grid[1] = 2;
     if (size == 8)
         grid[0] = grid[1] = grid[2] = 2;
-    cudaStream_t s = NULL;
-    T_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    if (!gh_gpu_begin(world))
+        return t_mpi_end(&world, "test_gpu_halo_stress", ncases);
+    cudaStream_t s = (cudaStream_t)hx_gpu_context_stream(gh_gpu, HX_GPU_STREAM_NONLOCAL);
     /* a small case (1 block per pulse: dependency waits dominate) and a large one (several
      * blocks per pulse: the block counters and the last-block notification) */
     for (int k = 0; k < 2; k++) {
@@ -150,6 +151,6 @@ int main(int argc, char **argv)
         }
         gh_case_free(&C);
     }
-    cudaStreamDestroy(s);
+    gh_gpu_end();
     return t_mpi_end(&world, "test_gpu_halo_stress", ncases);
 }

@@ -404,5 +404,6 @@ int main(int argc, char **argv)
     hx_md_destroy(&b);
     hx_md_destroy(&ref);
     hx_system_destroy(&lat);
+    tg_gpu_end();
     return t_finish("test_gpu_md", ncases);
 }

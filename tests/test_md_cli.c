@@ -77,9 +77,10 @@ int main(int argc, char **argv)
     const double L = conf ? conf->box[0] : 0.0;
     snprintf(halfbox, sizeof halfbox,
              "halox md: error: conf.gro (box %g x %g x %g nm): cut-off/pair-list radius 1.2 nm is "
-             "not below half the box edge x = %g nm: use a shorter cut-off or a larger box\n"
+             "not below half the box edge along x (the edge is %g nm, half of it %g nm): use a "
+             "shorter cut-off or a larger box\n"
              "  (HX_ERR_INVALID_ARG; set HALOX_LOG=debug for where it was raised)\n",
-             L, L, L, L); /* the message gives the whole edge */
+             L, L, L, L, 0.5 * L); /* the edge and its half (it said "half the edge x = edge") */
     hx_system_destroy(&conf);
 #define LIB_ERROR(msg)                                                                             \
     "halox md: error: " msg "\n  (HX_ERR_INVALID_ARG; set HALOX_LOG=debug for where it was "       \
@@ -96,7 +97,7 @@ int main(int argc, char **argv)
                    "leave it out to take it from the buffer tolerance)")},
         {"--steps 10 --nstlist 0", LIB_ERROR("nstlist = 0: must be >= 1")},
         {"--steps -5", "halox md: --steps (-5), --nstenergy (100), --nstxout (0), --threads (0), "
-                       "--seed (1) and --nstcheckpoint (0) must be >= 0\n"},
+                       "--seed (1), --nstcheckpoint (0) and --nstlog (1000) must be >= 0\n"},
         {"--steps 10 --rc 1.2 --gen-vel 300", halfbox},
         {"--steps 10 --model tip5p",
          LIB_ERROR(

@@ -1,7 +1,8 @@
 /* GROMACS .mdp files (hx_mdp_read_buffer, hx_mdp_read): a file written the way GROMACS users
  * write them (comments, '-' or '_', any case, empty values) gives every supported value; every
  * unsupported key or value, duplicate, inconsistent cut-off, incomplete thermostat and
- * malformed line is refused with file:line and what halox accepts. */
+ * malformed line is refused with file:line and what halox accepts, all of a file's problems in
+ * one message; keys that cannot change what halox computes are ignored and listed. */
 #include "testutil.h"
 
 #include "halox/io.h"
@@ -83,7 +84,10 @@ typedef struct bad_case {
 } bad_case;
 
 static const bad_case bad[] = {
-    {"dt = 0.002\nnstlog = 100\n", 2, "'nstlog' is not a parameter halox supports"},
+    {"dt = 0.002\ndefine = -DFLEXIBLE\n", 2, "'define' is not a parameter halox supports"},
+    {"nsttcouple = 5\n", 1, "use nsttcouple = 10"},
+    {"free-energy = yes\n", 1, "use free-energy = no"},
+    {"nwall = 2\n", 1, "use nwall = 0"},
     {"integrator = sd\n", 1, "use integrator = md"},
     {"cutoff-scheme = group\n", 1, "Verlet"},
     {"coulombtype = PME\n", 1, "use coulombtype = reaction-field"},
@@ -133,10 +137,40 @@ static void test_bad(int *ncases)
             "missing file: %s '%s'", hx_status_name(st), hx_last_error_message());
 }
 
+/* A file written for GROMACS: the keys that cannot change what halox computes are ignored and
+ * listed; every problem is in one message (it failed one key per attempt). */
+static void test_gromacs_file(int *ncases)
+{
+    (*ncases)++;
+    hx_mdp m;
+    static const char ign[] = "nstcalcenergy = 100\nnstvout = 0\nfourierspacing = 0.12\n"
+                              "nstlog = 500\ntau-p = 2.0\nnsttcouple = 10\n";
+    T_OK(hx_mdp_read_buffer(ign, sizeof ign - 1, "ign.mdp", &m));
+    T_CHECK(m.nignored == 4 && strcmp(m.ignored, "nstcalcenergy (line 1), nstvout (line 2), "
+                                                 "fourierspacing (line 3), tau-p (line 5)") == 0,
+            "ignored %d: '%s'", m.nignored, m.ignored);
+    T_CHECK(m.has_nstlog && m.nstlog == 500, "nstlog %d %d", m.has_nstlog, m.nstlog);
+
+    (*ncases)++;
+    static const char many[] = "dt = 0.002\ndefine = -DFLEXIBLE\nnstdisreout = 10\n"
+                               "integrator = sd\nnstcalcenergy = 100\ntcoupl = berendsen\n";
+    hx_clear_error();
+    hx_status st = hx_mdp_read_buffer(many, sizeof many - 1, "many.mdp", &m);
+    const char *msg = hx_last_error_message();
+    T_CHECK(st == HX_ERR_INPUT &&
+                strstr(msg, "many.mdp: 4 problems: 'define' (line 2), 'nstdisreout' (line 3) are "
+                            "not parameters halox supports, remove the lines") &&
+                strstr(msg, "many.mdp:4: integrator = sd: halox integrates with leap-frog only") &&
+                strstr(msg, "many.mdp:6: tcoupl = berendsen: halox has tcoupl = no or v-rescale") &&
+                !strstr(msg, "nstcalcenergy"),
+            "every problem in one message: %s '%s'", hx_status_name(st), msg);
+}
+
 int main(void)
 {
     int ncases = 0;
     test_good(&ncases);
     test_bad(&ncases);
+    test_gromacs_file(&ncases);
     return t_finish("test_mdp", ncases);
 }

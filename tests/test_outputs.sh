@@ -3,14 +3,17 @@
 #  - outputs that are not regular files are written through, never renamed or replaced: a FIFO
 #    (its reader gets the data), a character device (a private copy of the null device where
 #    root may make one, then /dev/null itself), a symbolic link to a device; writing to /dev/full
-#    fails with "No space left on device" and leaves the device in place;
+#    (the final configuration, or the log) fails with "No space left on device" and leaves the
+#    device in place;
 #  - every output path is checked before the input is read: a missing directory, a path through
 #    a regular file, a directory given as a file, an unwritable directory, two outputs that are
-#    one file, an output that is the input: each fails in seconds (a run of 10^8 steps would
+#    one file, an output that is an input (the configuration, the parameter file): each fails in
+#    seconds (a run of 10^8 steps would
 #    otherwise go on), with its message, and writes nothing;
 #  - -o equal to -c keeps the input as #conf.gro.1#;
 #  - two runs on the same files: the second fails naming the first (its pid), and touches none
-#    of the first run's files; a lock file left by a dead run does not block.
+#    of the first run's files; a lock file left by a dead run does not block;
+#  - 254-byte output names work: lock, backup, temporary and .prev names are shortened.
 # The real /dev/null and /dev/full are only given to the binary after it has written a FIFO and
 # a private device through: a binary that renamed special files must never run on them as root.
 #   test_outputs.sh <halox>
@@ -94,6 +97,15 @@ if [ $special_ok -eq 1 ]; then
     [ -c /dev/full ] || fail "/dev/full is no longer a character device"
     ls -a /dev | grep -q '^#full' && fail "a backup of /dev/full appeared in /dev"
     echo "/dev/null written through; /dev/full: exit $rc, $(grep error full.out | head -1)"
+    # the log on a full device: the failure is reported (it was ignored, exit 0) before the run
+    check
+    "$halox" md "${short[@]}" -g /dev/full -o fulllog.gro > fulllog.out 2>&1
+    rc=$?
+    { [ $rc -ne 0 ] && grep -q "writing the log /dev/full failed: No space left on device" fulllog.out; } ||
+        fail "-g /dev/full: exit $rc, $(grep -m1 error fulllog.out)"
+    [ -e fulllog.gro ] && fail "-g /dev/full: the run went on and wrote its configuration"
+    [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+    echo "-g /dev/full: exit $rc, $(grep -m1 error fulllog.out)"
 else
     echo "note: the binary replaced a special file above; it is not run on /dev/null or /dev/full"
 fi
@@ -131,6 +143,16 @@ expect_early o-is-dir "is a directory" "${huge[@]}" -o adir -g x.log -e early.js
 expect_early same-file "are the same file" "${huge[@]}" -o out.gro -g x.log -e early.jsonl \
     -x ./adir/../early.jsonl --nstxout 10
 expect_early output-is-input "is the input" "${huge[@]}" -o out.gro -g w.gro -e early.jsonl
+# the parameter file is an input too: -g run.mdp would have replaced it by the log
+printf 'nstlist = 10\n' > in.mdp
+cp in.mdp in.orig.mdp
+expect_early log-is-mdp "the log (-g) in.mdp is the parameter file (-f) in.mdp" "${huge[@]}" \
+    -f in.mdp -o out.gro -g in.mdp -e early.jsonl
+cmp -s in.mdp in.orig.mdp || fail "log-is-mdp: the parameter file was changed"
+no_backups . in.mdp || fail "log-is-mdp: the parameter file was backed up (renamed)"
+expect_early energy-is-mdp "the energy file (-e) in.mdp is the parameter file (-f)" "${huge[@]}" \
+    -f in.mdp -o out.gro -g x.log -e in.mdp
+cmp -s in.mdp in.orig.mdp || fail "energy-is-mdp: the parameter file was changed"
 if [ "$(id -u)" -eq 0 ] && id nobody > /dev/null 2>&1 && command -v su > /dev/null; then
     # an unwritable directory: root writes anywhere, so run as an ordinary user
     check
@@ -191,5 +213,33 @@ echo "pid 1 on nowhere" > .stale.jsonl.halox-lock
 "$halox" md "${short[@]}" -e stale.jsonl -g stale.log -o stale.gro > stale.out 2>&1 ||
     fail "a stale lock file blocked the run: $(grep -m1 error stale.out)"
 [ -e .stale.jsonl.halox-lock ] && fail "the stale lock file was not removed"
+
+# --- 7. long file names: a name may have 255 bytes, but the lock (.NAME.halox-lock), backup
+# (#NAME.1#), temporary (NAME.tmp.PID) and previous checkpoint (NAME.prev) next to it are longer
+# (a 254-byte -o failed at the lock); they are shortened with a hash and everything works
+check
+long() { printf "$1%.0s" $(seq "$2"); }
+lo="$(long o 250).gro" le="$(long e 248).jsonl" lg="$(long g 250).log" lx="$(long x 246).traj.gro"
+lc="$(long c 250).cpt"
+longrun() {
+    "$halox" md "${short[@]}" -o "$lo" -e "$le" -g "$lg" -x "$lx" --nstxout 5 --checkpoint "$lc" \
+        --nstcheckpoint 10 "$@" > long.out 2>&1
+}
+longrun
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names: exit $rc, $(grep -m1 error long.out)"
+[ -s "$lo" ] && [ -s "$le" ] && [ -s "$lg" ] && [ -s "$lx" ] && [ -s "$lc" ] ||
+    fail "254-byte output names: an output is missing"
+longrun
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names, second run: exit $rc, $(grep -m1 error long.out)"
+nbak=$(ls -a | grep -c '^#[eglx]*~[0-9a-f]\{8\}\.[^#]*1#$')
+[ "$nbak" -eq 3 ] || fail "254-byte output names: $nbak shortened backups (log, energy, trajectory), want 3: $(ls -a | grep '^#' | cut -c1-20 | tr '\n' ' ')"
+ls -a | grep -q '^c*~[0-9a-f]\{8\}\.prev$' || fail "254-byte checkpoint name: no shortened .prev"
+ls -a | grep -q 'halox-lock' && fail "254-byte output names: lock files left"
+longrun --steps 30 --restart "$lc"
+rc=$?
+[ $rc -eq 0 ] || fail "254-byte output names, restart: exit $rc, $(grep -m1 error long.out)"
+echo "254-byte names: runs, backups ($nbak), .prev and restart: exit $rc"
 
 finish test_outputs

@@ -57,7 +57,8 @@ int main(void)
                     HX_ERR_GEOMETRY,
                     "cells along x are too small: the communication distance 2.5 nm needs 3 "
                     "pulses of cell size 1 nm, but there are only 3 cells (pulses must be fewer "
-                    "than cells); use at most 1 domains along x, or a shorter cut-off/rlist, or a "
+                    "than cells); do not divide x (one domain along it), or a shorter "
+                    "cut-off/rlist, or a "
                     "larger box"),
         n++;
     expect_dd_error("r_comm < cutoff", (hx_dd_params){{5, 5, 5}, {2, 1, 1}, 0.8, 1.0},
@@ -135,9 +136,9 @@ int main(void)
                    "no domain grid for 2 domains fits this box (2.2 x 2.2 x 2.2 nm) with a "
                    "communication distance of 1.2 nm (e.g. 2x1x1: cells along x are too small: "
                    "the communication distance 1.2 nm needs 2 pulses of cell size 1.1 nm, but "
-                   "there are only 2 cells (pulses must be fewer than cells); use at most 1 "
-                   "domains along x, or a shorter cut-off/rlist, or a larger box); use fewer "
-                   "domains");
+                   "there are only 2 cells (pulses must be fewer than cells); do not divide x "
+                   "(one domain along it), or a shorter cut-off/rlist, or a larger box); use "
+                   "fewer domains");
     n++;
     /* automatic grid: a fit, and it must be buildable */
     T_OK(hx_dd_choose_grid((double[3]){8, 8, 8}, 1.1, 1.0, 8, g));

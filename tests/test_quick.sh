@@ -12,7 +12,7 @@ props=$(cat "$build"/tests/CTestTestfile.cmake 2> /dev/null | grep '^set_tests_p
 long=$(echo "$props" | grep 'LABELS "[^"]*long' | sed 's/^set_tests_properties(\[=\[\([^]]*\)\]=\].*/\1/')
 quick=$(echo "$props" | grep -v 'LABELS "[^"]*long' | sed 's/^set_tests_properties(\[=\[\([^]]*\)\]=\].*/\1/')
 # the tests that take tens of seconds to minutes on CI's two cores
-for t in test_md_nve test_md_determinism test_dd_md test_dd_md_mpi_np4 test_dd_md_mpi_np8; do
+for t in test_md_nve test_md_determinism test_dd_md test_dd_md_mpi_np4 test_dd_md_mpi_np8 test_md_physics; do
     check
     if ! echo "$quick" | grep -qx "$t" && ! echo "$long" | grep -qx "$t"; then
         continue # not built here (e.g. no MPI)

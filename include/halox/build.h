@@ -65,7 +65,9 @@ typedef struct hx_mixture_info {
  * radii, as gmx insert-molecules), minimised and run with a thermostat; systems of more than
  * 12000 atoms are tiles^3 copies of one relaxed tile of about 6000 atoms with the surplus
  * molecules removed at random and the box scaled to the exact density (a fraction of a per
- * mille). Deterministic for a seed (the relaxation always uses two threads). */
+ * mille). Deterministic for a seed (the relaxation always uses two threads). The system has
+ * the velocities of the relaxation's end (has_velocities; copies of a tile share the tile's), so
+ * that a run from it starts at the relaxation's temperature, not from rest. */
 hx_status hx_build_mixture(const hx_mixture_params *p, hx_system **out, hx_mixture_info *info);
 
 /* Experimental density (g/cm^3) of ethanol-water at ethanol mass fraction w (0..1) and 300 K

@@ -4,11 +4,12 @@
  * thermostat's random stream, the run's parameters (and their hash), the sizes of the output
  * files when it was written (a restart cuts them back to those sizes before appending), and the
  * rank and thread counts. Files are written atomically and the previous checkpoint is kept as
- * FILE.prev. Format: a text header ("HALOX-CHECKPOINT 1", key value lines, "data"), the binary
+ * FILE.prev. Format: a text header ("HALOX-CHECKPOINT 2", key value lines, "data"), the binary
  * arrays, and an FNV-1a checksum of everything before it; see src/io/checkpoint.c. */
 #ifndef HALOX_CHECKPOINT_H
 #define HALOX_CHECKPOINT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "halox/md.h"
@@ -31,11 +32,15 @@ typedef struct hx_ckpt_params {
 } hx_ckpt_params;
 
 typedef struct hx_checkpoint {
+    int format; /* of the file read: 2, or 1 (before thermostat_work was recorded) */
     long long step;
     hx_system *sys;
     uint64_t rng_state[4];
     double rlist; /* the resolved pair-list radius of the run */
     int nranks, nthreads;
+    /* The energy the thermostat has added to the system up to this step (kJ/mol; 0 without a
+     * thermostat and in format-1 files): the conserved energy is the total minus it. */
+    double thermostat_work;
     hx_ckpt_params params;
     uint64_t params_hash;
     /* output files and their sizes in bytes when the checkpoint was written (-1: none) */
@@ -55,9 +60,14 @@ hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_para
                                  const char *ckpt_path);
 
 /* Write atomically: FILE.tmp.<pid>, flushed to disk, then the existing FILE becomes FILE.prev
- * and the new one FILE. On failure an existing FILE is untouched. */
+ * and the new one FILE. On failure an existing FILE is untouched. (Names too long for the
+ * directory are shortened, see hx_checkpoint_prev_name.) */
 hx_status hx_checkpoint_write(const char *path, const hx_checkpoint *c);
-/* Read and validate (header, sizes, checksum). Errors name the file and what is wrong. */
+/* The name FILE.prev of the previous checkpoint (shortened as src/io/files.h's
+ * hx_path_sibling shortens names that would exceed the directory's limit). */
+hx_status hx_checkpoint_prev_name(const char *path, char *out, size_t cap);
+/* Read and validate (header, sizes, checksum). Errors name the file and what is wrong; for a
+ * damaged file also whether FILE.prev is there to continue from. */
 hx_status hx_checkpoint_read(const char *path, hx_checkpoint **out);
 hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const char *name,
                                     hx_checkpoint **out);

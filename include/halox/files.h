@@ -43,6 +43,15 @@ int hx_path_same_file(const char *a, const char *b);
  * directory plus the name. Two outputs with the same canonical path are the same file. */
 hx_status hx_path_canonical(const char *path, char *out, size_t cap);
 
+/* The name of a file next to path: path's directory, then prefix + path's file name + suffix
+ * (".NAME.halox-lock", "#NAME.1#", "NAME.tmp.123", "NAME.prev"). When that file name would be
+ * longer than the directory allows (NAME_MAX, 255 bytes on most file systems), so that a legal
+ * long output name would make its lock, backup or temporary fail, the end of path's file name
+ * is replaced by '~' and 8 hex digits of a hash of the whole name: the sibling fits, and
+ * different long names keep different siblings. HX_ERR_INVALID_ARG when out is too small. */
+hx_status hx_path_sibling(const char *path, const char *prefix, const char *suffix, char *out,
+                          size_t cap);
+
 /* Size of a regular file in bytes; -1 when it does not exist or is not regular. */
 long long hx_path_size(const char *path);
 

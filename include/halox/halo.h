@@ -9,6 +9,7 @@
 #define HALOX_HALO_H
 
 #include "halox/comm.h"
+#include "halox/gpu.h"
 #include "halox/plan.h"
 #include "halox/status.h"
 
@@ -42,10 +43,15 @@ typedef enum hx_halo_path {
 
 typedef struct hx_halo_config {
     const char *backend; /* a name above; NULL means "host" */
-    hx_real real;        /* element type of the coordinate and force arrays */
-    hx_memspace mem;     /* where they live: HX_MEM_HOST ("host") or HX_MEM_DEVICE (GPU ones) */
-    hx_halo_path path;   /* nvshmem only */
-    int bulk_copy;       /* nvshmem P2P: pack through shared memory and the bulk-copy engine */
+    /* The GPU backends' device and streams (include/halox/gpu.h): required by gpu-mpi,
+     * gpu-direct and nvshmem, which run on its device and never choose one of their own; created
+     * on the same communicator (or one with the same ranks). Ignored by "host". Must outlive the
+     * exchange. */
+    const hx_gpu_context *gpu;
+    hx_real real;      /* element type of the coordinate and force arrays */
+    hx_memspace mem;   /* where they live: HX_MEM_HOST ("host") or HX_MEM_DEVICE (GPU ones) */
+    hx_halo_path path; /* nvshmem only */
+    int bulk_copy;     /* nvshmem P2P: pack through shared memory and the bulk-copy engine */
     /* Diagnostic mode of device-side waits: give up after this many seconds, report rank, peer,
      * pulse, step, expected and observed signal, and stop the kernel. < 0: the backend's
      * default (on in debug builds), 0: off. */
@@ -93,8 +99,10 @@ const char *hx_halo_describe(const hx_halo *h);
 
 /* Coordinates forward: the home part of every x array filled; when the stream reaches this
  * point the halo part holds the upper neighbours' atoms, shifted by the box where the plan says.
- * stream: a cudaStream_t for the GPU backends, NULL for "host" (which completes before it
- * returns). */
+ * stream: for the GPU backends a cudaStream_t of the GPU context's device (checked:
+ * HX_ERR_INVALID_ARG for a stream of another device), e.g. hx_gpu_context_stream(ctx,
+ * HX_GPU_STREAM_NONLOCAL), or NULL for that device's default stream; ignored by "host" (which
+ * completes before it returns). The caller's current device is left as it was. */
 hx_status hx_halo_exchange_x(hx_halo *h, void *stream);
 /* Forces backward, in reverse pulse order: the halo part of every f array is sent to its owners
  * and added there (into home atoms, or into halo atoms that are forwarded further). */
@@ -103,7 +111,8 @@ hx_status hx_halo_exchange_f(hx_halo *h, void *stream);
  * layout of domain i and lives in `mem`. Synchronous. */
 hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem);
 
-/* For benchmarks (`halox bench exchange`): time the exchange on `stream`. Collective. `warmup`
+/* For benchmarks (`halox bench exchange`): time the exchange on `stream` (checked as for
+ * hx_halo_exchange_x; the events are made on the GPU context's device). Collective. `warmup`
  * untimed steps, then `steps` timed ones (a step: hx_halo_exchange_x, then hx_halo_exchange_f)
  * with a CUDA event every `batch` steps only (steps a multiple of batch), because events between
  * all steps add a kernel boundary each under MPS; graph != 0 captures one step in a CUDA graph

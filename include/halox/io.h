@@ -51,22 +51,28 @@ hx_status hx_topology_write(const char *path, const hx_system *sys, const char *
  * keys with an empty value are ignored, keys match without regard to case, '-' and '_'
  * (tau-t, tau_t and TAU_T are one key), and so do the names of choices (V-rescale, v_rescale).
  * A key given twice, a key halox does not support, or a value it does not support is an error
- * (HX_ERR_INPUT) naming file:line, the key and what halox accepts. Supported keys:
+ * (HX_ERR_INPUT) naming file:line, the key and what halox accepts; every such problem of a file
+ * is in the one message. Keys that cannot change what halox computes (output it does not write,
+ * PME parameters under reaction field, pressure-coupling parameters without pressure coupling,
+ * ...: src/io/mdp.c lists them with the reasons) are read and listed in `ignored`. Supported
+ * keys:
  *   integrator (md)        dt                 nsteps (>= 0)       continuation (yes/no)
  *   cutoff-scheme (Verlet) nstlist            rlist               verlet-buffer-tolerance
  *   coulombtype (reaction-field)  rcoulomb = rvdw (one cut-off)  epsilon-r   epsilon-rf
  *   vdw-modifier (potential-shift)   tcoupl (no, v-rescale)   tc-grps (System)
  *   tau-t, ref-t (one group)   gen-vel (yes/no)   gen-temp   gen-seed (>= 0)
- *   nstenergy   nstxout
+ *   nstenergy   nstxout   nstlog
  * and, accepted only with the value halox implements: vdwtype (cut-off), coulomb-modifier
  * (potential-shift), pbc (xyz), DispCorr (no), pcoupl (no), comm-mode (none), constraints
- * (none or h-bonds: halox's molecules have no bonds besides rigid water's, which SETTLE keeps).
+ * (none or h-bonds: halox's molecules have no bonds besides rigid water's, which SETTLE keeps),
+ * nsttcouple (10), free-energy, pull, awh, annealing, periodic-molecules (no), nwall,
+ * cos-acceleration (0).
  * rlist counts, as in GROMACS, only with verlet-buffer-tolerance = -1 (a fixed list radius);
  * with a tolerance halox chooses rlist itself and a given rlist is ignored with a warning. */
 typedef struct hx_mdp {
     int has_dt, has_nsteps, has_nstlist, has_rc, has_rlist, has_buffer_tolerance, has_eps_r,
         has_eps_rf, has_thermostat, has_tau_t, has_ref_t, has_gen_vel, has_gen_temp, has_gen_seed,
-        has_nstenergy, has_nstxout, has_continuation;
+        has_nstenergy, has_nstxout, has_continuation, has_nstlog;
     double dt;               /* ps */
     long long nsteps;        /* >= 0 */
     int nstlist;             /* >= 1 */
@@ -81,6 +87,9 @@ typedef struct hx_mdp {
     long long gen_seed;      /* >= 0 */
     int nstenergy, nstxout;  /* >= 0 */
     int continuation;        /* 0/1 */
+    int nstlog;              /* >= 0 */
+    int nignored;            /* keys read but ignored: they do not change what halox computes */
+    char ignored[512];       /* "nstcalcenergy (line 4), nstvout (line 5)" */
 } hx_mdp;
 
 /* Read an .mdp file into *out (zeroed first). */

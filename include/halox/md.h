@@ -406,6 +406,11 @@ typedef struct hx_md_params {
      * (when compiled), else "gpu-mpi" (one process: one domain, nothing to send). */
     const char *backend;
     const char *halo;
+    /* The device of the "gpu" backend and of the GPU halo backends (include/halox/gpu.h): required
+     * for backend "gpu" (the engine never chooses a device), created on the engine's
+     * communicator; its streams are the ones the step runs on. NULL for "cpu". Must outlive the
+     * engine. */
+    const hx_gpu_context *gpu;
     /* Options of the halo backend (include/halox/halo.h, hx_halo_config): the NVSHMEM path and
      * bulk-copy variant, the deadline of device-side waits (< 0: backend default), and the
      * stress mode's seed (0: off; testing). */
@@ -421,6 +426,12 @@ typedef struct hx_md_params {
     long long start_step;
     int has_rng_state;
     uint64_t rng_state[4];
+    /* and the thermostat's work up to start_step (hx_md_thermostat_work of the run continued;
+     * kJ/mol), so that the conserved energy continues too; rlist_from_tolerance: the continued
+     * run chose rlist from its buffer tolerance (its missed pairs are by design, as in that
+     * run, and a warning must not advise leaving rlist out) */
+    double thermostat_work;
+    int rlist_from_tolerance;
     /* GROMACS's "continuation = yes" for a new run from a configuration file: the positions (and
      * velocities) are those of an earlier constrained run and are not constrained again before
      * step 0. Everything else is as for a new run (whole molecules, centre-of-mass motion
@@ -433,21 +444,73 @@ typedef struct hx_md_params {
      * environment variable HALOX_GPU_PRUNE_PARTS overrides it), 0: pruned at the search only.
      * rlist_inner 0: the buffer estimate for a list lifetime of prune_parts + 1 steps at a
      * hundredth of verlet_buffer_tolerance, at most rlist. The GPU backend's default is 4
-     * parts (src/mdrun/engine.c says why, with the measurements). */
+     * parts (src/mdrun/list_setup.c says why, with the measurements). */
     int prune_parts;
     double rlist_inner;
+    /* The pair-list interval chosen by the engine, as GROMACS's mdrun does on GPUs: with
+     * nstlist_auto set, nstlist is the reference interval (10 by default) and the gpu backend
+     * raises it by the rule of hx_md_list_setup_resolve (the cpu backend keeps it; so does a run
+     * with an explicit rlist, whose buffer the engine cannot re-estimate). `halox md` sets it
+     * unless --nstlist or an .mdp nstlist is given. nstlist_divides > 0: only intervals that
+     * divide it are chosen (`halox md` passes its checkpoint interval, so that checkpoints fall
+     * on pair-search steps). */
+    int nstlist_auto;
+    int nstlist_divides;
 } hx_md_params;
 
-/* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10, nstcheck 10,
- * prune_parts -1 (backend default), rlist_inner 0 (estimate),
+/* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10 (fixed:
+ * nstlist_auto 0), nstcheck 10, prune_parts -1 (backend default), rlist_inner 0 (estimate),
  * eps_rf 0, eps_r 1, model spce, NVE, tau_t 0.1, ref_t 300, nsttcouple 10, seed 1, cpu. */
 void hx_md_params_default(hx_md_params *p);
-/* The pair-list radius a run with these parameters uses: p->rlist when set, otherwise the
- * Verlet-buffer estimate for p->verlet_buffer_tolerance at the run's temperature (gen_temp with
- * gen_vel; else the input velocities' temperature; at least ref_t with a thermostat; 300 K for
- * a cold start). sys as read from the input. hx_md_create and `halox plan` both call it, so the
- * plan predicts the run's decomposition. */
+/* The pair-list radius for the interval p->nstlist (no automatic choice): p->rlist when set,
+ * otherwise the Verlet-buffer estimate for p->verlet_buffer_tolerance at the run's temperature
+ * (gen_temp with gen_vel; else the input velocities' temperature; at least ref_t with a
+ * thermostat; 300 K for a cold start). sys as read from the input. */
 hx_status hx_md_pair_list_radius(const hx_system *sys, const hx_md_params *p, double *rlist);
+
+/* The pair lists of a run, resolved: interval, outer radius, rolling prune. */
+typedef struct hx_md_list_setup {
+    int nstlist;        /* steps between pair searches */
+    double rlist;       /* outer radius (the decomposition's and the halo's), nm */
+    int prune_parts;    /* rolling prune (gpu backend): parts, each re-pruned every prune_parts
+                         * steps; 0: off */
+    double rlist_inner; /* the pruned list's radius, nm (rlist when the prune is off) */
+    int automatic;      /* nstlist_auto applied: the rule below chose nstlist */
+    int nstlist_ref;    /* the reference interval (p->nstlist) */
+    double rlist_ref;   /* the outer radius at the reference interval, nm */
+    double size_factor; /* estimated outer-list size at nstlist against that at nstlist_ref */
+    char note[256];     /* why the interval is what it is, for the log */
+} hx_md_list_setup;
+
+/* The pair lists a run with these parameters uses, on ndomains domains (grid: the grid asked
+ * for, NULL or zeros: the one chosen for ndomains). hx_md_create_dd and `halox plan` both call
+ * it, so the plan predicts the run's decomposition. sys as read from the input.
+ *
+ * The outer radius: p->rlist, or the buffer estimate for the interval (hx_md_pair_list_radius).
+ * The interval: p->nstlist, unless p->nstlist_auto on the gpu backend with the radius from the
+ * buffer tolerance. Then the list sizes are compared as (r + dr)^3, r the estimated radius of an
+ * interval and dr = 0.6 ((8 - 1) / rho + (4 - 1) / rho)^(1/3) the radius a cluster-pair list of
+ * 8-atom i clusters and 4-atom j halves covers beyond r (GROMACS's estimate; rho the atom
+ * density). Candidates: 20, 25, 40, 50, 80, 100 (decomposed also 125, 150, 200, 250, 300),
+ * above p->nstlist and dividing p->nstlist_divides when it is set; a candidate whose radius
+ * does not fit half the box, or whose communication distance needs more pulses (or has no grid),
+ * ends the list.
+ *  - one domain (the search runs on the GPU, ~0.2-3 plain steps' time): GROMACS's GPU rule,
+ *    the largest candidate whose outer list is at most 1.5x the reference list, taking
+ *    candidates in order until one reaches 1.4x;
+ *  - decomposed (the search runs on the host: 2.5-5 ms, 20-60 plain steps): the candidate of
+ *    lowest modelled cost per step, 1 + 0.077 (F - 1) + 20 / N for a list F times the
+ *    reference's (the step's share that grows with the outer list, measured on one H200) and a
+ *    search step of 20 plain steps (the low end of the measured range; HALOX_SEARCH_COST_STEPS
+ *    overrides it), among those with F <= 4.
+ * The rolling prune (gpu backend, prune_parts -1): HALOX_GPU_PRUNE_PARTS or 4 parts; the inner
+ * radius from the buffer estimate for a lifetime of parts + 1 steps at a hundredth of the
+ * tolerance (HALOX_GPU_PRUNE_TOLERANCE overrides it), the parts raised while that radius is rc
+ * itself (no buffer to prune to) and below nstlist - 2; off when the inner list would not be at
+ * least 3 % shorter or a part would not be pruned before the next search (parts >= nstlist - 1).
+ * prune_parts >= 0 and rlist_inner > 0 are taken as given. */
+hx_status hx_md_list_setup_resolve(const hx_system *sys, const hx_md_params *p, int ndomains,
+                                   const int grid[3], hx_md_list_setup *out);
 /* Checks every parameter against the system (rc < half box, rlist >= rc, dt > 0, ...);
  * HX_ERR_INVALID_ARG with what to change. */
 hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys);
@@ -470,6 +533,13 @@ typedef struct hx_md_energies {
      * the sum of all seven. Without (water, argon) the five are 0 and potential = lj + coulomb. */
     double bonds, angles, dihedrals, lj14, coulomb14;
     int has_bonded;
+    /* GROMACS's "Conserved En.": total minus the energy the thermostat has added since the run
+     * began (v-rescale's integral of (lambda^2 - 1) times the half-step kinetic energy it
+     * scaled), so that it stays constant as the total energy does without a thermostat; equal
+     * to total in NVE. NaN like the potential. has_thermostat: the run couples (the energy
+     * file writes the column only then). */
+    double conserved;
+    int has_thermostat;
 } hx_md_energies;
 
 typedef struct hx_md_timings {
@@ -574,6 +644,9 @@ typedef struct hx_md_output {
      * The flag is only read, never reset. */
     volatile sig_atomic_t *stop;
     int stop_at_search;
+    /* Energies are computed on multiples of nstenergy and, when nstlog > 0, of nstlog too (a
+     * program writes them to its log from step_hook, which sees the previous step's). */
+    int nstlog;
 } hx_md_output;
 
 /* Run p->steps steps: energies of steps 0..steps (the last one by hx_md_evaluate), frames of
@@ -585,7 +658,8 @@ const hx_md_energies *hx_md_last_energies(const hx_md *md);
 /* The global system: topology always; positions and velocities as of the latest hx_md_gather
  * (automatic for the single-domain engine). */
 const hx_system *hx_md_system(const hx_md *md);
-const hx_md_params *hx_md_get_params(const hx_md *md); /* rlist resolved */
+const hx_md_params *hx_md_get_params(const hx_md *md); /* nstlist, rlist, prune resolved */
+void hx_md_get_list_setup(const hx_md *md, hx_md_list_setup *s); /* how they were chosen */
 /* Steps of the next hx_md_run (counted from the current step). */
 void hx_md_set_steps(hx_md *md, long long steps);
 double hx_md_ndf(const hx_md *md);
@@ -595,6 +669,9 @@ long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
 /* The thermostat's random stream, to store in a checkpoint. */
 void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
+/* The energy the thermostat has added to the system in the steps before the current one
+ * (kJ/mol; 0 without a thermostat), to store in a checkpoint (hx_md_params.thermostat_work). */
+double hx_md_thermostat_work(const hx_md *md);
 /* One JSON object (no newline) of e into buf, as in the energy file (docs/energy-json.md:
  * exact numbers, null for NaN or infinite values); an empty string when it does not fit (512
  * bytes always suffice). */

@@ -453,9 +453,11 @@ static hx_status tile_out(const hx_system *t, int nt_e, int k, int ne, int nw, d
                 hx_molecule_centre(t->x, a0, a0 + na, cg);
                 s->mol_start[mol] = at;
                 for (int a = 0; a < na; a++) {
-                    for (int d = 0; d < 3; d++)
+                    for (int d = 0; d < 3; d++) {
                         s->x[3 * (at + a) + d] =
                             (cg[d] + off[d]) * scale + (t->x[3 * (a0 + a) + d] - cg[d]);
+                        s->v[3 * (at + a) + d] = t->v[3 * (a0 + a) + d];
+                    }
                     set_names(s, at + a, mol, t->res_name[a0 + a], t->atom_name[a0 + a]);
                 }
                 at += na;
@@ -470,6 +472,7 @@ static hx_status tile_out(const hx_system *t, int nt_e, int k, int ne, int nw, d
                 ne + nw, 9 * ne + 3 * nw);
     }
     hx_wrap_molecules(s->x, s->mol_start, s->nmol, s->box);
+    s->has_velocities = t->has_velocities;
     *out = s;
     return HX_OK;
 }
@@ -567,9 +570,8 @@ hx_status hx_build_mixture(const hx_mixture_params *p, hx_system **out, hx_mixtu
     snprintf((*out)->title, sizeof(*out)->title,
              "halox mixture ethanol x=%.4f %s %d atoms seed %llu", info->mole_fraction,
              hx_forcefield_water(ff)->name, (*out)->natoms, (unsigned long long)p->seed);
-    /* positions only, as the water builder: a run draws its velocities */
-    memset((*out)->v, 0, 3 * (size_t)(*out)->natoms * sizeof(double));
-    (*out)->has_velocities = 0;
+    /* with the velocities of the relaxation at 300 K (a tile's copies share its velocities),
+     * so that a run from the file does not start from rest */
 out:
     hx_system_destroy(&tile);
     hx_forcefield_destroy(&ff);

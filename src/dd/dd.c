@@ -73,13 +73,18 @@ static hx_status dd_setup(const hx_dd_params *p, hx_dd *dd, int quiet)
             np++;
         if (np >= p->grid[d]) {
             int max_cells = (int)floor(p->box[d] / p->r_comm);
+            char fewer[64];
+            if (max_cells > 1)
+                snprintf(fewer, sizeof fewer, "use at most %d domains along %c", max_cells,
+                         dim_name[d]);
+            else
+                snprintf(fewer, sizeof fewer, "do not divide %c (one domain along it)",
+                         dim_name[d]);
             DD_FAIL(HX_ERR_GEOMETRY,
                     "cells along %c are too small: the communication distance %g nm needs %d "
                     "pulses of cell size %g nm, but there are only %d cells (pulses must be fewer "
-                    "than cells); use at most %d domains along %c, or a shorter cut-off/rlist, or "
-                    "a larger box",
-                    dim_name[d], p->r_comm, np, dd->cell[d], p->grid[d],
-                    max_cells > 1 ? max_cells : 1, dim_name[d]);
+                    "than cells); %s, or a shorter cut-off/rlist, or a larger box",
+                    dim_name[d], p->r_comm, np, dd->cell[d], p->grid[d], fewer);
         }
         dd->np[d] = np;
         dd->dims[dd->ndim++] = d;

@@ -31,7 +31,7 @@
 HX_DEFINE_PACK(double, f64)
 HX_DEFINE_PACK(float, f32)
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) || defined(HX_CUDA_EMULATION)
 /* The force accumulation with atomics, for kernels in which several pulses add into the same
  * atom at once (the fused NVSHMEM force kernel): the same sums, in an order set by the hardware. */
 __device__ __forceinline__ void hx_unpack_f_elem_f32_atomic(int e, const int *map, const float *buf,

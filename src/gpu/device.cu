@@ -49,6 +49,7 @@ extern "C" hx_status hx_gpu_get_info(int device, hx_gpu_info *info)
     HX_CUDA(cudaDriverGetVersion(&info->driver_version));
     HX_CUDA(cudaRuntimeGetVersion(&info->runtime_version));
     HX_CUDA(cudaDeviceGetPCIBusId(info->pci_bus_id, (int)sizeof info->pci_bus_id, device));
+    memcpy(info->uuid, &p.uuid, sizeof info->uuid);
     return HX_OK;
 }
 
@@ -72,8 +73,7 @@ extern "C" hx_status hx_gpu_select_for_rank(int local_rank, int *device)
     const char *why = NULL;
     HX_TRY(hx_gpu_device_count(&n, &why));
     HX_CHECK(n > 0, HX_ERR_CUDA, "no GPU for rank %d: %s", local_rank, why ? why : "none found");
-    *device = local_rank % n;
-    HX_TRY(hx_gpu_set_device(*device));
+    *device = local_rank % n; /* computed only: the GPU context makes the device current */
     return HX_OK;
 }
 
@@ -83,6 +83,14 @@ extern "C" hx_status hx_gpu_copy(void *dst, const void *src, size_t bytes)
     if (bytes)
         HX_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
     return HX_OK;
+}
+
+extern "C" void hx_gpu_uuid_string(const unsigned char u[16], char *buf, int len)
+{
+    snprintf(buf, (size_t)len,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+             u[15]);
 }
 
 extern "C" void hx_gpu_describe(const hx_gpu_info *g, char *buf, int len)

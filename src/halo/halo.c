@@ -6,6 +6,7 @@
 #include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "gpu/context.h"
 #include "halox/version.h"
 
 #include <stdlib.h>
@@ -93,12 +94,51 @@ void hx_halo_destroy(hx_halo **hp)
     if (!hp || !*hp)
         return;
     hx_halo *h = *hp;
-    if (h->ops && h->ops->destroy)
+    if (h->ops && h->ops->destroy) {
+        /* on the context's device, whatever the caller has current; if even entering it fails
+         * the backend still frees its host memory (its CUDA calls then fail, and are ignored) */
+        hx_gpu_guard g;
+        const int entered = hx_gpu_enter_quiet(h->ops->device ? h->cfg.gpu : NULL, &g);
         h->ops->destroy(h);
+        if (entered)
+            hx_gpu_leave(&g);
+    }
     free(h->x);
     free(h->f);
     free(h);
     *hp = NULL;
+}
+
+/* The device backends run on the caller's GPU context and nowhere else. */
+static hx_status check_gpu_context(const hx_halo_config *c, hx_comm *comm)
+{
+    HX_CHECK(c->gpu, HX_ERR_INVALID_ARG,
+             "halo backend '%s' runs on a GPU context and none was given: create one with "
+             "hx_gpu_context_create(&params, comm, &ctx) on this communicator (it chooses the "
+             "device, by node-local rank or a device list, and owns the streams) and set "
+             "hx_halo_config.gpu = ctx",
+             c->backend);
+    /* the context knows the ranks of its communicator by UUID; the exchange's PEs must be the
+     * same ranks. A communicator of this process alone has no peer but itself: any context */
+    HX_CHECK(hx_comm_nranks(comm) == 1 ||
+                 (c->gpu->nranks == hx_comm_nranks(comm) && c->gpu->rank == hx_comm_rank(comm)),
+             HX_ERR_INVALID_ARG,
+             "halo backend '%s': the GPU context was created on a communicator of %d ranks "
+             "where this process is rank %d, the exchange's has %d ranks and this process as rank "
+             "%d: create the context on the exchange's communicator",
+             c->backend, c->gpu->nranks, c->gpu->rank, hx_comm_nranks(comm), hx_comm_rank(comm));
+    return HX_OK;
+}
+
+/* Every call into a device backend runs with the context's device current. */
+static hx_status halo_setup(hx_halo *h)
+{
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->setup(h));
+}
+
+static hx_status halo_update(hx_halo *h)
+{
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->update(h));
 }
 
 hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_config *cfg,
@@ -139,9 +179,13 @@ hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_confi
     hx_status st = h->x && h->f
                        ? HX_OK
                        : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    if (st == HX_OK && h->ops->device)
+        st = check_gpu_context(&c, comm);
+    /* a rank given no context (or one of another communicator) must not leave the others in the
+     * backend's collectives */
     st = hx_comm_agree(comm, st);
     if (st == HX_OK)
-        st = h->ops->setup(h);
+        st = halo_setup(h);
     if (st == HX_OK)
         st = hx_halo_update(h);
     if (st != HX_OK) {
@@ -155,7 +199,7 @@ hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_confi
 hx_status hx_halo_update(hx_halo *h)
 {
     HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_update: NULL handle");
-    hx_status st = h->ops->update(h);
+    hx_status st = halo_update(h);
     /* agreed, so that a backend's collective allocations never run on a subset of ranks */
     HX_TRY(hx_comm_agree(h->comm, st));
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
@@ -172,7 +216,11 @@ hx_status hx_halo_refresh(hx_halo *h)
     /* capacities are global maxima: every process takes the same branch */
     if (!h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf)
         return hx_halo_update(h);
-    HX_TRY(h->ops->refresh(h));
+    hx_gpu_guard g;
+    HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));
+    const hx_status st = h->ops->refresh(h);
+    hx_gpu_leave(&g);
+    HX_TRY(st);
     h->generation = p->generation;
     return HX_OK;
 }
@@ -192,14 +240,20 @@ hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***se
              "halo backend '%s' has no device messages (the device search step needs gpu-mpi, "
              "gpu-direct, nvshmem or gpu-local)",
              h->ops->name);
-    /* agreed, so that symmetric allocations never run on a subset of the processes */
-    return hx_comm_agree(h->comm, h->ops->msg_setup(h, nchan, cap, send, recv));
+    /* agreed, so that symmetric allocations never run on a subset of the processes; a rank
+     * that cannot enter its device still takes the agreements (the backend's are inside) */
+    hx_gpu_guard g;
+    hx_status st = hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    st = h->ops->msg_setup(h, nchan, cap, send, recv);
+    hx_gpu_leave(&g);
+    return hx_comm_agree(h->comm, st);
 }
 
-hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, void *stream)
+hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream)
 {
     HX_CHECK(h && dest && src && h->ops->msg, HX_ERR_INVALID_ARG, "hx_halo_msg: bad argument");
-    return h->ops->msg(h, chan, dest, src, stream);
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->msg(h, chan, dest, src, stream));
 }
 
 void *hx_halo_x(const hx_halo *h, int local)
@@ -249,26 +303,41 @@ static hx_status check_current(const hx_halo *h)
     return HX_OK;
 }
 
+/* One exchange: the caller's stream checked against the context's device (a pointer compare
+ * for the context's own streams and the last one accepted), the op run on that device. The host
+ * backend gets the stream as it came (it refuses anything but NULL). */
+static hx_status exchange(hx_halo *h, void *stream, int forces)
+{
+    const char *who = forces ? "hx_halo_exchange_f" : "hx_halo_exchange_x";
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "%s: NULL handle", who);
+    HX_TRY(check_current(h));
+    hx_stream s = (hx_stream)stream;
+    if (h->ops->device)
+        HX_TRY(hx_gpu_ctx_accept_stream(h->cfg.gpu, stream, who, &h->stream_ok, &s));
+    hx_gpu_guard g;
+    HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));
+    double t0 = hx_wtime();
+    hx_status st = forces ? h->ops->exchange_f(h, s) : h->ops->exchange_x(h, s);
+    const double dt = hx_wtime() - t0;
+    hx_gpu_leave(&g);
+    if (forces) {
+        h->stats.f_calls++;
+        h->stats.f_seconds += dt;
+    } else {
+        h->stats.x_calls++;
+        h->stats.x_seconds += dt;
+    }
+    return st;
+}
+
 hx_status hx_halo_exchange_x(hx_halo *h, void *stream)
 {
-    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_x: NULL handle");
-    HX_TRY(check_current(h));
-    double t0 = hx_wtime();
-    hx_status st = h->ops->exchange_x(h, stream);
-    h->stats.x_calls++;
-    h->stats.x_seconds += hx_wtime() - t0;
-    return st;
+    return exchange(h, stream, 0);
 }
 
 hx_status hx_halo_exchange_f(hx_halo *h, void *stream)
 {
-    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_exchange_f: NULL handle");
-    HX_TRY(check_current(h));
-    double t0 = hx_wtime();
-    hx_status st = h->ops->exchange_f(h, stream);
-    h->stats.f_calls++;
-    h->stats.f_seconds += hx_wtime() - t0;
-    return st;
+    return exchange(h, stream, 1);
 }
 
 hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace mem)
@@ -282,7 +351,7 @@ hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace
              (int)mem);
     HX_CHECK(h->ops->exchange_int, HX_ERR_UNSUPPORTED,
              "halo backend '%s' exchanges integers in host memory only", h->ops->name);
-    return h->ops->exchange_int(h, v, ncomp);
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->exchange_int(h, v, ncomp));
 }
 
 void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s)

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "gpu/stream.h"
 #include "halox/halo.h"
 
 #ifdef __cplusplus
@@ -20,9 +21,10 @@ int hx_halo_msg_kind(const hx_halo *h);
 /* Collective: (re)allocate nchan channels of cap[c] bytes (equal on every process); send[i][c]
  * and recv[i][c] receive local domain i's device buffers. */
 hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv);
-/* Enqueue: every local domain i sends its message of channel c to dest[i] and receives src[i]'s
- * (a message is [int64 bytes | payload]). */
-hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, void *stream);
+/* Enqueue on stream (one of the GPU context's: library-internal, not checked again): every local
+ * domain i sends its message of channel c to dest[i] and receives src[i]'s (a message is
+ * [int64 bytes | payload]). */
+hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream);
 /* After a plan rebuild from counts (hx_plan_set_counts): when its capacities are those of the
  * last update, the backend adopts it locally (no collective, no allocation); when they grew
  * (the same on every process, a global maximum) this is hx_halo_update, collective. */

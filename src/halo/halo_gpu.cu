@@ -10,8 +10,13 @@
  *               copy -> a small "done" token over MPI tells the receiver its data is there.
  *               This is what a CUDA-aware MPI does inside a node, without the MPI library.
  *
- * Also here, shared with the NVSHMEM backend (src/halo/nvshmem/nvshmem.cu): the device plan upload,
- * the placement of a process on its GPU (with the MPS check), and the one-pulse kernels.
+ * Also here, shared with the NVSHMEM backend (src/halo/nvshmem/): the device plan upload, the
+ * placement read from the GPU context (with the MPS check), and the one-pulse kernels.
+ *
+ * Every op runs with the GPU context's device current (the front end, src/halo/halo.c, enters it
+ * and restores the caller's): nothing here chooses or switches a device. Across two GPUs the
+ * peers' memory is another device's: CUDA IPC maps it with peer access enabled (checked at set-up
+ * for every peer on another GPU, with a message when the two GPUs cannot reach each other).
  *
  * Why no "ready" handshake before writing into a peer (gpu-direct): exchanges alternate x, f,
  * x, f (enforced). A peer reads its halo coordinates only between its exchange_x and its
@@ -20,9 +25,10 @@
  * received them. The same argument covers our force slots: a peer writes them in its exchange_f
  * of step s+1, after it received our coordinates of step s+1, which we send after our stream
  * finished the unpack of step s. docs/design/gpu-halo.md has the full argument. */
+#include "gpu/cuda_check.h" /* first: the CUDA runtime, or its CPU emulation */
+#include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
 #include "halo/halo_pack.cuh"
-#include "gpu/cuda_check.h"
 #include "comm/comm_impl.h"
 #include "halox/gpu.h"
 #include "halox/log.h"
@@ -42,17 +48,7 @@ extern "C" hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, in
 
 /* ---- placement ---------------------------------------------------------------------------- */
 
-/* The MPS control daemon listens on a named pipe in CUDA_MPS_PIPE_DIRECTORY (default
- * /tmp/nvidia-mps). Its presence is what a client can check without CUDA calls. */
-static int mps_pipe_found(void)
-{
-    const char *dir = getenv("CUDA_MPS_PIPE_DIRECTORY");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/control", dir && dir[0] ? dir : "/tmp/nvidia-mps");
-    return access(path, F_OK) == 0;
-}
-
-extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *pl)
+extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, int allow_no_mps, hx_gpu_place *pl)
 {
     memset(pl, 0, sizeof *pl);
     /* Checks on arguments that are the same on every rank: all ranks fail here together. */
@@ -67,25 +63,18 @@ extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *p
              "halo backend '%s' exchanges float (single precision) only: set cfg.real = "
              "HX_REAL_F32",
              h->cfg.backend);
-    /* collective */
-    HX_TRY(hx_comm_node_info(h->comm, &pl->local_rank, &pl->local_size));
-    const char *why = NULL;
-    HX_TRY(hx_gpu_device_count(&pl->ndevices, &why));
-    HX_CHECK(pl->ndevices > 0, HX_ERR_CUDA, "halo backend '%s' needs a GPU: %s", h->cfg.backend,
-             why ? why : "none found");
-    HX_TRY(hx_gpu_select_for_rank(pl->local_rank, &pl->device));
-    /* node-local ranks r with r % ndevices == device share it */
-    pl->pes_per_gpu = pl->local_size / pl->ndevices + (pl->device < pl->local_size % pl->ndevices);
-    pl->mps = mps_pipe_found();
-    cudaDeviceProp prop;
-    HX_CUDA(cudaGetDeviceProperties(&prop, pl->device));
-    pl->sm_count = prop.multiProcessorCount;
-    memcpy(pl->gpu, prop.name,
-           sizeof pl->gpu < sizeof prop.name ? sizeof pl->gpu : sizeof prop.name);
-    pl->gpu[sizeof pl->gpu - 1] = 0;
+    const hx_gpu_context *c = h->cfg.gpu; /* checked by the front end */
+    pl->ctx = c;
+    pl->alone = hx_comm_nranks(h->comm) == 1;
+    pl->device = c->device;
+    /* who shares our GPU is known from every rank's UUID, not from counting ranks and devices:
+     * with CUDA_VISIBLE_DEVICES set per rank every process sees its GPU as device 0 */
+    pl->pes_per_gpu = c->ranks_on_gpu;
+    pl->mps = hx_gpu_mps_pipe_found(); /* now: a daemon may have started or stopped since */
+    pl->sm_count = c->sm_count;
+    snprintf(pl->gpu, sizeof pl->gpu, "%s", c->name);
     if (need_mps && pl->pes_per_gpu > 1 && !pl->mps) {
-        const char *allow = getenv("HALOX_ALLOW_NO_MPS");
-        HX_CHECK(allow && strcmp(allow, "1") == 0, HX_ERR_UNSUPPORTED,
+        HX_CHECK(allow_no_mps, HX_ERR_UNSUPPORTED,
                  "halo backend '%s': %d processes share GPU %d (%s) and no MPS daemon was found "
                  "(no control pipe in %s): without MPS their kernels time-slice and every "
                  "signal wait costs a time slice. Start MPS (nvidia-cuda-mps-control -d, see "
@@ -99,13 +88,19 @@ extern "C" hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *p
     return HX_OK;
 }
 
+extern "C" int hx_gpu_place_same_gpu(const hx_gpu_place *pl, int rank)
+{
+    return pl->alone || hx_gpu_context_same_gpu(pl->ctx, rank);
+}
+
 /* ---- one-pulse kernels -------------------------------------------------------------------- */
 
 /* Block b packs entries [1024 b, 1024 (b+1)) of the pulse; counts come from the device plan. */
 __global__ void __launch_bounds__(HX_HALO_THREADS)
     hx_pack_x_kernel(hx_plan_view v, int p, const float *x, float *out, int bulk)
 {
-    extern __shared__ __align__(128) float hx_smem[];
+    HX_DYN_SMEM(hx_smem_bytes);
+    float *hx_smem = (float *)hx_smem_bytes;
     const int n = v.send_count[p];
     const int e0 = (int)blockIdx.x * HX_HALO_ROUND;
     const int e1 = min(n, e0 + HX_HALO_ROUND);
@@ -126,27 +121,27 @@ __global__ void __launch_bounds__(HX_HALO_THREADS)
 }
 
 extern "C" hx_status hx_gpu_pack_x(const hx_gpu_plan *gp, int pulse, const float *x, float *out,
-                                   int bulk, void *stream)
+                                   int bulk, hx_stream stream)
 {
     const int n = gp->host->pulses[pulse].send_count;
     if (n == 0)
         return HX_OK;
     const unsigned nb = (unsigned)((n + HX_HALO_ROUND - 1) / HX_HALO_ROUND);
-    hx_pack_x_kernel<<<nb, HX_HALO_THREADS, bulk ? HX_HALO_BULK_SMEM : 0, (cudaStream_t)stream>>>(
-        gp->view, pulse, x, out, bulk);
+    HX_LAUNCH(hx_pack_x_kernel, dim3(nb), dim3(HX_HALO_THREADS),
+              (size_t)(bulk ? HX_HALO_BULK_SMEM : 0), stream, gp->view, pulse, x, out, bulk);
     HX_CUDA_LAUNCH("hx_pack_x_kernel");
     return HX_OK;
 }
 
 extern "C" hx_status hx_gpu_unpack_f(const hx_gpu_plan *gp, int pulse, const float *buf, float *f,
-                                     int atomic, void *stream)
+                                     int atomic, hx_stream stream)
 {
     const int n = gp->host->pulses[pulse].send_count;
     if (n == 0)
         return HX_OK;
     const unsigned nb = (unsigned)((n + HX_HALO_ROUND - 1) / HX_HALO_ROUND);
-    hx_unpack_f_kernel<<<nb, HX_HALO_THREADS, 0, (cudaStream_t)stream>>>(gp->view, pulse, buf, f,
-                                                                         atomic);
+    HX_LAUNCH(hx_unpack_f_kernel, dim3(nb), dim3(HX_HALO_THREADS), (size_t)0, stream, gp->view,
+              pulse, buf, f, atomic);
     HX_CUDA_LAUNCH("hx_unpack_f_kernel");
     return HX_OK;
 }
@@ -230,10 +225,9 @@ static void base_destroy(hx_halo *h)
     base_impl *m = (base_impl *)h->impl;
     if (!m)
         return;
-    if (m->place.ndevices > 0) {
-        cudaSetDevice(m->place.device);
+    /* the front end made the context's device current */
+    if (m->place.ctx)
         cudaDeviceSynchronize();
-    }
     if (m->nnb) {
         /* as below: every rank closes its mappings before anyone frees what others mapped */
         msg_close_peers(m);
@@ -298,7 +292,7 @@ static hx_status base_setup_common(hx_halo *h, int direct)
     h->impl = m;
     m->direct = direct;
     /* no spinning kernels here: several processes per GPU work without MPS (slower) */
-    HX_TRY(hx_gpu_halo_place(h, 0, &m->place));
+    HX_TRY(hx_gpu_halo_place(h, 0, 0, &m->place));
     m->npulses = hx_plan_domain(h->plan, 0)->npulses;
     m->peer_x = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_x);
     m->peer_f = (void **)calloc((size_t)m->npulses + 1, sizeof *m->peer_f);
@@ -395,7 +389,6 @@ static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
     base_impl *m = (base_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     memset(g, 0, sizeof *g);
-    HX_CUDA(cudaSetDevice(m->place.device));
     HX_CUDA(cudaDeviceSynchronize()); /* nothing of the previous plan is in flight */
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
     g->cap_msg = 4;
@@ -403,7 +396,10 @@ static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
         g->cap_msg = p->cap_pulse[q] > g->cap_msg ? p->cap_pulse[q] : g->cap_msg;
     g->local = p->cap_local > m->cap_local;
     g->msg = g->cap_msg > m->cap_msg;
-    g->buf = m->direct && p->cap_buf > m->cap_buf;
+    /* at least one atom: a domain with no pulse (one rank) has cap_buf 0, and an empty
+     * allocation gives no CUDA IPC handle (issue 25: "cudaIpcGetMemHandle(&hfm, m->drecv)
+     * failed: invalid argument" on one rank) */
+    g->buf = m->direct && (p->cap_buf > m->cap_buf || !m->drecv);
     g->ipc = m->direct && (g->local || g->buf || !m->ipc_exchanged);
     if (g->ipc && m->ipc_exchanged)
         close_peers(m);
@@ -429,27 +425,79 @@ static hx_status base_update_regrow(hx_halo *h, const grow_plan *g)
         m->cap_msg = g->cap_msg;
     }
     if (g->buf) {
-        HX_TRY(regrow_device(&m->drecv, 3 * (size_t)p->cap_buf, 0));
-        m->cap_buf = p->cap_buf;
+        const int cap = p->cap_buf > 1 ? p->cap_buf : 1;
+        HX_TRY(regrow_device(&m->drecv, 3 * (size_t)cap, 0));
+        m->cap_buf = cap;
     }
     h->x[0] = m->x;
     h->f[0] = m->f;
     return HX_OK;
 }
 
+/* Whether this GPU can write into `rank`'s (for gpu-direct's copies into a peer's memory): yes
+ * on the same GPU; across GPUs when CUDA reports peer access between them. The peer's GPU is
+ * known by UUID; when it is not visible to this process (CUDA_VISIBLE_DEVICES per rank) CUDA IPC
+ * may still map it, so only a visible GPU without peer access is refused here. */
+static hx_status check_peer(const hx_halo *h, const base_impl *m, int rank, int q)
+{
+    if (rank == hx_comm_rank(h->comm) || hx_gpu_place_same_gpu(&m->place, rank))
+        return HX_OK;
+    const unsigned char *u = hx_gpu_context_rank_uuid(m->place.ctx, rank);
+    int n = 0;
+    HX_CUDA(cudaGetDeviceCount(&n));
+    for (int d = 0; d < n && u; d++) {
+        cudaDeviceProp prop;
+        HX_CUDA(cudaGetDeviceProperties(&prop, d));
+        if (memcmp(&prop.uuid, u, 16) != 0)
+            continue;
+        int can = 0;
+        HX_CUDA(cudaDeviceCanAccessPeer(&can, m->place.device, d));
+        HX_CHECK(can, HX_ERR_UNSUPPORTED,
+                 "gpu-direct: rank %d (GPU %d) exchanges with rank %d on GPU %d in pulse %d, and "
+                 "CUDA reports no peer access between the two GPUs (no NVLink or PCIe P2P): use "
+                 "the gpu-mpi backend, or place neighbouring ranks on one GPU",
+                 hx_comm_rank(h->comm), m->place.device, rank, d, q);
+        return HX_OK;
+    }
+    return HX_OK;
+}
+
 /* Collective: exchange IPC handles with the neighbours of every pulse and map their memory.
  * Pulse q: recv_pe writes coordinates into our x, so it gets our x handle and we get send_pe's;
- * send_pe writes forces into our slots, so it gets our slot handle and we get recv_pe's. */
+ * send_pe writes forces into our slots, so it gets our slot handle and we get recv_pe's. Without
+ * pulses (one domain) there is nothing to map. Across GPUs the mapping enables peer access
+ * (cudaIpcMemLazyEnablePeerAccess); the copies into it then go over NVLink. */
 static hx_status exchange_ipc(hx_halo *h)
 {
     base_impl *m = (base_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    if (p->npulses == 0) {
+        m->ipc_exchanged = 1;
+        return HX_OK;
+    }
     cudaIpcMemHandle_t hxm, hfm;
-    HX_CUDA(cudaIpcGetMemHandle(&hxm, m->x));
-    HX_CUDA(cudaIpcGetMemHandle(&hfm, m->drecv));
+    memset(&hxm, 0, sizeof hxm);
+    memset(&hfm, 0, sizeof hfm);
+    /* local failures first, agreed: no rank may leave the others in the handle exchange */
+    hx_status st = HX_OK;
+    for (int q = 0; q < p->npulses && st == HX_OK; q++) {
+        st = check_peer(h, m, p->pulses[q].send_rank, q);
+        if (st == HX_OK)
+            st = check_peer(h, m, p->pulses[q].recv_rank, q);
+    }
+    if (st == HX_OK && !(m->x && m->drecv))
+        st = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                          "gpu-direct: no coordinate array or force slots to export");
+    if (st == HX_OK)
+        HX_CUDA_GOTO(st, cudaIpcGetMemHandle(&hxm, m->x), local_done);
+    if (st == HX_OK)
+        HX_CUDA_GOTO(st, cudaIpcGetMemHandle(&hfm, m->drecv), local_done);
+local_done:;
     cudaIpcMemHandle_t *hx_in = (cudaIpcMemHandle_t *)calloc((size_t)m->npulses + 1, sizeof *hx_in);
     cudaIpcMemHandle_t *hf_in = (cudaIpcMemHandle_t *)calloc((size_t)m->npulses + 1, sizeof *hf_in);
-    hx_status st = hx_comm_agree(h->comm, hx_in && hf_in ? HX_OK : HX_ERR_NOMEM);
+    if (st == HX_OK && !(hx_in && hf_in))
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    st = hx_comm_agree(h->comm, st);
     for (int q = 0; q < p->npulses && st == HX_OK; q++) {
         const hx_pulse *P = &p->pulses[q];
         size_t b = sizeof(cudaIpcMemHandle_t);
@@ -511,10 +559,9 @@ static hx_status handshake(hx_halo *h, int q, int to, int from, const char *what
     return HX_OK;
 }
 
-static hx_status base_exchange_x(hx_halo *h, void *stream)
+static hx_status base_exchange_x(hx_halo *h, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     const hx_domain_plan *p = m->gp.host;
     HX_CHECK(!m->direct || m->phase == 0, HX_ERR_INVALID_ARG,
              "gpu-direct: exchange_x called twice without exchange_f in between: coordinate and "
@@ -553,10 +600,9 @@ static hx_status base_exchange_x(hx_halo *h, void *stream)
     return HX_OK;
 }
 
-static hx_status base_exchange_f(hx_halo *h, void *stream)
+static hx_status base_exchange_f(hx_halo *h, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     const hx_domain_plan *p = m->gp.host;
     HX_CHECK(!m->direct || m->phase == 1, HX_ERR_INVALID_ARG,
              "gpu-direct: exchange_f called without exchange_x before it: coordinate and force "
@@ -625,9 +671,10 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
                                 void ***recv)
 {
     base_impl *m = (base_impl *)h->impl;
-    /* every rank takes the same agreements whatever fails locally */
+    /* every rank takes the same agreements whatever fails locally; the front end made the
+     * context's device current, and nothing of ours may still use the buffers freed below */
     hx_status st = HX_OK;
-    if (cudaSetDevice(m->place.device) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess)
+    if (cudaDeviceSynchronize() != cudaSuccess)
         st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: device: %s",
                           h->cfg.backend, cudaGetErrorString(cudaGetLastError()));
     if (m->direct) {
@@ -715,10 +762,9 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
 /* A message: its size from the device; gpu-direct copies it into the neighbour's mapped
  * region, gpu-mpi moves it through pinned host memory with MPI. Then a token (gpu-direct) or
  * the MPI message itself tells the receiver it is there. The host does not read the payload. */
-static hx_status base_msg(hx_halo *h, int chan, const int *dest, const int *src, void *stream)
+static hx_status base_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     HX_CHECK(chan >= 0 && chan < m->nchan, HX_ERR_INVALID_ARG, "%s: message channel %d of %d",
              h->cfg.backend, chan, m->nchan);
     const size_t cap = m->moff[chan + 1] - m->moff[chan];
@@ -773,13 +819,32 @@ static hx_status base_msg(hx_halo *h, int chan, const int *dest, const int *src,
     return HX_OK;
 }
 
-extern "C" const hx_halo_ops hx_halo_ops_gpu_mpi = {
-    /* not capturable: the CPU waits for each pulse */
-    "gpu-mpi",       0,    gpu_mpi_setup, base_update,  base_exchange_x,
-    base_exchange_f, NULL, base_destroy,  base_refresh, base_msg_setup,
-    base_msg,        0};
+/* not capturable: the CPU waits for each pulse; device: on the GPU context's device; messages
+ * of the device search step driven by the CPU (msg_device 0) */
+extern "C" const hx_halo_ops hx_halo_ops_gpu_mpi = {"gpu-mpi",
+                                                    0,
+                                                    1,
+                                                    gpu_mpi_setup,
+                                                    base_update,
+                                                    base_exchange_x,
+                                                    base_exchange_f,
+                                                    NULL,
+                                                    base_destroy,
+                                                    base_refresh,
+                                                    base_msg_setup,
+                                                    base_msg,
+                                                    0};
 
-extern "C" const hx_halo_ops hx_halo_ops_gpu_direct = {
-    "gpu-direct",    0,    gpu_direct_setup, base_update,  base_exchange_x,
-    base_exchange_f, NULL, base_destroy,     base_refresh, base_msg_setup,
-    base_msg,        0};
+extern "C" const hx_halo_ops hx_halo_ops_gpu_direct = {"gpu-direct",
+                                                       0,
+                                                       1,
+                                                       gpu_direct_setup,
+                                                       base_update,
+                                                       base_exchange_x,
+                                                       base_exchange_f,
+                                                       NULL,
+                                                       base_destroy,
+                                                       base_refresh,
+                                                       base_msg_setup,
+                                                       base_msg,
+                                                       0};

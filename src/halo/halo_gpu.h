@@ -3,7 +3,8 @@
  * GPU tests. Host functions only; the device-side pack/unpack they share is src/halo/halo_pack.cuh.
  *
  * Every GPU backend holds exactly one local domain per process (one rank, one PE, one domain),
- * on the device chosen from the node-local rank. */
+ * on the device of its GPU context (cfg.gpu), which the front end makes current around every op:
+ * the backends never choose or switch a device. */
 #ifndef HX_GPU_HALO_GPU_H
 #define HX_GPU_HALO_GPU_H
 
@@ -11,6 +12,7 @@
 
 #include "halo/halo_impl.h"
 #include "dd/plan_image.h"
+#include "gpu/context.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,32 +36,34 @@ hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local);
 hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local);
 void hx_gpu_plan_free(hx_gpu_plan *gp);
 
-/* Where this process runs, decided at a backend's setup (collective). */
+/* Where this process runs: what a backend reads of its GPU context (cfg.gpu). */
 typedef struct hx_gpu_place {
-    int device;      /* CUDA device selected for this process */
-    int ndevices;    /* devices visible */
-    int local_rank;  /* node-local rank */
-    int local_size;  /* processes on this node */
-    int pes_per_gpu; /* processes sharing this process's device (node-local, round-robin) */
+    const hx_gpu_context *ctx;
+    int alone;       /* the exchange's communicator is this process alone: every PE is this one */
+    int device;      /* the context's CUDA device */
+    int pes_per_gpu; /* processes of the context's communicator on this GPU (by UUID), this one
+                        included: who competes for its SMs */
     int mps;         /* an MPS control daemon pipe was found */
     int sm_count;    /* multiprocessors of the device */
     char gpu[256];   /* device name */
 } hx_gpu_place;
 
-/* Setup common to the GPU backends: one local domain, device memory, float; picks the device
- * from the node-local rank (local_rank % devices) and makes it current. `need_mps`: refuse
- * several processes on one GPU without MPS (their spinning kernels would time-slice) unless
- * HALOX_ALLOW_NO_MPS=1. Collective (node split); the refusal is decided on every rank alike. */
-hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, hx_gpu_place *place);
+/* Setup common to the GPU backends: one local domain, device memory, float; the placement from
+ * the GPU context. `need_mps`: refuse several processes on one GPU (by UUID) without MPS (their
+ * spinning kernels would time-slice) unless `allow_no_mps` (HALOX_ALLOW_NO_MPS=1, read by the
+ * caller's agreed configuration). Local: the caller agrees the result. */
+hx_status hx_gpu_halo_place(hx_halo *h, int need_mps, int allow_no_mps, hx_gpu_place *place);
+/* Whether `rank`'s GPU is this process's (by UUID). */
+int hx_gpu_place_same_gpu(const hx_gpu_place *pl, int rank);
 
 /* One pulse of the CPU-driven baselines, and the variants the fused kernels use, exposed for the
  * single-process kernel test: pack entries [0, send_count) of `pulse` (x[map[e]] + shift) to
  * out + 3e (`bulk`: through shared memory and the bulk-copy engine); accumulate f[map[e]] +=
- * buf[e] for every entry (`atomic`: with atomics). `stream` is a cudaStream_t. */
+ * buf[e] for every entry (`atomic`: with atomics), on the current device. */
 hx_status hx_gpu_pack_x(const hx_gpu_plan *gp, int pulse, const float *x, float *out, int bulk,
-                        void *stream);
+                        hx_stream stream);
 hx_status hx_gpu_unpack_f(const hx_gpu_plan *gp, int pulse, const float *buf, float *f, int atomic,
-                          void *stream);
+                          hx_stream stream);
 
 #ifdef __cplusplus
 }

@@ -112,7 +112,7 @@ static hx_status host_update(hx_halo *h)
     return HX_OK;
 }
 
-static hx_status host_exchange_x(hx_halo *h, void *stream)
+static hx_status host_exchange_x(hx_halo *h, hx_stream stream)
 {
     HX_CHECK(stream == NULL, HX_ERR_INVALID_ARG, "the host halo backend takes no stream");
     host_impl *m = h->impl;
@@ -146,7 +146,7 @@ static hx_status host_exchange_x(hx_halo *h, void *stream)
     return HX_OK;
 }
 
-static hx_status host_exchange_f(hx_halo *h, void *stream)
+static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
 {
     HX_CHECK(stream == NULL, HX_ERR_INVALID_ARG, "the host halo backend takes no stream");
     host_impl *m = h->impl;
@@ -183,6 +183,6 @@ static hx_status host_exchange_f(hx_halo *h, void *stream)
 }
 
 const hx_halo_ops hx_halo_ops_host = {
-    "host", 0, host_setup, host_update, host_exchange_x, host_exchange_f, NULL, host_destroy,
+    "host", 0, 0, host_setup, host_update, host_exchange_x, host_exchange_f, NULL, host_destroy,
     /* no refresh (the host path rebuilds its plan itself), no device messages */
     NULL, NULL, NULL, 0};

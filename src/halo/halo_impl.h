@@ -9,13 +9,18 @@
  *             make collective allocations (nvshmem_malloc) in the same order everywhere.
  *   exchange_x / exchange_f
  *             enqueue the coordinate / force exchange of the whole plan on `stream` (NULL for
- *             the host backend). When the stream reaches the end of what was enqueued, the halo
- *             part of x (resp. the home and forwarded part of f) is complete. A CPU-driven
- *             backend may block the calling thread (per pulse) - that is its nature.
+ *             the host backend; for a device backend a stream of the GPU context's device,
+ *             checked by the front end, or NULL for that device's default stream). When the stream
+ * reaches the end of what was enqueued, the halo part of x (resp. the home and forwarded part of f)
+ * is complete. A CPU-driven backend may block the calling thread (per pulse) - that is its nature.
  *   exchange_int (optional)
  *             forward ncomp ints per atom in device memory; host memory is handled by the front
  *             end for every backend.
  *   destroy   release everything; must cope with a half-made setup.
+ *
+ * Device backends (ops.device): the front end gives them the GPU context (cfg.gpu, checked) and
+ * calls every op with the context's device current (and the caller's restored afterwards): a
+ * backend never chooses, queries or switches a device of its own.
  *
  * Arrays: the backend OWNS the coordinate and force arrays of each local domain (x[i], f[i],
  * cap_local atoms of 3 reals in h->cfg.real, in h->cfg.mem). Their addresses are fixed between
@@ -23,6 +28,7 @@
 #ifndef HX_COMM_HALO_IMPL_H
 #define HX_COMM_HALO_IMPL_H
 
+#include "gpu/stream.h"
 #include "halox/halo.h"
 
 #ifdef __cplusplus
@@ -32,16 +38,18 @@ extern "C" { /* the GPU backends are CUDA sources: their ops tables have C linka
 typedef struct hx_halo_ops {
     const char *name;
     int capturable; /* exchanges only enqueue device work: CUDA-graph capturable */
+    int device;     /* runs on the GPU context's device (cfg.gpu required) */
     hx_status (*setup)(hx_halo *h);
     hx_status (*update)(hx_halo *h);
-    hx_status (*exchange_x)(hx_halo *h, void *stream);
-    hx_status (*exchange_f)(hx_halo *h, void *stream);
+    hx_status (*exchange_x)(hx_halo *h, hx_stream stream);
+    hx_status (*exchange_f)(hx_halo *h, hx_stream stream);
     hx_status (*exchange_int)(hx_halo *h, int *const *v,
                               int ncomp); /* device memory; may be NULL */
     void (*destroy)(hx_halo *h);
     /* Optional (NULL: update is used). Adopt a plan rebuilt with the capacities of the last
      * update (the device search step's): upload it, reconfigure launches. LOCAL: no collective,
-     * no allocation. */
+     * no allocation. Like every op of a device backend, run with the context's device current
+     * (msg_setup and msg too). */
     hx_status (*refresh)(hx_halo *h);
     /* Optional: messages of the device search step (src/md/gpu/decomp_gpu.h, its transport).
      * msg_setup: COLLECTIVE, (re)allocate nchan channels (send and receive buffer of cap[c]
@@ -50,7 +58,7 @@ typedef struct hx_halo_ops {
      * its channel-c message ([int64 bytes | payload], bytes <= cap) to domain dest[i] and
      * receives src[i]'s. msg_device: 1 when msg only enqueues device work (capturable). */
     hx_status (*msg_setup)(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv);
-    hx_status (*msg)(hx_halo *h, int chan, const int *dest, const int *src, void *stream);
+    hx_status (*msg)(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream);
     int msg_device;
 } hx_halo_ops;
 
@@ -66,7 +74,8 @@ struct hx_halo {
     void **x, **f;        /* [nlocal], owned by the backend */
     char describe[512];   /* the backend's one-line account of itself (paths, transport) */
     hx_halo_stats stats;
-    void *impl; /* backend private data */
+    hx_stream stream_ok; /* the last caller's stream found on the context's device */
+    void *impl;          /* backend private data */
 };
 
 /* Bytes of one real of the configured type. */

@@ -1,10 +1,10 @@
-/* The "gpu-local" halo backend: every domain of a decomposition in this process, on this
- * process's current device (the serial communicator). Coordinates are packed by a kernel
- * straight into the receiving domain's array, pulse by pulse; forces come back pulse by pulse
- * in reverse order, added by the owner with plain adds (one pulse at a time, distinct atoms in
- * a pulse): the host backend's order, so results are bit for bit those of gpu-mpi. Its
- * messages for the device search step (msg_setup / msg) are copies by a kernel that reads the
- * size on the device, so the whole search step can be captured.
+/* The "gpu-local" halo backend: every domain of a decomposition in this process, on the GPU
+ * context's device (the serial communicator; the front end makes the device current). Coordinates
+ * are packed by a kernel straight into the receiving domain's array, pulse by pulse; forces come
+ * back pulse by pulse in reverse order, added by the owner with plain adds (one pulse at a time,
+ * distinct atoms in a pulse): the host backend's order, so results are bit for bit those of
+ * gpu-mpi. Its messages for the device search step (msg_setup / msg) are copies by a kernel that
+ * reads the size on the device, so the whole search step can be captured.
  *
  * What it is for: the decomposed GPU engine and its device search step in one process, which
  * the CPU emulation of CUDA (tests/emu) can run, so that CI checks them without a GPU. Not a
@@ -14,6 +14,7 @@
  * halo_gpu.cu calls hx_gpu_plan_adopt when a device search step keeps the image). */
 #include "halo/halo_impl.h"
 #include "dd/pack.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
@@ -164,8 +165,7 @@ static hx_status loc_setup(hx_halo *h)
         m->local_of[d] = -1;
     for (int i = 0; i < h->nlocal; i++)
         m->local_of[hx_comm_local_domain(h->comm, i)] = i;
-    int dev = 0;
-    HX_CUDA(cudaGetDevice(&dev));
+    const int dev = h->cfg.gpu->device;
     snprintf(h->describe, sizeof h->describe,
              "gpu-local: %d domains in this process on GPU %d, pack kernels into the receiving "
              "domain's array, pulse by pulse",
@@ -207,10 +207,9 @@ static hx_status loc_update(hx_halo *h)
     return loc_upload(h);
 }
 
-static hx_status loc_exchange_x(hx_halo *h, void *stream)
+static hx_status loc_exchange_x(hx_halo *h, hx_stream s)
 {
     loc_impl *m = (loc_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     const int np = hx_plan_domain(h->plan, 0)->npulses;
     for (int q = 0; q < np; q++)
         for (int i = 0; i < h->nlocal; i++) {
@@ -229,10 +228,9 @@ static hx_status loc_exchange_x(hx_halo *h, void *stream)
     return HX_OK;
 }
 
-static hx_status loc_exchange_f(hx_halo *h, void *stream)
+static hx_status loc_exchange_f(hx_halo *h, hx_stream s)
 {
     loc_impl *m = (loc_impl *)h->impl;
-    cudaStream_t s = (cudaStream_t)stream;
     const int np = hx_plan_domain(h->plan, 0)->npulses;
     for (int q = np - 1; q >= 0; q--)
         for (int i = 0; i < h->nlocal; i++) {
@@ -279,7 +277,7 @@ static hx_status loc_msg_setup(hx_halo *h, int nchan, const size_t *cap, void **
     return HX_OK;
 }
 
-static hx_status loc_msg(hx_halo *h, int chan, const int *dest, const int *src, void *stream)
+static hx_status loc_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream s)
 {
     loc_impl *m = (loc_impl *)h->impl;
     (void)src; /* every domain is here: the copies by sender cover every receiver */
@@ -287,15 +285,26 @@ static hx_status loc_msg(hx_halo *h, int chan, const int *dest, const int *src, 
         const int j = m->local_of[dest[i]];
         HX_CHECK(j >= 0, HX_ERR_INTERNAL, "gpu-local: domain %d is not in this process", dest[i]);
         const unsigned nb = hx_div_up((long long)(m->mcap[chan] / 16), 256);
-        HX_LAUNCH(k_loc_copy, nb < 64 ? nb : 64, 256, 0, (cudaStream_t)stream,
-                  (const int4 *)m->msend[i][chan], (int4 *)m->mrecv[j][chan],
-                  (long long)m->mcap[chan]);
+        HX_LAUNCH(k_loc_copy, nb < 64 ? nb : 64, 256, 0, s, (const int4 *)m->msend[i][chan],
+                  (int4 *)m->mrecv[j][chan], (long long)m->mcap[chan]);
         HX_CUDA_LAUNCH("k_loc_copy");
     }
     return HX_OK;
 }
 
+/* capturable; device: on the GPU context's device; messages on the device only */
 extern "C" const hx_halo_ops hx_halo_ops_gpu_local = {
-    "gpu-local", 1,           loc_setup,  loc_update,    loc_exchange_x, loc_exchange_f,
-    NULL,        loc_destroy, loc_upload, loc_msg_setup, loc_msg,        1,
+    "gpu-local",
+    1,
+    1,
+    loc_setup,
+    loc_update,
+    loc_exchange_x,
+    loc_exchange_f,
+    NULL,
+    loc_destroy,
+    loc_upload,
+    loc_msg_setup,
+    loc_msg,
+    1,
 };

@@ -19,6 +19,7 @@
 #define HX_GPU_HALO_PACK_CUH
 
 #include <stdint.h>
+#include <string.h>
 
 #include "dd/pack.h"
 #include "dd/plan_image.h"
@@ -124,25 +125,35 @@ static __device__ __forceinline__ void hx_store12(float *dst, const float r[12])
 /* Order this thread's generic-proxy writes to shared memory before the copy engine reads it. */
 static __device__ __forceinline__ void hx_fence_proxy_async_smem(void)
 {
+#ifdef HX_CUDA_EMULATION
+    __threadfence_block();
+#else
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
 }
 
 /* Issue one bulk copy of `bytes` (multiple of 16; both addresses 16-byte aligned) into global
  * memory (local, or a peer's through nvshmem_ptr) and close it as one bulk async-group. */
 static __device__ __forceinline__ void hx_bulk_store(float *gdst, const float *ssrc, int bytes)
 {
+#ifdef HX_CUDA_EMULATION
+    memcpy(gdst, ssrc, (size_t)bytes); /* the CPU emulation copies at once */
+#else
     const unsigned s = (unsigned)__cvta_generic_to_shared(ssrc);
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n\t"
                  "cp.async.bulk.commit_group;" ::"l"(gdst),
                  "r"(s), "r"(bytes)
                  : "memory");
+#endif
 }
 
 /* Wait until at most one bulk group of this thread still reads shared memory (the other buffer
  * of a double-buffered warp may be refilled). */
 static __device__ __forceinline__ void hx_bulk_wait_read_1(void)
 {
+#ifndef HX_CUDA_EMULATION
     asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+#endif
 }
 
 /* Wait until every bulk group of this thread has completed its writes, then order those
@@ -150,7 +161,11 @@ static __device__ __forceinline__ void hx_bulk_wait_read_1(void)
  * tells the receiver the data is there comes after this. */
 static __device__ __forceinline__ void hx_bulk_complete(void)
 {
+#ifdef HX_CUDA_EMULATION
+    __threadfence();
+#else
     asm volatile("cp.async.bulk.wait_group 0;\n\tfence.proxy.async.global;" ::: "memory");
+#endif
 }
 
 /* ---- block-wide operations (every thread of the block calls them, HX_HALO_THREADS threads) -- */

@@ -1,22 +1,17 @@
 /* hx_halo_time_exchange (include/halox/halo.h): the device time of the exchange, for
  * `halox bench exchange`. Here rather than in the program so that the program calls no CUDA. */
 #include "halo/halo_impl.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "halox/timer.h"
 
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
-extern "C" hx_status hx_halo_time_exchange(hx_halo *h, void *stream, int warmup, int steps,
-                                           int batch, int graph, double *batch_us, double *wall_us)
+/* With the context's device current (events are made on it); s was checked against it. */
+static hx_status time_on(hx_halo *h, hx_stream s, int warmup, int steps, int batch, int graph,
+                         double *batch_us, double *wall_us)
 {
-    HX_CHECK(h && batch_us && wall_us && warmup >= 0 && steps > 0 && batch > 0 &&
-                 steps % batch == 0,
-             HX_ERR_INVALID_ARG,
-             "hx_halo_time_exchange: bad argument (steps %d must be a positive multiple of batch "
-             "%d, warmup %d >= 0)",
-             steps, batch, warmup);
-    cudaStream_t s = (cudaStream_t)stream;
     const int ns = steps / batch; /* batches */
     cudaEvent_t *ev = (cudaEvent_t *)calloc((size_t)ns + 1, sizeof *ev);
     hx_status st = HX_OK;
@@ -76,4 +71,22 @@ out:
                 cudaEventDestroy(ev[i]);
     free(ev);
     return st;
+}
+
+extern "C" hx_status hx_halo_time_exchange(hx_halo *h, void *stream, int warmup, int steps,
+                                           int batch, int graph, double *batch_us, double *wall_us)
+{
+    HX_CHECK(h && batch_us && wall_us && warmup >= 0 && steps > 0 && batch > 0 &&
+                 steps % batch == 0,
+             HX_ERR_INVALID_ARG,
+             "hx_halo_time_exchange: bad argument (steps %d must be a positive multiple of batch "
+             "%d, warmup %d >= 0)",
+             steps, batch, warmup);
+    HX_CHECK(h->ops->device, HX_ERR_INVALID_ARG,
+             "hx_halo_time_exchange: the %s backend runs on host memory: time a device backend",
+             h->ops->name);
+    hx_stream s = NULL;
+    HX_TRY(
+        hx_gpu_ctx_accept_stream(h->cfg.gpu, stream, "hx_halo_time_exchange", &h->stream_ok, &s));
+    HX_GPU_ON(h->cfg.gpu, time_on(h, s, warmup, steps, batch, graph, batch_us, wall_us));
 }

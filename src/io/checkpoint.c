@@ -1,10 +1,10 @@
 /* Checkpoint files.
  *
- * Layout (version 1):
- *   HALOX-CHECKPOINT 1\n
+ * Layout (format 2; format 1, before the thermostat's work was recorded, is still read):
+ *   HALOX-CHECKPOINT 2\n
  *   key value\n ...            step, natoms, nmol, title, box (hex floats), rng, rlist, ranks,
- *                              threads, energy/traj file sizes and paths, param key value,
- *                              paramhash, endian
+ *                              threads, thermostat_work (hex float), energy/traj file sizes and
+ *                              paths, param key value, paramhash, endian
  *   data\n
  *   int32 mol_start[nmol+1], int32 res_id[natoms], char res_name[natoms][8],
  *   char atom_name[natoms][8], double x[3 natoms], double v[3 natoms]   (native byte order,
@@ -18,7 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CKPT_MAGIC "HALOX-CHECKPOINT 1\n"
+#define CKPT_MAGIC "HALOX-CHECKPOINT 2\n"
+#define CKPT_MAGIC_1 "HALOX-CHECKPOINT 1\n" /* read: no thermostat_work line */
 #define CKPT_ENDIAN 0x01020304u
 
 static uint64_t fnv1a(const unsigned char *p, size_t n, uint64_t h)
@@ -92,9 +95,27 @@ uint64_t hx_ckpt_params_hash(const hx_ckpt_params *p)
     return h;
 }
 
+/* A parameter value as a person reads it: numbers are stored with 17 digits so that they
+ * compare exactly ("0.69999999999999996"), and shown with the fewest digits that give the same
+ * double back ("0.7"); anything else as it is. */
+static const char *readable(const char *v, char *buf, size_t cap)
+{
+    char *end = NULL;
+    double d = strtod(v, &end);
+    if (end == v || *end || !isfinite(d))
+        return v;
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return buf;
+    }
+    return v;
+}
+
 hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_params *now,
                                  const char *ckpt_path)
 {
+    char b1[40], b2[40];
     char diff[1024] = "";
     size_t len = 0;
     int ndiff = 0;
@@ -107,7 +128,9 @@ hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_para
             continue;
         ndiff++;
         int w = snprintf(diff + len, sizeof diff - len, "%s%s (checkpoint %s, this run %s)",
-                         ndiff > 1 ? "; " : "", now->key[i], sv ? sv : "absent", now->value[i]);
+                         ndiff > 1 ? "; " : "", now->key[i],
+                         sv ? readable(sv, b1, sizeof b1) : "absent",
+                         readable(now->value[i], b2, sizeof b2));
         if (w > 0 && (size_t)w < sizeof diff - len)
             len += (size_t)w;
     }
@@ -118,7 +141,8 @@ hx_status hx_ckpt_params_compare(const hx_ckpt_params *saved, const hx_ckpt_para
         if (!found) {
             ndiff++;
             int w = snprintf(diff + len, sizeof diff - len, "%s%s (checkpoint %s, this run absent)",
-                             ndiff > 1 ? "; " : "", saved->key[j], saved->value[j]);
+                             ndiff > 1 ? "; " : "", saved->key[j],
+                             readable(saved->value[j], b1, sizeof b1));
             if (w > 0 && (size_t)w < sizeof diff - len)
                 len += (size_t)w;
         }
@@ -199,6 +223,7 @@ hx_status hx_checkpoint_write(const char *path, const hx_checkpoint *c)
     putf(&b, "rng %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n", c->rng_state[0],
          c->rng_state[1], c->rng_state[2], c->rng_state[3]);
     putf(&b, "rlist %a\nranks %d\nthreads %d\n", c->rlist, c->nranks, c->nthreads);
+    putf(&b, "thermostat_work %a\n", c->thermostat_work);
     if (c->energy_bytes >= 0)
         putf(&b, "energy_file %lld %s\n", c->energy_bytes, c->energy_path);
     if (c->traj_bytes >= 0)
@@ -244,10 +269,13 @@ hx_status hx_checkpoint_write(const char *path, const hx_checkpoint *c)
         free(b.d);
         return sst;
     }
-    char tmp[HX_CKPT_PATH_LEN + 64], prev[HX_CKPT_PATH_LEN + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    snprintf(prev, sizeof prev, "%s.prev", path);
-    hx_status st = HX_OK;
+    char tmp[PATH_MAX + 64], prev[PATH_MAX + 16], suffix[32];
+    snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
+    hx_status st = hx_path_sibling(path, "", suffix, tmp, sizeof tmp);
+    if (st == HX_OK)
+        st = hx_checkpoint_prev_name(path, prev, sizeof prev);
+    if (st != HX_OK)
+        goto out;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
@@ -322,8 +350,15 @@ static int next_line(rd *r, char *buf, size_t cap)
         goto fail;                                                                                 \
     } while (0)
 
-hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const char *name,
-                                    hx_checkpoint **out)
+hx_status hx_checkpoint_prev_name(const char *path, char *out, size_t cap)
+{
+    return hx_path_sibling(path, "", ".prev", out, cap);
+}
+
+/* damaged (may be NULL): set to 1 when the file is a halox checkpoint whose checksum fails, the
+ * case where the previous checkpoint is the way on. */
+static hx_status read_buffer(const unsigned char *data, size_t len, const char *name,
+                             hx_checkpoint **out, int *damaged)
 {
     HX_CHECK(data && name && out, HX_ERR_INVALID_ARG, "hx_checkpoint_read_buffer: NULL argument");
     *out = NULL;
@@ -333,15 +368,28 @@ hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const
     c->energy_bytes = c->traj_bytes = -1;
     rd r = {data, len, 0, name, 0};
     char line[2 * HX_CKPT_PATH_LEN + 64];
-    if (len < strlen(CKPT_MAGIC) + 8 || memcmp(data, CKPT_MAGIC, strlen(CKPT_MAGIC)) != 0)
-        CK_FAIL("%s is not a halox checkpoint (no 'HALOX-CHECKPOINT 1' header)", name);
+    const size_t nmagic = strlen(CKPT_MAGIC);
+    if (len >= nmagic + 8 && memcmp(data, CKPT_MAGIC, nmagic) == 0)
+        c->format = 2;
+    else if (len >= nmagic + 8 && memcmp(data, CKPT_MAGIC_1, nmagic) == 0)
+        c->format = 1;
+    else if (len >= 17 && memcmp(data, "HALOX-CHECKPOINT ", 17) == 0) {
+        int n = 17;
+        while ((size_t)n < len && n < 40 && isdigit(data[n]))
+            n++;
+        CK_FAIL("%s is a checkpoint of format '%.*s', which this halox cannot read (it reads "
+                "formats 1 and 2): continue it with the halox that wrote it",
+                name, n - 17, (const char *)data + 17);
+    } else
+        CK_FAIL("%s is not a halox checkpoint (no 'HALOX-CHECKPOINT' header)", name);
     /* checksum first: a damaged file is refused before any of it is trusted */
     uint64_t want;
     memcpy(&want, data + len - sizeof want, sizeof want);
-    if (fnv1a(data, len - sizeof want, FNV_INIT) != want)
-        CK_FAIL("%s is damaged or truncated (checksum mismatch); use the previous checkpoint "
-                "%s.prev",
-                name, name);
+    if (fnv1a(data, len - sizeof want, FNV_INIT) != want) {
+        if (damaged)
+            *damaged = 1;
+        CK_FAIL("%s is damaged or truncated (checksum mismatch)", name);
+    }
     r.n = len - sizeof want;
     next_line(&r, line, sizeof line);
     long long natoms = -1, nmol = -1, step = -1;
@@ -349,7 +397,7 @@ hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const
     double box[3] = {0, 0, 0};
     char title[128] = "";
     uint64_t hash = 0;
-    int have_hash = 0;
+    int have_hash = 0, have_work = c->format < 2;
     while (next_line(&r, line, sizeof line)) {
         char *sp = strchr(line, ' ');
         const char *val = sp ? sp + 1 : "";
@@ -394,6 +442,10 @@ hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const
         } else if (strcmp(line, "threads") == 0) {
             if (sscanf(val, "%d", &c->nthreads) != 1)
                 CK_FAIL("%s line %d: bad thread count", name, r.line);
+        } else if (strcmp(line, "thermostat_work") == 0 && c->format >= 2) {
+            if (sscanf(val, "%la", &c->thermostat_work) != 1 || !isfinite(c->thermostat_work))
+                CK_FAIL("%s line %d: bad thermostat work '%s'", name, r.line, val);
+            have_work = 1;
         } else if (strcmp(line, "energy_file") == 0 || strcmp(line, "traj_file") == 0) {
             int en = line[0] == 'e';
             long long bytes;
@@ -419,10 +471,10 @@ hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const
         }
     }
     if (!have_data || !have_endian || step < 0 || natoms < 0 || nmol < 0 || !have_box ||
-        !have_rng || !have_rlist || !have_hash)
+        !have_rng || !have_rlist || !have_hash || !have_work)
         CK_FAIL("%s: the header is incomplete (needs endian, step, natoms, nmol, box, rng, "
-                "rlist, paramhash and data)",
-                name);
+                "rlist, %sparamhash and data)",
+                name, c->format >= 2 ? "thermostat_work, " : "");
     if (nmol > natoms)
         CK_FAIL("%s: %lld molecules but only %lld atoms", name, nmol, natoms);
     if (hash != hx_ckpt_params_hash(&c->params))
@@ -469,6 +521,12 @@ fail:
     return st;
 }
 
+hx_status hx_checkpoint_read_buffer(const unsigned char *data, size_t len, const char *name,
+                                    hx_checkpoint **out)
+{
+    return read_buffer(data, len, name, out, NULL);
+}
+
 hx_status hx_checkpoint_read(const char *path, hx_checkpoint **out)
 {
     HX_CHECK(path && out, HX_ERR_INVALID_ARG, "hx_checkpoint_read: NULL argument");
@@ -499,8 +557,25 @@ hx_status hx_checkpoint_read(const char *path, hx_checkpoint **out)
         }
     }
     fclose(f);
+    int damaged = 0;
     if (st == HX_OK)
-        st = hx_checkpoint_read_buffer(buf, n, path, out);
+        st = read_buffer(buf, n, path, out, &damaged);
     free(buf);
+    if (damaged) {
+        /* the way on: the previous checkpoint, where there is one */
+        char prev[PATH_MAX + 16], msg[1024];
+        snprintf(msg, sizeof msg, "%s", hx_last_error_message());
+        if (hx_checkpoint_prev_name(path, prev, sizeof prev) == HX_OK &&
+            hx_path_kind_of(prev) == HX_PATH_REGULAR)
+            st = hx_error_set(st, __FILE__, __LINE__, __func__,
+                              "%s; the previous checkpoint %s is there: continue from it with "
+                              "--restart %s",
+                              msg, prev, prev);
+        else
+            st = hx_error_set(st, __FILE__, __LINE__, __func__,
+                              "%s; there is no previous checkpoint (%s) to continue from: start "
+                              "the run again",
+                              msg, prev);
+    }
     return st;
 }

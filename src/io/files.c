@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,41 @@ static void parent_dir(const char *path, char *dir, size_t cap)
     if (n == 0)
         n = 1;
     snprintf(dir, cap, "%.*s", (int)n, path);
+}
+
+hx_status hx_path_sibling(const char *path, const char *prefix, const char *suffix, char *out,
+                          size_t cap)
+{
+    HX_CHECK(path && *path && prefix && suffix && out && cap > 0, HX_ERR_INVALID_ARG,
+             "hx_path_sibling: empty argument");
+    const char *slash = strrchr(path, '/');
+    const int dirlen = slash ? (int)(slash - path + 1) : 0;
+    const char *base = path + dirlen;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? path : ".");
+    long name_max = pathconf(dir, _PC_NAME_MAX);
+    if (name_max <= 0)
+        name_max = 255;
+    const size_t fixed = strlen(prefix) + strlen(suffix), nb = strlen(base);
+    int n;
+    if (fixed + nb <= (size_t)name_max) {
+        n = snprintf(out, cap, "%.*s%s%s%s", dirlen, path, prefix, base, suffix);
+    } else {
+        /* FNV-1a of the whole name: the shortened names of two long names still differ */
+        uint32_t h = 2166136261u;
+        for (size_t i = 0; i < nb; i++) {
+            h ^= (unsigned char)base[i];
+            h *= 16777619u;
+        }
+        const long keep = name_max - (long)fixed - 9;
+        HX_CHECK(keep >= 1, HX_ERR_INVALID_ARG,
+                 "the directory of '%s' allows names of %ld bytes only: too short for '%s...%s'",
+                 path, name_max, prefix, suffix);
+        n = snprintf(out, cap, "%.*s%s%.*s~%08x%s", dirlen, path, prefix, (int)keep, base,
+                     (unsigned)h, suffix);
+    }
+    HX_CHECK(n > 0 && (size_t)n < cap, HX_ERR_INVALID_ARG, "path '%s' is too long", path);
+    return HX_OK;
 }
 
 hx_status hx_path_canonical(const char *path, char *out, size_t cap)
@@ -182,7 +218,9 @@ hx_status hx_output_backup(const char *path, int keep_original, char *backup, si
     char bak[PATH_MAX + 16];
     struct stat sb;
     for (int k = 1; k < 100; k++) {
-        snprintf(bak, sizeof bak, "%.*s#%s.%d#", dirlen, path, path + dirlen, k);
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, ".%d#", k);
+        HX_TRY(hx_path_sibling(path, "#", suffix, bak, sizeof bak));
         if (lstat(bak, &sb) == 0)
             continue;
         if (!keep_original) {
@@ -212,7 +250,9 @@ hx_status hx_output_write(const char *path, const char *what,
                  "%s '%s' exists and is not writable; choose another name or change its "
                  "permissions",
                  what, path);
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
+        HX_TRY(hx_path_sibling(path, "", suffix, tmp, sizeof tmp));
     }
     FILE *f = fopen(tmp, "w");
     HX_CHECK(f, HX_ERR_IO,
@@ -255,10 +295,11 @@ hx_status hx_lock_acquire(const char *path, const char *what, const char *info, 
     hx_lock *l = calloc(1, sizeof *l);
     HX_CHECK(l, HX_ERR_NOMEM, "out of memory");
     l->fd = -1;
-    char *slash = strrchr(canon, '/');
-    *slash = '\0';
-    snprintf(l->path, sizeof l->path, "%s/.%s.halox-lock", canon[0] ? canon : "", slash + 1);
-    hx_status st = HX_OK;
+    hx_status st = hx_path_sibling(canon, ".", ".halox-lock", l->path, sizeof l->path);
+    if (st != HX_OK) {
+        free(l);
+        return st;
+    }
     /* A releasing run unlinks its lock file while it still holds the lock; a run that opened
      * the old file in between gets its lock on an unlinked file, notices that the path now
      * names another (or no) file, and tries again. */

@@ -229,8 +229,8 @@ static hx_status read_box(const char *name, const gro_line *l, hx_system *sys)
         for (int k = 3; k < 9; k++)
             HX_CHECK(v[k] == 0.0, HX_ERR_UNSUPPORTED,
                      "%s:%ld: triclinic box not supported (off-diagonal value %d is %g); halox "
-                     "handles rectangular boxes only: convert the system to a rectangular box "
-                     "(e.g. gmx editconf -bt rectangular)",
+                     "handles rectangular boxes only: build or solvate the system in one (gmx "
+                     "editconf -bt cubic, or gmx solvate -box X Y Z; or halox build)",
                      name, l->no, k + 1, v[k]);
     }
     for (int d = 0; d < 3; d++)
@@ -639,9 +639,14 @@ hx_status hx_gro_write(const char *path, const hx_system *sys, int with_velociti
              "permissions",
              path);
     size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
+    char *tmp = malloc(plen + 32), suffix[32];
     HX_CHECK(tmp, HX_ERR_NOMEM, "out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(suffix, sizeof suffix, ".tmp.%ld", (long)getpid());
+    hx_status sst = hx_path_sibling(path, "", suffix, tmp, plen + 32);
+    if (sst != HX_OK) {
+        free(tmp);
+        return sst;
+    }
     FILE *f = fopen(tmp, "w");
     if (!f) {
         hx_status e = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,

@@ -149,8 +149,11 @@ hx_status hx_json_energies(const hx_md_energies *e, char **out)
              hx_json_add(o, "coulomb14", hx_json_number(e->coulomb14));
     ok = ok && hx_json_add(o, "potential", hx_json_number(e->potential)) &&
          hx_json_add(o, "kinetic", hx_json_number(e->kinetic)) &&
-         hx_json_add(o, "total", hx_json_number(e->total)) &&
-         hx_json_add(o, "temperature", hx_json_number(e->temperature));
+         hx_json_add(o, "total", hx_json_number(e->total));
+    /* with a thermostat only: in NVE it is the total (NVE files stay as they were) */
+    if (ok && e->has_thermostat)
+        ok = hx_json_add(o, "conserved", hx_json_number(e->conserved));
+    ok = ok && hx_json_add(o, "temperature", hx_json_number(e->temperature));
     char *text = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
     HX_CHECK(text, HX_ERR_NOMEM, "out of memory formatting the energies of step %lld", e->step);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Key identifiers, in the order of the table below. */
 enum {
@@ -42,6 +43,7 @@ enum {
     K_GEN_SEED,
     K_NSTENERGY,
     K_NSTXOUT,
+    K_NSTLOG,
     /* accepted with halox's value only */
     K_VDWTYPE,
     K_COULOMB_MODIFIER,
@@ -50,6 +52,14 @@ enum {
     K_PCOUPL,
     K_COMM_MODE,
     K_CONSTRAINTS,
+    K_NSTTCOUPLE,
+    K_FREE_ENERGY,
+    K_PULL,
+    K_AWH,
+    K_ANNEALING,
+    K_NWALL,
+    K_COS_ACCELERATION,
+    K_PERIODIC_MOLECULES,
     K_COUNT
 };
 
@@ -76,13 +86,52 @@ static const char *const key_names[K_COUNT] = {"integrator",
                                                "gen-seed",
                                                "nstenergy",
                                                "nstxout",
+                                               "nstlog",
                                                "vdwtype",
                                                "coulomb-modifier",
                                                "pbc",
                                                "DispCorr",
                                                "pcoupl",
                                                "comm-mode",
-                                               "constraints"};
+                                               "constraints",
+                                               "nsttcouple",
+                                               "free-energy",
+                                               "pull",
+                                               "awh",
+                                               "annealing",
+                                               "nwall",
+                                               "cos-acceleration",
+                                               "periodic-molecules"};
+
+/* Keys that do not change what halox computes, so a file written for GROMACS need not be edited:
+ * they are read, not checked, and listed as ignored (hx_mdp.ignored). Each group says why it
+ * cannot matter here. Keys that would change the physics (define, energygrp-excl, freezegrps
+ * with a group, ...) are not among them: they are refused. */
+typedef struct ignored_group {
+    const char *why;
+    const char *keys[12];
+} ignored_group;
+static const ignored_group ignored_groups[] = {
+    {"output halox does not write (energies are computed on the steps they are written)",
+     {"nstcalcenergy", "nstvout", "nstfout", "nstxout-compressed", "compressed-x-grps",
+      "compressed-x-precision", "nstxtcout", "xtc-grps", "xtc-precision", "energygrps", NULL}},
+    {"preprocessing of a topology, which halox does not read (its models are built in)",
+     {"title", "cpp", "include", NULL}},
+    {"the centre-of-mass motion, which halox removes once at the start", {"nstcomm", "comm-grps"}},
+    {"the sd and bd integrators (halox integrates with md)", {"ld-seed", "bd-fric", NULL}},
+    {"pressure coupling (halox: pcoupl = no, constant volume)",
+     {"pcoupltype", "nstpcouple", "tau-p", "ref-p", "compressibility", "refcoord-scaling",
+      "verlet-buffer-pressure-tolerance", NULL}},
+    {"PME and Ewald (halox: reaction field)",
+     {"fourierspacing", "fourier-nx", "fourier-ny", "fourier-nz", "pme-order", "ewald-rtol",
+      "ewald-rtol-lj", "ewald-geometry", "epsilon-surface", "lj-pme-comb-rule", NULL}},
+    {"the constraint solver (halox keeps its constraints with SETTLE and SHAKE to its own "
+     "tolerance)",
+     {"constraint-algorithm", "lincs-order", "lincs-iter", "lincs-warnangle", "shake-tol",
+      "continuation-pme", NULL}},
+    {"the old group scheme's neighbour search (halox: Verlet lists on a grid)",
+     {"ns-type", "ns_type", NULL}},
+};
 
 /* Lower case without '-' and '_': GROMACS compares parameter names and choices this way. */
 static void normalize(const char *s, size_t n, char *out, size_t cap)
@@ -105,6 +154,20 @@ static int find_key(const char *norm)
             return k;
     }
     return -1;
+}
+
+/* The reason a key is ignored, or NULL when it is not one of those. */
+static const char *ignored_why(const char *norm)
+{
+    char buf[64];
+    for (size_t g = 0; g < sizeof ignored_groups / sizeof ignored_groups[0]; g++)
+        for (int k = 0; k < 12 && ignored_groups[g].keys[k]; k++) {
+            normalize(ignored_groups[g].keys[k], strlen(ignored_groups[g].keys[k]), buf,
+                      sizeof buf);
+            if (strcmp(buf, norm) == 0)
+                return ignored_groups[g].why;
+        }
+    return NULL;
 }
 
 typedef struct mdp_ctx {
@@ -323,6 +386,44 @@ static hx_status apply_key(mdp_ctx *c, int k)
         HX_TRY(get_int(c, &o->nstxout, 0));
         o->has_nstxout = 1;
         return HX_OK;
+    case K_NSTLOG:
+        HX_TRY(get_int(c, &o->nstlog, 0));
+        o->has_nstlog = 1;
+        return HX_OK;
+    case K_NSTTCOUPLE: {
+        int v = 0;
+        HX_TRY(get_int(c, &v, -1));
+        if (v != 10)
+            MDP_FAIL(c, "halox's v-rescale couples every 10 steps: use nsttcouple = 10 (or "
+                        "leave it out)");
+        return HX_OK;
+    }
+    case K_FREE_ENERGY:
+    case K_PULL:
+    case K_AWH:
+    case K_ANNEALING:
+    case K_PERIODIC_MOLECULES: {
+        static const char *const v[] = {"no", NULL};
+        static const char *const what[] = {
+            [K_FREE_ENERGY] = "halox has no free-energy perturbation: use free-energy = no",
+            [K_PULL] = "halox has no pulling: use pull = no",
+            [K_AWH] = "halox has no AWH: use awh = no",
+            [K_ANNEALING] = "halox has no simulated annealing: use annealing = no",
+            [K_PERIODIC_MOLECULES] = "halox keeps molecules whole within the box's periodic "
+                                     "images: use periodic-molecules = no"};
+        return get_choice(c, v, what[k], &idx);
+    }
+    case K_NWALL:
+    case K_COS_ACCELERATION: {
+        double v = 0;
+        HX_TRY(get_real(c, &v));
+        if (v != 0)
+            MDP_FAIL(c, "%s",
+                     k == K_NWALL ? "halox has no walls: use nwall = 0"
+                                  : "halox applies no acceleration: use "
+                                    "cos-acceleration = 0");
+        return HX_OK;
+    }
     case K_VDWTYPE: {
         static const char *const v[] = {"cut-off", NULL};
         return get_choice(c, v, "halox's Lennard-Jones is a plain cut-off: use vdwtype = cut-off",
@@ -432,6 +533,64 @@ static hx_status finish(mdp_ctx *c)
     return HX_OK;
 }
 
+/* Every problem of a file is reported at once (a GROMACS file used to fail one key per
+ * attempt): the keys halox does not know in one list, then each other problem with its line. */
+typedef struct mdp_errors {
+    int n, nunknown;
+    char unknown[512]; /* "'define' (line 3), 'nstdisreout' (line 9)" */
+    long first_unknown_line;
+    char first_unknown[64];
+    char rest[1024]; /* "; "-separated messages of the other problems */
+    char first[1024];
+} mdp_errors;
+
+static void errors_add(mdp_errors *e, const char *msg)
+{
+    if (e->n - e->nunknown == 0)
+        snprintf(e->first, sizeof e->first, "%s", msg);
+    size_t len = strlen(e->rest);
+    if (len < sizeof e->rest - 1)
+        snprintf(e->rest + len, sizeof e->rest - len, "%s%s", len ? "; " : "", msg);
+    e->n++;
+}
+
+static void errors_add_unknown(mdp_errors *e, const char *key, long line)
+{
+    if (e->nunknown == 0) {
+        e->first_unknown_line = line;
+        snprintf(e->first_unknown, sizeof e->first_unknown, "%s", key);
+    }
+    size_t len = strlen(e->unknown);
+    if (len < sizeof e->unknown - 1)
+        snprintf(e->unknown + len, sizeof e->unknown - len, "%s'%s' (line %ld)", len ? ", " : "",
+                 key, line);
+    e->nunknown++;
+    e->n++;
+}
+
+static hx_status errors_report(const mdp_errors *e, const char *name)
+{
+    if (e->n == 0)
+        return HX_OK;
+    if (e->n == 1 && e->nunknown == 1)
+        HX_FAIL(HX_ERR_INPUT,
+                "%s:%ld: '%s' is not a parameter halox supports; remove the line "
+                "(halox reads: %s; see docs/mdp.md for the keys it ignores)",
+                name, e->first_unknown_line, e->first_unknown, supported_list());
+    if (e->n == 1)
+        HX_FAIL(HX_ERR_INPUT, "%s", e->first);
+    char unknown[700] = "";
+    if (e->nunknown > 0)
+        snprintf(unknown, sizeof unknown,
+                 "%s %s not %s halox supports, remove %s (docs/mdp.md lists what halox reads "
+                 "and what it ignores)%s",
+                 e->unknown, e->nunknown == 1 ? "is" : "are",
+                 e->nunknown == 1 ? "a parameter" : "parameters",
+                 e->nunknown == 1 ? "the line" : "the lines", e->n > e->nunknown ? "; " : "");
+    HX_FAIL(HX_ERR_INPUT, "%s: %d problems: %s%s", name, e->n, unknown,
+            e->n > e->nunknown ? e->rest : "");
+}
+
 hx_status hx_mdp_read_buffer(const char *data, size_t len, const char *name, hx_mdp *out)
 {
     HX_CHECK(out && (data || len == 0), HX_ERR_INVALID_ARG, "hx_mdp_read_buffer: NULL argument");
@@ -440,6 +599,8 @@ hx_status hx_mdp_read_buffer(const char *data, size_t len, const char *name, hx_
     memset(&c, 0, sizeof c);
     c.name = name ? name : "<buffer>";
     c.out = out;
+    mdp_errors errs;
+    memset(&errs, 0, sizeof errs);
     size_t pos = 0;
     while (pos < len) {
         const char *s = data + pos;
@@ -456,13 +617,19 @@ hx_status hx_mdp_read_buffer(const char *data, size_t len, const char *name, hx_
             s++, n--;
         if (n == 0)
             continue;
+        /* a file that is not text is not read on */
         for (size_t i = 0; i < n; i++)
             HX_CHECK(s[i] != '\0', HX_ERR_INPUT,
                      "%s:%ld: the line contains a NUL byte: this is not a text .mdp file", c.name,
                      c.line);
+        char msg[512];
         const char *eq = memchr(s, '=', n);
-        HX_CHECK(eq, HX_ERR_INPUT, "%s:%ld: '%.*s' is not a 'key = value' line", c.name, c.line,
-                 (int)(n > 80 ? 80 : n), s);
+        if (!eq) {
+            snprintf(msg, sizeof msg, "%s:%ld: '%.*s' is not a 'key = value' line", c.name, c.line,
+                     (int)(n > 80 ? 80 : n), s);
+            errors_add(&errs, msg);
+            continue;
+        }
         size_t kn = (size_t)(eq - s);
         while (kn > 0 && isspace((unsigned char)s[kn - 1]))
             kn--;
@@ -470,41 +637,73 @@ hx_status hx_mdp_read_buffer(const char *data, size_t len, const char *name, hx_
         size_t vn = n - (size_t)(v - s);
         while (vn > 0 && isspace((unsigned char)*v))
             v++, vn--;
-        HX_CHECK(kn > 0, HX_ERR_INPUT, "%s:%ld: a value without a key: '%.*s'", c.name, c.line,
-                 (int)(n > 80 ? 80 : n), s);
         char key[64], norm[64];
-        HX_CHECK(kn < sizeof key, HX_ERR_INPUT, "%s:%ld: key '%.40s...' is too long", c.name,
-                 c.line, s);
+        if (kn == 0 || kn >= sizeof key) {
+            if (kn == 0)
+                snprintf(msg, sizeof msg, "%s:%ld: a value without a key: '%.*s'", c.name, c.line,
+                         (int)(n > 80 ? 80 : n), s);
+            else
+                snprintf(msg, sizeof msg, "%s:%ld: key '%.40s...' is too long", c.name, c.line, s);
+            errors_add(&errs, msg);
+            continue;
+        }
         memcpy(key, s, kn);
         key[kn] = '\0';
+        int name_ok = 1;
         for (size_t i = 0; i < kn; i++)
-            HX_CHECK(isalnum((unsigned char)key[i]) || key[i] == '-' || key[i] == '_', HX_ERR_INPUT,
+            name_ok &= isalnum((unsigned char)key[i]) || key[i] == '-' || key[i] == '_';
+        if (!name_ok) {
+            snprintf(msg, sizeof msg,
                      "%s:%ld: '%s' is not a parameter name (letters, digits, '-' and '_')", c.name,
                      c.line, key);
+            errors_add(&errs, msg);
+            continue;
+        }
         if (vn == 0)
             continue; /* "key =" leaves the default, as in GROMACS */
-        HX_CHECK(vn < sizeof c.val, HX_ERR_INPUT, "%s:%ld: the value of %s is too long", c.name,
-                 c.line, key);
+        if (vn >= sizeof c.val) {
+            snprintf(msg, sizeof msg, "%s:%ld: the value of %s is too long", c.name, c.line, key);
+            errors_add(&errs, msg);
+            continue;
+        }
         normalize(key, kn, norm, sizeof norm);
         int k = find_key(norm);
-        HX_CHECK(k >= 0, HX_ERR_INPUT,
-                 "%s:%ld: '%s' is not a parameter halox supports; remove the line (halox "
-                 "reads: %s)",
-                 c.name, c.line, key, supported_list());
-        HX_CHECK(!c.lines[k], HX_ERR_INPUT, "%s:%ld: %s is given a second time (first on line %ld)",
-                 c.name, c.line, key, c.lines[k]);
+        if (k < 0 && ignored_why(norm)) {
+            size_t il = strlen(out->ignored);
+            if (il < sizeof out->ignored - 1)
+                snprintf(out->ignored + il, sizeof out->ignored - il, "%s%s (line %ld)",
+                         il ? ", " : "", key, c.line);
+            out->nignored++;
+            continue;
+        }
+        if (k < 0) {
+            errors_add_unknown(&errs, key, c.line);
+            continue;
+        }
+        if (c.lines[k]) {
+            snprintf(msg, sizeof msg, "%s:%ld: %s is given a second time (first on line %ld)",
+                     c.name, c.line, key, c.lines[k]);
+            errors_add(&errs, msg);
+            continue;
+        }
         c.lines[k] = c.line;
         c.key = key;
         memcpy(c.val, v, vn);
         c.val[vn] = '\0';
-        HX_TRY(apply_key(&c, k));
+        if (apply_key(&c, k) != HX_OK)
+            errors_add(&errs, hx_last_error_message());
     }
+    HX_TRY(errors_report(&errs, c.name));
     return finish(&c);
 }
 
 hx_status hx_mdp_read(const char *path, hx_mdp *out)
 {
     HX_CHECK(path && out, HX_ERR_INVALID_ARG, "hx_mdp_read: NULL argument");
+    struct stat sb;
+    HX_CHECK(stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode), HX_ERR_IO,
+             "the parameter file '%s' is a directory: give the .mdp file (e.g. %s/run.mdp)", path,
+             path);
     FILE *f = fopen(path, "rb");
     HX_CHECK(f, HX_ERR_IO, "cannot open the parameter file '%s': %s", path, strerror(errno));
     size_t cap = 1 << 14, n = 0;
@@ -535,7 +734,8 @@ hx_status hx_mdp_read(const char *path, hx_mdp *out)
     if (!buf)
         HX_FAIL(HX_ERR_NOMEM, "out of memory reading %s", path);
     if (st == HX_OK && err)
-        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__, "error reading %s", path);
+        st = hx_error_set(HX_ERR_IO, __FILE__, __LINE__, __func__,
+                          "error reading the parameter file %s", path);
     if (st == HX_OK)
         st = hx_mdp_read_buffer(buf, n, path, out);
     free(buf);

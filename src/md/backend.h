@@ -25,6 +25,7 @@
 #define HX_MD_BACKEND_H
 
 #include "dd/plan_counts.h"
+#include "gpu/stream.h"
 #include "halox/decomp.h"
 #include "halox/halo.h"
 #include "halox/migrate.h"
@@ -77,7 +78,8 @@ typedef struct hx_md_backend_ops {
      * forces of the home molecules) or HX_NB_NONLOCAL (adds). Energies are kept for energies()
      * when want_energy. */
     hx_status (*forces)(void *impl, int i, int part, int want_energy, long long step);
-    void *(*halo_stream)(void *impl, int i);
+    /* the stream the schedule gives the halo exchange (NULL for the CPU backend) */
+    hx_stream (*halo_stream)(void *impl, int i);
     /* Kinetic energy of the current half-step velocities v(t - dt/2) of home atoms. */
     hx_status (*kinetic)(void *impl, int i, double *ke);
     /* v' = lambda v + f/m dt, x' = x + v' dt, constraints (SETTLE for water, SHAKE for the

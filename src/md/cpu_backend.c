@@ -211,7 +211,7 @@ static hx_status cpu_forces(void *vimpl, int i, int part, int want_energy, long 
     return HX_OK;
 }
 
-static void *cpu_halo_stream(void *vimpl, int i)
+static hx_stream cpu_halo_stream(void *vimpl, int i)
 {
     (void)vimpl;
     (void)i;

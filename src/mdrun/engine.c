@@ -55,6 +55,11 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
              "time step dt = %g ps: must be positive (typically 0.002)", p->dt);
     HX_CHECK(p->steps >= 0, HX_ERR_INVALID_ARG, "steps = %lld: must be >= 0", p->steps);
     HX_CHECK(p->nstlist >= 1, HX_ERR_INVALID_ARG, "nstlist = %d: must be >= 1", p->nstlist);
+    HX_CHECK(p->nstlist_divides >= 0 &&
+                 (p->nstlist_divides == 0 || p->nstlist_divides % p->nstlist == 0),
+             HX_ERR_INVALID_ARG,
+             "nstlist_divides = %d: use 0 (any interval) or a multiple of nstlist (%d)",
+             p->nstlist_divides, p->nstlist);
     HX_CHECK(p->nstcheck >= 0, HX_ERR_INVALID_ARG,
              "nstcheck = %d: must be >= 0 (0: no missed-pair check)", p->nstcheck);
     HX_CHECK(p->rc > 0 && isfinite(p->rc), HX_ERR_INVALID_ARG, "cut-off rc = %g nm: must be > 0",
@@ -94,9 +99,10 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
         double rmax = p->rlist > p->rc ? p->rlist : p->rc;
         for (int d = 0; d < 3; d++)
             HX_CHECK(rmax < 0.5 * sys->box[d], HX_ERR_INVALID_ARG,
-                     "cut-off/pair-list radius %g nm is not below half the box edge %c = %g nm: "
-                     "use a shorter cut-off or a larger box",
-                     rmax, "xyz"[d], sys -> box[d]);
+                     "cut-off/pair-list radius %g nm is not below half the box edge along %c "
+                     "(the edge is %g nm, half of it %g nm): use a shorter cut-off or a larger "
+                     "box",
+                     rmax, "xyz"[d], sys -> box[d], 0.5 * sys -> box[d]);
         HX_CHECK(sys->natoms > 0, HX_ERR_INVALID_ARG, "the system has no atoms");
     }
     return HX_OK;
@@ -149,106 +155,11 @@ void hx_md_destroy(hx_md **mdp)
     *mdp = NULL;
 }
 
-hx_status hx_md_pair_list_radius(const hx_system *sys, const hx_md_params *p, double *rlist)
-{
-    HX_CHECK(sys && p && rlist, HX_ERR_INVALID_ARG, "hx_md_pair_list_radius: NULL argument");
-    if (p->rlist > 0) {
-        *rlist = p->rlist;
-        return HX_OK;
-    }
-    hx_forcefield *ff = NULL;
-    hx_system *s = NULL;
-    hx_status st = HX_OK;
-    HX_TRY_GOTO(st, hx_forcefield_create(p->model ? p->model : "spce", &ff), out);
-    HX_TRY_GOTO(st, hx_system_copy(sys, &s), out);
-    HX_TRY_GOTO(st, hx_forcefield_apply(ff, s), out);
-    /* The temperature the list must serve: the generated one, or that of the input's
-     * velocities, at least the thermostat's; a cold start heats up, so room temperature. */
-    double t_est = p->gen_vel
-                       ? p->gen_temp
-                       : 2.0 * kinetic_global(s, s->v) / (hx_forcefield_ndf(ff, s) * HX_BOLTZ);
-    if (p->thermostat != HX_THERMOSTAT_NONE && p->ref_t > t_est)
-        t_est = p->ref_t;
-    if (!(t_est > 0))
-        t_est = 300.0;
-    hx_nb_params nbp = {.rc = p->rc, .eps_rf = p->eps_rf, .eps_r = p->eps_r};
-    HX_TRY_GOTO(st,
-                hx_nb_rlist_from_tolerance(ff, s, &nbp, p->dt, p->nstlist, t_est,
-                                           p->verlet_buffer_tolerance, rlist),
-                out);
-out:
-    hx_system_destroy(&s);
-    hx_forcefield_destroy(&ff);
-    return st;
-}
-
-/* The GPU backend's rolling prune when the parameters leave it to the backend: 4 parts, each
- * re-pruned every 4 steps to an inner radius from the buffer estimate for a 5-step lifetime at a
- * hundredth of the run's buffer tolerance. Measured on the H200 (bench/results/
- * h200-2026-12-03e, 3000 SPC/E atoms, 25 ps NVE on one GPU, two seeds, kJ/mol/ps per atom):
- * without the prune, nstlist 10 drifts 1.3e-4 and nstlist 20 below 1e-5; with it at the run's
- * own tolerance (inner 1.026 nm) 2.9-3.4e-4, at a tenth (1.035) 3.6-6.5e-5, at a hundredth
- * (1.042) 0.5-2.3e-5. The estimate over-states the drift of long lists far more than of a
- * 5-step one (ballistic motion over 8 fs is close to the truth, over 40 fs it is not), so the
- * same tolerance would let the inner list dominate a run's drift; at a hundredth it does not,
- * and the pair kernel pays 1 us of 65 at 45k atoms for it (64.4 / 65.3 / 65.5 us). The engine
- * at 45k / 180k / 360k atoms: 94.4 / 289 / 557 us per step (h200-2026-12-03f) against
- * 102.2 / 323 / 608 without the prune.
- * HALOX_GPU_PRUNE_PARTS (0: off) and HALOX_GPU_PRUNE_TOLERANCE (kJ/mol/ps per atom) override
- * both; hx_md_params.prune_parts and rlist_inner set them per run. The CPU backend ignores it. */
-#define HX_MD_GPU_PRUNE_PARTS_DEFAULT 4
-#define HX_MD_PRUNE_TOLERANCE_FRACTION 0.01
-
-/* Prune parts and inner radius of q (the run's parameters, rlist already resolved) from p. The
- * outer radius is untouched, so `halox plan` (hx_md_pair_list_radius) still predicts the
- * decomposition of a run with the prune; every rank computes the same inner radius from the
- * same global system. */
-static hx_status resolve_prune(const hx_system *sys, const hx_md_params *p, hx_md_params *q)
-{
-    int parts = p->prune_parts;
-    /* the default only where it applies: the CPU backend has no rolling prune (no second buffer
-     * estimate), and without a buffer tolerance (an explicit rlist alone) there is no inner
-     * radius to choose */
-    if (parts < 0 && (!(q->backend && strcmp(q->backend, "gpu") == 0) ||
-                      (p->rlist_inner == 0 && !(p->verlet_buffer_tolerance > 0))))
-        parts = 0;
-    if (parts < 0) {
-        const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
-        parts = (env && env[0]) ? atoi(env) : HX_MD_GPU_PRUNE_PARTS_DEFAULT;
-        HX_CHECK(parts >= 0 && parts <= 1000, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_PRUNE_PARTS=%s: use 0 (no rolling prune) to 1000", env);
-    }
-    q->prune_parts = parts;
-    q->rlist_inner = p->rlist_inner;
-    if (parts > 0 && q->rlist_inner == 0) {
-        HX_CHECK(p->verlet_buffer_tolerance > 0, HX_ERR_INVALID_ARG,
-                 "the rolling prune (%d parts) needs rlist_inner or a positive buffer tolerance",
-                 parts);
-        hx_md_params c = *q;
-        c.rlist = 0.0;
-        c.nstlist = parts + 1; /* a part pruned at step t serves steps t+1 .. t+parts */
-        c.verlet_buffer_tolerance = p->verlet_buffer_tolerance * HX_MD_PRUNE_TOLERANCE_FRACTION;
-        const char *env = getenv("HALOX_GPU_PRUNE_TOLERANCE");
-        if (env && env[0]) {
-            c.verlet_buffer_tolerance = atof(env);
-            HX_CHECK(c.verlet_buffer_tolerance > 0, HX_ERR_INVALID_ARG,
-                     "HALOX_GPU_PRUNE_TOLERANCE=%s: give the inner list's buffer tolerance in "
-                     "kJ/mol/ps per atom (> 0)",
-                     env);
-        }
-        HX_TRY(hx_md_pair_list_radius(sys, &c, &q->rlist_inner));
-    }
-    if (parts == 0 || q->rlist_inner > q->rlist)
-        q->rlist_inner = q->rlist;
-    else if (q->rlist_inner < q->rc)
-        q->rlist_inner = q->rc;
-    return HX_OK;
-}
-
 /* Everything that is the same on every rank: force field, whole molecules, a constrained
  * start, velocities, the pair-list radius. Done on the global system, identically everywhere,
  * so that the decomposition cannot change the starting state. */
-static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_params *p)
+static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_params *p,
+                                int ndomains, const int grid[3])
 {
     md->p = *p;
     snprintf(md->model, sizeof md->model, "%s", p->model ? p->model : "spce");
@@ -258,13 +169,14 @@ static hx_status prepare_global(hx_md *md, const hx_system *sys, const hx_md_par
     HX_TRY(hx_forcefield_apply(md->ff, md->sys));
     hx_system *s = md->sys;
     size_t n = (size_t)s->natoms;
-    /* The pair-list radius first, from the input as given: `halox plan` calls the same
-     * function on the same file and so predicts this run's decomposition. */
-    if (md->p.rlist == 0) {
-        md->rlist_auto = 1;
-        HX_TRY(hx_md_pair_list_radius(sys, p, &md->p.rlist));
-    }
-    HX_TRY(resolve_prune(sys, p, &md->p));
+    /* The pair lists first, from the input as given: `halox plan` calls the same function on
+     * the same file and so predicts this run's decomposition; every rank computes the same. */
+    md->rlist_auto = p->rlist_from_tolerance || p->rlist == 0;
+    HX_TRY(hx_md_list_setup_resolve(sys, p, ndomains, grid, &md->list));
+    md->p.nstlist = md->list.nstlist;
+    md->p.rlist = md->list.rlist;
+    md->p.prune_parts = md->list.prune_parts;
+    md->p.rlist_inner = md->list.rlist_inner;
     double *xn = malloc((3 * n + 1) * sizeof *xn);
     HX_CHECK(xn, HX_ERR_NOMEM, "out of memory for %zu atoms", n);
     if (!p->continuation)
@@ -377,11 +289,23 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
                    : "gpu-mpi";
     hx_clear_error();
     HX_TRY(hx_halo_backend_available(halo));
+    /* agreed with prepare_global's status below: a rank without a context must not leave the
+     * others in the engine's collectives */
+    const hx_status st_gpu =
+        B->mem == HX_MEM_HOST || p->gpu
+            ? HX_OK
+            : hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                           "the %s MD backend runs on a GPU context and none was given: create "
+                           "one with hx_gpu_context_create(&params, comm, &ctx) on the engine's "
+                           "communicator (it chooses the device, by node-local rank or a device "
+                           "list, and owns the streams) and set hx_md_params.gpu = ctx",
+                           B->name);
     hx_md *md = calloc(1, sizeof *md);
     HX_CHECK(md, HX_ERR_NOMEM, "out of memory");
     md->comm = comm;
     md->B = B;
-    hx_status st = prepare_global(md, sys, p);
+    hx_status st =
+        st_gpu == HX_OK ? prepare_global(md, sys, p, hx_comm_ndomains(comm), grid) : st_gpu;
     st = hx_comm_agree(comm, st);
     if (st != HX_OK)
         goto fail;
@@ -405,10 +329,12 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
         st = B->create(md->sys, md->ff, &md->p, md->nlocal, &md->bimpl);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);
     hx_rng_seed(&md->trng, p->seed, 2);
+    md->ener.has_thermostat = p->thermostat != HX_THERMOSTAT_NONE;
     if (p->continuation) {
         md->step = p->start_step;
         if (p->has_rng_state)
             memcpy(md->trng.s, p->rng_state, sizeof md->trng.s);
+        md->thermostat_work = p->thermostat_work;
     }
     HX_TRY_GOTO(st, hx_md_repartition(md, 1), fail);
     md->gathered_step_valid = 1;
@@ -517,6 +443,11 @@ void hx_md_get_rng_state(const hx_md *md, uint64_t state[4])
     memcpy(state, md->trng.s, sizeof md->trng.s);
 }
 
+double hx_md_thermostat_work(const hx_md *md)
+{
+    return md->thermostat_work;
+}
+
 void hx_md_get_dd_info(const hx_md *md, hx_md_dd_info *info)
 {
     *info = md->info;
@@ -570,6 +501,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     md->tm.metric_samples = 0;
     md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
+    md->log_interval = out && out->nstlog > 0 ? out->nstlog : 0;
     /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so
      * they agree on the flag, at pair-search steps only (one small max-reduction there). */
     const int parallel_stop = out && out->stop && hx_comm_nranks(md->comm) > 1;
@@ -629,7 +561,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
 done:
     free(stop_in);
     md->tm.total += hx_wtime() - start;
-    md->energy_interval = 0;
+    md->energy_interval = md->log_interval = 0;
     return st;
 }
 
@@ -679,4 +611,9 @@ long long hx_md_npairs(const hx_md *md)
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t)
 {
     *t = md->tm;
+}
+
+void hx_md_get_list_setup(const hx_md *md, hx_md_list_setup *s)
+{
+    *s = md->list;
 }

@@ -27,12 +27,17 @@ struct hx_md {
     long long step;
     long long last_search;
     int energy_interval; /* potential energies only on multiples of this (0: every step) */
+    int log_interval;    /* ... and of this (0: none) */
     hx_rng trng;
+    /* The energy v-rescale has added in the committed steps so far, sum of (lambda^2 - 1)
+     * ke_old: a host double, the same on every rank (lambda and the summed ke_old are). */
+    double thermostat_work;
     hx_md_energies ener;
     hx_md_timings tm;
     long long last_missed;
-    int rlist_auto;    /* rlist chosen from the buffer tolerance: some missed pairs are by design */
-    int missed_warned; /* the missed-pair warning is given once per run */
+    int rlist_auto; /* rlist chosen from the buffer tolerance: some missed pairs are by design */
+    hx_md_list_setup list; /* how nstlist, rlist and the prune were chosen */
+    int missed_warned;     /* the missed-pair warning is given once per run */
     hx_md_dd_info info;
     int gathered_step_valid;
     /* A local failure between agreement points (multi-rank runs): recorded here, the step loop

@@ -308,6 +308,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
         hc.bulk_copy = md->p.halo_bulk_copy;
         hc.wait_timeout = md->p.halo_wait_timeout;
         hc.stress_seed = md->p.halo_stress_seed;
+        hc.gpu = md->p.gpu;
         HX_TRY(hx_halo_create(hx_decomp_plan(md->dec), md->comm, &hc, &md->halo));
         md->graph_ok = md->B->capture_begin && hx_halo_capturable(md->halo);
     } else {
@@ -405,7 +406,7 @@ static void mark(hx_md *md, int marks, int which)
 static hx_status enqueue_forces(hx_md *md, int want_e, int marks)
 {
     const hx_md_backend_ops *B = md->B;
-    void *stream = B->halo_stream(md->bimpl, 0);
+    hx_stream stream = B->halo_stream(md->bimpl, 0);
     double t0 = hx_wtime();
     mark(md, marks, HX_MARK_LOCAL_BEGIN);
     for (int i = 0; i < md->nlocal; i++)
@@ -448,6 +449,18 @@ static hx_status read_metrics(hx_md *md)
     return HX_OK;
 }
 
+/* A step without energies: NaN, so that nobody takes the last energy step's values for this
+ * step's (the graph replay left them in place, and the log's averages counted them again). */
+static void no_energies(hx_md *md)
+{
+    md->ener.time = md->step * md->p.dt;
+    md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
+    md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
+    md->ener.lj14 = md->ener.coulomb14 = NAN;
+    md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
+    md->ener.constraint_deviation = md->ener.conserved = NAN;
+}
+
 hx_status hx_md_do_step(hx_md *md, int commit)
 {
     const hx_md_backend_ops *B = md->B;
@@ -455,7 +468,8 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     if (md->step % md->p.nstlist == 0 && md->step != md->last_search)
         HX_TRY(hx_md_repartition(md, 0));
     /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */
-    const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0;
+    const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0 ||
+                       (md->log_interval > 0 && md->step % md->log_interval == 0);
     const int tcouple =
         md->p.thermostat == HX_THERMOSTAT_VRESCALE && md->step % md->p.nsttcouple == 0;
     const int marks = commit && md->p.nstmetrics > 0 && md->step % md->p.nstmetrics == 0 &&
@@ -475,6 +489,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         NOTE(B->replay(md->bimpl));
         md->tm.update += hx_wtime() - t0;
         md->ener.step = md->step;
+        no_energies(md);
         md->step++;
         md->tm.steps++;
         md->gathered_step_valid = 0;
@@ -483,7 +498,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
 
     HX_TRY(enqueue_forces(md, want_e, marks));
     double t5 = hx_wtime();
-    double lambda = 1.0, ke_old = NAN;
+    double lambda = 1.0, ke_old = NAN, work = 0.0;
     if (tcouple || want_e)
         for (int i = 0; i < nl; i++)
             NOTE(B->kinetic(md->bimpl, i, &md->ke_old[i]));
@@ -493,7 +508,16 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         HX_TRY(hx_comm_sum_f64(md->comm, md->ke_old, &ke_old, 1));
         md->tm.reduce += hx_wtime() - t6;
         t5 += hx_wtime() - t6; /* keep the reduction out of the update time */
+        /* hx_md_evaluate leaves the state as it was, the thermostat's random stream included:
+         * a checkpoint written after it (at the end of a run, or where a signal stopped it)
+         * continues with the draw the uninterrupted run makes at this step */
+        hx_rng keep = md->trng;
         lambda = vrescale_lambda(md, ke_old);
+        if (!commit)
+            md->trng = keep;
+        /* the energy the thermostat adds: v(t - dt/2) scaled by lambda changes the half-step
+         * kinetic energy ke_old by (lambda^2 - 1) ke_old (GROMACS's thermostat integral) */
+        work = (lambda * lambda - 1.0) * ke_old;
     }
     for (int i = 0; i < nl; i++)
         NOTE(B->update(md->bimpl, i, lambda, want_e, commit, md->step));
@@ -541,6 +565,12 @@ hx_status hx_md_do_step(hx_md *md, int commit)
             md->ener.potential += red[4] + red[5] + red[6] + red[7] + red[8];
         md->ener.kinetic = 0.5 * (red[2] + red[3]);
         md->ener.total = md->ener.potential + md->ener.kinetic;
+        /* The kinetic energy of step t averages the half step before the coupling (red[2],
+         * unscaled) and the one after it: on a coupling step half of its work is in the total,
+         * so half of it is taken off here, the other half from the next step on. (GROMACS
+         * couples at the step after an energy step, where the question does not arise; halox
+         * couples on multiples of nsttcouple, which energy steps are.) */
+        md->ener.conserved = md->ener.total - (md->thermostat_work + 0.5 * work);
         md->ener.temperature = 2.0 * md->ener.kinetic / (md->ndf * HX_BOLTZ);
         md->ener.constraint_deviation = bitsd(dev);
         HX_CHECK(isfinite(md->ener.kinetic) && isfinite(md->ener.potential), HX_ERR_PHYSICS,
@@ -548,13 +578,10 @@ hx_status hx_md_do_step(hx_md *md, int commit)
                  "use a smaller time step or check the starting structure",
                  md->step, md->ener.kinetic, md->ener.potential);
     } else {
-        md->ener.lj = md->ener.coulomb = md->ener.potential = NAN;
-        md->ener.bonds = md->ener.angles = md->ener.dihedrals = NAN;
-        md->ener.lj14 = md->ener.coulomb14 = NAN;
-        md->ener.kinetic = md->ener.total = md->ener.temperature = NAN;
-        md->ener.constraint_deviation = NAN;
+        no_energies(md);
     }
     if (commit) {
+        md->thermostat_work += work;
         md->step++;
         md->tm.steps++;
         md->gathered_step_valid = 0;

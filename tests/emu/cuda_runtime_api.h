@@ -7,7 +7,18 @@
  * AddressSanitizer if asked. Device memory is host memory filled with 0xFF bytes (NaN as float)
  * so that reads of never-written memory show up. Streams are executed in issue order (every
  * call completes before it returns); stream capture records the calls and graph launches replay
- * them. Nothing here says anything about performance. Not part of the library. */
+ * them. Nothing here says anything about performance. Not part of the library.
+ *
+ * Several devices: HALOX_EMU_DEVICES=N (default 1, at most 16) makes N devices visible, each
+ * with its own UUID (the same in every process, as a real GPU's). The current device is per host
+ * thread; streams, events and allocations remember the device current at their creation; and
+ * what real CUDA refuses across devices is refused here the same way: a kernel launch into a
+ * stream of another device than the current one fails with cudaErrorInvalidResourceHandle
+ * (reported by cudaGetLastError), as does recording an event of one device on a stream of
+ * another. Copies and memsets work whatever the current device (unified addressing), as on a
+ * GPU. CUDA IPC within one process has nothing to share across processes: a handle can be made
+ * of the start of a live allocation (anything else is cudaErrorInvalidValue, as on a GPU) but
+ * opening one fails with cudaErrorNotSupported. */
 #ifndef HX_EMU_CUDA_RUNTIME_API_H
 #define HX_EMU_CUDA_RUNTIME_API_H
 
@@ -26,7 +37,11 @@ typedef enum cudaError {
     cudaErrorMemoryAllocation = 2,
     cudaErrorInsufficientDriver = 35,
     cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidContext = 201,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorPeerAccessAlreadyEnabled = 704,
+    cudaErrorNotSupported = 801,
     cudaErrorNotReady = 600,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorUnknown = 999
@@ -70,8 +85,33 @@ typedef enum cudaStreamCaptureStatus {
 #define cudaEventRecordDefault 0x0
 #define cudaEventRecordExternal 0x1
 #define cudaHostAllocDefault 0x0
+#define cudaHostAllocPortable 0x1
+#define cudaHostAllocMapped 0x2
+#define cudaIpcMemLazyEnablePeerAccess 0x1
 
-typedef struct emu_stream *cudaStream_t;
+typedef struct cudaIpcMemHandle_st {
+    char reserved[64];
+} cudaIpcMemHandle_t;
+
+typedef struct cudaUUID_st {
+    char bytes[16];
+} cudaUUID_t;
+
+enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,
+    cudaMemoryTypeHost = 1,
+    cudaMemoryTypeDevice = 2,
+    cudaMemoryTypeManaged = 3
+};
+
+struct cudaPointerAttributes {
+    enum cudaMemoryType type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+};
+
+typedef struct CUstream_st *cudaStream_t; /* the tag CUDA's own cudaStream_t has */
 typedef struct emu_event *cudaEvent_t;
 typedef struct emu_graph *cudaGraph_t;
 typedef struct emu_graph *cudaGraphExec_t;
@@ -97,6 +137,7 @@ typedef struct cudaDeviceProp {
     int memoryBusWidth;
     int l2CacheSize;
     int pciBusID, pciDeviceID, pciDomainID;
+    cudaUUID_t uuid;
 } cudaDeviceProp;
 
 /* vector types (C layout; the device header adds nothing but constructors) */
@@ -152,6 +193,12 @@ cudaError_t cudaSetDevice(int dev);
 cudaError_t cudaGetDevice(int *dev);
 cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest);
+cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer);
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags);
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p);
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p);
+cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int flags);
+cudaError_t cudaIpcCloseMemHandle(void *p);
 
 cudaError_t cudaMalloc(void **p, size_t bytes);
 cudaError_t cudaFree(void *p);
@@ -168,6 +215,7 @@ cudaError_t cudaStreamCreate(cudaStream_t *s);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags);
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio);
 cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
@@ -194,6 +242,9 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
 
 /* emulation only: 1 while a stream capture is recording (used by the launch wrapper) */
 int emu_capturing(void);
+/* emulation only: cudaSuccess when a kernel may be launched into s now (s on the current
+ * device), cudaErrorInvalidResourceHandle otherwise */
+cudaError_t emu_launch_check(cudaStream_t s);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,24 @@
 using std::isfinite;
 using std::isnan;
 
+/* CUDA's integer min/max of device code */
+inline int min(int a, int b)
+{
+    return a < b ? a : b;
+}
+inline int max(int a, int b)
+{
+    return a > b ? a : b;
+}
+inline unsigned min(unsigned a, unsigned b)
+{
+    return a < b ? a : b;
+}
+inline unsigned max(unsigned a, unsigned b)
+{
+    return a > b ? a : b;
+}
+
 namespace emu
 {
 struct block_ctx;
@@ -357,9 +375,13 @@ inline unsigned char *emu_dyn_smem()
 template <typename... P, typename... A>
 inline void emu_launch(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaStream_t s, A... a)
 {
-    (void)s;
     if (g.x == 0 || g.y == 0 || g.z == 0 || b.x * b.y * b.z == 0 || b.x * b.y * b.z > 1024) {
         emu::set_last_error(cudaErrorInvalidValue);
+        return;
+    }
+    const cudaError_t dev_ok = emu_launch_check(s); /* a stream of another device: refused */
+    if (dev_ok != cudaSuccess) {
+        emu::set_last_error(dev_ok);
         return;
     }
     std::tuple<std::decay_t<P>...> args(a...);

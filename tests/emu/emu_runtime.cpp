@@ -7,16 +7,21 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
-struct emu_stream {
+#include <unistd.h>
+
+struct CUstream_st {
     int prio;
+    int device; /* current when the stream was created */
 };
 struct emu_event {
-    double t; /* seconds, host clock, when "recorded" */
+    double t;   /* seconds, host clock, when "recorded" */
+    int device; /* current when the event was created */
 };
 struct emu_graph {
     std::vector<std::function<void()>> ops;
@@ -44,6 +49,51 @@ thread_vars &tv()
 static cudaError_t last_error = cudaSuccess;
 static std::mutex err_mu;
 static emu_graph *capture_target = nullptr;
+
+/* Devices (HALOX_EMU_DEVICES), the current one per host thread as in CUDA, and the device of
+ * every live allocation (cudaPointerGetAttributes, IPC handles). */
+static int ndevices()
+{
+    static const int n = [] {
+        const char *e = std::getenv("HALOX_EMU_DEVICES");
+        const int v = e ? std::atoi(e) : 1;
+        return v < 1 ? 1 : v > 16 ? 16 : v;
+    }();
+    return n;
+}
+static thread_local int t_device = 0;
+struct allocation {
+    size_t bytes;
+    int device;
+};
+static std::mutex alloc_mu;
+static std::map<const unsigned char *, allocation> allocations;
+
+static void alloc_add(void *p, size_t bytes)
+{
+    std::lock_guard<std::mutex> l(alloc_mu);
+    allocations[(const unsigned char *)p] = allocation{bytes, t_device};
+}
+static void alloc_remove(void *p)
+{
+    std::lock_guard<std::mutex> l(alloc_mu);
+    allocations.erase((const unsigned char *)p);
+}
+/* The allocation containing p: its start and record; false when p is in none. */
+static bool alloc_find(const void *p, const unsigned char **base, allocation *a)
+{
+    std::lock_guard<std::mutex> l(alloc_mu);
+    auto it = allocations.upper_bound((const unsigned char *)p);
+    if (it == allocations.begin())
+        return false;
+    --it;
+    const unsigned char *q = (const unsigned char *)p;
+    if (q >= it->first + (it->second.bytes ? it->second.bytes : 1))
+        return false;
+    *base = it->first;
+    *a = it->second;
+    return true;
+}
 
 void set_last_error(cudaError_t e)
 {
@@ -173,6 +223,11 @@ int emu_capturing(void)
     return emu::capture_target != nullptr;
 }
 
+cudaError_t emu_launch_check(cudaStream_t s)
+{
+    return s && s->device != emu::t_device ? cudaErrorInvalidResourceHandle : cudaSuccess;
+}
+
 const char *cudaGetErrorString(cudaError_t e)
 {
     switch (e) {
@@ -184,6 +239,16 @@ const char *cudaGetErrorString(cudaError_t e)
         return "out of memory";
     case cudaErrorNoDevice:
         return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice:
+        return "invalid device ordinal";
+    case cudaErrorInvalidContext:
+        return "invalid device context";
+    case cudaErrorInvalidResourceHandle:
+        return "invalid resource handle";
+    case cudaErrorPeerAccessAlreadyEnabled:
+        return "peer access is already enabled";
+    case cudaErrorNotSupported:
+        return "operation not supported (CPU emulation: no memory shared between processes)";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing";
     default:
@@ -199,6 +264,18 @@ const char *cudaGetErrorName(cudaError_t e)
         return "cudaErrorInvalidValue";
     case cudaErrorMemoryAllocation:
         return "cudaErrorMemoryAllocation";
+    case cudaErrorNoDevice:
+        return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevice:
+        return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidContext:
+        return "cudaErrorInvalidContext";
+    case cudaErrorInvalidResourceHandle:
+        return "cudaErrorInvalidResourceHandle";
+    case cudaErrorPeerAccessAlreadyEnabled:
+        return "cudaErrorPeerAccessAlreadyEnabled";
+    case cudaErrorNotSupported:
+        return "cudaErrorNotSupported";
     case cudaErrorStreamCaptureUnsupported:
         return "cudaErrorStreamCaptureUnsupported";
     default:
@@ -218,14 +295,19 @@ cudaError_t cudaPeekAtLastError(void)
 }
 cudaError_t cudaGetDeviceCount(int *n)
 {
-    *n = 1;
+    *n = emu::ndevices();
     return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 {
-    (void)dev;
+    if (dev < 0 || dev >= emu::ndevices())
+        return cudaErrorInvalidDevice;
     std::memset(p, 0, sizeof *p);
     std::snprintf(p->name, sizeof p->name, "CPU emulation of a CUDA device");
+    /* a fixed identity per device index, the same in every process (as a GPU's UUID) */
+    std::memcpy(p->uuid.bytes, "halox-emu-gpu-", 14);
+    p->uuid.bytes[14] = (char)('0' + dev / 10);
+    p->uuid.bytes[15] = (char)('0' + dev % 10);
     p->totalGlobalMem = (size_t)16 << 30;
     p->sharedMemPerBlock = 48 * 1024;
     p->sharedMemPerBlockOptin = 227 * 1024;
@@ -240,7 +322,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 }
 cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
 {
-    (void)dev;
+    if (dev < 0 || dev >= emu::ndevices())
+        return cudaErrorInvalidDevice;
     switch (a) {
     case cudaDevAttrMultiProcessorCount:
         *v = 4;
@@ -274,12 +357,79 @@ cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev)
 }
 cudaError_t cudaSetDevice(int dev)
 {
-    return dev == 0 ? cudaSuccess : cudaErrorInvalidValue;
+    if (dev < 0 || dev >= emu::ndevices())
+        return cudaErrorInvalidDevice;
+    emu::t_device = dev;
+    return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int *dev)
 {
-    *dev = 0;
+    *dev = emu::t_device;
     return cudaSuccess;
+}
+cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    if (dev < 0 || dev >= emu::ndevices() || peer < 0 || peer >= emu::ndevices())
+        return cudaErrorInvalidDevice;
+    *can = dev != peer;
+    return cudaSuccess;
+}
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags)
+{
+    (void)flags;
+    static std::mutex mu;
+    static std::map<std::pair<int, int>, bool> enabled;
+    if (peer < 0 || peer >= emu::ndevices() || peer == emu::t_device)
+        return cudaErrorInvalidDevice;
+    std::lock_guard<std::mutex> l(mu);
+    bool &e = enabled[std::make_pair(emu::t_device, peer)];
+    if (e)
+        return cudaErrorPeerAccessAlreadyEnabled;
+    e = true;
+    return cudaSuccess;
+}
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
+{
+    std::memset(a, 0, sizeof *a);
+    const unsigned char *base = nullptr;
+    emu::allocation r;
+    if (!p || !emu::alloc_find(p, &base, &r)) {
+        a->type = cudaMemoryTypeUnregistered;
+        a->device = -1;
+        return cudaSuccess;
+    }
+    a->type = cudaMemoryTypeDevice;
+    a->device = r.device;
+    a->devicePointer = (void *)p;
+    return cudaSuccess;
+}
+/* The handle: this process's id and the allocation's address. */
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p)
+{
+    const unsigned char *base = nullptr;
+    emu::allocation r;
+    if (!p || !emu::alloc_find(p, &base, &r) || base != p)
+        return cudaErrorInvalidValue;
+    std::memset(h, 0, sizeof *h);
+    const long pid = (long)getpid();
+    std::memcpy(h->reserved, &pid, sizeof pid);
+    std::memcpy(h->reserved + 8, &p, sizeof p);
+    return cudaSuccess;
+}
+cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int flags)
+{
+    (void)flags;
+    long pid = 0;
+    std::memcpy(&pid, h.reserved, sizeof pid);
+    *p = nullptr;
+    /* CUDA refuses a handle of this process's own memory; another process's memory is not
+     * reachable from here */
+    return pid == (long)getpid() ? cudaErrorInvalidContext : cudaErrorNotSupported;
+}
+cudaError_t cudaIpcCloseMemHandle(void *p)
+{
+    (void)p;
+    return cudaErrorInvalidValue;
 }
 cudaError_t cudaDeviceSynchronize(void)
 {
@@ -299,11 +449,14 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
     if (!q)
         return cudaErrorMemoryAllocation;
     std::memset(q, 0xff, bytes); /* NaN: reads of unwritten device memory show */
+    emu::alloc_add(q, bytes);
     *p = q;
     return cudaSuccess;
 }
 cudaError_t cudaFree(void *p)
 {
+    if (p)
+        emu::alloc_remove(p);
     std::free(p);
     return cudaSuccess;
 }
@@ -361,7 +514,7 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 }
 cudaError_t cudaStreamCreate(cudaStream_t *s)
 {
-    *s = new emu_stream{0};
+    *s = new CUstream_st{0, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
@@ -372,12 +525,17 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio)
 {
     (void)flags;
-    *s = new emu_stream{prio};
+    *s = new CUstream_st{prio, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
     delete s;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev)
+{
+    *dev = s ? s->device : emu::t_device;
     return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -418,7 +576,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st)
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
-    *e = new emu_event{0.0};
+    *e = new emu_event{0.0, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
@@ -433,7 +591,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
-    (void)s;
+    if (e->device != (s ? s->device : emu::t_device))
+        return cudaErrorInvalidResourceHandle; /* event and stream of different devices */
     emu::record_or_run([e]() { e->t = now_s(); });
     return cudaSuccess;
 }

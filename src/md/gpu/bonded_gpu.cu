@@ -414,7 +414,7 @@ __global__ __launch_bounds__(128) void k_bd_items(const int *start, const int *t
 extern "C" hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nmol,
                                                         const int *start, const int *type,
                                                         const int *gid, const int *off,
-                                                        const int count[4], void *stream)
+                                                        const int count[4], hx_stream stream)
 {
     HX_CHECK(b && nmol >= 0 && count && (nmol == 0 || (start && type && gid && off)),
              HX_ERR_INVALID_ARG, "hx_gpu_bonded_set_molecules_device: bad argument");
@@ -463,9 +463,8 @@ extern "C" hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nm
     b->dev_type = type;
     b->dev_gid = gid;
     if (nmol > 0) {
-        HX_LAUNCH(k_bd_items, hx_div_up(nmol, 128), 128, 0, (cudaStream_t)stream, start, type,
-                  (const int4 *)off, (const int4 *)b->d_toff, (const int4 *)b->d_kcount, nmol, pos0,
-                  b->d_items);
+        HX_LAUNCH(k_bd_items, hx_div_up(nmol, 128), 128, 0, stream, start, type, (const int4 *)off,
+                  (const int4 *)b->d_toff, (const int4 *)b->d_kcount, nmol, pos0, b->d_items);
         HX_CUDA_LAUNCH("k_bd_items");
     }
     return HX_OK;
@@ -477,10 +476,10 @@ extern "C" long long hx_gpu_bonded_count(const hx_gpu_bonded *b)
 }
 
 extern "C" hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
-                                           void *stream)
+                                           hx_stream stream)
 {
     HX_CHECK(b, HX_ERR_INVALID_ARG, "hx_gpu_bonded_compute: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int energy = (flags & HX_GPU_BONDED_ENERGY) != 0;
     if (energy)
         HX_CUDA(cudaMemsetAsync(b->d_energy, 0, 5 * sizeof(double), s));
@@ -506,10 +505,10 @@ extern "C" hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, fl
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream)
+extern "C" hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, hx_stream stream)
 {
     HX_CHECK(b, HX_ERR_INVALID_ARG, "hx_gpu_bonded_fetch: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     HX_CUDA(
         cudaMemcpyAsync(b->h_res->e, b->d_energy, 5 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&b->h_res->bad, b->d_bad, sizeof(int), cudaMemcpyDeviceToHost, s));

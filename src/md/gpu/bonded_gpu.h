@@ -20,6 +20,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
+#include "gpu/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,7 +43,7 @@ hx_status hx_gpu_bonded_set_molecules(hx_gpu_bonded *b, const hx_mol_list *ml);
  * (a failure message reads them back). */
 hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nmol, const int *start,
                                              const int *type, const int *gid, const int *off,
-                                             const int count[4], void *stream);
+                                             const int count[4], hx_stream stream);
 /* Interactions in the list (bonds + angles + dihedrals + pairs). */
 long long hx_gpu_bonded_count(const hx_gpu_bonded *b);
 
@@ -51,11 +52,11 @@ enum { HX_GPU_BONDED_ENERGY = 1 /* energies of this call; fetch them with the ca
 /* Forces of every interaction added to f (device float [3n]) from the positions x (device
  * double [3n], the molecules whole). */
 hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
-                                void *stream);
+                                hx_stream stream);
 
 /* Energies of the latest call with HX_GPU_BONDED_ENERGY and the non-finite flag: fetch copies
  * them to host memory on the stream (capturable); read/check after synchronising it. */
-hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream);
+hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, hx_stream stream);
 void hx_gpu_bonded_read_energies(const hx_gpu_bonded *b, hx_bonded_energies *e);
 /* HX_ERR_PHYSICS naming the step and the molecule when a fetched result had a non-finite bonded
  * force, HX_OK otherwise. */

@@ -842,7 +842,7 @@ static hx_status local_setup(void *ctx, int nchan, const size_t *cap, void ***se
     return HX_OK;
 }
 
-static hx_status local_msg(void *ctx, int chan, const int *dest, const int *src, void *stream)
+static hx_status local_msg(void *ctx, int chan, const int *dest, const int *src, hx_stream s)
 {
     local_tr *t = (local_tr *)ctx;
     (void)src; /* every domain is here: the copies by sender cover every receiver */
@@ -850,9 +850,8 @@ static hx_status local_msg(void *ctx, int chan, const int *dest, const int *src,
         const int j = t->local_of[dest[i]];
         HX_CHECK(j >= 0, HX_ERR_INTERNAL, "in-process transport: domain %d is not here", dest[i]);
         const unsigned nb = hx_div_up((long long)(t->cap[chan] / 16), GDD_MT);
-        HX_LAUNCH(k_copy_msg, nb < 64 ? nb : 64, GDD_MT, 0, (cudaStream_t)stream,
-                  (const int4 *)t->send[i][chan], (int4 *)t->recv[j][chan],
-                  (long long)t->cap[chan]);
+        HX_LAUNCH(k_copy_msg, nb < 64 ? nb : 64, GDD_MT, 0, s, (const int4 *)t->send[i][chan],
+                  (int4 *)t->recv[j][chan], (long long)t->cap[chan]);
         HX_CUDA_LAUNCH("k_copy_msg");
     }
     return HX_OK;
@@ -939,7 +938,6 @@ struct hx_gpu_decomp {
     cudaGraphExec_t exec[3];
     const double *graph_x[64], *graph_v[64]; /* the inputs it was captured with (first 64) */
     cudaEvent_t ev[4];
-    cudaStream_t s_capture;
     /* dest/src arrays for the transport, per channel */
     int *cdest, *csrc; /* [nchan][nlocal] */
 };
@@ -1335,8 +1333,6 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **gp)
     for (int k = 0; k < 4; k++)
         if (g->ev[k])
             cudaEventDestroy(g->ev[k]);
-    if (g->s_capture)
-        cudaStreamDestroy(g->s_capture);
     free(g);
     *gp = NULL;
 }
@@ -1592,9 +1588,6 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
     for (int k = 0; k < 4 && st == HX_OK; k++)
         if (cudaEventCreate(&g->ev[k]) != cudaSuccess)
             st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaEventCreate failed");
-    if (st == HX_OK && g->use_graph &&
-        cudaStreamCreateWithFlags(&g->s_capture, cudaStreamNonBlocking) != cudaSuccess)
-        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaStreamCreate failed");
     /* collective from here: every rank allocates its channels (symmetric memory) together */
     st = hx_comm_agree(g->comm, st);
     if (st == HX_OK)
@@ -1615,15 +1608,15 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
         HX_CUDA_LAUNCH(#k);                                                                        \
     } while (0)
 
-static hx_status msg(hx_gpu_decomp *g, int chan, cudaStream_t s)
+static hx_status msg(hx_gpu_decomp *g, int chan, hx_stream s)
 {
     return g->tr.msg(g->tr.ctx, chan, g->cdest + (size_t)chan * g->nlocal,
-                     g->csrc + (size_t)chan * g->nlocal, (void *)s);
+                     g->csrc + (size_t)chan * g->nlocal, s);
 }
 
 /* Part k of the step: 0 migration, 1 the new home and its lists, 2 the plan's pulses, the local
  * topology and the control records to the host. */
-static hx_status enqueue_part(hx_gpu_decomp *g, int part, cudaStream_t s)
+static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
 {
     const int nl = g->nlocal;
     if (part == 0) {
@@ -1676,7 +1669,7 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, cudaStream_t s)
 
 /* Launch the step, part by part (events between them time each part), directly or as the
  * graphs captured for the current buffers. */
-static hx_status launch(hx_gpu_decomp *g, cudaStream_t s)
+static hx_status launch(hx_gpu_decomp *g, hx_stream s)
 {
 #ifdef HX_CUDA_EMULATION
     {
@@ -1693,9 +1686,11 @@ static hx_status launch(hx_gpu_decomp *g, cudaStream_t s)
                 cudaGraphExecDestroy(g->exec[k]);
             g->exec[k] = NULL;
             cudaGraph_t graph = NULL;
-            HX_CUDA(cudaStreamBeginCapture(g->s_capture, cudaStreamCaptureModeThreadLocal));
-            const hx_status est = enqueue_part(g, k, g->s_capture);
-            const cudaError_t ce = cudaStreamEndCapture(g->s_capture, &graph);
+            /* captured on the caller's stream (one of the GPU context's: no stream of our own),
+             * which runs nothing else meanwhile: capture only records */
+            HX_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            const hx_status est = enqueue_part(g, k, s);
+            const cudaError_t ce = cudaStreamEndCapture(s, &graph);
             if (est != HX_OK) {
                 if (graph)
                     cudaGraphDestroy(graph);
@@ -1767,10 +1762,9 @@ static hx_status read_counts(hx_gpu_decomp *g, gdd_dom *d, long long step)
 }
 
 extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
-                                       void *stream, long long *gmax, hx_gpu_dd_times *times)
+                                       hx_stream s, long long *gmax, hx_gpu_dd_times *times)
 {
     HX_CHECK(g && in, HX_ERR_INVALID_ARG, "hx_gpu_decomp_run: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
     const int nl = g->nlocal, np = g->npulses;
     /* reduction: failure, needs, n_local and send counts (the plan's capacities), home and
      * halo extremes (statistics) */

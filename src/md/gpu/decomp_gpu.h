@@ -29,6 +29,7 @@
 
 #include <stdint.h>
 
+#include "gpu/stream.h"
 #include "halox/decomp.h"
 #include "halox/md.h"
 #include "halox/status.h"
@@ -53,7 +54,7 @@ typedef struct hx_gpu_dd_transport {
     hx_status (*setup)(void *ctx, int nchan, const size_t *cap, void ***send, void ***recv);
     /* Enqueue on stream: every local domain i sends its message of channel c to domain dest[i]
      * and receives the one domain src[i] sends into its receive buffer of channel c. */
-    hx_status (*msg)(void *ctx, int chan, const int *dest, const int *src, void *stream);
+    hx_status (*msg)(void *ctx, int chan, const int *dest, const int *src, hx_stream stream);
     void (*destroy)(void *ctx);
 } hx_gpu_dd_transport;
 
@@ -140,7 +141,7 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **g);
  * the plan's capacities need (hx_plan_set_counts). On return the results of every local domain
  * are in hx_gpu_decomp_local; the home order of the next step is the new one. */
 hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
-                            void *stream, long long *gmax, hx_gpu_dd_times *times);
+                            hx_stream stream, long long *gmax, hx_gpu_dd_times *times);
 const hx_gpu_dd_local *hx_gpu_decomp_local(const hx_gpu_decomp *g, int i);
 /* Home molecule lists of local domain i into a host home store (output, checkpoints: not on the
  * search step). Positions and velocities are not touched. */

@@ -1,7 +1,8 @@
 /* The "gpu" MD backend (src/md/backend.h) over the GPU non-bonded module (nb_gpu.h) and the GPU
- * update (update_gpu.h): one set of three streams per process (local forces; non-local forces
- * and the halo exchange, highest priority; update), events between them, a CUDA graph of a
- * normal step.
+ * update (update_gpu.h): the three streams of its GPU context (hx_md_params.gpu: local forces;
+ * non-local forces and the halo exchange, highest priority; update), events between them, a
+ * CUDA graph of a normal step. Every op runs with the context's device current and the caller's
+ * restored (the modules below work on the current device): the backend never chooses a device.
  *
  * Mapping of the schedule's calls:
  *   set_local  topology to the pair module (exclusion masks from the local set), a new update
@@ -12,19 +13,23 @@
  *              count on the GPU (reported as 0)
  *   forces     LOCAL: hx_gpu_nb_local on the local stream (f cleared first unless the last
  *              committing update cleared it); NONLOCAL: hx_gpu_nb_nonlocal, the bonded terms of
- *              the home molecules (they overlap the local pair kernel: docs/ARCHITECTURE.md) and
- * the home force reduction on the halo stream, the reduction after the local pair kernel update
- * waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream, which also adds
- * the home atoms' pair forces from the cluster layout and writes their positions into it
- * (hx_gpu_nb_update_link; HALOX_GPU_FUSE_UPDATE=0: the pair module's reduction and gather instead);
- * then both wait for the update kinetic, energies, download: fetch and synchronise (they return
- * host data); a molecule that SETTLE or SHAKE could not constrain, or a non-finite bonded force,
- * recorded on the device since, is reported there (the next host check) The pair lists use rlist
- * for the outer radius and the engine's rlist_inner for the inner one, re-pruned in prune_parts
- * parts, one per step (hx_md_params; 4 parts by default, see engine.c). */
+ *              the home molecules (they overlap the local pair kernel: docs/ARCHITECTURE.md)
+ *              and the home force reduction on the halo stream, the reduction after the local
+ *              pair kernel
+ *   update     waits for both force streams; leap-frog + SETTLE + SHAKE on the update stream,
+ *              which also adds the home atoms' pair forces from the cluster layout and writes
+ *              their positions into it (hx_gpu_nb_update_link; HALOX_GPU_FUSE_UPDATE=0: the
+ *              pair module's reduction and gather instead); then both wait for the update
+ *   kinetic, energies, download: fetch and synchronise (they return host data); a molecule
+ *              that SETTLE or SHAKE could not constrain, or a non-finite bonded force, recorded
+ *              on the device since, is reported there (the next host check)
+ * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
+ * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see
+ * src/mdrun/list_setup.c). */
 #include "dd/plan_image.h"
 #include "halo/halo_dev.h"
 #include "md/gpu/bonded_gpu.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "md/gpu/decomp_gpu.h"
 #include "md/gpu/nb_gpu.h"
@@ -54,6 +59,7 @@ typedef struct gb_dom {
 } gb_dom;
 
 typedef struct gb_impl {
+    const hx_gpu_context *ctx; /* the device and the streams (not owned) */
     const hx_system *sys;
     const hx_forcefield *ff;
     int has_bonded;
@@ -61,7 +67,7 @@ typedef struct gb_impl {
     hx_md_params p;
     int nlocal;
     gb_dom *dom;
-    cudaStream_t s_local, s_nl, s_update;
+    cudaStream_t s_local, s_nl, s_update; /* the context's */
     cudaEvent_t ev_fork, ev_local, ev_nl, ev_update, ev_join, ev_clear;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
@@ -73,11 +79,8 @@ typedef struct gb_impl {
     cudaEvent_t ev_dd;
 } gb_impl;
 
-static void gb_destroy(void *vimpl)
+static void gb_destroy_on(gb_impl *g)
 {
-    gb_impl *g = (gb_impl *)vimpl;
-    if (!g)
-        return;
     for (int i = 0; g->dom && i < g->nlocal; i++) {
         hx_gpu_nb_destroy(&g->dom[i].nb);
         hx_gpu_update_destroy(&g->dom[i].up);
@@ -105,22 +108,35 @@ static void gb_destroy(void *vimpl)
         cudaGraphExecDestroy(g->exec);
     if (g->graph)
         cudaGraphDestroy(g->graph);
-    cudaStream_t ss[] = {g->s_local, g->s_nl, g->s_update};
-    for (size_t k = 0; k < 3; k++)
-        if (ss[k])
-            cudaStreamDestroy(ss[k]);
+}
+
+static void gb_destroy(void *vimpl)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    if (!g)
+        return;
+    /* the streams are the context's: work of ours still on them finishes before we free */
+    hx_gpu_guard gd;
+    if (hx_gpu_enter_quiet(g->ctx, &gd)) {
+        if (g->s_local) {
+            (void)cudaStreamSynchronize(g->s_local);
+            (void)cudaStreamSynchronize(g->s_nl);
+            (void)cudaStreamSynchronize(g->s_update);
+        }
+        gb_destroy_on(g);
+        hx_gpu_leave(&gd);
+    }
+    (void)cudaGetLastError();
     free(g);
 }
 
 static hx_status gb_init(gb_impl *g, const hx_system *sys)
 {
     (void)sys;
-    int least = 0, greatest = 0, dev = 0;
-    HX_CUDA(cudaGetDevice(&dev));
-    HX_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    HX_CUDA(cudaStreamCreateWithPriority(&g->s_local, cudaStreamNonBlocking, least));
-    HX_CUDA(cudaStreamCreateWithPriority(&g->s_nl, cudaStreamNonBlocking, greatest));
-    HX_CUDA(cudaStreamCreateWithPriority(&g->s_update, cudaStreamNonBlocking, least));
+    const int dev = g->ctx->device;
+    g->s_local = hx_gpu_ctx_stream(g->ctx, HX_GPU_STREAM_LOCAL);
+    g->s_nl = hx_gpu_ctx_stream(g->ctx, HX_GPU_STREAM_NONLOCAL);
+    g->s_update = hx_gpu_ctx_stream(g->ctx, HX_GPU_STREAM_UPDATE);
     cudaEvent_t *evs[] = {&g->ev_fork,   &g->ev_local, &g->ev_nl,
                           &g->ev_update, &g->ev_join,  &g->ev_clear};
     for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
@@ -131,7 +147,7 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.eps_rf = g->p.eps_rf;
     np.eps_r = g->p.eps_r;
     np.rlist = g->p.rlist;
-    /* the engine resolved both (src/mdrun/engine.c, resolve_prune): rlist_inner = rlist when off */
+    /* the engine resolved both (src/mdrun/list_setup.c): rlist_inner = rlist when off */
     np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
     np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;
@@ -161,16 +177,28 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
 static hx_status gb_create(const hx_system *sys, const hx_forcefield *ff, const hx_md_params *p,
                            int nlocal, void **out)
 {
+    HX_CHECK(p->gpu, HX_ERR_INVALID_ARG,
+             "the gpu MD backend needs a GPU context (hx_md_params.gpu): create one with "
+             "hx_gpu_context_create");
     gb_impl *g = (gb_impl *)calloc(1, sizeof *g);
     HX_CHECK(g, HX_ERR_NOMEM, "out of memory");
+    g->ctx = p->gpu;
     g->sys = sys;
     g->ff = ff;
     g->p = *p;
     g->nlocal = nlocal;
     g->dom = (gb_dom *)calloc((size_t)nlocal, sizeof *g->dom);
-    hx_status st = g->dom
-                       ? gb_init(g, sys)
-                       : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    hx_status st = HX_ERR_NOMEM;
+    if (!g->dom) {
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    } else {
+        hx_gpu_guard gd;
+        st = hx_gpu_enter(g->ctx, &gd);
+        if (st == HX_OK) {
+            st = gb_init(g, sys);
+            hx_gpu_leave(&gd);
+        }
+    }
     if (st != HX_OK) {
         gb_destroy(g);
         return st;
@@ -198,7 +226,7 @@ static hx_status gb_reserve_mol(gb_dom *d, int nmol)
     return HX_OK;
 }
 
-static hx_status gb_set_local(void *vimpl, int i, const hx_decomp_local *loc, void *x, void *f)
+static hx_status gb_set_local_on(void *vimpl, int i, const hx_decomp_local *loc, void *x, void *f)
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -319,7 +347,7 @@ done:
     return st;
 }
 
-static hx_status gb_search(void *vimpl, int i, double rlist, int check_missed, long long *missed)
+static hx_status gb_search_on(void *vimpl, int i, double rlist, int check_missed, long long *missed)
 {
     gb_impl *g = (gb_impl *)vimpl;
     (void)check_missed;
@@ -338,7 +366,7 @@ static long long gb_npairs(void *vimpl, int i)
     return 32 * (s.ncp_inner[0] + s.ncp_inner[1]); /* atom pairs the kernels compute */
 }
 
-static hx_status gb_forces(void *vimpl, int i, int part, int want_energy, long long step)
+static hx_status gb_forces_on(void *vimpl, int i, int part, int want_energy, long long step)
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -378,10 +406,10 @@ static hx_status gb_forces(void *vimpl, int i, int part, int want_energy, long l
     return HX_OK;
 }
 
-static void *gb_halo_stream(void *vimpl, int i)
+static hx_stream gb_halo_stream(void *vimpl, int i)
 {
     (void)i;
-    return (void *)((gb_impl *)vimpl)->s_nl;
+    return ((gb_impl *)vimpl)->s_nl;
 }
 
 /* What the device recorded since the last check (after a synchronisation with the fetches):
@@ -433,7 +461,7 @@ static hx_status gb_check(const gb_impl *g, const gb_dom *d, const hx_gpu_update
     return HX_OK;
 }
 
-static hx_status gb_kinetic(void *vimpl, int i, double *ke)
+static hx_status gb_kinetic_on(void *vimpl, int i, double *ke)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_TRY(hx_gpu_update_fetch(g->dom[i].up, g->s_update));
@@ -444,8 +472,8 @@ static hx_status gb_kinetic(void *vimpl, int i, double *ke)
     return gb_check(g, &g->dom[i], &r, g->dom[i].step);
 }
 
-static hx_status gb_update(void *vimpl, int i, double lambda, int want_energy, int commit,
-                           long long step)
+static hx_status gb_update_on(void *vimpl, int i, double lambda, int want_energy, int commit,
+                              long long step)
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -476,7 +504,7 @@ static hx_status gb_update(void *vimpl, int i, double lambda, int want_energy, i
     return HX_OK;
 }
 
-static hx_status gb_energies(void *vimpl, int i, double out[HX_E_N])
+static hx_status gb_energies_on(void *vimpl, int i, double out[HX_E_N])
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -504,7 +532,7 @@ static hx_status gb_energies(void *vimpl, int i, double out[HX_E_N])
     return HX_OK;
 }
 
-static hx_status gb_download(void *vimpl, int i, hx_home *home)
+static hx_status gb_download_on(void *vimpl, int i, hx_home *home)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_CUDA(cudaStreamSynchronize(g->s_local));
@@ -523,7 +551,7 @@ static hx_status gb_download(void *vimpl, int i, hx_home *home)
     return gb_check(g, d, &r, d->step);
 }
 
-static hx_status gb_capture_begin(void *vimpl)
+static hx_status gb_capture_begin_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_CUDA(cudaStreamBeginCapture(g->s_local, cudaStreamCaptureModeGlobal));
@@ -534,7 +562,7 @@ static hx_status gb_capture_begin(void *vimpl)
     return HX_OK;
 }
 
-static hx_status gb_capture_end(void *vimpl)
+static hx_status gb_capture_end_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     cudaGraph_t graph = NULL;
@@ -556,7 +584,7 @@ static hx_status gb_capture_end(void *vimpl)
     return HX_OK;
 }
 
-static hx_status gb_replay(void *vimpl)
+static hx_status gb_replay_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_CHECK(g->exec, HX_ERR_INTERNAL, "gpu backend: replay without a captured step");
@@ -571,14 +599,14 @@ static void gb_invalidate_graph(void *vimpl)
     (void)vimpl; /* the executable graph is updated in place at the next capture */
 }
 
-static void gb_mark(void *vimpl, int i, int which)
+static void gb_mark_on(void *vimpl, int i, int which)
 {
     gb_impl *g = (gb_impl *)vimpl;
     cudaStream_t s = which == HX_MARK_NL_BEGIN || which == HX_MARK_NL_END ? g->s_nl : g->s_local;
     (void)cudaEventRecord(g->dom[i].marks[which], s);
 }
 
-static hx_status gb_read_marks(void *vimpl, int i, double t_us[HX_MARK_N])
+static hx_status gb_read_marks_on(void *vimpl, int i, double t_us[HX_MARK_N])
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -591,7 +619,7 @@ static hx_status gb_read_marks(void *vimpl, int i, double t_us[HX_MARK_N])
     return HX_OK;
 }
 
-static hx_status gb_sync(void *vimpl)
+static hx_status gb_sync_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_CUDA(cudaStreamSynchronize(g->s_local));
@@ -607,7 +635,7 @@ static hx_status gbt_setup(void *ctx, int nchan, const size_t *cap, void ***send
     return hx_halo_msg_setup((hx_halo *)ctx, nchan, cap, send, recv);
 }
 
-static hx_status gbt_msg(void *ctx, int chan, const int *dest, const int *src, void *stream)
+static hx_status gbt_msg(void *ctx, int chan, const int *dest, const int *src, hx_stream stream)
 {
     return hx_halo_msg((hx_halo *)ctx, chan, dest, src, stream);
 }
@@ -623,7 +651,7 @@ static hx_status gb_register_images(gb_impl *g)
     return HX_OK;
 }
 
-static hx_status gb_dd_start(void *vimpl, hx_decomp *dec, hx_halo *halo)
+static hx_status gb_dd_start_on(void *vimpl, hx_decomp *dec, hx_halo *halo)
 {
     gb_impl *g = (gb_impl *)vimpl;
     hx_gpu_dd_transport t;
@@ -642,7 +670,7 @@ static hx_status gb_dd_start(void *vimpl, hx_decomp *dec, hx_halo *halo)
     return hx_comm_agree(hx_decomp_comm(dec), gb_register_images(g));
 }
 
-static hx_status gb_dd_search(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+static hx_status gb_dd_search_on(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
 {
     gb_impl *g = (gb_impl *)vimpl;
     hx_gpu_dd_state in[64];
@@ -686,7 +714,7 @@ static hx_status gb_dd_counts(void *vimpl, int i, hx_plan_domain_counts *c)
 }
 
 /* set_local from the device arrays of the last dd_search: no host data but counts. */
-static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
+static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
@@ -768,6 +796,93 @@ static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
 static const char *gb_describe(void *vimpl)
 {
     return ((gb_impl *)vimpl)->desc;
+}
+
+/* ---- the ops: each on the context's device, the caller's restored ------------------------ */
+
+static hx_status gb_set_local(void *vimpl, int i, const hx_decomp_local *loc, void *x, void *f)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_set_local_on(vimpl, i, loc, x, f));
+}
+
+static hx_status gb_search(void *vimpl, int i, double rlist, int check_missed, long long *missed)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_search_on(vimpl, i, rlist, check_missed, missed));
+}
+
+static hx_status gb_forces(void *vimpl, int i, int part, int want_energy, long long step)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_forces_on(vimpl, i, part, want_energy, step));
+}
+
+static hx_status gb_kinetic(void *vimpl, int i, double *ke)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_kinetic_on(vimpl, i, ke));
+}
+
+static hx_status gb_update(void *vimpl, int i, double lambda, int want_energy, int commit,
+                           long long step)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_update_on(vimpl, i, lambda, want_energy, commit, step));
+}
+
+static hx_status gb_energies(void *vimpl, int i, double out[HX_E_N])
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_energies_on(vimpl, i, out));
+}
+
+static hx_status gb_download(void *vimpl, int i, hx_home *home)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_download_on(vimpl, i, home));
+}
+
+static hx_status gb_capture_begin(void *vimpl)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_capture_begin_on(vimpl));
+}
+
+static hx_status gb_capture_end(void *vimpl)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_capture_end_on(vimpl));
+}
+
+static hx_status gb_replay(void *vimpl)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_replay_on(vimpl));
+}
+
+static hx_status gb_read_marks(void *vimpl, int i, double t_us[HX_MARK_N])
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_read_marks_on(vimpl, i, t_us));
+}
+
+static hx_status gb_sync(void *vimpl)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_sync_on(vimpl));
+}
+
+static hx_status gb_dd_start(void *vimpl, hx_decomp *dec, hx_halo *halo)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_start_on(vimpl, dec, halo));
+}
+
+static hx_status gb_dd_search(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_search_on(vimpl, step, gmax, t));
+}
+
+static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_set_local_on(vimpl, i, x, f));
+}
+
+static void gb_mark(void *vimpl, int i, int which)
+{
+    hx_gpu_guard gd;
+    if (hx_gpu_enter(((gb_impl *)vimpl)->ctx, &gd) == HX_OK) {
+        gb_mark_on(vimpl, i, which);
+        hx_gpu_leave(&gd);
+    }
 }
 
 /* positional: the order of hx_md_backend_ops (C++ has no designated initialisers here) */

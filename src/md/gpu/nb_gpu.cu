@@ -1183,14 +1183,13 @@ extern "C" hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n)
 }
 
 extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_dev_set *set,
-                                                void *stream)
+                                                hx_stream s)
 {
     HX_CHECK(nb && set && set->n >= 0 && set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_set_atoms_device: bad argument");
     HX_CHECK(
         set->n == 0 || (set->zone && set->type && set->q && set->mol && set->excl && set->mol_pos),
         HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms_device: %d atoms without their arrays", set->n);
-    cudaStream_t s = (cudaStream_t)stream;
     HX_TRY(ensure_atoms(nb, set->n));
     if (set->n > 0) {
         HX_LAUNCH(k_set_atoms_dev, hx_div_up(set->n, 128), 128, 0, s, nb->d, *set);
@@ -1200,14 +1199,14 @@ extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_d
 }
 
 extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
-                                         const uint32_t *excl, void *stream)
+                                         const uint32_t *excl, hx_stream stream)
 {
     HX_CHECK(nb && set, HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms: NULL argument");
     const int n = set->n;
     HX_CHECK(n >= 0 && (n == 0 || (set->type && set->q && set->mol)), HX_ERR_INVALID_ARG,
              "hx_gpu_nb_set_atoms: %d atoms without type, charge or molecule arrays", n);
     HX_CHECK(set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG, "ndim = %d", set->ndim);
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     const int nz = hx_zone_count(set->ndim);
     int *zone = (int *)malloc(sizeof(int) * (size_t)(n + 1));
@@ -1408,11 +1407,11 @@ static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
 }
 
 extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags,
-                                     void *stream)
+                                     hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_local: no pair list (call hx_gpu_nb_search after hx_gpu_nb_set_atoms)");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     if (flags & HX_GPU_NB_ENERGY) {
         HX_CUDA(cudaMemsetAsync(d->energy, 0, 2 * sizeof(double), s));
@@ -1475,12 +1474,12 @@ extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_upd
 }
 
 extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
-                                        void *stream)
+                                        hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_nonlocal: no pair list");
     if (nb->d.nz == 1)
         return HX_OK;
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     HX_CUDA(cudaStreamWaitEvent(s, nb->ev_gather, 0));
     const int s0 = nb->zsc[1] * GNB_SCA, s1 = nb->nsc * GNB_SCA;
@@ -1509,10 +1508,10 @@ extern "C" hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f,
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
+extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream stream)
 {
     HX_CHECK(nb && nb->have_list, HX_ERR_INVALID_ARG, "hx_gpu_nb_reduce_home: no pair list");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     if (nb->nonlocal_pending) {
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_nonlocal, 0));
         nb->nonlocal_pending = 0;
@@ -1526,11 +1525,11 @@ extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream
 }
 
 extern "C" hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps,
-                                            void *stream, double *pair_ms, double *prune_ms)
+                                            hx_stream stream, double *pair_ms, double *prune_ms)
 {
     HX_CHECK(nb && nb->have_list && (list == 0 || list == 1) && reps > 0, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_time_kernels: bad argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     cudaEvent_t e0 = NULL, e1 = NULL;
     hx_status st = HX_OK;
@@ -1575,10 +1574,10 @@ out:
     return st;
 }
 
-extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
+extern "C" hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, hx_stream stream)
 {
     HX_CHECK(nb, HX_ERR_INVALID_ARG, "hx_gpu_nb_fetch_energies: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     HX_CUDA(
         cudaMemcpyAsync(nb->h_energy, nb->d.energy, 2 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(nb->h_npairs, nb->d.npairs, sizeof(unsigned long long),

@@ -24,7 +24,8 @@
  *    atoms' forces (the GPU update does, after using them); hx_gpu_nb_nonlocal clears the halo
  *    atoms' forces before it adds the non-local forces.
  *
- * Per-step ops take a CUDA stream (as void *, 0 for the default stream), never synchronise,
+ * Per-step ops take a CUDA stream (hx_stream, NULL for the default stream) of the current device
+ * (the owner, the MD backend, makes its GPU context's device current), never synchronise,
  * never allocate and launch fixed configurations between two searches, so that a step can be
  * captured in a CUDA graph. hx_gpu_nb_search is the exception: it synchronises once at its end
  * (to read the list sizes and grow buffers), and grids may change after it: capture again. */
@@ -35,6 +36,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
+#include "gpu/stream.h"
 #include "md/gpu/update_gpu.h" /* hx_gpu_update_link */
 
 #ifdef __cplusplus
@@ -87,7 +89,7 @@ void hx_gpu_nb_destroy(hx_gpu_nb **nb);
  * molecule) + k; molecules are contiguous, at most 32 atoms. NULL: every pair within a molecule
  * is excluded (rigid water). Call at every repartition, before hx_gpu_nb_search. Synchronous. */
 hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint32_t *excl,
-                              void *stream);
+                              hx_stream stream);
 
 /* The same from device arrays (the device search step, src/md/gpu/decomp_gpu.h): zone, LJ type,
  * global molecule, charge, exclusions over positions in the molecule and the position, per
@@ -103,14 +105,14 @@ typedef struct hx_gpu_nb_dev_set {
     const uint32_t *excl;
     const unsigned char *mol_pos;
 } hx_gpu_nb_dev_set;
-hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_dev_set *set, void *stream);
+hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_dev_set *set, hx_stream stream);
 /* Room for n atoms (synchronous when it grows). */
 hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n);
 
 /* Pair search on device positions x (float [n][3]). Builds the local and non-local lists and
  * prunes them. Synchronises the stream once; on buffer overflow it grows and searches again. A
  * non-finite coordinate or an excluded pair farther than max_excl_dist is HX_ERR_PHYSICS. */
-hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *stream);
+hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream);
 
 enum {
     HX_GPU_NB_ENERGY = 1 /* compute energies (double sums); fetch them with the calls below */
@@ -121,16 +123,16 @@ enum {
  * stream of its own that the given stream joins after it (capturable): the home atoms' self
  * and excluded-pair reaction-field terms (forces added to f) and, with prune_parts > 0, the
  * local list's rolling prune. */
-hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
+hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, hx_stream stream);
 /* Non-local work, after the halo coordinates are in x: waits (on the device) for the local
  * gather, gathers the halo positions, clears the halo atoms' forces in f, computes every pair
  * with a halo atom and adds the halo atoms' forces to f (home atoms' get theirs in
  * hx_gpu_nb_reduce_home or the update). With prune_parts > 0 the non-local list's rolling
  * prune runs beside the pair kernel, as the local one's. A no-op without halo zones. */
-hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream);
+hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, hx_stream stream);
 /* Adds the home atoms' pair forces to f (atomically). Waits (on the device) for this step's
  * non-local work when there was any; call it after hx_gpu_nb_local (and _nonlocal). */
-hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream);
+hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream stream);
 
 /* Hands the home atoms' force reduction and position gather to this step's GPU update
  * (update_gpu.h, hx_gpu_update_link): link receives the cluster layout of the current list.
@@ -145,7 +147,7 @@ int hx_gpu_nb_fuse_update(void);
 /* Energies of the latest step computed with HX_GPU_NB_ENERGY: fetch copies them to host memory
  * on the stream (capturable); read them after synchronising it. npairs: pairs within the
  * cut-off that were computed (may be NULL). */
-hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream);
+hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, hx_stream stream);
 void hx_gpu_nb_read_energies(const hx_gpu_nb *nb, hx_nb_energies *e, long long *npairs);
 
 /* Switches the forces-only pair kernel (HX_GPU_NB_KERNEL_*, AUTO: the default choice) between
@@ -185,7 +187,7 @@ void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s);
  * prune kernel likewise when prune is set; ms per launch. The forces the launches accumulate
  * are discarded (the cluster force buffer is zeroed afterwards). Synchronous; call it between
  * steps, never inside a capture. */
-hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
+hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, hx_stream stream,
                                  double *pair_ms, double *prune_ms);
 
 /* The list as host data, for tests: positions and masks are those of the last search. */

@@ -27,7 +27,7 @@ void hx_gpu_nb_destroy(hx_gpu_nb **nb)
         *nb = NULL;
 }
 hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint32_t *excl,
-                              void *stream)
+                              hx_stream stream)
 {
     (void)nb;
     (void)set;
@@ -35,23 +35,14 @@ hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *stream)
+hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream)
 {
     (void)nb;
     (void)x;
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream)
-{
-    (void)nb;
-    (void)x;
-    (void)f;
-    (void)flags;
-    (void)stream;
-    HX_NOGPU_FAIL;
-}
-hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, void *stream)
+hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, int flags, hx_stream stream)
 {
     (void)nb;
     (void)x;
@@ -60,7 +51,16 @@ hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags,
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, void *stream)
+hx_status hx_gpu_nb_nonlocal(hx_gpu_nb *nb, const float *x, float *f, int flags, hx_stream stream)
+{
+    (void)nb;
+    (void)x;
+    (void)f;
+    (void)flags;
+    (void)stream;
+    HX_NOGPU_FAIL;
+}
+hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream stream)
 {
     (void)nb;
     (void)f;
@@ -78,7 +78,7 @@ hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *l
     (void)link;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, void *stream,
+hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, hx_stream stream,
                                  double *pair_ms, double *prune_ms)
 {
     (void)nb;
@@ -90,7 +90,7 @@ hx_status hx_gpu_nb_time_kernels(hx_gpu_nb *nb, int list, int flags, int reps, v
     (void)prune_ms;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, void *stream)
+hx_status hx_gpu_nb_fetch_energies(hx_gpu_nb *nb, hx_stream stream)
 {
     (void)nb;
     (void)stream;
@@ -147,7 +147,7 @@ hx_status hx_gpu_update_reset(hx_gpu_update **u, const hx_gpu_update_params *p)
     HX_NOGPU_FAIL;
 }
 hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v, float *xf,
-                               void *stream)
+                               hx_stream stream)
 {
     (void)u;
     (void)x;
@@ -156,7 +156,7 @@ hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream)
+hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, hx_stream stream)
 {
     (void)u;
     (void)x;
@@ -165,7 +165,7 @@ hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *s
     HX_NOGPU_FAIL;
 }
 hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda, int flags,
-                             const hx_gpu_update_link *link, void *stream)
+                             const hx_gpu_update_link *link, hx_stream stream)
 {
     (void)u;
     (void)xf;
@@ -176,14 +176,14 @@ hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambd
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream)
+hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, hx_stream stream)
 {
     (void)u;
     (void)xf;
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
+hx_status hx_gpu_update_fetch(hx_gpu_update *u, hx_stream stream)
 {
     (void)u;
     (void)stream;
@@ -227,7 +227,7 @@ long long hx_gpu_bonded_count(const hx_gpu_bonded *b)
     return 0;
 }
 hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int flags,
-                                void *stream)
+                                hx_stream stream)
 {
     (void)b;
     (void)x;
@@ -236,7 +236,7 @@ hx_status hx_gpu_bonded_compute(hx_gpu_bonded *b, const double *x, float *f, int
     (void)stream;
     HX_NOGPU_FAIL;
 }
-hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, void *stream)
+hx_status hx_gpu_bonded_fetch(hx_gpu_bonded *b, hx_stream stream)
 {
     (void)b;
     (void)stream;

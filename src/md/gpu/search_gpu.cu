@@ -1373,12 +1373,12 @@ static int pow2_ceil(int v)
     return p;
 }
 
-extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, void *stream)
+extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream)
 {
     HX_CHECK(nb && (x || nb->d.n == 0), HX_ERR_INVALID_ARG, "hx_gpu_nb_search: NULL argument");
     HX_CHECK(nb->have_set, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_search: call hx_gpu_nb_set_atoms before the first search");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     for (int k = 0; k < 3; k++)
         HX_CHECK(!d->periodic[k] || nb->p.rlist < 0.5 * d->box[k], HX_ERR_GEOMETRY,

@@ -956,7 +956,7 @@ out:
 
 extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu_update_params *p,
                                                 const hx_gpu_update_dev_lists *L, float *xf,
-                                                void *stream)
+                                                hx_stream s)
 {
     HX_CHECK(up && p && L && p->n >= 0 && p->dt > 0 && (p->n == 0 || (xf && L->x && L->v)),
              HX_ERR_INVALID_ARG, "hx_gpu_update_reset_device: bad argument");
@@ -970,7 +970,6 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
         HX_CHECK(*up, HX_ERR_NOMEM, "out of memory");
     }
     hx_gpu_update *u = *up;
-    cudaStream_t s = (cudaStream_t)stream;
     upd_dev *d = &u->d;
     const int n = p->n;
     const size_t N = (size_t)n + 1;
@@ -1067,11 +1066,11 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
 }
 
 extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v,
-                                          float *xf, void *stream)
+                                          float *xf, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (x && v && xf)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_upload: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int n = u->d.n;
     if (n == 0)
         return HX_OK;
@@ -1085,10 +1084,11 @@ extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, con
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream)
+extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v,
+                                            hx_stream stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_download: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const size_t b = 3 * (size_t)u->d.n * sizeof(double);
     if (x && b)
         HX_CUDA(cudaMemcpyAsync(x, u->d.x, b, cudaMemcpyDeviceToHost, s));
@@ -1099,11 +1099,11 @@ extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double 
 }
 
 extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
-                                        int flags, const hx_gpu_update_link *link, void *stream)
+                                        int flags, const hx_gpu_update_link *link, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || (xf && f)), HX_ERR_INVALID_ARG,
              "hx_gpu_update_step: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     const int want_dev = (flags & HX_GPU_UPDATE_DEVIATION) ? 1 : 0;
     if (want_dev)
         HX_CUDA(cudaMemsetAsync(u->d.dev, 0, sizeof(unsigned), s));
@@ -1134,21 +1134,21 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream)
+extern "C" hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, hx_stream stream)
 {
     HX_CHECK(u && (u->d.n == 0 || xf), HX_ERR_INVALID_ARG, "hx_gpu_update_wrap: NULL argument");
     const int nm = u->d.mol_start ? u->d.nmol : u->d.n;
     if (nm == 0)
         return HX_OK;
-    HX_LAUNCH(k_wrap, hx_div_up(nm, UPD_THREADS), UPD_THREADS, 0, (cudaStream_t)stream, u->d, xf);
+    HX_LAUNCH(k_wrap, hx_div_up(nm, UPD_THREADS), UPD_THREADS, 0, stream, u->d, xf);
     HX_CUDA_LAUNCH("k_wrap");
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream)
+extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, hx_stream stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
-    cudaStream_t s = (cudaStream_t)stream;
+    cudaStream_t s = stream;
     HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));

@@ -20,6 +20,7 @@
 
 #include "halox/md.h"
 #include "halox/status.h"
+#include "gpu/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,14 +76,14 @@ typedef struct hx_gpu_update_dev_lists {
     int settle_first;
 } hx_gpu_update_dev_lists;
 hx_status hx_gpu_update_reset_device(hx_gpu_update **u, const hx_gpu_update_params *p,
-                                     const hx_gpu_update_dev_lists *L, float *xf, void *stream);
+                                     const hx_gpu_update_dev_lists *L, float *xf, hx_stream stream);
 
 /* Positions and velocities (double [3n], host) to the device; xf (device float [3n]) receives
  * the positions; the kinetic energy of v becomes the "current half step" one. */
 hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v, float *xf,
-                               void *stream);
+                               hx_stream stream);
 /* Positions and velocities back to the host (x or v may be NULL). Synchronous. */
-hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, void *stream);
+hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double *v, hx_stream stream);
 
 enum {
     HX_GPU_UPDATE_DEVIATION = 1, /* also measure the largest relative constraint deviation */
@@ -109,10 +110,10 @@ typedef struct hx_gpu_update_link {
  * pair module's layout (above): the forces are then f + the pair forces there, and the
  * positions are written there too. */
 hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda, int flags,
-                             const hx_gpu_update_link *link, void *stream);
+                             const hx_gpu_update_link *link, hx_stream stream);
 /* Molecules whose first atom left the box are moved back by box edges (periodic dimensions),
  * in the double positions and in xf. For search steps. */
-hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, void *stream);
+hx_status hx_gpu_update_wrap(hx_gpu_update *u, float *xf, hx_stream stream);
 
 typedef struct hx_gpu_update_result {
     double ke_prev_half; /* kinetic energy of v(t - dt/2), kJ/mol */
@@ -125,7 +126,7 @@ typedef struct hx_gpu_update_result {
                             turned by 90 degrees or more, or a non-finite position) */
 } hx_gpu_update_result;
 /* Copy the results to host memory on the stream (capturable); read them after synchronising. */
-hx_status hx_gpu_update_fetch(hx_gpu_update *u, void *stream);
+hx_status hx_gpu_update_fetch(hx_gpu_update *u, hx_stream stream);
 void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r);
 
 /* The home atoms' positions on the device (double [3n]), as of the last committed step: the

@@ -21,6 +21,8 @@ typedef struct hx_bench_run {
     double ns_per_day_search; /* with the search steps in it ("ns_per_day_with_search"; NAN) */
     double local_work_us, nonlocal_work_us, non_overlap_us, exchange_us;
     double atoms_per_domain;
+    int metrics_every; /* the phases were sampled on every N-th step ("metrics_every"; 0: unknown)
+                        */
     char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
     double efficiency; /* parallel efficiency in its set (set by the report; NAN otherwise) */
 } hx_bench_run;

@@ -448,6 +448,8 @@ static int run_md_series(int argc, char **argv)
                 cJSON_AddNumberToObject(r, "ns_per_day_with_search",
                                         used.dt * 1e-3 * 86400.0 / (mx[Q_ALL_US] * 1e-6));
                 if (o.nstmetrics > 0) {
+                    /* the phases come from the sampled steps only: say which */
+                    cJSON_AddNumberToObject(r, "metrics_every", o.nstmetrics);
                     add3(r, "local_work_us", mn[Q_LOCAL_US], avg[Q_LOCAL_US], mx[Q_LOCAL_US]);
                     add3(r, "nonlocal_work_us", mn[Q_NONLOCAL_US], avg[Q_NONLOCAL_US],
                          mx[Q_NONLOCAL_US]);

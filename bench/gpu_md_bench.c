@@ -7,6 +7,10 @@
  *    mean over all steps (search steps included), median of search steps; the host wall clock
  *    over the run as a check; ns/day from the mean;
  *  - the pair kernel alone (forces only and with energies) and the prune kernel, back to back;
+ *  - where a step's time goes (gmd_breakdown, 200 more steps each synchronised, event nodes in
+ *    the graph): the local work (pair kernel with the prune and home terms beside it, as the
+ *    step issues them), from there to the update's end, and the rest of the median step (graph
+ *    launch and step boundaries);
  *  - pairs within the cut-off and pair evaluations (cluster pairs x 64) per step, pair rate;
  *  - the floor from the arithmetic: 38 flops per pair within the cut-off at 67 TFLOP/s (FP32,
  *    H200 datasheet), and the evaluations' floor at one warp instruction per ~31 per pair.
@@ -40,6 +44,7 @@ typedef struct result {
     double rlist, rinner;
     double us_median, us_mean, us_search, us_wall, ns_day;
     double nb_us, nbe_us, prune_us, search_ms;
+    double local_us, upd_us, gaps_us;      /* gmd_breakdown; gaps: us_median minus both */
     double stage_us[HX_GPU_SEARCH_STAGES]; /* per search; zero without HALOX_GPU_SEARCH_TIMING=1 */
     long long pairs_rc, evals;
     int nent, nitems, nsc;
@@ -212,6 +217,9 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     } else {
         fprintf(stderr, "kernel timing failed: %s\n", hx_last_error());
     }
+    if (gmd_breakdown(g, 200, &r->local_us, &r->upd_us) != HX_OK)
+        fprintf(stderr, "step breakdown failed: %s\n", hx_last_error());
+    r->gaps_us = r->us_median - r->local_us - r->upd_us;
     r->gpairs_s = r->nb_us > 0 ? r->pairs_rc / (r->nb_us * 1e-6) * 1e-9 : 0;
     r->floor_flops_us = r->pairs_rc * 38.0 / 67e12 * 1e6;
     r->ok = 1;
@@ -223,6 +231,9 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
            r->gpairs_s);
     printf("    %d searches, %d captures of the search's graph, %d buffer growths\n", nst.searches,
            nst.search_captures, nst.regrows);
+    printf("    step breakdown (median, synchronised steps): local work %.1f us, update %.1f us, "
+           "the rest of the median step %.1f us\n",
+           r->local_us, r->upd_us, r->gaps_us);
     if (r->stage_us[HX_GPU_SEARCH_STAGES - 3] > 0) {
         printf("    search stages (device us per search):");
         for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
@@ -394,6 +405,11 @@ int main(int argc, char **argv)
                 cJSON_AddNumberToObject(o, "nb_energy_kernel_us", r->nbe_us);
                 cJSON_AddNumberToObject(o, "prune_kernel_us", r->prune_us);
                 cJSON_AddNumberToObject(o, "search_ms", r->search_ms);
+                if (isfinite(r->local_us) && isfinite(r->upd_us)) {
+                    cJSON_AddNumberToObject(o, "step_local_us", r->local_us);
+                    cJSON_AddNumberToObject(o, "step_update_us", r->upd_us);
+                    cJSON_AddNumberToObject(o, "step_rest_us", r->gaps_us);
+                }
                 if (r->stage_us[HX_GPU_SEARCH_STAGES - 3] > 0) {
                     cJSON *sg = cJSON_AddObjectToObject(o, "search_stages_us");
                     for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
@@ -422,9 +438,9 @@ int main(int argc, char **argv)
         cJSON_Delete(root);
     }
     /* table last */
-    printf("\n%-8s %-7s %-5s %-13s %9s %9s %9s %8s %8s %8s %7s %9s %7s\n", "atoms", "nstlist",
-           "prune", "rlist/inner", "us_med", "us_mean", "us_srch", "ns/day", "nb_us", "nbE_us",
-           "prn_us", "Gpairs/s", "vs_gmx");
+    printf("\n%-8s %-7s %-5s %-13s %9s %9s %9s %8s %8s %8s %7s %9s %7s %7s %7s %7s\n", "atoms",
+           "nstlist", "prune", "rlist/inner", "us_med", "us_mean", "us_srch", "ns/day", "nb_us",
+           "nbE_us", "prn_us", "Gpairs/s", "vs_gmx", "loc_us", "upd_us", "rest_us");
     for (int si = 0; si < nsizes; si++)
         for (int c = 0; c < ncfg; c++) {
             const result *r = &res[si][c];
@@ -437,10 +453,11 @@ int main(int argc, char **argv)
                                                                    : 0;
             char rl[32];
             snprintf(rl, sizeof rl, "%.3f/%.3f", r->rlist, r->rinner);
-            printf("%-8d %-7d %-5d %-13s %9.1f %9.1f %9.1f %8.0f %8.1f %8.1f %7.1f %9.1f %7.2f\n",
+            printf("%-8d %-7d %-5d %-13s %9.1f %9.1f %9.1f %8.0f %8.1f %8.1f %7.1f %9.1f %7.2f "
+                   "%7.1f %7.1f %7.1f\n",
                    r->atoms, r->nstlist, r->parts, rl, r->us_median, r->us_mean, r->us_search,
                    r->ns_day, r->nb_us, r->nbe_us, r->prune_us, r->gpairs_s,
-                   gmx > 0 ? r->ns_day / gmx : 0.0);
+                   gmx > 0 ? r->ns_day / gmx : 0.0, r->local_us, r->upd_us, r->gaps_us);
         }
     return 0;
 }

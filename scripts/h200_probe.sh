@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "gpusearch"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "gpusearch"). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -883,6 +883,137 @@ for r in runs:
 PY
     done
     unset HALOX_BENCH_COMMAND
+fi
+
+# roofab2 (issue 28, second round): the new defaults (comb-2hs, unrolled update) and the second
+# round's variants (docs/design/gpu-engine.md, "Second round"), in one call of <= 8 minutes:
+#  1. the GPU tests (test_gpu_nb runs every pair kernel and prune variant itself; test_gpu_update
+#     the update's): under the defaults, then test_gpu_md/ethanol/engine_np1 with every variant
+#     on (ROOFAB2_ALL); MPS is off from here on (one process per test);
+#  2. gpu_md_bench per variant (ROOFAB2_VARIANTS, NAME:VAR=VALUE,...) at ROOFAB2_ATOMS, nstlist
+#     20 with 4 prune parts and the engine's inner tolerance, then 45k again ROOFAB2_REPS - 1
+#     times, alternating the variants; each run also prints the step's breakdown (local work,
+#     update, rest); then ROOFAB2_CFG_VARIANT at nstlist 40 and 100 (45k, 180k);
+#  3. halox bench md (the engine, every step counted) with the defaults and with ROOFAB2_ALL;
+#  4. ncu --set full (MPS stopped) of k_nb_2h, k_update and k_prune at 45k, step 10, under the
+#     defaults and under ROOFAB2_ALL, stall summaries by scripts/ncu_stalls.py; MPS restarted;
+#  5. GROMACS (-nstlist 100, bench/gmx_gpu.py) beside `halox md --gpu` through
+#     bench/compare_gpu.py (1gpu-45k/180k/360k) with ROOFAB2_COMPARE_ENV (default: the
+#     defaults), in what is left of the call.
+# A table last: per variant and size the median step, its breakdown, ns/day, pair kernel, prune.
+if [[ " $probes " == *" roofab2 "* ]]; then
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    all_spec=${ROOFAB2_ALL:-HALOX_GPU_NB_KERNEL=comb-2hsi,HALOX_GPU_PRUNE=fast,HALOX_GPU_PRUNE_AT=update,HALOX_GPU_UPDATE_EARLY=1,HALOX_GPU_KE_DEFER=1}
+    IFS=, read -r -a all_env <<< "$all_spec"
+    t0=$(date +%s)
+    (cd "$BUILD" && timeout 200 ctest -R 'test_gpu_(nb|update|md|ethanol|engine_np1)$' \
+        --output-on-failure --timeout 150) > "$OUT/logs/roofab2_ctest_defaults.log" 2>&1
+    say "  roofab2 tests, defaults ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab2_ctest_defaults.log" | tail -1)"
+    grep -hE "^ *[0-9]+/[0-9]+ Test|FAIL" "$OUT/logs/roofab2_ctest_defaults.log" | cut -c1-150 |
+        head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    t0=$(date +%s)
+    (cd "$BUILD" && env "${all_env[@]}" timeout 170 ctest -R 'test_gpu_(md|ethanol|engine_np1)$' \
+        --output-on-failure --timeout 150) > "$OUT/logs/roofab2_ctest_all.log" 2>&1
+    say "  roofab2 tests, ${all_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab2_ctest_all.log" | tail -1)"
+    grep -hE "^ *[0-9]+/[0-9]+ Test|FAIL|drift" "$OUT/logs/roofab2_ctest_all.log" | cut -c1-150 |
+        head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+    variants=${ROOFAB2_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb-2hs comb:HALOX_GPU_NB_KERNEL=comb 2hsi:HALOX_GPU_NB_KERNEL=comb-2hsi pfast:HALOX_GPU_PRUNE=fast pupd:HALOX_GPU_PRUNE_AT=update pupdf:HALOX_GPU_PRUNE_AT=update,HALOX_GPU_PRUNE=fast ked:HALOX_GPU_KE_DEFER=1 upd2:HALOX_GPU_KE_DEFER=1,HALOX_GPU_UPDATE_EARLY=1 all:$all_spec"}
+    for rep in $(seq 1 "${ROOFAB2_REPS:-3}"); do
+        for spec in $variants; do
+            v=${spec%%:*} envs=()
+            [[ $spec == *:* ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            atoms=45000
+            [[ $rep -eq 1 ]] && atoms=${ROOFAB2_ATOMS:-45000,180000,360000}
+            probe roofab2_${v}_$rep 120 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
+                --atoms "$atoms" --steps "${ROOFAB2_STEPS:-3000}" --warmup 300 \
+                --configs 20:4:$itol --json "$RES/roofab2_${v}_$rep.json" --git-revision "$rev"
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab2_${v}_$rep.log" | sed "s/^/    $v $rep: /" |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+    # the search interval with the variant expected best (45k, 180k; every step counted)
+    cfgv=${ROOFAB2_CFG_VARIANT:-all}
+    cspec=$(echo "$variants" | tr ' ' '\n' | grep "^$cfgv:" | head -1)
+    envs=()
+    [[ $cspec == *:* ]] && IFS=, read -r -a envs <<< "${cspec#*:}"
+    probe roofab2_${cfgv}_cfg 120 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" --atoms 45000,180000 \
+        --steps "${ROOFAB2_STEPS:-3000}" --warmup 300 \
+        --configs "${ROOFAB2_CONFIGS:-40:4:$itol,100:4:$itol}" \
+        --json "$RES/roofab2_${cfgv}_cfg.json" --git-revision "$rev"
+    grep -E "^[0-9]+ +[0-9]+ +[0-9]+ +1\.[0-9]" "$OUT/logs/probe_roofab2_${cfgv}_cfg.log" |
+        sed "s/^/    $cfgv cfg: /" | tee -a "$OUT/summary.txt"
+    for spec in "defaults:HALOX_GPU_NB_KERNEL=comb-2hs" "all:$all_spec"; do
+        v=${spec%%:*} envs=()
+        IFS=, read -r -a envs <<< "${spec#*:}"
+        export HALOX_BENCH_COMMAND="${spec#*:} halox bench md --atoms ${ROOFAB2_ATOMS:-45000,180000,360000} --backends gpu --steps 3000 --warmup 300"
+        probe roofab2_md_$v 150 "${pmpi[@]}" -np 1 env "${envs[@]}" "$HALOX" bench md \
+            --atoms "${ROOFAB2_ATOMS:-45000,180000,360000}" --backends gpu --steps 3000 \
+            --warmup 300 -o "$RES/roofab2_md_$v.json"
+        grep -h "us/step" "$OUT/logs/probe_roofab2_md_$v.log" | sed "s/^/    md $v: /" |
+            tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
+    done
+    # ncu needs MPS off (it refuses MPS clients): off since the start of this probe
+    if command -v ncu > /dev/null && [[ $(left) -gt 150 ]]; then
+        echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+        for spec in "defaults:HALOX_GPU_NB_KERNEL=comb-2hs" "all:$all_spec"; do
+            v=${spec%%:*} envs=()
+            IFS=, read -r -a envs <<< "${spec#*:}"
+            # without a graph a step launches k_home_terms, k_prune, k_nb_2h, k_update: the
+            # three named ones of steps 11 and 12
+            probe roofab2_ncu_$v 100 env "${envs[@]}" ncu --clock-control none --set full \
+                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 30 \
+                --launch-count 6 -o "$OUT/logs/roofab2_ncu_$v" "$BUILD/tests/gpu_md_bench" \
+                --atoms 45000 --steps 30 --warmup 0 --configs 20:4:$itol --no-graph
+            rep=$OUT/logs/roofab2_ncu_$v.ncu-rep
+            [[ -f $rep ]] || continue
+            ncu -i "$rep" --print-details all > "$OUT/logs/roofab2_ncu_$v.txt" 2>&1
+            ncu -i "$rep" --page raw --csv > "$OUT/logs/roofab2_ncu_${v}_raw.csv" 2>&1
+            for k in k_nb_2h k_update k_prune; do
+                ncu -i "$rep" -k "regex:^$k\$" --page source --csv --print-source sass \
+                    > "$OUT/logs/roofab2_ncu_${v}_${k}_sass.csv" 2>&1 || true
+                python3 "$here/scripts/ncu_stalls.py" "$OUT/logs/roofab2_ncu_${v}_${k}_sass.csv" 6 \
+                    2>&1 | head -4 | cut -c1-150 | sed "s/^/    ncu $v $k: /" | tee -a "$OUT/summary.txt"
+            done
+            grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc Active|Instructions Executed" \
+                "$OUT/logs/roofab2_ncu_$v.txt" | cut -c1-130 | sed "s/^/    ncu $v: /" | tee -a "$OUT/summary.txt"
+            rm -f "$rep"
+        done
+    else
+        say "  roofab2 ncu: skipped (no ncu, or only $(left) s left)"
+    fi
+    nvidia-cuda-mps-control -d >> "$OUT/logs/mps.log" 2>&1 && say "  roofab2: MPS restarted"
+    # GROMACS beside halox md --gpu (bench/compare_gpu.py, one GPU, every step counted, GROMACS
+    # with -nstlist 100; .tools/gmx-cuda-sm90.tar.xz or HALOX_GMX_TARBALL carried with the call)
+    cenv=(${ROOFAB2_COMPARE_ENV:-HALOX_GPU_NB_KERNEL=comb-2hs})
+    gt=$here/../../.tools/gmx-cuda-sm90.tar.xz
+    [[ -z ${HALOX_GMX_TARBALL:-} && ! -f $here/.tools/gmx-cuda-sm90.tar.xz && -f $gt ]] &&
+        export HALOX_GMX_TARBALL=$gt
+    cbudget=$(($(left) - 30))
+    if [[ $cbudget -gt 60 ]]; then
+        export HALOX_BENCH_COMMAND="${cenv[*]} bench/compare_gpu.py --configs ${ROOFAB2_COMPARE_CONFIGS:-1gpu-45k,1gpu-180k,1gpu-360k}"
+        (cd "$here" && env "${cenv[@]}" python3 bench/compare_gpu.py --halox "$HALOX" \
+            --out "$RES/compare" --budget "$cbudget" --seconds "${ROOFAB2_COMPARE_SECONDS:-8}" \
+            --configs "${ROOFAB2_COMPARE_CONFIGS:-1gpu-45k,1gpu-180k,1gpu-360k}") \
+            > "$OUT/logs/roofab2_compare.log" 2>&1
+        say "  compare (${cenv[*]}): rc $?"
+        tail -8 "$OUT/logs/roofab2_compare.log" | sed 's/^/    /' | tee -a "$OUT/summary.txt"
+        unset HALOX_BENCH_COMMAND
+    else
+        say "  compare: skipped (only $(left) s left)"
+    fi
+    say "  roofab2: gpu_md_bench (us per step: median, local work, update, rest; ns/day with searches; pair kernel, prune alone):"
+    for spec in $variants; do
+        v=${spec%%:*}
+        for rep in $(seq 1 "${ROOFAB2_REPS:-3}"); do
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab2_${v}_$rep.log" 2>/dev/null |
+                awk -v v="$v" -v r="$rep" '{ printf "    %-6s %d %7d: median %6.1f = local %6.1f + update %5.1f + rest %5.1f; %6.0f ns/day; pair %6.1f, prune %5.1f\n", v, r, $1, $5, $14, $15, $16, $8, $9, $11 }' |
+                tee -a "$OUT/summary.txt"
+        done
+    done
 fi
 
 # owner: what failed on two GPUs before the GPU context (issue 25), run again. One rank: bench md

@@ -44,6 +44,10 @@ struct gmd {
     int nev;
     int searches;
     double search_ms;
+    /* gmd_breakdown: events at the step's start, after the local work, after the update, as
+     * nodes of the captured step (bd set) */
+    cudaEvent_t ev_bd[3];
+    int bd;
 };
 
 void gmd_params_default(gmd_params *p)
@@ -131,6 +135,9 @@ void gmd_destroy(gmd **gp)
         cudaEventDestroy(g->ev_update);
     if (g->ev_start)
         cudaEventDestroy(g->ev_start);
+    for (int k = 0; k < 3; k++)
+        if (g->ev_bd[k])
+            cudaEventDestroy(g->ev_bd[k]);
     for (int k = 0; g->ev && k < GMD_MAX_EVENTS; k++)
         if (g->ev[k])
             cudaEventDestroy(g->ev[k]);
@@ -240,7 +247,11 @@ static hx_status enqueue_step(gmd *g, int energy, double lambda)
 {
     const int fuse = g->fuse;
     hx_gpu_update_link link;
+    if (g->bd)
+        GMD_CUDA(cudaEventRecordWithFlags(g->ev_bd[0], g->s_local, cudaEventRecordExternal));
     HX_TRY(hx_gpu_nb_local(g->nb, g->xf, g->f, energy ? HX_GPU_NB_ENERGY : 0, g->s_local));
+    if (g->bd)
+        GMD_CUDA(cudaEventRecordWithFlags(g->ev_bd[1], g->s_local, cudaEventRecordExternal));
     if (fuse)
         HX_TRY(hx_gpu_nb_update_link(g->nb, 1, &link));
     else
@@ -253,6 +264,8 @@ static hx_status enqueue_step(gmd *g, int energy, double lambda)
                               fuse ? &link : NULL, g->s_update));
     if (energy)
         HX_TRY(hx_gpu_update_fetch(g->up, g->s_update));
+    if (g->bd)
+        GMD_CUDA(cudaEventRecordWithFlags(g->ev_bd[2], g->s_update, cudaEventRecordExternal));
     GMD_CUDA(cudaEventRecord(g->ev_update, g->s_update));
     GMD_CUDA(cudaStreamWaitEvent(g->s_local, g->ev_update, 0));
     return HX_OK;
@@ -405,4 +418,55 @@ void gmd_search_stats(const gmd *g, int *searches, double *ms)
 {
     *searches = g->searches;
     *ms = g->search_ms;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+hx_status gmd_breakdown(gmd *g, int steps, double *local_us, double *update_us)
+{
+    *local_us = *update_us = NAN;
+    for (int k = 0; k < 3; k++)
+        if (!g->ev_bd[k])
+            GMD_CUDA(cudaEventCreate(&g->ev_bd[k]));
+    double *lo = malloc(sizeof(double) * (size_t)(steps + 1));
+    double *up = malloc(sizeof(double) * (size_t)(steps + 1));
+    HX_CHECK(lo && up, HX_ERR_NOMEM, "out of memory");
+    const int timing = g->p.timing;
+    g->p.timing = 0; /* these steps are not the run's */
+    g->bd = 1;
+    g->graph_valid = 0;
+    hx_status st = HX_OK;
+    int n = 0;
+    for (int i = 0; i < steps && st == HX_OK; i++) {
+        const int search = g->step % g->p.nstlist == 0;
+        st = gmd_step(g, NULL);
+        if (st != HX_OK || search)
+            continue;
+        float a = 0.0f, b = 0.0f;
+        if (cudaStreamSynchronize(g->s_local) != cudaSuccess ||
+            cudaEventElapsedTime(&a, g->ev_bd[0], g->ev_bd[1]) != cudaSuccess ||
+            cudaEventElapsedTime(&b, g->ev_bd[1], g->ev_bd[2]) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        lo[n] = 1e3 * a;
+        up[n] = 1e3 * b;
+        n++;
+    }
+    g->bd = 0;
+    g->graph_valid = 0;
+    g->p.timing = timing;
+    if (st == HX_OK && n > 0) {
+        qsort(lo, (size_t)n, sizeof *lo, cmp_dbl);
+        qsort(up, (size_t)n, sizeof *up, cmp_dbl);
+        *local_us = lo[n / 2];
+        *update_us = up[n / 2];
+    }
+    free(lo);
+    free(up);
+    return st;
 }

@@ -63,5 +63,11 @@ int gmd_step_times(gmd *g, double *ms, int *is_search, int cap);
 void gmd_reset_times(gmd *g);
 /* Searches done and the wall time (ms) spent in them (host clock: they synchronise). */
 void gmd_search_stats(const gmd *g, int *searches, double *ms);
+/* Where a step's time goes (benchmarks): `steps` more steps, graph-replayed with event nodes at
+ * the step's start, after the local work (the pair kernel with what runs beside it joined) and
+ * after the update (with what its stream joins), each step synchronised; medians over the
+ * non-search steps of the local work and of the rest up to the update's end, in us (NaN when
+ * the events could not be timed). */
+hx_status gmd_breakdown(gmd *g, int steps, double *local_us, double *update_us);
 
 #endif

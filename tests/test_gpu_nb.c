@@ -181,12 +181,8 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
                                                            "forces kernel ref",
                                                            "forces kernel table",
                                                            "forces kernel comb",
-                                                           "forces kernel table-pf",
-                                                           "forces kernel comb-pf",
-                                                           "forces kernel table-2h",
-                                                           "forces kernel comb-2h",
                                                            "forces kernel comb-2hs",
-                                                           "forces kernel comb-2hsp"};
+                                                           "forces kernel comb-2hsi"};
         T_OK(hx_gpu_nb_set_kernel(nb, k));
         gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
         const cmp_result rk = compare(what, kn[k], fg, NULL, fc, NULL, n);
@@ -367,5 +363,21 @@ int main(int argc, char **argv)
         o.move = 0.012;
         single("spce", 45000, &o);
     }
+    /* The rolling prune's variants (issue 28): k_prune<true> (HALOX_GPU_PRUNE=fast, read at
+     * create) for the whole list at the search (prune_parts 0: the inner list's completeness
+     * is checked) and rolling; then beside the update (HALOX_GPU_PRUNE_AT=update), which here,
+     * without a linked update, hx_gpu_nb_reduce_home runs in the stream. */
+    setenv("HALOX_GPU_PRUNE", "fast", 1);
+    o = base;
+    o.rlist = 1.15;
+    o.rinner = 1.04;
+    single("spce", 1500, &o);
+    o.parts = 3;
+    o.move = 0.015;
+    single("spc", 1500, &o);
+    setenv("HALOX_GPU_PRUNE_AT", "update", 1);
+    single("spc", 1500, &o);
+    unsetenv("HALOX_GPU_PRUNE_AT");
+    unsetenv("HALOX_GPU_PRUNE");
     return t_finish("test_gpu_nb", ncases);
 }

@@ -360,20 +360,19 @@ nb_pairs_f(const unsigned im, const unsigned wm, const float4 xj, const float2 c
  *  - the warp's 8-bit mask goes through a shuffle from lane 0, which the compiler knows makes it
  *    warp-uniform: the branches on its bits lose their reconvergence (BSSY/BSYNC) pair;
  *  - items without an exclusion mask take a loop body without the mask test;
- *  - COMB: geometric-rule LJ (see nb_pairs_f), else the table as k_nb_f;
- *  - PF: the next item's mask and (j cluster, exclusion) are loaded while this one computes,
- *    so that one global-memory latency per item is hidden behind the pairs.
+ *  - COMB: geometric-rule LJ (see nb_pairs_f), else the table as k_nb_f.
+ * Loading the next item's mask and (j cluster, exclusion) one item ahead (a variant measured
+ * on the H200) gained nothing and cost 2 blocks per multiprocessor: gone.
  * Occupancy (sm_90: 65536 registers, 228 KB shared memory, 32 blocks per multiprocessor):
  * static shared memory is 9.5 KB (+1 KB reserved) per block, 21 blocks; registers decide. At
  * 59-60 registers (what COMB needs when left to 64) the allocation rounds to 64 per thread, 16
- * blocks (32 warps); capped at 56 (18 blocks, 36 warps, as k_nb_f) COMB has no spill, so the
- * cap is 18 blocks without PF; PF spills 8 bytes at 56 and keeps 16. */
-#define GNB_FAST_MIN_BLOCKS(pf) ((pf) ? 16 : 18)
-template <bool COMB, bool PF>
-__global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
-    gnb_dev d, const int4 *__restrict__ ent, const uint2 *__restrict__ items,
-    const unsigned short *__restrict__ masks, const unsigned char *__restrict__ ljg,
-    unsigned comb_off)
+ * blocks (32 warps); capped at 56 (18 blocks, 36 warps, as k_nb_f) COMB has no spill. */
+template <bool COMB>
+__global__ __launch_bounds__(64, 18) void k_nb_fast(gnb_dev d, const int4 *__restrict__ ent,
+                                                    const uint2 *__restrict__ items,
+                                                    const unsigned short *__restrict__ masks,
+                                                    const unsigned char *__restrict__ ljg,
+                                                    unsigned comb_off)
 {
     __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
     __shared__ float4 s_xi[GNB_SCA];
@@ -412,26 +411,9 @@ __global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
     const float2 *ci_t = s_ci + ti;
     const int *ti_t = s_ti + ti;
     const unsigned hshift = 8u * (unsigned)half;
-    unsigned mnext = 0u;
-    uint2 inext = make_uint2(0u, 0u);
-    if (PF && en.z < en.w) {
-        mnext = __ldg(&masks[en.z]);
-        inext = __ldg(&items[en.z]);
-    }
     for (int k = en.z; k < en.w; k++) {
-        unsigned mk;
-        uint2 it;
-        if (PF) {
-            mk = mnext;
-            it = inext;
-            if (k + 1 < en.w) {
-                mnext = __ldg(&masks[k + 1]);
-                inext = __ldg(&items[k + 1]);
-            }
-        } else {
-            mk = __ldg(&masks[k]);
-            it = __ldg(&items[k]);
-        }
+        const unsigned mk = __ldg(&masks[k]);
+        const uint2 it = __ldg(&items[k]);
         const unsigned im = __shfl_sync(HX_FULL_MASK, (mk >> hshift) & 0xffu, 0);
         if (im == 0u)
             continue;
@@ -455,14 +437,13 @@ __global__ __launch_bounds__(64, GNB_FAST_MIN_BLOCKS(PF)) void k_nb_fast(
 
 /* ---- the two-half forces-only pair kernel (issue 28) ------------------------------------- */
 
-/* One pair of nb_pairs_f's loop body (the same arithmetic, in the same order): i atom xi (shifted,
- * charge times epsfac) with factors ci (COMB) or type row ti_row (table), j atom xj with cj or
- * tyj; in: excluded pairs masked (EXCL). */
-template <bool COMB, bool EXCL>
+/* One pair of nb_pairs_f's loop body (the same arithmetic, in the same order, geometric-rule
+ * LJ): i atom xi (shifted, charge times epsfac) with factors ci, j atom xj with cj; ex_in: the
+ * pair is not excluded (EXCL). */
+template <bool EXCL>
 static __device__ __forceinline__ void
-nb_pair2(const float4 xi, const float2 ci, const int ti_row, const float4 xj, const float2 cj,
-         const int tyj, const bool ex_in, const float2 *__restrict__ lj, const float rc2,
-         const float two_krf, float &fix, float &fiy, float &fiz, float (&fj)[3])
+nb_pair2(const float4 xi, const float2 ci, const float4 xj, const float2 cj, const bool ex_in,
+         const float rc2, const float two_krf, float &fix, float &fiy, float &fiz, float (&fj)[3])
 {
     const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
     const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
@@ -472,15 +453,7 @@ nb_pair2(const float4 xi, const float2 ci, const int ti_row, const float4 xj, co
     const float rinv = hx_rsqrt_fast(r2);
     const float rinv2 = rinv * rinv;
     const float rinv6 = rinv2 * rinv2 * rinv2;
-    float c6, c12;
-    if (COMB) {
-        c6 = ci.x * cj.x;
-        c12 = ci.y * cj.y;
-    } else {
-        const float2 c = lj[ti_row + tyj];
-        c6 = c.x;
-        c12 = c.y;
-    }
+    const float c6 = ci.x * cj.x, c12 = ci.y * cj.y;
     const float qq = xi.w * xj.w;
     const float flj = (c12 * rinv6 - c6) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
     float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
@@ -498,12 +471,11 @@ nb_pair2(const float4 xi, const float2 ci, const int ti_row, const float4 xj, co
  * warp-uniform; an i cluster's position and factors are loaded from shared memory once for both
  * halves, and each half's pair is computed only where its own bit is set (the per-half pruning
  * is kept). wa, wb: the exclusion masks of the two pairs (EXCL). */
-template <bool COMB, bool EXCL>
+template <bool EXCL>
 static __device__ __forceinline__ void
 nb_pairs2_f(const unsigned m0, const unsigned m1, const unsigned wa, const unsigned wb,
-            const float4 xa, const float4 xb, const float2 ca, const float2 cb, const int tya,
-            const int tyb, const float4 *__restrict__ xi_t, const float2 *__restrict__ ci_t,
-            const int *__restrict__ ti_t, const float2 *__restrict__ lj, const float rc2,
+            const float4 xa, const float4 xb, const float2 ca, const float2 cb,
+            const float4 *__restrict__ xi_t, const float2 *__restrict__ ci_t, const float rc2,
             const float two_krf, float (&fix)[GNB_SCC], float (&fiy)[GNB_SCC],
             float (&fiz)[GNB_SCC], float (&fa)[3], float (&fb)[3])
 {
@@ -511,14 +483,13 @@ nb_pairs2_f(const unsigned m0, const unsigned m1, const unsigned wa, const unsig
     for (int ic = 0; ic < GNB_SCC; ic++) {
         if ((m0 | m1) & (1u << ic)) {
             const float4 xi = xi_t[ic * GNB_CL];
-            const float2 ci = COMB ? ci_t[ic * GNB_CL] : make_float2(0.0f, 0.0f);
-            const int tr = COMB ? 0 : ti_t[ic * GNB_CL];
+            const float2 ci = ci_t[ic * GNB_CL];
             if (m0 & (1u << ic))
-                nb_pair2<COMB, EXCL>(xi, ci, tr, xa, ca, tya, ((wa >> ic) & 1u) != 0u, lj, rc2,
-                                     two_krf, fix[ic], fiy[ic], fiz[ic], fa);
+                nb_pair2<EXCL>(xi, ci, xa, ca, ((wa >> ic) & 1u) != 0u, rc2, two_krf, fix[ic],
+                               fiy[ic], fiz[ic], fa);
             if (m1 & (1u << ic))
-                nb_pair2<COMB, EXCL>(xi, ci, tr, xb, cb, tyb, ((wb >> ic) & 1u) != 0u, lj, rc2,
-                                     two_krf, fix[ic], fiy[ic], fiz[ic], fb);
+                nb_pair2<EXCL>(xi, ci, xb, cb, ((wb >> ic) & 1u) != 0u, rc2, two_krf, fix[ic],
+                               fiy[ic], fiz[ic], fb);
         }
     }
 }
@@ -584,9 +555,10 @@ static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int
 }
 
 /* Forces only, the same pairs as k_nb_fast, each j cluster computed whole by one warp (issue
- * 28, docs/design/gpu-engine.md "Roofline"): lane t = 8 tj + ti holds j atoms tj (half 0) and
- * tj + 4 (half 1), and the block's two warps take alternate items of the entry. What that saves
- * per pair evaluation, against one warp per half:
+ * 28, docs/design/gpu-engine.md "Roofline"; comb-2hs, the default where the force field obeys
+ * the geometric rule): lane t = 8 tj + ti holds j atoms tj (half 0) and tj + 4 (half 1), and the
+ * block's two warps take alternate items of the entry. What that saves per pair evaluation,
+ * against one warp per half (k_nb_fast; 66.0 -> 60.1 us at 45k atoms on the H200):
  *  - an i cluster's position and factors are read from shared memory once for both halves (a
  *    128-bit shared load of 8 distinct addresses costs 4 wavefronts, the factors 2: the shared
  *    memory pipe was 51 % busy at 45k atoms);
@@ -595,51 +567,33 @@ static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int
  *  - two independent pairs per i cluster where both halves are in range: twice the work between
  *    dependent latencies;
  *  - the i forces are reduced by shuffles within each warp and added atomically (no shared
- *    memory, no block barrier at the end).
- * SC: the j atoms' geometric-rule factors from a per-slot array (gnb_dev.scomb, written with the
- * search), one load beside the position's instead of the type's load and a dependent shared-
- * memory look-up.
- * PL: the warp's masks (at most 32: entries have at most 64 items) loaded at once, a lane each,
- * and taken by a shuffle: an item's chain of dependent global loads (mask, then the item, then
- * the j atoms) loses its first link. At 64 registers its loop spilled a register per i cluster:
- * it gets 72 (14 blocks, 28 warps per multiprocessor against 32; its items too spilled there). */
-template <bool COMB, bool SC, bool PL>
-__global__ __launch_bounds__(64,
-                             PL ? 14 : 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
-                                                        const uint2 *__restrict__ items,
-                                                        const unsigned short *__restrict__ masks,
-                                                        const unsigned char *__restrict__ ljg,
-                                                        unsigned comb_off)
+ *    memory, so no bank conflicts, no block barrier at the end);
+ *  - the j atoms' geometric-rule factors come from a per-slot array (gnb_dev.scomb, written with
+ *    the search), one load beside the position's instead of the type's load and a dependent
+ *    shared-memory look-up.
+ * Measured and dropped: the same with the type table (never faster where the rule holds), with
+ * the type's factors (comb-2h, 3 us slower) and with the warp's masks loaded at once (72
+ * registers, 28 warps per multiprocessor against 32: 1.4 us slower). 64 registers, 16 blocks. */
+/* LI (comb-2hsi, issue 28): the item is loaded with its mask, so that an item's chain of
+ * dependent global loads is (mask, item) -> j atoms instead of mask -> item -> j atoms. Loading
+ * it first in the source is not enough: ptxas sinks the load behind the mask's test (SASS, also
+ * of k_nb_fast and k_prune, even for an asm volatile load), so the shuffled word carries the
+ * item's top bit (always 0: a cluster index), which makes the test wait for the item's load. */
+template <bool LI>
+__global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
+                                                  const uint2 *__restrict__ items,
+                                                  const unsigned short *__restrict__ masks)
 {
-    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES]; /* table; COMB: per-type factors */
     __shared__ float4 s_xi[GNB_SCA];
-    __shared__ float2 s_ci[GNB_SCA]; /* COMB: the i atoms' factors */
-    __shared__ int s_ti[GNB_SCA];    /* table: the i atoms' type times ntypes */
+    __shared__ float2 s_ci[GNB_SCA]; /* the i atoms' geometric-rule factors */
     const int t = threadIdx.x, lane = t & 31, ti = lane & 7, tj = lane >> 3, w = t >> 5;
-    const int nt = d.ntypes;
-    const float2 *combg = (const float2 *)(ljg + comb_off);
     const int4 en = ent[blockIdx.x];
     const int sci = en.x;
-    if (COMB) {
-        if (!SC && t < nt)
-            s_lj[t] = combg[t];
-    } else {
-        for (int k = t; k < nt * nt; k += GNB_SCA)
-            s_lj[k] = ((const float2 *)ljg)[k];
-    }
     {
         const float4 sh = d.shift[en.y];
         const float4 xi = d.xq[sci * GNB_SCA + t];
         s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
-        if (COMB && SC) {
-            s_ci[t] = d.scomb[sci * GNB_SCA + t];
-        } else {
-            const int ty = d.stype[sci * GNB_SCA + t];
-            if (COMB)
-                s_ci[t] = combg[ty];
-            else
-                s_ti[t] = ty * nt;
-        }
+        s_ci[t] = d.scomb[sci * GNB_SCA + t];
     }
     __syncthreads();
     float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
@@ -649,59 +603,33 @@ __global__ __launch_bounds__(64,
     const float rc2 = d.rc2, two_krf = d.two_krf;
     const float4 *xi_t = s_xi + ti;
     const float2 *ci_t = s_ci + ti;
-    const int *ti_t = s_ti + ti;
-    for (int k0 = en.z + w; k0 < en.w; k0 += PL ? 64 : 2) {
-        unsigned mall = 0u;
-        int nq = 1;
-        if (PL) {
-            const int kl = k0 + 2 * lane;
-            if (kl < en.w)
-                mall = __ldg(&masks[kl]);
-            nq = hx_imin(32, (en.w - k0 + 1) >> 1);
+    for (int k = en.z + w; k < en.w; k += 2) {
+        uint2 it = make_uint2(0u, 0u);
+        unsigned mw = (unsigned)__ldg(&masks[k]);
+        if (LI) {
+            it = __ldg(&items[k]);
+            mw |= it.x & 0x80000000u;
         }
-        for (int q = 0; q < nq; q++) {
-            unsigned mk;
-            uint2 it;
-            if (PL) {
-                mk = __shfl_sync(HX_FULL_MASK, mall, q);
-                if (mk == 0u)
-                    continue;
-                it = __ldg(&items[k0 + 2 * q]);
-            } else {
-                mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k0]), 0);
-                if (mk == 0u)
-                    continue;
-                it = __ldg(&items[k0]);
-            }
-            const int js = (int)it.x * GNB_CL + tj;
-            const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
-            int tya = 0, tyb = 0;
-            float2 ca = make_float2(0.0f, 0.0f), cb = ca;
-            if (COMB && SC) {
-                ca = __ldg(&d.scomb[js]);
-                cb = __ldg(&d.scomb[js + 4]);
-            } else {
-                tya = __ldg(&d.stype[js]);
-                tyb = __ldg(&d.stype[js + 4]);
-                if (COMB) {
-                    ca = s_lj[tya];
-                    cb = s_lj[tyb];
-                }
-            }
-            float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
-            const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
-            if (it.y == 0u) {
-                nb_pairs2_f<COMB, false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, tya, tyb, xi_t, ci_t,
-                                         ti_t, s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
-            } else {
-                const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
-                const unsigned wa = (unsigned)__ldg(&ex[lane]),
-                               wb = (unsigned)__ldg(&ex[lane + 32]);
-                nb_pairs2_f<COMB, true>(m0, m1, wa, wb, xa, xb, ca, cb, tya, tyb, xi_t, ci_t, ti_t,
-                                        s_lj, rc2, two_krf, fix, fiy, fiz, fa, fb);
-            }
-            nb_reduce_fj2(d, js, ti, fa, fb);
+        const unsigned mk = __shfl_sync(HX_FULL_MASK, mw, 0);
+        if (mk == 0u)
+            continue;
+        if (!LI)
+            it = __ldg(&items[k]);
+        const int js = (int)it.x * GNB_CL + tj;
+        const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
+        const float2 ca = __ldg(&d.scomb[js]), cb = __ldg(&d.scomb[js + 4]);
+        float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
+        const unsigned m0 = mk & 0xffu, m1 = LI ? (mk >> 8) & 0xffu : mk >> 8;
+        if (it.y == 0u) {
+            nb_pairs2_f<false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, xi_t, ci_t, rc2, two_krf, fix,
+                               fiy, fiz, fa, fb);
+        } else {
+            const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
+            const unsigned wa = (unsigned)__ldg(&ex[lane]), wb = (unsigned)__ldg(&ex[lane + 32]);
+            nb_pairs2_f<true>(m0, m1, wa, wb, xa, xb, ca, cb, xi_t, ci_t, rc2, two_krf, fix, fiy,
+                              fiz, fa, fb);
         }
+        nb_reduce_fj2(d, js, ti, fa, fb);
     }
     nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
 }
@@ -721,12 +649,68 @@ __global__ __launch_bounds__(64,
  * its in-range bits of both halves for one OR reduction over the warp per item instead of two
  * votes per i cluster. */
 #define GNB_PRUNE_WARPS 8
-__global__ __launch_bounds__(32 *
-                             GNB_PRUNE_WARPS) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
-                                                           const uint2 *__restrict__ items,
-                                                           const unsigned short *__restrict__ masko,
-                                                           unsigned short *__restrict__ mask,
-                                                           int nent, int parts, int cls, int count)
+
+/* One item of the prune (k_prune): mask of the i clusters of the inner list, from the outer mask
+ * mo and the item it (j cluster, exclusion index), at this step's positions. */
+static __device__ __forceinline__ unsigned prune_item(const gnb_dev &d, const unsigned mo,
+                                                      const uint2 it, const float4 *xi_t,
+                                                      const int ti, const int ja, const float r2in)
+{
+    const int jb = ja + 4;
+    const unsigned im = (mo | (mo >> 8)) & 0xffu;
+    if (!im)
+        return 0u;
+    const unsigned ex = it.y;
+    const unsigned wa =
+        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
+    const unsigned wb =
+        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti]) : 0xffu;
+    const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
+    const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
+    unsigned bits = 0;
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++) {
+        if ((im >> ic) & 1u) {
+            const float4 xi = xi_t[ic * GNB_CL];
+            const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
+            const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
+            const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
+            const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
+            bits |= (ra < r2in ? 1u : 0u) << ic;
+            bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
+        }
+    }
+    /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
+    bits &= wa | (wb << 8);
+    return __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+}
+
+/* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
+ * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
+ * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
+ * striding over its items. parts == 0: every entry (grid = entries); parts > 0: entries e with
+ * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish advances
+ * the part counter, so the launch is the same every step (graph-capturable).
+ * Why 8 warps and not 2: an entry has 21-28 items (rlist 1.18-1.41 nm), a warp's items are a
+ * chain of dependent loads (mask and item, then positions), and a rolling part of 45k atoms is
+ * ~1800 entries: with 2 warps per entry that is 27 warps per multiprocessor, too few to hide
+ * those latencies (29 us measured for 51k items at 1.41 nm, ~3x its instruction count; 4 warps:
+ * 20.6 us, and 16.6 us for 39k items at 1.18 nm, still ~3x). The outer mask goes through a
+ * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
+ * its in-range bits of both halves for one OR reduction over the warp per item instead of two
+ * votes per i cluster.
+ * FAST (HALOX_GPU_PRUNE=fast, issue 28): a warp's items' outer masks and items are loaded at
+ * once, a lane each, and taken by shuffles, so that an item waits for one latency (its j
+ * positions) instead of three (mask, item sunk behind the mask's test by ptxas, positions); and
+ * no __threadfence before the part counter's atomic (it waited for the block's mask stores:
+ * nothing reads them before the next launch, which orders them anyway). */
+template <bool FAST>
+__global__ __launch_bounds__(32 * GNB_PRUNE_WARPS,
+                             8) void k_prune(gnb_dev d, const int4 *__restrict__ ent,
+                                             const uint2 *__restrict__ items,
+                                             const unsigned short *__restrict__ masko,
+                                             unsigned short *__restrict__ mask, int nent, int parts,
+                                             int cls, int count)
 {
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_part, s_last;
@@ -760,44 +744,72 @@ __global__ __launch_bounds__(32 *
     __syncthreads();
     unsigned ncp = 0;
     if (active) {
-        const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3, jb = ja + 4;
+        const int lane = t & 31, w = t >> 5, ti = lane & 7, ja = lane >> 3;
         const float r2in = d.rinner2;
         const float4 *xi_t = s_xi + ti;
-        for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
-            /* the item is loaded with its mask, not after testing it: one dependent
-             * global-memory latency less per item */
-            const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
-            const uint2 it = __ldg(&items[k]);
-            const unsigned im = (mo | (mo >> 8)) & 0xffu;
-            unsigned nm = 0;
-            if (im) {
-                const unsigned ex = it.y;
-                const unsigned wa =
-                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti]) : 0xffu;
-                const unsigned wb =
-                    ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti]) : 0xffu;
-                const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
-                const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
-                unsigned bits = 0;
-#pragma unroll
-                for (int ic = 0; ic < GNB_SCC; ic++) {
-                    if ((im >> ic) & 1u) {
-                        const float4 xi = xi_t[ic * GNB_CL];
-                        const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
-                        const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
-                        const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
-                        const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
-                        bits |= (ra < r2in ? 1u : 0u) << ic;
-                        bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
-                    }
+        if (FAST) {
+            const int k0 = en.z + w;
+            const int nq = en.w > k0 ? (en.w - k0 + GNB_PRUNE_WARPS - 1) / GNB_PRUNE_WARPS : 0;
+            for (int q0 = 0; q0 < nq; q0 += 32) {
+                const int kl = k0 + GNB_PRUNE_WARPS * (q0 + lane);
+                unsigned mall = 0u;
+                uint2 iall = make_uint2(0u, 0u);
+                if (q0 + lane < nq) {
+                    mall = __ldg(&masko[kl]);
+                    iall = __ldg(&items[kl]);
                 }
-                /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
-                bits &= wa | (wb << 8);
-                nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+                const int nqc = hx_imin(32, nq - q0);
+                for (int q = 0; q < nqc; q++) {
+                    const unsigned mo = __shfl_sync(HX_FULL_MASK, mall, q);
+                    const uint2 it = make_uint2(__shfl_sync(HX_FULL_MASK, iall.x, q),
+                                                __shfl_sync(HX_FULL_MASK, iall.y, q));
+                    const unsigned nm = prune_item(d, mo, it, xi_t, ti, ja, r2in);
+                    if (lane == 0)
+                        mask[k0 + GNB_PRUNE_WARPS * (q0 + q)] = (unsigned short)nm;
+                    ncp += (unsigned)__popc(nm);
+                }
             }
-            if (lane == 0)
-                mask[k] = (unsigned short)nm;
-            ncp += (unsigned)__popc(nm);
+        } else {
+            /* main's loop, kept instruction for instruction for the A/B */
+            const int jb = ja + 4;
+            for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
+                /* the item is loaded with its mask in the source; ptxas sinks it behind the
+                 * mask's test (SASS), FAST above does not */
+                const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
+                const uint2 it = __ldg(&items[k]);
+                const unsigned im = (mo | (mo >> 8)) & 0xffu;
+                unsigned nm = 0;
+                if (im) {
+                    const unsigned ex = it.y;
+                    const unsigned wa =
+                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti])
+                           : 0xffu;
+                    const unsigned wb =
+                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti])
+                           : 0xffu;
+                    const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
+                    const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
+                    unsigned bits = 0;
+#pragma unroll
+                    for (int ic = 0; ic < GNB_SCC; ic++) {
+                        if ((im >> ic) & 1u) {
+                            const float4 xi = xi_t[ic * GNB_CL];
+                            const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
+                            const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
+                            const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
+                            const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
+                            bits |= (ra < r2in ? 1u : 0u) << ic;
+                            bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
+                        }
+                    }
+                    /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
+                    bits &= wa | (wb << 8);
+                    nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
+                }
+                if (lane == 0)
+                    mask[k] = (unsigned short)nm;
+                ncp += (unsigned)__popc(nm);
+            }
         }
         if (count && (t & 31) == 0 && ncp)
             atomicAdd(&d.st->ncp_inner[cls], (unsigned long long)ncp);
@@ -805,14 +817,16 @@ __global__ __launch_bounds__(32 *
     if (parts > 0) {
         __syncthreads();
         if (t == 0) {
-            __threadfence();
+            if (!FAST)
+                __threadfence();
             s_last = atomicAdd(&d.prune_done[cls], 1u) == gridDim.x - 1u;
         }
         __syncthreads();
         if (s_last && t == 0) {
             d.prune_done[cls] = 0u;
             d.prune_ctr[cls] = d.prune_ctr[cls] + 1u;
-            __threadfence();
+            if (!FAST)
+                __threadfence();
         }
     }
 }
@@ -884,6 +898,10 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
         cudaEventDestroy(nb->ev_nonlocal);
     if (nb->ev_prune)
         cudaEventDestroy(nb->ev_prune);
+    if (nb->ev_pairs)
+        cudaEventDestroy(nb->ev_pairs);
+    if (nb->ev_prune_upd)
+        cudaEventDestroy(nb->ev_prune_upd);
     if (nb->s_prune)
         cudaStreamDestroy(nb->s_prune);
     if (nb->ev_gather_nl)
@@ -908,9 +926,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * field does not obey the rule. */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
-    static const char *const names[HX_GPU_NB_KERNEL_N] = {
-        "auto",    "ref",      "table",   "comb",     "table-pf",
-        "comb-pf", "table-2h", "comb-2h", "comb-2hs", "comb-2hsp"};
+    static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
+                                                          "comb", "comb-2hs", "comb-2hsi"};
     int k = nb->p.kernel;
     const char *env = getenv("HALOX_GPU_NB_KERNEL");
     if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
@@ -919,20 +936,14 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
             if (strcmp(env, names[i]) == 0)
                 found = i;
         HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, table-pf, comb-pf, "
-                 "table-2h, comb-2h, comb-2hs or comb-2hsp",
-                 env);
+                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, comb-2hs or comb-2hsi", env);
         k = found;
     }
     if (k == HX_GPU_NB_KERNEL_AUTO)
-        k = HX_GPU_NB_KERNEL_COMB;
-    if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB)
+        k = HX_GPU_NB_KERNEL_COMB_2HS;
+    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB || k == HX_GPU_NB_KERNEL_COMB_2HS ||
+                              k == HX_GPU_NB_KERNEL_COMB_2HSI))
         k = HX_GPU_NB_KERNEL_TABLE;
-    if (!nb->lj_geometric && k == HX_GPU_NB_KERNEL_COMB_PF)
-        k = HX_GPU_NB_KERNEL_TABLE_PF;
-    if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB_2H || k == HX_GPU_NB_KERNEL_COMB_2HS ||
-                              k == HX_GPU_NB_KERNEL_COMB_2HSP))
-        k = HX_GPU_NB_KERNEL_TABLE_2H;
     nb->kernel = k;
     return HX_OK;
 }
@@ -1066,6 +1077,16 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_gather_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_nl, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaStreamCreateWithFlags(&nb->s_prune_nl, cudaStreamNonBlocking), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_pairs, cudaEventDisableTiming), fail);
+    HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_upd, cudaEventDisableTiming), fail);
+    {
+        /* the rolling prune's variants (issue 28, to be measured): k_prune<true>, and the
+         * prune beside the update instead of beside the pair kernel */
+        const char *pf = getenv("HALOX_GPU_PRUNE");
+        nb->prune_fast = pf && strcmp(pf, "fast") == 0;
+        const char *pa = getenv("HALOX_GPU_PRUNE_AT");
+        nb->prune_at_update = pa && strcmp(pa, "update") == 0;
+    }
     {
         const char *e = getenv("HALOX_GPU_SEARCH_TIMING");
         nb->time_stages = e && e[0] == '1';
@@ -1330,8 +1351,12 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
     for (int c = 0; c < (d->nz > 1 ? 2 : 1); c++) {
         if (d->cap_ent[c] <= 0)
             continue;
-        HX_LAUNCH(k_prune, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[c],
-                  d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
+        if (nb->prune_fast)
+            HX_LAUNCH(k_prune<true>, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d,
+                      d->ent[c], d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
+        else
+            HX_LAUNCH(k_prune<false>, (unsigned)d->cap_ent[c], 32 * GNB_PRUNE_WARPS, 0, s, *d,
+                      d->ent[c], d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
     return HX_OK;
@@ -1355,36 +1380,20 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
                       d->mask[cls], nb->d_lj);
             break;
         case HX_GPU_NB_KERNEL_TABLE:
-            HX_LAUNCH((k_nb_fast<false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            HX_LAUNCH(k_nb_fast<false>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls], nb->d_lj, off);
             break;
         case HX_GPU_NB_KERNEL_COMB:
-            HX_LAUNCH((k_nb_fast<true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            HX_LAUNCH(k_nb_fast<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls], nb->d_lj, off);
             break;
-        case HX_GPU_NB_KERNEL_TABLE_PF:
-            HX_LAUNCH((k_nb_fast<false, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
-            break;
-        case HX_GPU_NB_KERNEL_COMB_PF:
-            HX_LAUNCH((k_nb_fast<true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
-            break;
-        case HX_GPU_NB_KERNEL_TABLE_2H:
-            HX_LAUNCH((k_nb_2h<false, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
-            break;
-        case HX_GPU_NB_KERNEL_COMB_2H:
-            HX_LAUNCH((k_nb_2h<true, false, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
-            break;
-        case HX_GPU_NB_KERNEL_COMB_2HS:
-            HX_LAUNCH((k_nb_2h<true, true, false>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
+        case HX_GPU_NB_KERNEL_COMB_2HSI:
+            HX_LAUNCH(k_nb_2h<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls]);
             break;
         default:
-            HX_LAUNCH((k_nb_2h<true, true, true>), grid, GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                      d->items[cls], d->mask[cls], nb->d_lj, off);
+            HX_LAUNCH(k_nb_2h<false>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
+                      d->mask[cls]);
             break;
         }
         HX_CUDA_LAUNCH("k_nb_f");
@@ -1399,9 +1408,13 @@ static hx_status launch_rolling_prune(hx_gpu_nb *nb, int list, cudaStream_t s)
     if (parts == 0 || nb->nent[list] == 0)
         return HX_OK;
     gnb_dev *d = &nb->d;
-    HX_LAUNCH(k_prune, hx_div_up(nb->nent[list], parts), 32 * GNB_PRUNE_WARPS, 0, s, *d,
-              d->ent[list], d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts,
-              list, 0);
+    const unsigned grid = hx_div_up(nb->nent[list], parts);
+    if (nb->prune_fast)
+        HX_LAUNCH(k_prune<true>, grid, 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[list], d->items[list],
+                  d->masko[list], d->mask[list], nb->nent[list], parts, list, 0);
+    else
+        HX_LAUNCH(k_prune<false>, grid, 32 * GNB_PRUNE_WARPS, 0, s, *d, d->ent[list],
+                  d->items[list], d->masko[list], d->mask[list], nb->nent[list], parts, list, 0);
     HX_CUDA_LAUNCH("k_prune");
     return HX_OK;
 }
@@ -1436,7 +1449,12 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
      * sees one or the other. The caller's stream waits for both after the pair kernel: the
      * update reads f and rewrites the positions they read. */
     const int rolling = nb->p.prune_parts > 0 && nb->nent[0] > 0;
-    const int side = rolling || home_slots > 0;
+    /* HALOX_GPU_PRUNE_AT=update: the prune waits for the pair kernel and runs beside the update
+     * (launched by hx_gpu_nb_update_link); a step whose prune was never launched (no update
+     * linked) has it here, as by default */
+    const int defer = rolling && nb->prune_at_update && !nb->prune_due;
+    const int side = (rolling && !defer) || home_slots > 0;
+    nb->prune_due = 0;
     if (side)
         HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_gather, 0));
     if (home_slots > 0) {
@@ -1444,13 +1462,17 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
                   home_slots, (flags & HX_GPU_NB_ENERGY) ? 1 : 0);
         HX_CUDA_LAUNCH("k_home_terms");
     }
-    if (rolling)
+    if (rolling && !defer)
         HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
     if (side)
         HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
     HX_TRY(run_pairs(nb, 0, flags, s));
     if (side)
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
+    if (defer) {
+        HX_CUDA(cudaEventRecord(nb->ev_pairs, s));
+        nb->prune_due = 1;
+    }
     return HX_OK;
 }
 
@@ -1469,7 +1491,23 @@ extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_upd
     link->fcl = d->fcl;
     link->xq = (float *)d->xq;
     link->swq = (const float *)d->swq;
+    link->join = NULL;
     nb->home_x_ready = commit != 0;
+    if (nb->prune_due) {
+        /* The local list's rolling prune beside the update (HALOX_GPU_PRUNE_AT=update, issue
+         * 28): after the pair kernel, which then has the GPU to itself, on the prune's stream;
+         * the update's stream joins it after the update (hx_gpu_update_step waits on
+         * link->join), so the next step's pair kernel sees the pruned part. The update rewrites
+         * the home slots' positions while the prune reads them: an atom's position is then
+         * this step's or the next one's (either coordinate of it, at worst), each within the
+         * inner list's lifetime of prune_parts steps from the step it is used at, so the list
+         * is as valid as one pruned at this step. */
+        HX_CUDA(cudaStreamWaitEvent(nb->s_prune, nb->ev_pairs, 0));
+        HX_TRY(launch_rolling_prune(nb, 0, nb->s_prune));
+        HX_CUDA(cudaEventRecord(nb->ev_prune_upd, nb->s_prune));
+        link->join = (void *)nb->ev_prune_upd;
+        nb->prune_due = 0;
+    }
     return HX_OK;
 }
 
@@ -1515,6 +1553,11 @@ extern "C" hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream st
     if (nb->nonlocal_pending) {
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_nonlocal, 0));
         nb->nonlocal_pending = 0;
+    }
+    if (nb->prune_due) {
+        /* HALOX_GPU_PRUNE_AT=update without the update linked: the prune in the stream */
+        HX_TRY(launch_rolling_prune(nb, 0, s));
+        nb->prune_due = 0;
     }
     const int home_slots = nb->zsc[1] * GNB_SCA;
     if (home_slots > 0) {

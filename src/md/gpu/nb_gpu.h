@@ -57,27 +57,27 @@ typedef struct hx_gpu_nb_params {
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
-     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, table-pf, comb-pf, table-2h,
-     * comb-2h, comb-2hs, comb-2hsp). */
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsi). */
     int kernel;
 } hx_gpu_nb_params;
 
 /* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
- * docs/design/gpu-engine.md, "The pair kernel", gives their instruction counts. */
+ * docs/design/gpu-engine.md, "The pair kernel" and "Roofline", gives their instruction counts
+ * and times; the variants that lost on the H200 (prefetch, comb-2h, comb-2hsp, table-2h) are
+ * gone. */
 enum {
     HX_GPU_NB_KERNEL_AUTO = 0,
     HX_GPU_NB_KERNEL_REF = 1,   /* the first kernel (per-cluster divergent branches, table) */
     HX_GPU_NB_KERNEL_TABLE = 2, /* uniform mask branches, no-exclusion fast path, LJ table */
     HX_GPU_NB_KERNEL_COMB = 3,  /* as TABLE, LJ by the geometric rule (when the table obeys it) */
-    HX_GPU_NB_KERNEL_TABLE_PF = 4, /* TABLE, the next item's mask and j cluster loaded ahead */
-    HX_GPU_NB_KERNEL_COMB_PF = 5,  /* COMB, likewise */
     /* one warp per whole j cluster (both halves), i data shared between them, i forces reduced
-     * by shuffles (issue 28): table, geometric rule, geometric rule with per-slot factors */
-    HX_GPU_NB_KERNEL_TABLE_2H = 6,
-    HX_GPU_NB_KERNEL_COMB_2H = 7,
-    HX_GPU_NB_KERNEL_COMB_2HS = 8,
-    HX_GPU_NB_KERNEL_COMB_2HSP = 9, /* comb-2hs, the warp's masks and items loaded at once */
-    HX_GPU_NB_KERNEL_N = 10
+     * by shuffles, geometric-rule factors per slot (issue 28): the default where the force
+     * field obeys the rule */
+    HX_GPU_NB_KERNEL_COMB_2HS = 4,
+    /* comb-2hs with each item loaded together with its mask, not after testing it (one
+     * dependent global-memory latency less per item; issue 28, to be measured) */
+    HX_GPU_NB_KERNEL_COMB_2HSI = 5,
+    HX_GPU_NB_KERNEL_N = 6
 };
 
 /* ff: the force field (types, LJ tables); at most 32 types. */
@@ -138,7 +138,9 @@ hx_status hx_gpu_nb_reduce_home(hx_gpu_nb *nb, float *f, hx_stream stream);
  * (update_gpu.h, hx_gpu_update_link): link receives the cluster layout of the current list.
  * The caller then skips hx_gpu_nb_reduce_home for the step and passes link to
  * hx_gpu_update_step; commit: that update commits (writes the positions), and the next
- * hx_gpu_nb_local skips its gather. */
+ * hx_gpu_nb_local skips its gather. Call it after hx_gpu_nb_local and before the update: with
+ * HALOX_GPU_PRUNE_AT=update it launches the step's rolling prune beside the update and hands
+ * the update an event to join (link->join). */
 hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_update_link *link);
 /* Whether step schedules hand the reduction and gather to the update (above): yes, unless the
  * environment sets HALOX_GPU_FUSE_UPDATE=0 (the separate kernels, for comparison). */

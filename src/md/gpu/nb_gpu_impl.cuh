@@ -159,9 +159,13 @@ struct hx_gpu_nb {
     long long items_est;
     /* per-step state */
     cudaEvent_t ev_gather, ev_nonlocal;
-    /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local) */
+    /* the local list's rolling prune runs beside the local pair kernel (hx_gpu_nb_local), or
+     * with HALOX_GPU_PRUNE_AT=update (prune_at_update) beside the update: prune_due from the
+     * pair kernel (ev_pairs) to its launch by hx_gpu_nb_update_link (ev_prune_upd: its end) */
     cudaStream_t s_prune;
-    cudaEvent_t ev_prune;
+    cudaEvent_t ev_prune, ev_pairs, ev_prune_upd;
+    int prune_at_update, prune_due;
+    int prune_fast; /* HALOX_GPU_PRUNE=fast: k_prune<true> */
     /* and the non-local list's beside the non-local pair kernel (hx_gpu_nb_nonlocal) */
     cudaStream_t s_prune_nl;
     cudaEvent_t ev_gather_nl, ev_prune_nl;

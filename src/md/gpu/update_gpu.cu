@@ -48,7 +48,10 @@ typedef struct upd_dev {
     int settle0;
     int periodic[3];
     double box[3];
-    double *part;   /* [blocks] kinetic energy per block */
+    double *part;   /* [4 blocks] kinetic energy per block (scratch), then with ke_defer the
+                       current, previous and uncommitted half steps' per-block sums */
+    int nbk;        /* blocks of that array (part + nbk: current, + 2 nbk: previous, + 3 nbk) */
+    int ke_defer;   /* HALOX_GPU_KE_DEFER=1: k_update leaves per-block sums, the fetch sums */
     unsigned *done; /* blocks finished (last-block pattern) */
     double *ke;     /* [2]: previous half step, current half step */
     unsigned *dev;  /* largest relative deviation, float bits (non-negative) */
@@ -96,9 +99,11 @@ struct hx_gpu_update {
      * device (hx_gpu_update_reset_device: the lists come from the device with those types) */
     const hx_forcefield *shake_all;
     int nblocks;
-    /* k_update's staging unrolled (HALOX_GPU_UPDATE_UNROLL=1), SETTLE in float
-     * (HALOX_GPU_SETTLE=float); read at create and reset (issue 28) */
-    int unroll, settle_f32;
+    /* k_update variants (issue 28, to be measured; read at create and reset):
+     * HALOX_GPU_UPDATE_EARLY=1 loads the slots of a staged block's waters with its staging
+     * loads; HALOX_GPU_KE_DEFER=1 (d.ke_defer) */
+    int early;
+    int upd_blocks; /* k_update's grid: the per-block sums of ke_defer */
     struct {
         double ke[3];
         unsigned dev;
@@ -106,42 +111,24 @@ struct hx_gpu_update {
     } * h_res; /* pinned */
 };
 
-/* ---- SETTLE (in double; in float on coordinates relative to the old oxygen: F32) -------- */
+/* ---- SETTLE in double -------------------------------------------------------------------- */
 
-static __device__ __forceinline__ double u_rsqrt(double x)
-{
-    return rsqrt(x);
-}
-static __device__ __forceinline__ float u_rsqrt(float x)
-{
-    return rsqrtf(x);
-}
-static __device__ __forceinline__ double u_sqrt(double x)
-{
-    return sqrt(x);
-}
-static __device__ __forceinline__ float u_sqrt(float x)
-{
-    return sqrtf(x);
-}
-
-template <typename R>
-static __device__ __forceinline__ void u_cross(const R a[3], const R b[3], R c[3])
+static __device__ __forceinline__ void u_cross(const double a[3], const double b[3], double c[3])
 {
     c[0] = a[1] * b[2] - a[2] * b[1];
     c[1] = a[2] * b[0] - a[0] * b[2];
     c[2] = a[0] * b[1] - a[1] * b[0];
 }
 
-template <typename R> static __device__ __forceinline__ R u_dot(const R a[3], const R b[3])
+static __device__ __forceinline__ double u_dot(const double a[3], const double b[3])
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-template <typename R> static __device__ __forceinline__ bool u_normalise(R a[3])
+static __device__ __forceinline__ bool u_normalise(double a[3])
 {
-    const R in = u_rsqrt(u_dot(a, a));
-    if (!(in > R(0)) || !isfinite(in))
+    const double in = rsqrt(u_dot(a, a));
+    if (!(in > 0.0) || !isfinite(in))
         return false;
     a[0] *= in;
     a[1] *= in;
@@ -149,24 +136,22 @@ template <typename R> static __device__ __forceinline__ bool u_normalise(R a[3])
     return true;
 }
 
-/* x0: O, H, H at the start of the step; x1: unconstrained new positions, constrained in place.
- * R: the arithmetic's type (double, or float on coordinates relative to the old oxygen). */
-template <typename R>
-static __device__ __forceinline__ bool u_settle(const upd_dev &d, const R (*x0)[3], R (*x1)[3])
+/* x0: O, H, H at the start of the step; x1: unconstrained new positions, constrained in place. */
+static __device__ __forceinline__ bool u_settle(const upd_dev &d, const double (*x0)[3],
+                                                double (*x1)[3])
 {
-    const R mo = (R)d.m_o, mh = (R)d.m_h, inv_mt = (R)d.inv_mt, inv_ra = (R)d.inv_ra;
-    const R inv_2hc = (R)d.inv_2hc, ra = (R)d.ra, rb = (R)d.rb, hc = (R)d.hc, one = R(1);
-    R com[3], ra1[3], rb1[3], rc1[3], ob[3], oc[3];
+    const double mo = d.m_o, mh = d.m_h;
+    double com[3], ra1[3], rb1[3], rc1[3], ob[3], oc[3];
 #pragma unroll
     for (int k = 0; k < 3; k++) {
-        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) * inv_mt;
+        com[k] = (mo * x1[0][k] + mh * (x1[1][k] + x1[2][k])) * d.inv_mt;
         ra1[k] = x1[0][k] - com[k];
         rb1[k] = x1[1][k] - com[k];
         rc1[k] = x1[2][k] - com[k];
         ob[k] = x0[1][k] - x0[0][k];
         oc[k] = x0[2][k] - x0[0][k];
     }
-    R ez[3], ex[3], ey[3];
+    double ez[3], ex[3], ey[3];
     u_cross(ob, oc, ez);
     if (!u_normalise(ez))
         return false;
@@ -174,42 +159,42 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const R (*x0)[
     if (!u_normalise(ex))
         return false;
     u_cross(ez, ex, ey);
-    const R xb0 = u_dot(ob, ex), yb0 = u_dot(ob, ey), xc0 = u_dot(oc, ex), yc0 = u_dot(oc, ey);
-    const R za1 = u_dot(ra1, ez);
-    const R xb1 = u_dot(rb1, ex), yb1 = u_dot(rb1, ey), zb1 = u_dot(rb1, ez);
-    const R xc1 = u_dot(rc1, ex), yc1 = u_dot(rc1, ey), zc1 = u_dot(rc1, ez);
-    const R sphi = za1 * inv_ra;
-    if (!(fabs(sphi) < one))
+    const double xb0 = u_dot(ob, ex), yb0 = u_dot(ob, ey), xc0 = u_dot(oc, ex), yc0 = u_dot(oc, ey);
+    const double za1 = u_dot(ra1, ez);
+    const double xb1 = u_dot(rb1, ex), yb1 = u_dot(rb1, ey), zb1 = u_dot(rb1, ez);
+    const double xc1 = u_dot(rc1, ex), yc1 = u_dot(rc1, ey), zc1 = u_dot(rc1, ez);
+    const double sphi = za1 * d.inv_ra;
+    if (!(fabs(sphi) < 1.0))
         return false;
     /* cos(phi) and its reciprocal from one reciprocal square root */
-    const R rcphi = u_rsqrt(one - sphi * sphi), cphi = (one - sphi * sphi) * rcphi;
-    if (!(cphi > R(0)) || !isfinite(rcphi))
+    const double rcphi = rsqrt(1.0 - sphi * sphi), cphi = (1.0 - sphi * sphi) * rcphi;
+    if (!(cphi > 0.0) || !isfinite(rcphi))
         return false;
-    const R spsi = (zb1 - zc1) * inv_2hc * rcphi;
-    if (!(fabs(spsi) <= one))
+    const double spsi = (zb1 - zc1) * d.inv_2hc * rcphi;
+    if (!(fabs(spsi) <= 1.0))
         return false;
-    const R cpsi = u_sqrt(one - spsi * spsi);
-    const R ya2 = ra * cphi;
-    const R xb2 = -hc * cpsi;
-    const R yb2 = -rb * cphi - hc * spsi * sphi;
-    const R yc2 = -rb * cphi + hc * spsi * sphi;
-    const R xc2 = -xb2;
-    const R zb2 = -rb * sphi + hc * spsi * cphi;
-    const R zc2 = -rb * sphi - hc * spsi * cphi;
-    const R alpha = xb2 * (xb0 - xc0) + yb0 * yb2 + yc0 * yc2;
-    const R beta = xb2 * (yc0 - yb0) + xb0 * yb2 + xc0 * yc2;
-    const R gamma = xb0 * yb1 - yb0 * xb1 + xc0 * yc1 - yc0 * xc1;
-    const R ab2 = alpha * alpha + beta * beta;
-    const R disc = ab2 - gamma * gamma;
-    if (!(disc >= R(0)) || !(ab2 > R(0)))
+    const double cpsi = sqrt(1.0 - spsi * spsi);
+    const double ya2 = d.ra * cphi;
+    const double xb2 = -d.hc * cpsi;
+    const double yb2 = -d.rb * cphi - d.hc * spsi * sphi;
+    const double yc2 = -d.rb * cphi + d.hc * spsi * sphi;
+    const double xc2 = -xb2;
+    const double zb2 = -d.rb * sphi + d.hc * spsi * cphi;
+    const double zc2 = -d.rb * sphi - d.hc * spsi * cphi;
+    const double alpha = xb2 * (xb0 - xc0) + yb0 * yb2 + yc0 * yc2;
+    const double beta = xb2 * (yc0 - yb0) + xb0 * yb2 + xc0 * yc2;
+    const double gamma = xb0 * yb1 - yb0 * xb1 + xc0 * yc1 - yc0 * xc1;
+    const double ab2 = alpha * alpha + beta * beta;
+    const double disc = ab2 - gamma * gamma;
+    if (!(disc >= 0.0) || !(ab2 > 0.0))
         return false;
-    const R sth = (alpha * gamma - beta * u_sqrt(disc)) / ab2;
-    const R cth = u_sqrt(one - sth * sth);
+    const double sth = (alpha * gamma - beta * sqrt(disc)) / ab2;
+    const double cth = sqrt(1.0 - sth * sth);
     if (!isfinite(sth) || !isfinite(cth))
         return false;
-    const R xa3 = -ya2 * sth, ya3 = ya2 * cth;
-    const R xb3 = xb2 * cth - yb2 * sth, yb3 = xb2 * sth + yb2 * cth;
-    const R xc3 = xc2 * cth - yc2 * sth, yc3 = xc2 * sth + yc2 * cth;
+    const double xa3 = -ya2 * sth, ya3 = ya2 * cth;
+    const double xb3 = xb2 * cth - yb2 * sth, yb3 = xb2 * sth + yb2 * cth;
+    const double xc3 = xc2 * cth - yc2 * sth, yc3 = xc2 * sth + yc2 * cth;
 #pragma unroll
     for (int k = 0; k < 3; k++) {
         x1[0][k] = com[k] + xa3 * ex[k] + ya3 * ey[k] + za1 * ez[k];
@@ -221,8 +206,29 @@ static __device__ __forceinline__ bool u_settle(const upd_dev &d, const R (*x0)[
 
 /* ---- kernels ----------------------------------------------------------------------------- */
 
+/* KED (HALOX_GPU_KE_DEFER=1): the block's sum is left in the per-block arrays, the current one
+ * moved to the previous one (prev_b: this block's current sum, loaded at the kernel's start),
+ * and summed in block order by k_ke_sum when the host fetches the results: the same sums in
+ * the same order as ke_finish's, without its fence, counter atomic and last block's pass at the
+ * end of every update. */
+static __device__ __forceinline__ void ke_keep(const upd_dev &d, double ke, double *s_red,
+                                               int commit, double prev_b)
+{
+    const double bs = hx_block_sum_d(ke, s_red);
+    if (threadIdx.x == 0) {
+        if (commit) {
+            d.part[2 * d.nbk + blockIdx.x] = prev_b;
+            d.part[d.nbk + blockIdx.x] = bs;
+        } else {
+            d.part[3 * d.nbk + blockIdx.x] = bs;
+        }
+    }
+}
+
 /* The last block to finish sums the per-block kinetic energies in block order and shifts the
- * half-step pair. */
+ * half-step pair. With ke_defer (k_ke only: the upload's kinetic energy) it also sets the
+ * per-block arrays to what ke_keep would leave: the previous half step's sums, and the new
+ * total as block 0's current sum. */
 static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, double *s_red,
                                                  int commit)
 {
@@ -249,6 +255,33 @@ static __device__ __forceinline__ void ke_finish(const upd_dev &d, double ke, do
             d.ke[2] = s;
         }
         *d.done = 0u;
+    }
+    if (d.ke_defer && commit) {
+        for (int b = threadIdx.x; b < d.nbk; b += blockDim.x) {
+            d.part[2 * d.nbk + b] = d.part[d.nbk + b];
+            d.part[d.nbk + b] = b == 0 ? s : 0.0;
+        }
+    }
+}
+
+/* The kinetic energies of ke_keep's per-block sums (nb blocks of k_update), summed in block
+ * order as ke_finish sums them: previous, current and uncommitted half steps. One block. */
+__global__ __launch_bounds__(UPD_THREADS) void k_ke_sum(upd_dev d, int nb)
+{
+    __shared__ double s_red[32];
+    double r[3];
+#pragma unroll
+    for (int a = 0; a < 3; a++) {
+        const double *p = d.part + (a == 0 ? 2 : a == 1 ? 1 : 3) * (size_t)d.nbk;
+        double s = 0.0;
+        for (int b = threadIdx.x; b < nb; b += blockDim.x)
+            s += p[b];
+        r[a] = hx_block_sum_d(s, s_red);
+    }
+    if (threadIdx.x == 0) {
+        d.ke[0] = r[0];
+        d.ke[1] = r[1];
+        d.ke[2] = r[2];
     }
 }
 
@@ -314,19 +347,19 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
  * one thread per water the grid is less than a wave, nothing hides that latency, and the
  * kernel was 15.7 us at 45k atoms, 52% of its stall samples waiting on those loads (ncu,
  * bench/results/h200-2026-12-04a). */
-/* UNROLL (issue 28): the block's staged loads and stores as 9 unrolled rounds of registers, all
- * loads before the first shared-memory store and all shared loads before the first global
- * store. As loops (UNROLL false) each round waited a round trip to memory: a round's shared
- * store waits for its global loads, and the next round's loads were not issued before it; in
- * the write-back a round's registers are reused only once the previous round's stores have
- * read them (ncu at 180k atoms: 24 % of the stall samples on the first loop's shared store, 35 %
- * in the write-back loop, bench/results/h200-2026-12-04f-roofline). */
-/* F32 (issue 28): SETTLE in float on the coordinates relative to the water's old oxygen (< 0.2
- * nm: rounding ~1e-8 nm, against bond lengths kept to SETTLE's own accuracy), the rest in
- * double. The double SETTLE is a chain of ~670 dependent instructions per water, each waiting its
- * FP64 latency with a warp per scheduler (45k atoms); float has half the latency and single
- * instructions for the reciprocal and square roots. */
-template <bool UNROLL, bool F32>
+/* The block's staged loads and stores are 9 unrolled rounds of registers, all loads before
+ * the first shared-memory store and all shared loads before the first global store (issue 28).
+ * As loops each round waited a round trip to memory: a round's shared store waits for its global
+ * loads, and the next round's loads were not issued before it; in the write-back a round's
+ * registers are reused only once the previous round's stores have read them (ncu at 180k atoms:
+ * 24 % of the stall samples on the first loop's shared store, 35 % in the write-back loop,
+ * bench/results/h200-2026-12-04f-roofline). Unrolled, the step at 45k atoms took 1.6 us less
+ * (h200-2026-12-04g-roofab); SETTLE in float instead of double gained nothing more and missed
+ * test_gpu_ethanol's constraint bars: dropped. */
+/* EARLY, KED (issue 28, to be measured): the slots of a staged block's waters loaded with the
+ * staging loads (one round trip less after the staging barrier); the kinetic energy left as
+ * per-block sums (ke_keep). */
+template <bool EARLY, bool KED>
 __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                                                         float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
@@ -346,7 +379,20 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
     const bool staged = d.settle0 >= 0 && t0 < d.nsettle; /* the same for the whole block */
     const int nst = staged ? 9 * hx_imin((int)blockDim.x, d.nsettle - t0) : 0;
     const size_t c0 = 3 * ((size_t)d.settle0 + 3 * (size_t)t0); /* first staged coordinate */
-    if (UNROLL) {
+    double prev_b = 0.0; /* KED: this block's current half-step sum, moved to the previous one */
+    if (KED && commit && threadIdx.x == 0)
+        prev_b = d.part[d.nbk + blockIdx.x];
+    int sle[3] = {-1, -1, -1};
+    const bool early = EARLY && staged && t < d.nsettle;
+    /* EARLY: the slots' loads first, beside the staging loads, so that the pair forces and
+     * shifts can be loaded right after the barrier (loaded before it too, ptxas issued them
+     * ahead of the staging loads, or split the staging in two rounds of round trips: SASS) */
+    if (early) {
+#pragma unroll
+        for (int j = 0; j < 3; j++)
+            sle[j] = upd_slot(l, d.settle0 + 3 * t + j);
+    }
+    {
         double rx[9], rv[9];
         float rf[9];
 #pragma unroll
@@ -367,12 +413,6 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                 s_f[i] = rf[r];
             }
         }
-    } else {
-        for (int i = threadIdx.x; i < nst; i += blockDim.x) {
-            s_x[i] = d.x[c0 + i];
-            s_v[i] = d.v[c0 + i];
-            s_f[i] = f[c0 + i];
-        }
     }
     if (staged)
         __syncthreads();
@@ -389,7 +429,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
         for (int j = 0; j < 3; j++) {
             im[j] = staged ? (j ? d.im_h : d.im_o) : __ldg(&d.invm[id[j]]);
             ms[j] = staged ? (j ? d.m_h : d.m_o) : __ldg(&d.m[id[j]]);
-            sl[j] = upd_slot(l, id[j]);
+            sl[j] = early ? sle[j] : upd_slot(l, id[j]);
 #pragma unroll
             for (int k = 0; k < 3; k++) {
                 x0[j][k] = staged ? s_x[o + 3 * j + k] : d.x[3 * id[j] + k];
@@ -409,23 +449,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                 vn[j][k] = lambda * vn[j][k] + (double)fa[j][k] * (im[j] * dt);
                 x1[j][k] = x0[j][k] + vn[j][k] * dt;
             }
-        if (F32) {
-            float x0f[3][3], x1f[3][3];
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-#pragma unroll
-                for (int k = 0; k < 3; k++) {
-                    x0f[j][k] = (float)(x0[j][k] - x0[0][k]);
-                    x1f[j][k] = (float)(x1[j][k] - x0[0][k]);
-                }
-            if (!u_settle<float>(d, x0f, x1f))
-                atomicMin(d.bad, t);
-#pragma unroll
-            for (int j = 0; j < 3; j++)
-#pragma unroll
-                for (int k = 0; k < 3; k++)
-                    x1[j][k] = x0[0][k] + (double)x1f[j][k];
-        } else if (!u_settle<double>(d, x0, x1)) {
+        if (!u_settle(d, x0, x1)) {
             atomicMin(d.bad, t);
         }
 #pragma unroll
@@ -531,7 +555,7 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
     }
     if (staged) {
         __syncthreads();
-        if (commit && UNROLL) {
+        if (commit) {
             double rx[9], rv[9];
 #pragma unroll
             for (int r = 0; r < 9; r++) {
@@ -551,16 +575,12 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                     f[c0 + i] = 0.0f;
                 }
             }
-        } else if (commit) {
-            for (int i = threadIdx.x; i < nst; i += blockDim.x) {
-                d.x[c0 + i] = s_x[i];
-                d.v[c0 + i] = s_v[i];
-                xf[c0 + i] = (float)s_x[i];
-                f[c0 + i] = 0.0f;
-            }
         }
     }
-    ke_finish(d, ke, s_red, commit);
+    if (KED)
+        ke_keep(d, ke, s_red, commit, prev_b);
+    else
+        ke_finish(d, ke, s_red, commit);
 }
 
 /* Kinetic energy of the uploaded velocities: becomes the current half step's. */
@@ -684,10 +704,10 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     const int int_max = INT_MAX;
     upd_dev *d = &u->d;
     {
-        const char *e = getenv("HALOX_GPU_UPDATE_UNROLL");
-        u->unroll = e && e[0] == '1';
-        const char *sf = getenv("HALOX_GPU_SETTLE");
-        u->settle_f32 = sf && strcmp(sf, "float") == 0;
+        const char *e = getenv("HALOX_GPU_UPDATE_EARLY");
+        u->early = e && e[0] == '1';
+        const char *k = getenv("HALOX_GPU_KE_DEFER");
+        d->ke_defer = k && k[0] == '1';
     }
     u->p = *p;
     u->p.mass = NULL;
@@ -835,7 +855,10 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     HX_TRY_GOTO(st, ub_reserve(u, UB_M, N * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_FREE_AT, N * sizeof(int)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, (size_t)u->nblocks * sizeof(double)), done);
+    d->nbk = u->nblocks;
+    u->upd_blocks = (int)hx_div_up(
+        p->nsettle + p->nshake + d->nfree > 0 ? p->nsettle + p->nshake + d->nfree : 1, UPD_THREADS);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, 4 * (size_t)u->nblocks * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_DONE, sizeof(unsigned)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_KE, 3 * sizeof(double)), done);
     HX_TRY_GOTO(st, ub_reserve(u, UB_DEV, sizeof(unsigned)), done);
@@ -878,6 +901,7 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     }
     HX_CUDA_GOTO(st, cudaMemset(d->done, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->ke, 0, 3 * sizeof(double)), done);
+    HX_CUDA_GOTO(st, cudaMemset(d->part, 0, 4 * (size_t)u->nblocks * sizeof(double)), done);
     HX_CUDA_GOTO(st, cudaMemset(d->dev, 0, sizeof(unsigned)), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad, &int_max, sizeof int_max, cudaMemcpyHostToDevice), done);
     HX_CUDA_GOTO(st, cudaMemcpy(d->bad_shake, &int_max, sizeof int_max, cudaMemcpyHostToDevice),
@@ -1118,19 +1142,22 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     /* a thread per water, SHAKE molecule and other atom: the grid covers that, not the atoms */
     const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
     const unsigned grid = (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
-    if (u->unroll && u->settle_f32)
+    u->upd_blocks = (int)grid;
+    if (u->early && u->d.ke_defer)
         HX_LAUNCH((k_update<true, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
                   commit);
-    else if (u->unroll)
+    else if (u->early)
         HX_LAUNCH((k_update<true, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
                   want_dev, commit);
-    else if (u->settle_f32)
+    else if (u->d.ke_defer)
         HX_LAUNCH((k_update<false, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
                   want_dev, commit);
     else
         HX_LAUNCH((k_update<false, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
                   want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
+    if (link && link->join)
+        HX_CUDA(cudaStreamWaitEvent(s, (cudaEvent_t)link->join, 0));
     return HX_OK;
 }
 
@@ -1149,6 +1176,10 @@ extern "C" hx_status hx_gpu_update_fetch(hx_gpu_update *u, hx_stream stream)
 {
     HX_CHECK(u, HX_ERR_INVALID_ARG, "hx_gpu_update_fetch: NULL argument");
     cudaStream_t s = stream;
+    if (u->d.ke_defer) {
+        HX_LAUNCH(k_ke_sum, 1, UPD_THREADS, 0, s, u->d, u->upd_blocks);
+        HX_CUDA_LAUNCH("k_ke_sum");
+    }
     HX_CUDA(cudaMemcpyAsync(u->h_res->ke, u->d.ke, 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->dev, u->d.dev, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     HX_CUDA(cudaMemcpyAsync(&u->h_res->bad, u->d.bad, sizeof(int), cudaMemcpyDeviceToHost, s));

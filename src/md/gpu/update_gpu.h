@@ -103,6 +103,10 @@ typedef struct hx_gpu_update_link {
     float *fcl;       /* [slots][3]: pair forces by slot; read, then zeroed for the next step */
     float *xq;        /* [slots][4]: position + periodic shift, charge; written when committing */
     const float *swq; /* [slots][4]: the slot's periodic shift, charge */
+    /* NULL, or a CUDA event (cudaEvent_t) of work that runs beside the update (the pair
+     * module's rolling prune, HALOX_GPU_PRUNE_AT=update): the update's stream waits on it
+     * after the update, so the step ends after both */
+    void *join;
 } hx_gpu_update_link;
 
 /* One leap-frog step of the home atoms with forces f (device float [3n], zeroed afterwards),

@@ -560,10 +560,13 @@ typedef struct hx_md_timings {
      * local topology - and the host time of the counts (one reduction, the plan from the
      * counts); there search_download is 0, search_migrate the device migration, search_plan
      * the device maps plus the counts, search_set_local the device local set plus the modules'
-     * set-up. dd_searches: search steps on the device, dd_retries: their slow-path runs. */
+     * set-up. dd_searches: search steps on the device, dd_retries: their slow-path runs (the
+     * device decomposition's buffers grown, the step run again), dd_halo_updates: those whose
+     * halo plan's capacities grew (the halo exchange updated collectively instead of its local
+     * refresh). Both slow paths are entered by every process at the same search step. */
     double search_halo_x;
     double search_dev_migrate, search_dev_local_set, search_dev_plan, search_counts;
-    long long dd_searches, dd_retries;
+    long long dd_searches, dd_retries, dd_halo_updates;
     double update; /* leap-frog, SETTLE, kinetic energy, s */
     double reduce; /* energy reductions over ranks, s */
     double output; /* gathering and writing output, s */

@@ -18,6 +18,7 @@
 #include "halox/plan.h"
 #include "dd/pack.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "dd/plan_counts.h"
 #include "dd/plan_image.h"
 
@@ -416,6 +417,15 @@ static hx_status plan_close(hx_plan *plan, const long long *gmax_in)
         memcpy(gmax, gmax_in, sizeof *gmax * (size_t)(npulses + 1));
     else
         st = hx_comm_max_i64(plan->comm, mx, gmax, npulses + 1);
+    if (st == HX_OK && gmax_in && hx_fault_hit("plan.grow")) {
+        /* tests: the counts of a device search step exceed every capacity by one, so that
+         * every process (each armed it) takes the rare path: capacities grow, the halo's
+         * collective update instead of its local refresh */
+        gmax[0] = gmax[0] > plan->cap_local ? gmax[0] : plan->cap_local + 1;
+        for (int gp = 0; gp < npulses; gp++)
+            gmax[1 + gp] =
+                gmax[1 + gp] > plan->cap_pulse[gp] ? gmax[1 + gp] : plan->cap_pulse[gp] + 1;
+    }
     if (st == HX_OK) {
         plan->generation++;
         plan->cap_local = grow_capacity(plan->cap_local, gmax[0]);

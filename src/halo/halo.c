@@ -209,12 +209,15 @@ hx_status hx_halo_update(hx_halo *h)
     return HX_OK;
 }
 
-hx_status hx_halo_refresh(hx_halo *h)
+hx_status hx_halo_refresh(hx_halo *h, int *updated)
 {
     HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_refresh: NULL handle");
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     /* capacities are global maxima: every process takes the same branch */
-    if (!h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf)
+    const int update = !h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf;
+    if (updated)
+        *updated = update;
+    if (update)
         return hx_halo_update(h);
     hx_gpu_guard g;
     HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));

@@ -27,8 +27,10 @@ hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***se
 hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream);
 /* After a plan rebuild from counts (hx_plan_set_counts): when its capacities are those of the
  * last update, the backend adopts it locally (no collective, no allocation); when they grew
- * (the same on every process, a global maximum) this is hx_halo_update, collective. */
-hx_status hx_halo_refresh(hx_halo *h);
+ * (the same on every process, a global maximum) this is hx_halo_update, collective: the rare
+ * slow path, which every process enters at the same search step. *updated (unless NULL): 1 when
+ * it was the update. */
+hx_status hx_halo_refresh(hx_halo *h, int *updated);
 
 #ifdef __cplusplus
 }

@@ -213,8 +213,17 @@ static hx_status repartition_device(hx_md *md, double t0)
         free(pcp);
     HX_TRY(st);
     const double t2 = hx_wtime();
-    /* local unless a capacity grew (then collective on every process alike) */
-    st = hx_halo_refresh(md->halo);
+    /* local unless a capacity grew (then collective on every process alike: the plan's
+     * capacities are global maxima with headroom, so this is rare) */
+    int halo_updated = 0;
+    st = hx_halo_refresh(md->halo, &halo_updated);
+    if (halo_updated) {
+        md->tm.dd_halo_updates++;
+        hx_log(HX_LOG_INFO,
+               "step %lld: the halo plan's capacities grew (%d local atoms per domain): the halo "
+               "exchange was updated on every process (its one collective allocation path)",
+               md->step, hx_plan_domain(hx_decomp_plan(md->dec), 0)->cap_local);
+    }
     if (md->graph_valid && md->B->invalidate_graph)
         md->B->invalidate_graph(md->bimpl);
     md->graph_valid = 0;

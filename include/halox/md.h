@@ -542,6 +542,8 @@ typedef struct hx_md_energies {
     int has_thermostat;
 } hx_md_energies;
 
+/* What hx_md_run measured: it resets every field when it starts (times and counts describe that
+ * run; hx_md_step alone accumulates). */
 typedef struct hx_md_timings {
     double nb_local;    /* non-bonded home-home pairs (before the halo arrives), s */
     double nb_nonlocal; /* non-bonded pairs with halo atoms, s */

@@ -45,6 +45,7 @@ enum {
     Q_HALO,
     Q_DD_SEARCHES,
     Q_DD_RETRIES,
+    Q_DD_HALO_UPDATES,
     Q_SEARCH_PART, /* NSEARCH_PARTS: the search step's parts, us per search */
     Q_N = Q_SEARCH_PART + 11
 };
@@ -131,6 +132,7 @@ static hx_status run_one(hx_comm *world, const hx_gpu_context *gpu, const mopts 
     }
     q[Q_DD_SEARCHES] = (double)t.dd_searches;
     q[Q_DD_RETRIES] = (double)t.dd_retries;
+    q[Q_DD_HALO_UPDATES] = (double)t.dd_halo_updates;
     q[Q_ALL_US] = 1e6 * (t.total - t.output) / (double)(t.steps + 1);
     const double ns = t.metric_samples > 0 ? (double)t.metric_samples : NAN;
     q[Q_LOCAL_US] = t.local_work_us / ns;
@@ -442,6 +444,7 @@ static int run_md_series(int argc, char **argv)
                 cJSON_AddStringToObject(r, "search_step_on",
                                         mx[Q_DD_SEARCHES] > 0 ? "device" : "host");
                 cJSON_AddNumberToObject(r, "search_step_retries", mx[Q_DD_RETRIES]);
+                cJSON_AddNumberToObject(r, "search_step_halo_updates", mx[Q_DD_HALO_UPDATES]);
                 /* the average with the search steps in it (GROMACS's own figure includes its
                  * neighbour search), and ns/day from that */
                 cJSON_AddNumberToObject(r, "us_per_step_with_search", mx[Q_ALL_US]);

@@ -276,6 +276,31 @@ void hx_app_timing_write(FILE *f, const hx_app_timing *r)
             100.0 * r->nb_imbalance);
 }
 
+void hx_app_search_write(FILE *f, const hx_app_timing *r, const hx_md_timings *t)
+{
+    if (t->searches <= 0)
+        return;
+    const double us = 1e6 / (double)t->searches;
+    const int dev = t->dd_searches > 0;
+    /* the first search of a run (at the start) is always on the host: "of" says how many */
+    fprintf(f, "search step: %.1f us per search, slowest rank (%lld searches, %lld on the device",
+            us * r->max[HX_APP_SEARCH_ROW], t->searches, t->dd_searches);
+    if (dev)
+        fprintf(f, "; slow paths: %lld buffer growths, %lld halo updates", t->dd_retries,
+                t->dd_halo_updates);
+    fprintf(f, "):");
+    for (int j = 0; j < HX_APP_NSEARCH; j++) {
+        const int i = HX_APP_NTIMES + j;
+        if (j >= HX_APP_NSEARCH_TILE && !(r->max[i] > 0))
+            continue;
+        const char *name = search_names[j];
+        while (*name == ' ')
+            name++;
+        fprintf(f, "%s %s %.1f", j ? "," : "", name, us * r->max[i]);
+    }
+    fprintf(f, " us\n");
+}
+
 void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,
                         double *hours_ns)
 {

@@ -50,6 +50,10 @@ typedef struct hx_app_timing {
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out);
 void hx_app_timing_write(FILE *f, const hx_app_timing *r);
+/* One line: the search step in µs per search by part, slowest rank of each part, where it ran
+ * (device or host) and its slow paths (t: this rank's timings; every rank searches together).
+ * Nothing without searches. */
+void hx_app_search_write(FILE *f, const hx_app_timing *r, const hx_md_timings *t);
 
 /* ns/day and hours/ns of a run of `steps` steps of dt ps in `seconds`. */
 void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,

@@ -182,7 +182,7 @@ static const char *const time_names[HX_APP_NTIMES] = {"non-bonded local",
 static const char *const search_names[HX_APP_NSEARCH] = {
     "state to host",    "migration",          "topology+plan",     "halo set-up",
     "local set+upload", "x halo+pair search", "  of which x halo", "device migration",
-    "device local set", "device plan maps",   "counts, reduction"};
+    "device local set", "device plan maps",   "counts+reduction"};
 
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out)

@@ -279,6 +279,12 @@ static hx_status bench_case(hx_comm *world, const hx_gpu_context *gpu, const xop
             cJSON_AddNumberToObject(r, "exchange_us_rank0_min", t.min);
             cJSON_AddNumberToObject(r, "exchange_us_rank0_max", t.max);
             cJSON_AddNumberToObject(r, "us_per_step", t.wall);
+            /* what the deadlines were (HALOX_WAIT_TIMEOUT, --timeout): their cost is measured
+             * with them on and off (scripts/h200_probe.sh waitcost) */
+            cJSON_AddNumberToObject(r, "wait_timeout_s", hx_wait_timeout(HX_WAIT_STEP));
+            cJSON_AddNumberToObject(r, "device_wait_timeout_s",
+                                    o->timeout >= 0 ? o->timeout
+                                                    : 0.5 * hx_wait_timeout(HX_WAIT_STEP));
             if (strcmp(b->backend, "nvshmem") == 0) {
                 /* docs/design/gpu-halo.md: two kernel launches, then one one-way signal (with
                  * its data) per dependency level and direction */
@@ -341,7 +347,7 @@ static int run_exchange(int argc, char **argv)
                .batch = 20,
                .rc = 1.0,
                .rlist = 1.1,
-               .timeout = 20.0};
+               .timeout = -1.0};
     hx_opt opts[] = {
         {"dd", NULL, HX_OPT_STRING, &o.dd_list, "AxBxC[,...]",
          "domain grids (product = ranks; default: chosen for the rank count)"},
@@ -360,7 +366,8 @@ static int run_exchange(int argc, char **argv)
          "pair-list radius (r_comm adds the molecule radius)"},
         {"seed", NULL, HX_OPT_INT, &o.seed, "S", "seed of the water box"},
         {"timeout", NULL, HX_OPT_DOUBLE, &o.timeout, "S",
-         "deadline of NVSHMEM waits in seconds (0: off; a hang becomes a report)"},
+         "deadline of the NVSHMEM device-side waits in seconds (0: off; default: half the step "
+         "deadline of HALOX_WAIT_TIMEOUT, 30 s); a hang becomes a report"},
         {"gpu-id", NULL, HX_OPT_STRING, &o.gpu_ids, "LIST",
          "GPUs as CUDA device indices: node-local rank i runs on entry i % (entries), e.g. 0,1 "
          "or 0,0,1,1 (default: node-local rank modulo the visible GPUs)"},

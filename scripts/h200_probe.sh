@@ -10,7 +10,7 @@
 #     (HALOX_NVSHMEM_FENCE), the exchange traced (HALOX_NVSHMEM_TRACE, scripts/nvshmem_trace.py).
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
-# PROBE selects (default "dispatch backoff fence"; also "owner", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
+# PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
 # "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "gpusearch" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
@@ -1119,4 +1119,61 @@ if [[ $probes == *owner* ]]; then
         grep -hE "rank 0|engine|FAIL|cases" "$OUT/logs/probe_owner_context.log" |
             sed 's/^/    context: /' | tee -a "$OUT/summary.txt"
     fi
+fi
+
+# waitcost: what bounding every wait costs (issues 25/26, docs/design/gpu-halo.md "The cost of the
+# deadline"). The exchange with the deadlines at their defaults (HALOX_WAIT_TIMEOUT=60: host waits
+# polled against the clock, the NVSHMEM device waits reading the clock every 16th poll, their
+# deadline 30 s) against all of them off (HALOX_WAIT_TIMEOUT=0 and --timeout 0: blocking
+# MPI_Waitall and cudaStreamSynchronize, no clock in the device polls), alternated on, off, on,
+# off so that drift shows; 11k atoms per domain, 2x2x1 on 4 PEs and 2x2x2 on 8 under MPS, every
+# backend; with two GPUs also 2x1x1 with one rank per GPU. The bar: nvshmem's exchange_us within
+# 1 % of the run without deadlines. JSON: $RES/waitcost_*.json; the table in the summary.
+if [[ $probes == *waitcost* ]]; then
+    wcrun() { # name dd np on|off
+        local name=$1 dd=$2 np=$3 t=-1
+        export HALOX_WAIT_TIMEOUT=60
+        if [[ $4 == off ]]; then
+            export HALOX_WAIT_TIMEOUT=0
+            t=0
+        fi
+        export HALOX_BENCH_COMMAND="HALOX_WAIT_TIMEOUT=$HALOX_WAIT_TIMEOUT mpirun -np $np halox bench exchange --dd $dd --atoms-per-domain 11000 --backends gpu-mpi,gpu-direct,nvshmem --steps $((2 * ps)) --warmup 200 --timeout $t"
+        probe waitcost_$name 150 "${pmpi[@]}" -x HALOX_WAIT_TIMEOUT ${CUDA_VISIBLE_DEVICES:+-x CUDA_VISIBLE_DEVICES} \
+            -np "$np" "$HALOX" bench exchange --dd "$dd" --atoms-per-domain 11000 \
+            --backends gpu-mpi,gpu-direct,nvshmem --steps $((2 * ps)) --warmup 200 --timeout $t \
+            -o "$RES/waitcost_$name.json"
+        grep -hE "^ *(gpu-mpi|gpu-direct|nvshmem)|error" "$OUT/logs/probe_waitcost_$name.log" |
+            sed "s/^/    waitcost $name: /" | tee -a "$OUT/summary.txt"
+        unset HALOX_WAIT_TIMEOUT HALOX_BENCH_COMMAND
+    }
+    for rep in 1 2; do
+        for mode in on off; do
+            wcrun 2x2x1_$mode$rep 2x2x1 4 $mode
+            wcrun 2x2x2_$mode$rep 2x2x2 8 $mode
+        done
+    done
+    if [[ $(nvidia-smi -L 2>/dev/null | grep -c '^GPU ') -ge 2 ]]; then
+        export CUDA_VISIBLE_DEVICES=0,1
+        for rep in 1 2; do
+            for mode in on off; do
+                wcrun 2gpu_$mode$rep 2x1x1 2 $mode
+            done
+        done
+        unset CUDA_VISIBLE_DEVICES
+    fi
+    python3 - "$RES" <<'PY' | tee -a "$OUT/summary.txt"
+import glob, json, os, statistics, sys
+rows = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "waitcost_*.json"))):
+    grid, mode = os.path.basename(f)[len("waitcost_"):-len(".json")].rsplit("_", 1)
+    for r in json.load(open(f)).get("runs", []):
+        rows.setdefault((grid, r["backend"]), {}).setdefault(mode.rstrip("0123456789"), []).append(
+            r["exchange_us"])
+print("    waitcost: exchange_us (median of the runs' medians), deadlines on against off")
+for (grid, backend), d in sorted(rows.items()):
+    if d.get("on") and d.get("off"):
+        on, off = statistics.median(d["on"]), statistics.median(d["off"])
+        print(f"    waitcost {grid:6s} {backend:12s} on {on:8.2f} us  off {off:8.2f} us  "
+              f"cost {100 * (on - off) / off:+6.2f} %  (runs on {d['on']}, off {d['off']})")
+PY
 fi

@@ -13,3 +13,11 @@ if(HALOX_HAVE_MPI)
 else()
   halox_test(test_comm_max SOURCES test_comm_max.c LABELS comm)
 endif()
+# No rank left waiting (docs/robustness.md, "Hangs"): a rank that stops, skips an exchange or an
+# agreement, fails in an engine hook or output, or hangs; every rank returns within the deadline
+# (2 s in the test) with a message. The watchdog inside turns a hang into a named failure.
+halox_mpi_test(test_waits SOURCES test_waits.c test_md_common.c RANKS 2 3 LABELS comm robust)
+if(TARGET test_waits)
+  target_link_libraries(test_waits PRIVATE halox_plan_fixture)
+  set_tests_properties(test_waits_np2 test_waits_np3 PROPERTIES TIMEOUT 300)
+endif()

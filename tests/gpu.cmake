@@ -148,6 +148,14 @@ halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 LABELS dd
 if(TARGET test_gpu_dd_md)
   target_link_libraries(test_gpu_dd_md PRIVATE halox_gputest)
 endif()
+# No rank left waiting on the GPU backends (docs/robustness.md, "Hangs"): a failing pulse, a
+# stream that does not finish, an IPC export failing at set-up (gpu-mpi, gpu-direct: also in the
+# CPU emulation), and the NVSHMEM hang across GPUs with the default device deadline; every rank
+# returns in time with the failing rank's message.
+halox_gpu_mpi_test(test_gpu_waits SOURCES test_gpu_waits.c RANKS 2 LABELS waits emulation)
+if(TARGET test_gpu_waits)
+  target_link_libraries(test_gpu_waits PRIVATE halox_gpu_halo_fixture)
+endif()
 
 # The decomposed search step on the device (issue 27) against the host decomposition, every
 # domain in one process (the serial communicator): migration, local set, plan maps, topology,

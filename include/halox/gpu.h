@@ -127,7 +127,8 @@ hx_status hx_gpu_context_check_stream(const hx_gpu_context *ctx, void *stream, c
 /* Make the context's device current for the calling thread: for callers that issue CUDA work of
  * their own (copies into the halo's arrays, events, graphs) on it. */
 hx_status hx_gpu_context_make_current(const hx_gpu_context *ctx);
-/* Wait until the context's streams have finished what was enqueued on them. */
+/* Wait until the context's streams have finished what was enqueued on them; HX_ERR_TIMEOUT past
+ * the set-up deadline (include/halox/timer.h). */
 hx_status hx_gpu_context_synchronize(const hx_gpu_context *ctx);
 /* One line for logs: "GPU 1 of 2: NVIDIA H200 (sm_90, 132 SMs, ...) GPU-8c1e...; node-local rank
  * 1 of 2; 1 rank on this GPU; no MPS". */

@@ -5,6 +5,7 @@
 #include "halox/version.h"
 #include "halox/status.h"
 #include "halox/log.h"
+#include "halox/timer.h"
 #include "halox/system.h"
 #include "halox/dd.h"
 #include "halox/comm.h"

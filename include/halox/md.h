@@ -633,8 +633,12 @@ typedef struct hx_md_output {
                      double seconds_left);
     void *user;
     double progress_interval;
-    /* Called on every rank before every step (may be NULL). A non-HX_OK return ends the run
-     * with that status on this rank only; programs use it for checkpoints and fault injection. */
+    /* Called on every rank before every step (may be NULL); programs use it for checkpoints
+     * and fault injection. A non-HX_OK return ends the run with that status: at once on one
+     * process; with several, the run goes on to its next collective (a search, energy or
+     * thermostat step, at most nstlist steps later) where every rank returns an error with the
+     * failing rank's message (the same for a failed write of the energy file or trajectory):
+     * no rank is left waiting for it, and no MPI_Abort is needed. */
     hx_status (*step_hook)(void *user, hx_md *md, long long step);
     /* Graceful stop (may be NULL). When *stop becomes non-zero (a program sets it from a
      * SIGINT/SIGTERM handler) the run ends early at a step boundary, as if that step were the

@@ -25,7 +25,8 @@ typedef enum hx_status {
     HX_ERR_NVSHMEM = 10,     /* an NVSHMEM call failed */
     HX_ERR_PHYSICS = 11,     /* the simulation went wrong: non-finite values, atoms too fast */
     HX_ERR_REMOTE = 12,      /* another rank failed; its message was forwarded */
-    HX_ERR_INTERNAL = 13     /* a broken invariant inside halox: a bug, please report */
+    HX_ERR_INTERNAL = 13,    /* a broken invariant inside halox: a bug, please report */
+    HX_ERR_TIMEOUT = 14      /* a wait for another rank or the GPU passed its deadline (timer.h) */
 } hx_status;
 
 /* Short constant name of a status ("HX_ERR_INPUT"). */

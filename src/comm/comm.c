@@ -1,8 +1,10 @@
 /* Public hx_comm entry points: argument checks, then the transport. */
 #include "comm/comm_impl.h"
 #include "core/error.h"
+#include "core/wait.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,9 +176,86 @@ hx_status hx_comm_sendrecv(hx_comm *c, const int *dest, const void *const *send,
                            const size_t *send_bytes, const int *src, void *const *recv,
                            const size_t *recv_bytes)
 {
+    return hx_comm_sendrecv_tagged(c, hx_msg_tag(HX_MSG_ANY, 0), HX_OK, dest, send, send_bytes, src,
+                                   recv, recv_bytes);
+}
+
+hx_status hx_comm_sendrecv_tagged(hx_comm *c, int tag, hx_status local, const int *dest,
+                                  const void *const *send, const size_t *send_bytes, const int *src,
+                                  void *const *recv, const size_t *recv_bytes)
+{
     HX_CHECK(c && dest && send && send_bytes && src && recv && recv_bytes, HX_ERR_INVALID_ARG,
              "hx_comm_sendrecv: NULL argument");
-    return c->ops->sendrecv(c, dest, send, send_bytes, src, recv, recv_bytes);
+    return c->ops->sendrecv(c, tag, local, dest, send, send_bytes, src, recv, recv_bytes);
+}
+
+/* ---- what a wait waits for, and how long ------------------------------------------------- */
+
+void hx_msg_describe(int tag, char *buf, size_t len)
+{
+    static const char *const what[HX_MSG_NKINDS] = {
+        "a message (tag %d)",
+        "the coordinates of pulse %d",
+        "the forces of pulse %d",
+        "the done token of the coordinates of pulse %d",
+        "the done token of the forces of pulse %d",
+        "the zone counts of pulse %d (plan)",
+        "the coordinates of pulse %d (plan)",
+        "the atom offset of pulse %d (plan)",
+        "the integers of pulse %d",
+        "the migration count along %c, %s",
+        "the migrating molecules along %c, %s",
+        "the IPC handle of the coordinates of pulse %d",
+        "the IPC handle of the force slots of pulse %d",
+        "the CUDA-aware self-test message",
+        "the size of the search-step message of channel %d",
+        "the search-step message of channel %d",
+        "the done token of the search-step message of channel %d",
+        "the IPC handle of the search-step message regions (%d)",
+    };
+    const int k = (tag - 1) / HX_MSG_INDEX_MAX, i = (tag - 1) % HX_MSG_INDEX_MAX;
+    if (tag < 1 || k >= HX_MSG_NKINDS)
+        snprintf(buf, len, "a message of tag %d", tag);
+    else if (k == HX_MSG_MIGRATE_COUNT || k == HX_MSG_MIGRATE)
+        snprintf(buf, len, what[k], "xyz"[(i / 2) % 3], i % 2 ? "downwards" : "upwards");
+    else if (k == HX_MSG_ANY)
+        snprintf(buf, len, what[k], tag);
+    else
+        snprintf(buf, len, what[k], i);
+}
+
+int hx_msg_in_step(int tag)
+{
+    const int k = (tag - 1) / HX_MSG_INDEX_MAX;
+    return tag >= 1 && k >= HX_MSG_HALO_X && k <= HX_MSG_TOKEN_F;
+}
+
+int hx_comm_set_in_step(hx_comm *c, int in_step)
+{
+    const int prev = c->in_step;
+    c->in_step = in_step != 0;
+    return prev;
+}
+
+void hx_comm_set_step(hx_comm *c, long long step)
+{
+    c->has_step = step >= 0;
+    c->step = step;
+}
+
+double hx_comm_wait_limit(const hx_comm *c, int tag)
+{
+    return hx_wait_timeout(c->in_step || (tag && hx_msg_in_step(tag)) ? HX_WAIT_STEP
+                                                                      : HX_WAIT_SETUP);
+}
+
+const char *hx_comm_step_text(const hx_comm *c, char *buf, size_t len)
+{
+    if (c->has_step)
+        snprintf(buf, len, " (step %lld)", c->step);
+    else if (len)
+        buf[0] = '\0';
+    return buf;
 }
 
 hx_status hx_comm_abort(hx_comm *c, int code)

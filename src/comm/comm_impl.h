@@ -17,11 +17,55 @@ extern "C" { /* the CUDA backends (C++ to nvcc) call these too */
  * an agreement first. Each returns HX_OK on every rank or an error on every rank (the failing
  * rank's own status there, HX_ERR_REMOTE with its message elsewhere, as hx_comm_agree). n and
  * bytes must be equal on every rank: they fix the shape of the messages. */
+/* Point-to-point messages carry a tag that names what they are: the kind below and an index
+ * (the pulse; for migration 2 x dimension + direction). Every wait for a message knows what it
+ * waits for, and a message of another kind or pulse is never taken for it: a receiver that gets
+ * one reports that the ranks are out of step (src/comm/mpi.c). One tag for every message let a
+ * rank that had left an exchange mid-pulse feed its next exchange's forces to a neighbour still
+ * waiting for coordinates. */
+typedef enum hx_msg_kind {
+    HX_MSG_ANY = 0,       /* hx_comm_sendrecv (public): "a message" */
+    HX_MSG_HALO_X,        /* the coordinates of pulse p (halo exchanges) */
+    HX_MSG_HALO_F,        /* the forces of pulse p */
+    HX_MSG_TOKEN_X,       /* gpu-direct: the done token of the coordinates of pulse p */
+    HX_MSG_TOKEN_F,       /* gpu-direct: the done token of the forces of pulse p */
+    HX_MSG_PLAN_COUNT,    /* plan building: the zone counts of pulse p */
+    HX_MSG_PLAN_X,        /* plan building: the selected coordinates of pulse p */
+    HX_MSG_PLAN_OFFSET,   /* plan building: where pulse p's atoms land on the receiver */
+    HX_MSG_PLAN_INT,      /* hx_plan_exchange_int: the integers of pulse p */
+    HX_MSG_MIGRATE_COUNT, /* migration: the count along dimension d, direction r (2 d + r) */
+    HX_MSG_MIGRATE,       /* migration: the molecules along dimension d, direction r */
+    HX_MSG_IPC_X,         /* gpu-direct set-up: the IPC handle of the coordinates, pulse p */
+    HX_MSG_IPC_F,         /* gpu-direct set-up: the IPC handle of the force slots, pulse p */
+    HX_MSG_SELFTEST,      /* gpu-mpi set-up: the CUDA-aware self-test */
+    /* the device search step's messages through gpu-mpi / gpu-direct (index: the channel) */
+    HX_MSG_SEARCH_SIZE,  /* gpu-mpi: the size of the message of channel c */
+    HX_MSG_SEARCH,       /* gpu-mpi: the message of channel c */
+    HX_MSG_SEARCH_TOKEN, /* gpu-direct: the done token of the message of channel c */
+    HX_MSG_IPC_SEARCH,   /* gpu-direct set-up: the IPC handle of the message regions (index 2 p
+                          * + direction, p a first pulse of its dimension) */
+    HX_MSG_NKINDS
+} hx_msg_kind;
+#define HX_MSG_INDEX_MAX 128 /* indices 0..127: pulses (HX_MAX_PULSES = 64), 2 d + r */
+/* A message's tag: 1 + kind * 128 + index, below 2560 (MPI guarantees tags up to 32767). */
+static inline int hx_msg_tag(hx_msg_kind kind, int index)
+{
+    return 1 + (int)kind * HX_MSG_INDEX_MAX + (index & (HX_MSG_INDEX_MAX - 1));
+}
+/* What a tag names, for messages: "the coordinates of pulse 2". */
+void hx_msg_describe(int tag, char *buf, size_t len);
+/* Whether a message of this tag belongs to a step (halo exchanges): its waits take the step
+ * deadline, whatever the communicator's phase. */
+int hx_msg_in_step(int tag);
+
 typedef struct hx_comm_ops {
     const char *name;
-    hx_status (*sendrecv)(hx_comm *c, const int *dest, const void *const *send,
-                          const size_t *send_bytes, const int *src, void *const *recv,
-                          const size_t *recv_bytes);
+    /* tag: hx_msg_tag; local: this rank's status. A rank that failed still takes part: it sends
+     * a failure marker in place of its data (and receives what comes), so that its neighbours
+     * return HX_ERR_REMOTE naming it instead of waiting for data that never comes. */
+    hx_status (*sendrecv)(hx_comm *c, int tag, hx_status local, const int *dest,
+                          const void *const *send, const size_t *send_bytes, const int *src,
+                          void *const *recv, const size_t *recv_bytes);
     hx_status (*sum_f64)(hx_comm *c, hx_status local, const double *in, double *out, int n);
     hx_status (*max_i64)(hx_comm *c, hx_status local, const long long *in, long long *out, int n);
     hx_status (*agree)(hx_comm *c, hx_status local_status);
@@ -39,7 +83,27 @@ struct hx_comm {
     int *local_domains; /* [nlocal] */
     int rank, nranks;
     void *impl; /* transport private data */
+    /* Waits: the deadline of the steps (in_step) or of set-up (include/halox/timer.h), and the
+     * step that timeout messages name (has_step). Set by the engine (hx_comm_set_step). */
+    int in_step, has_step;
+    long long step;
 };
+
+/* Point-to-point exchange of hx_comm_sendrecv with a tag (hx_msg_tag) and this rank's status
+ * (see the sendrecv op): returns HX_OK when every message arrived, `local` when it is an error,
+ * HX_ERR_REMOTE when a neighbour sent its failure marker, HX_ERR_TIMEOUT past the deadline. */
+hx_status hx_comm_sendrecv_tagged(hx_comm *c, int tag, hx_status local, const int *dest,
+                                  const void *const *send, const size_t *send_bytes, const int *src,
+                                  void *const *recv, const size_t *recv_bytes);
+/* The phase of the waits on c: 1 inside steps (the step deadline, HX_WAIT_STEP), 0 set-up
+ * (HX_WAIT_SETUP, the default). Returns the previous phase. */
+int hx_comm_set_in_step(hx_comm *c, int in_step);
+/* The step that messages of a timed-out wait name (< 0: none). */
+void hx_comm_set_step(hx_comm *c, long long step);
+/* The deadline in seconds (0: none) of a wait on c for a message of `tag` (0: a collective). */
+double hx_comm_wait_limit(const hx_comm *c, int tag);
+/* " (step S)" when c has a step, else "", into buf (for messages). */
+const char *hx_comm_step_text(const hx_comm *c, char *buf, size_t len);
 
 /* MPI transport only, for tests: largest piece (bytes) a message is cut into (MPI counts are
  * int; the default is 1 GiB). No effect on other transports. */

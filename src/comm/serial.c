@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static hx_status serial_sendrecv(hx_comm *c, const int *dest, const void *const *send,
-                                 const size_t *send_bytes, const int *src, void *const *recv,
-                                 const size_t *recv_bytes)
+static hx_status serial_sendrecv(hx_comm *c, int tag, hx_status local, const int *dest,
+                                 const void *const *send, const size_t *send_bytes, const int *src,
+                                 void *const *recv, const size_t *recv_bytes)
 {
+    (void)tag;
+    if (local != HX_OK)
+        return local; /* one process: nobody waits for its messages */
     /* Local index == domain index here. Each receiver finds the one sender that addresses it. */
     for (int r = 0; r < c->nlocal; r++) {
         if (src[r] < 0)

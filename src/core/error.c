@@ -115,6 +115,8 @@ const char *hx_status_name(hx_status st)
         return "HX_ERR_REMOTE";
     case HX_ERR_INTERNAL:
         return "HX_ERR_INTERNAL";
+    case HX_ERR_TIMEOUT:
+        return "HX_ERR_TIMEOUT";
     }
     return "HX_ERR_UNKNOWN";
 }

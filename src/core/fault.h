@@ -13,13 +13,24 @@
  *   "mpi.reserve"  growth of the MPI reduction buffers
  *   "mpi.gather"   rank 0's buffer in hx_comm_gather_bytes
  *   "system_bcast" a receiving rank's copy of the system in hx_system_bcast
- *   "migrate.recv" the receive buffers of hx_migrate */
+ *   "migrate.recv" the receive buffers of hx_migrate
+ *   "halo.pulse"   a pulse of gpu-mpi / gpu-direct fails as a CUDA call would
+ * (src/halo/halo_gpu.cu: the exchange must still complete its messages) "halo.ipc"     gpu-direct's
+ * IPC handle of its memory on one rank (before the handle exchange) */
 #ifndef HX_CORE_FAULT_H
 #define HX_CORE_FAULT_H
+
+#ifdef __cplusplus
+extern "C" { /* the CUDA sources have sites too */
+#endif
 
 /* Arm site (a string literal or other storage that outlives the hit); NULL disarms. */
 void hx_fault_arm(const char *site);
 /* 1 if site is armed (and disarm it), else 0. */
 int hx_fault_hit(const char *site);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

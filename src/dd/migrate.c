@@ -15,6 +15,7 @@
  * instead of leaving its neighbours waiting. */
 #include "halox/decomp.h"
 #include "halox/migrate.h"
+#include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/fault.h"
 #include "dd/home.h"
@@ -339,7 +340,10 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
                 rp[i] = &cnt_in[i];
                 sb[i] = rb[i] = sizeof(long long);
             }
-            HX_TRY_GOTO(st, hx_comm_sendrecv(comm, dest, sp, sb, src, rp, rb), done);
+            HX_TRY_GOTO(st,
+                        hx_comm_sendrecv_tagged(comm, hx_msg_tag(HX_MSG_MIGRATE_COUNT, 2 * d + dir),
+                                                HX_OK, dest, sp, sb, src, rp, rb),
+                        done);
             for (int i = 0; i < nl && st == HX_OK; i++) {
                 free(in[i]);
                 in[i] = hx_fault_hit("migrate.recv")
@@ -355,7 +359,10 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
                 rb[i] = (size_t)cnt_in[i] * sizeof(double);
             }
             HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);
-            HX_TRY_GOTO(st, hx_comm_sendrecv(comm, dest, sp, sb, src, rp, rb), done);
+            HX_TRY_GOTO(st,
+                        hx_comm_sendrecv_tagged(comm, hx_msg_tag(HX_MSG_MIGRATE, 2 * d + dir),
+                                                HX_OK, dest, sp, sb, src, rp, rb),
+                        done);
             for (int i = 0; i < nl && st == HX_OK; i++)
                 st = unpack_molecules(homes[i], in[i], (size_t)cnt_in[i]);
             HX_TRY_GOTO(st, hx_comm_agree(comm, st), done);

@@ -17,6 +17,7 @@
  * a sequence of exchanges (counts, then coordinates) over the communicator. */
 #include "halox/plan.h"
 #include "dd/pack.h"
+#include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/fault.h"
 #include "dd/plan_counts.h"
@@ -378,7 +379,8 @@ static hx_status exchange_peer_offsets(hx_plan *plan, int *dest, int *src, const
             sb[i] = rb[i] = sizeof(int);
             rptr[i] = &scratch[i];
         }
-        HX_TRY(hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb));
+        HX_TRY(hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_OFFSET, gp), HX_OK, dest,
+                                       sptr, sb, src, rptr, rb));
         for (int i = 0; i < nl; i++)
             plan->d[i].p.pulses[gp].peer_atom_offset = scratch[i];
     }
@@ -581,7 +583,10 @@ hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x
             sb[i] = rb[i] = HX_MAX_ZONES * sizeof(int);
             rptr[i] = counts + (size_t)i * HX_MAX_ZONES;
         }
-        HX_TRY_GOTO(st, hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb), done);
+        HX_TRY_GOTO(st,
+                    hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_COUNT, gp), HX_OK,
+                                            dest, sptr, sb, src, rptr, rb),
+                    done);
         for (int i = 0; i < nl && st == HX_OK; i++)
             st = plan_set_recv(plan, &plan->d[i], gp, counts + (size_t)i * HX_MAX_ZONES);
         HX_TRY_GOTO(st, hx_comm_agree(plan->comm, st), done);
@@ -601,7 +606,10 @@ hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x
             rptr[i] = d->x + 3 * (size_t)P->atom_offset;
             rb[i] = 3 * sizeof(double) * (size_t)P->recv_count;
         }
-        HX_TRY_GOTO(st, hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb), done);
+        HX_TRY_GOTO(st,
+                    hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_X, gp), HX_OK, dest,
+                                            sptr, sb, src, rptr, rb),
+                    done);
     }
     HX_TRY_GOTO(st, plan_finish(plan, dest, src, sptr, rptr, sb, rb, counts), done);
 done:
@@ -675,7 +683,8 @@ hx_status hx_plan_exchange_int(hx_plan *plan, int *const *v, int ncomp)
             rptr[i] = v[i] + (size_t)ncomp * P->atom_offset;
             rb[i] = (size_t)ncomp * sizeof(int) * (size_t)P->recv_count;
         }
-        HX_TRY(hx_comm_sendrecv(plan->comm, dest, sptr, sb, src, rptr, rb));
+        HX_TRY(hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_INT, q), HX_OK, dest,
+                                       sptr, sb, src, rptr, rb));
     }
     return HX_OK;
 }

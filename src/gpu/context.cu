@@ -11,13 +11,59 @@
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "comm/comm_impl.h"
+#include "core/wait.h"
 #include "halox/log.h"
 
 #include <ctype.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ---- bounded waits ------------------------------------------------------------------------ */
+
+extern "C" hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fmt, ...)
+{
+    if (limit <= 0) {
+        HX_CUDA(cudaStreamSynchronize(s));
+        return HX_OK;
+    }
+    cudaError_t e = cudaStreamQuery(s);
+    const double t0 = e == cudaErrorNotReady ? hx_wtime() : 0.0;
+    while (e == cudaErrorNotReady) {
+        const double w = hx_wtime() - t0;
+        if (w > limit) {
+            char what[256];
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(what, sizeof what, fmt, ap);
+            va_end(ap);
+            HX_FAIL(HX_ERR_TIMEOUT,
+                    "rank %d: the GPU did not finish %s within %g s: a kernel or copy hung, or "
+                    "the device is stuck (the deadline is HALOX_WAIT_TIMEOUT's)",
+                    rank, what, limit);
+        }
+        if (w > 1e-3)
+            sched_yield(); /* past a millisecond a few microseconds more do not matter */
+        e = cudaStreamQuery(s);
+    }
+    HX_CHECK(e == cudaSuccess, HX_ERR_CUDA, "cudaStreamQuery failed: %s (%s)",
+             cudaGetErrorString(e), cudaGetErrorName(e));
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_ctx_wait_idle(const hx_gpu_context *ctx, hx_stream extra, double limit,
+                                          int rank, const char *what)
+{
+    for (int k = 0; ctx && k < HX_GPU_NSTREAMS; k++)
+        if (ctx->streams[k])
+            HX_TRY(hx_gpu_stream_wait(ctx->streams[k], limit, rank, "%s (stream %d)", what, k));
+    if (extra)
+        HX_TRY(hx_gpu_stream_wait(extra, limit, rank, "%s (the caller's stream)", what));
+    return hx_gpu_stream_wait(NULL, limit, rank, "%s (the default stream)", what);
+}
 
 /* ---- the guard ---------------------------------------------------------------------------- */
 
@@ -163,9 +209,14 @@ extern "C" void hx_gpu_context_destroy(hx_gpu_context **pc)
     hx_gpu_context *c = *pc;
     hx_gpu_guard g;
     if (c->streams[0] && hx_gpu_enter_quiet(c, &g)) {
+        /* bounded: a stream that never finishes is destroyed anyway (CUDA releases it once
+         * its work is done) */
+        const double limit = hx_wait_timeout_gpu(HX_WAIT_SETUP);
         for (int k = 0; k < HX_GPU_NSTREAMS; k++)
             if (c->streams[k]) {
-                (void)cudaStreamSynchronize(c->streams[k]);
+                if (hx_gpu_stream_wait(c->streams[k], limit, c->rank, "stream %d at destroy", k) !=
+                    HX_OK)
+                    hx_log(HX_LOG_WARN, "%s", hx_last_error_message());
                 (void)cudaStreamDestroy(c->streams[k]);
             }
         hx_gpu_leave(&g);
@@ -382,7 +433,8 @@ extern "C" hx_status hx_gpu_context_make_current(const hx_gpu_context *c)
 static hx_status synchronize_all(const hx_gpu_context *c)
 {
     for (int k = 0; k < HX_GPU_NSTREAMS; k++)
-        HX_CUDA(cudaStreamSynchronize(c->streams[k]));
+        HX_TRY(hx_gpu_stream_wait(c->streams[k], hx_wait_timeout_gpu(HX_WAIT_SETUP), c->rank,
+                                  "stream %d (hx_gpu_context_synchronize)", k));
     return HX_OK;
 }
 

@@ -71,6 +71,21 @@ int hx_gpu_mps_pipe_found(void);
 hx_status hx_gpu_ctx_accept_stream(const hx_gpu_context *ctx, void *stream, const char *who,
                                    hx_stream *cache, hx_stream *out);
 
+/* Bounded host waits for the GPU (no rank left waiting, include/halox/timer.h): poll
+ * cudaStreamQuery until the stream s (NULL: the default stream) has finished what was enqueued,
+ * at most `limit` seconds (0: cudaStreamSynchronize, no deadline). Past the deadline
+ * HX_ERR_TIMEOUT: "rank R: the GPU did not finish WHAT within T s: ...", WHAT formatted from fmt
+ * only then; the stream is left as it is (its buffers must not be freed: see destroy). */
+hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* The same for everything a backend may have enqueued: ctx's streams, `extra` (a caller's
+ * stream, may be NULL) and the default stream. */
+hx_status hx_gpu_ctx_wait_idle(const hx_gpu_context *ctx, hx_stream extra, double limit, int rank,
+                               const char *what);
+
 #ifdef __cplusplus
 }
 #endif

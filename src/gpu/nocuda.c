@@ -86,7 +86,7 @@ hx_stream hx_gpu_ctx_stream(const hx_gpu_context *ctx, hx_gpu_stream_role role)
     (void)role;
     return NULL;
 }
-hx_status hx_gpu_ctx_accept_stream(const hx_gpu_context *ctx, hx_stream stream, const char *who,
+hx_status hx_gpu_ctx_accept_stream(const hx_gpu_context *ctx, void *stream, const char *who,
                                    hx_stream *cache, hx_stream *out)
 {
     (void)ctx;
@@ -166,7 +166,7 @@ void *hx_gpu_context_stream(const hx_gpu_context *ctx, hx_gpu_stream_role role)
     (void)role;
     return NULL;
 }
-hx_status hx_gpu_context_check_stream(const hx_gpu_context *ctx, hx_stream stream, const char *who)
+hx_status hx_gpu_context_check_stream(const hx_gpu_context *ctx, void *stream, const char *who)
 {
     (void)ctx;
     (void)stream;

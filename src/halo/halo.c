@@ -9,6 +9,7 @@
 #include "gpu/context.h"
 #include "halox/version.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,6 +356,22 @@ hx_status hx_halo_exchange_int(hx_halo *h, int *const *v, int ncomp, hx_memspace
     HX_CHECK(h->ops->exchange_int, HX_ERR_UNSUPPORTED,
              "halo backend '%s' exchanges integers in host memory only", h->ops->name);
     HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->exchange_int(h, v, ncomp));
+}
+
+hx_status hx_first_error_keep(hx_first_error *fe, hx_status st)
+{
+    if (fe->st == HX_OK && st != HX_OK) {
+        fe->st = st;
+        snprintf(fe->msg, sizeof fe->msg, "%s", hx_last_error_message());
+    }
+    return fe->st;
+}
+
+hx_status hx_first_error_status(const hx_first_error *fe)
+{
+    if (fe->st == HX_OK)
+        return HX_OK;
+    return hx_error_set(fe->st, __FILE__, __LINE__, __func__, "%s", fe->msg);
 }
 
 void hx_halo_get_stats(const hx_halo *h, hx_halo_stats *s)

@@ -24,12 +24,25 @@
  * over before its forces of step s reach us; our coordinates of step s+1 are written after we
  * received them. The same argument covers our force slots: a peer writes them in its exchange_f
  * of step s+1, after it received our coordinates of step s+1, which we send after our stream
- * finished the unpack of step s. docs/design/gpu-halo.md has the full argument. */
+ * finished the unpack of step s. docs/design/gpu-halo.md has the full argument.
+ *
+ * No rank left waiting: an exchange never returns mid-pulse. A rank whose pulse fails locally
+ * (a CUDA call, a stream that passes the step deadline) still takes part in every remaining
+ * message of the exchange, with a failure marker in place of its data (src/comm/mpi.c), and
+ * skips its own CUDA work from there on; a neighbour that receives a marker does the same. So
+ * every rank of the exchange returns, the failing one with its error, its neighbours with
+ * HX_ERR_REMOTE naming it; the engine agrees on it at its next collective. Host waits for the
+ * GPU poll the stream with the step deadline (hx_gpu_stream_wait); a stream that passed it makes
+ * the backend "stuck": every later call fails at once (in-band again) and destroy leaves the
+ * device memory that a stuck stream may still use. */
 #include "gpu/cuda_check.h" /* first: the CUDA runtime, or its CPU emulation */
 #include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
 #include "halo/halo_pack.cuh"
 #include "comm/comm_impl.h"
+#include "core/fault.h"
+#include "core/wait.h"
+#include "gpu/context.h"
 #include "halox/gpu.h"
 #include "halox/log.h"
 
@@ -181,7 +194,45 @@ typedef struct base_impl {
     int nb_dom[6];
     char *nb_recv[6];
     long long nmsg; /* messages so far: the tokens carry it */
+    int msg_ipc;    /* gpu-direct: the message regions' handles were exchanged (every rank) */
+    int stuck;      /* a stream passed the deadline: it may still use our memory */
+    char stuck_msg[512];
 } base_impl;
+
+/* The host's wait for one pulse's stream work, bounded by the step deadline; past it the
+ * backend is stuck. */
+static hx_status pulse_wait(hx_halo *h, hx_stream s, int q, const char *what)
+{
+    base_impl *m = (base_impl *)h->impl;
+    /* the report names the engine's step, or else the exchange (formatted only then) */
+    const hx_comm *c = h->comm;
+    hx_status st = hx_gpu_stream_wait(
+        s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(c), "%s of pulse %d (%s, %s %lld)", what,
+        q, h->cfg.backend, c->has_step ? "step" : "exchange", c->has_step ? c->step : m->nexch);
+    if (st == HX_ERR_TIMEOUT && !m->stuck) {
+        m->stuck = 1;
+        snprintf(m->stuck_msg, sizeof m->stuck_msg, "%s", hx_last_error_message());
+    }
+    return st;
+}
+
+/* A stuck backend fails every later call at once, with the first report. */
+static hx_status check_stuck(const hx_halo *h)
+{
+    const base_impl *m = (const base_impl *)h->impl;
+    HX_CHECK(!m->stuck, HX_ERR_TIMEOUT, "%s (earlier: the %s exchange is unusable since)",
+             m->stuck_msg, h->cfg.backend);
+    return HX_OK;
+}
+
+/* A pulse failing as a CUDA call would, on the rank the test armed (src/core/fault.h). */
+static hx_status pulse_fault(const hx_halo *h, int q, const char *what)
+{
+    if (!hx_fault_hit("halo.pulse"))
+        return HX_OK;
+    HX_FAIL(HX_ERR_CUDA, "rank %d: %s of pulse %d failed (fault injected by the test)",
+            hx_comm_rank(h->comm), what, q);
+}
 
 static void close_peers(base_impl *m)
 {
@@ -205,12 +256,16 @@ static void msg_close_peers(base_impl *m)
     m->nnb = 0;
 }
 
-static void msg_free(base_impl *m)
+/* The search step's message buffers; device: also the device memory (not when a stream that
+ * never finished may still use it: only the host arrays then). */
+static void msg_free(base_impl *m, int device)
 {
-    cudaFree(m->msend);
-    cudaFree(m->mrecv);
-    cudaFreeHost(m->hmsend);
-    cudaFreeHost(m->hmrecv);
+    if (device) {
+        cudaFree(m->msend);
+        cudaFree(m->mrecv);
+        cudaFreeHost(m->hmsend);
+        cudaFreeHost(m->hmrecv);
+    }
     free(m->moff);
     free(m->msend_ptr);
     free(m->mrecv_ptr);
@@ -225,29 +280,43 @@ static void base_destroy(hx_halo *h)
     base_impl *m = (base_impl *)h->impl;
     if (!m)
         return;
-    /* the front end made the context's device current */
-    if (m->place.ctx)
-        cudaDeviceSynchronize();
-    if (m->nnb) {
+    /* the front end made the context's device current; a bounded wait, and nothing freed that a
+     * stream which never finishes may still use */
+    int idle = !m->stuck;
+    if (idle && m->place.ctx &&
+        hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, hx_wait_timeout_gpu(HX_WAIT_STEP),
+                             hx_comm_rank(h->comm), "the exchanges (destroy)") != HX_OK)
+        idle = 0;
+    if (!idle)
+        hx_log(HX_LOG_WARN,
+               "%s on rank %d: the GPU has not finished the exchanges; their device memory is "
+               "left allocated (%s)",
+               h->cfg.backend, hx_comm_rank(h->comm),
+               m->stuck ? m->stuck_msg : hx_last_error_message());
+    if (m->msg_ipc) {
         /* as below: every rank closes its mappings before anyone frees what others mapped */
-        msg_close_peers(m);
+        if (idle)
+            msg_close_peers(m);
         (void)hx_comm_agree(h->comm, HX_OK);
     }
-    msg_free(m);
+    msg_free(m, idle);
     if (m->ipc_exchanged) {
         /* Close our mappings of the peers' memory, and let every rank do so before anyone frees
          * memory others have mapped (freeing an exported region first is undefined). Every
          * rank reached this point: the handle exchange was collective. */
-        close_peers(m);
+        if (idle)
+            close_peers(m);
         (void)hx_comm_agree(h->comm, HX_OK);
     }
-    cudaFree(m->x);
-    cudaFree(m->f);
-    cudaFree(m->dsend);
-    cudaFree(m->drecv);
-    cudaFreeHost(m->hsend);
-    cudaFreeHost(m->hrecv);
-    hx_gpu_plan_free(&m->gp);
+    if (idle) {
+        cudaFree(m->x);
+        cudaFree(m->f);
+        cudaFree(m->dsend);
+        cudaFree(m->drecv);
+        cudaFreeHost(m->hsend);
+        cudaFreeHost(m->hrecv);
+        hx_gpu_plan_free(&m->gp);
+    }
     free(m->peer_x);
     free(m->peer_f);
     free(m);
@@ -274,7 +343,8 @@ static hx_status cuda_aware_selftest(hx_halo *h, int *ok)
         const void *sp = d;
         void *rp = d + n;
         size_t b = n * sizeof(int);
-        st = hx_comm_sendrecv(h->comm, &self, &sp, &b, &self, &rp, &b);
+        st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SELFTEST, 0), HX_OK, &self, &sp, &b,
+                                     &self, &rp, &b);
         if (st != HX_OK)
             goto out;
     }
@@ -389,7 +459,10 @@ static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
     base_impl *m = (base_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     memset(g, 0, sizeof *g);
-    HX_CUDA(cudaDeviceSynchronize()); /* nothing of the previous plan is in flight */
+    HX_TRY(check_stuck(h));
+    /* nothing of the previous plan is in flight (bounded) */
+    HX_TRY(hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, 0.75 * hx_comm_wait_limit(h->comm, 0),
+                                hx_comm_rank(h->comm), "the exchanges before an update"));
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
     g->cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)
@@ -485,6 +558,11 @@ static hx_status exchange_ipc(hx_halo *h)
         if (st == HX_OK)
             st = check_peer(h, m, p->pulses[q].recv_rank, q);
     }
+    if (st == HX_OK && hx_fault_hit("halo.ipc"))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "gpu-direct: rank %d could not export its memory (fault injected by the "
+                          "test)",
+                          hx_comm_rank(h->comm));
     if (st == HX_OK && !(m->x && m->drecv))
         st = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
                           "gpu-direct: no coordinate array or force slots to export");
@@ -503,9 +581,11 @@ local_done:;
         size_t b = sizeof(cudaIpcMemHandle_t);
         const void *s1 = &hxm, *s2 = &hfm;
         void *r1 = &hx_in[q], *r2 = &hf_in[q];
-        st = hx_comm_sendrecv(h->comm, &P->recv_rank, &s1, &b, &P->send_rank, &r1, &b);
+        st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_X, q), HX_OK, &P->recv_rank,
+                                     &s1, &b, &P->send_rank, &r1, &b);
         if (st == HX_OK)
-            st = hx_comm_sendrecv(h->comm, &P->send_rank, &s2, &b, &P->recv_rank, &r2, &b);
+            st = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_F, q), HX_OK, &P->send_rank,
+                                         &s2, &b, &P->recv_rank, &r2, &b);
     }
     if (st == HX_OK)
         m->ipc_exchanged = 1; /* collective step done on every rank */
@@ -543,22 +623,27 @@ static hx_status base_update(hx_halo *h)
 }
 
 /* The "done" token of a pulse: the exchange count and the pulse, checked on arrival, so that
- * ranks that fell out of step report it instead of mixing steps. */
-static hx_status handshake(hx_halo *h, int q, int to, int from, const char *what)
+ * ranks that fell out of step report it instead of mixing steps. A rank that failed sends its
+ * failure marker instead (local != HX_OK), and a neighbour's marker returns HX_ERR_REMOTE. */
+static hx_status handshake(hx_halo *h, int q, int to, int from, hx_msg_kind kind, hx_status local)
 {
     base_impl *m = (base_impl *)h->impl;
     long long mine = m->nexch * 256 + q, theirs = -1;
     size_t b = sizeof mine;
     const void *sp = &mine;
     void *rp = &theirs;
-    HX_TRY(hx_comm_sendrecv(h->comm, &to, &sp, &b, &from, &rp, &b));
+    HX_TRY(
+        hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(kind, q), local, &to, &sp, &b, &from, &rp, &b));
     HX_CHECK(theirs == mine, HX_ERR_INTERNAL,
-             "%s: rank %d expected the done token of exchange %lld pulse %d from rank %d and got "
-             "exchange %lld pulse %lld: the ranks are out of step",
-             what, hx_comm_rank(h->comm), m->nexch, q, from, theirs / 256, theirs % 256);
+             "gpu-direct %s: rank %d expected the done token of exchange %lld pulse %d from rank "
+             "%d and got exchange %lld pulse %lld: the ranks are out of step",
+             kind == HX_MSG_TOKEN_X ? "coordinates" : "forces", hx_comm_rank(h->comm), m->nexch, q,
+             from, theirs / 256, theirs % 256);
     return HX_OK;
 }
 
+/* Coordinates, pulse by pulse. After a failure (fe.st) the CUDA work stops and the messages go
+ * on, as failure markers. */
 static hx_status base_exchange_x(hx_halo *h, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
@@ -567,37 +652,61 @@ static hx_status base_exchange_x(hx_halo *h, hx_stream s)
              "gpu-direct: exchange_x called twice without exchange_f in between: coordinate and "
              "force exchanges must alternate (that order is what keeps a peer from overwriting "
              "halo coordinates still being read)");
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
     for (int q = 0; q < p->npulses; q++) {
         const hx_pulse *P = &p->pulses[q];
         const size_t sb = 12 * (size_t)P->send_count, rb = 12 * (size_t)P->recv_count;
         float *land = m->x + 3 * (size_t)P->atom_offset;
-        HX_TRY(hx_gpu_pack_x(&m->gp, q, m->x, m->dsend, 0, s));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the coordinates"));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, hx_gpu_pack_x(&m->gp, q, m->x, m->dsend, 0, s));
+        const int tag = hx_msg_tag(HX_MSG_HALO_X, q);
         if (m->direct) {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync((float *)m->peer_x[q] + 3 * (size_t)P->peer_atom_offset,
-                                        m->dsend, sb, cudaMemcpyDeviceToDevice, s));
-            HX_CUDA(cudaStreamSynchronize(s)); /* our coordinates are in the peer's x */
-            HX_TRY(handshake(h, q, P->send_rank, P->recv_rank, "gpu-direct coordinates"));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync((float *)m->peer_x[q] + 3 * (size_t)P->peer_atom_offset, m->dsend,
+                                sb, cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-direct: the copy of pulse %d into rank %d: %s", q,
+                                      P->send_rank, cudaGetErrorString(cudaGetLastError())));
+            if (fe.st == HX_OK) /* our coordinates are in the peer's x */
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the copy of the coordinates"));
+            hx_first_error_keep(&fe,
+                                handshake(h, q, P->send_rank, P->recv_rank, HX_MSG_TOKEN_X, fe.st));
         } else if (m->cuda_aware) {
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
             const void *sp = m->dsend;
             void *rp = land;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
+                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
         } else {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+                hx_first_error_keep(&fe,
+                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                 "gpu-mpi: the copy of pulse %d to the host: %s", q,
+                                                 cudaGetErrorString(cudaGetLastError())));
             /* also completes the previous pulse's copy out of hrecv before it is overwritten */
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
             const void *sp = m->hsend;
             void *rp = m->hrecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->send_rank, &sp, &sb, &P->recv_rank, &rp, &rb));
-            if (rb)
-                HX_CUDA(cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
+                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
+            if (fe.st == HX_OK && rb &&
+                cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
+                hx_first_error_keep(&fe,
+                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                 "gpu-mpi: the copy of pulse %d to the device: %s",
+                                                 q, cudaGetErrorString(cudaGetLastError())));
         }
         h->stats.bytes_sent += (long long)sb;
     }
     m->phase = 1;
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 static hx_status base_exchange_f(hx_halo *h, hx_stream s)
@@ -607,6 +716,8 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
     HX_CHECK(!m->direct || m->phase == 1, HX_ERR_INVALID_ARG,
              "gpu-direct: exchange_f called without exchange_x before it: coordinate and force "
              "exchanges must alternate");
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
     for (int q = p->npulses - 1; q >= 0; q--) {
         const hx_pulse *P = &p->pulses[q];
         /* our forces on the atoms received in pulse q go back up to recv_rank; forces on the
@@ -614,37 +725,61 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
         const size_t sb = 12 * (size_t)P->recv_count, rb = 12 * (size_t)P->send_count;
         const float *out = m->f + 3 * (size_t)P->atom_offset;
         float *in = m->drecv;
+        const int tag = hx_msg_tag(HX_MSG_HALO_F, q);
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the forces"));
         if (m->direct) {
             /* stream order: the unpacks of later pulses (which add into this range) are done */
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync((float *)m->peer_f[q] + 3 * (size_t)P->buf_offset, out, sb,
-                                        cudaMemcpyDeviceToDevice, s));
-            HX_CUDA(cudaStreamSynchronize(s));
-            HX_TRY(handshake(h, q, P->recv_rank, P->send_rank, "gpu-direct forces"));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync((float *)m->peer_f[q] + 3 * (size_t)P->buf_offset, out, sb,
+                                cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-direct: the force copy of pulse %d into rank "
+                                      "%d: %s",
+                                      q, P->recv_rank, cudaGetErrorString(cudaGetLastError())));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the copy of the forces"));
+            hx_first_error_keep(&fe,
+                                handshake(h, q, P->recv_rank, P->send_rank, HX_MSG_TOKEN_F, fe.st));
             in = m->drecv + 3 * (size_t)P->buf_offset;
         } else if (m->cuda_aware) {
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
             const void *sp = out;
             void *rp = m->drecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
+                                                             &sp, &sb, &P->send_rank, &rp, &rb));
         } else {
-            if (sb)
-                HX_CUDA(cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s));
+            if (fe.st == HX_OK && sb &&
+                cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-mpi: the force copy of pulse %d to the host: %s", q,
+                                      cudaGetErrorString(cudaGetLastError())));
             /* also: the previous pulse's unpack no longer reads drecv, its copy no longer hrecv */
-            HX_CUDA(cudaStreamSynchronize(s));
+            if (fe.st == HX_OK)
+                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
             const void *sp = m->hsend;
             void *rp = m->hrecv;
-            HX_TRY(hx_comm_sendrecv(h->comm, &P->recv_rank, &sp, &sb, &P->send_rank, &rp, &rb));
-            if (rb)
-                HX_CUDA(cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s));
+            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
+                                                             &sp, &sb, &P->send_rank, &rp, &rb));
+            if (fe.st == HX_OK && rb &&
+                cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
+                hx_first_error_keep(
+                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                      "gpu-mpi: the force copy of pulse %d to the device: "
+                                      "%s",
+                                      q, cudaGetErrorString(cudaGetLastError())));
         }
         /* one pulse at a time, distinct atoms within a pulse: plain adds, the host's order */
-        HX_TRY(hx_gpu_unpack_f(&m->gp, q, in, m->f, 0, s));
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, hx_gpu_unpack_f(&m->gp, q, in, m->f, 0, s));
         h->stats.bytes_sent += (long long)sb;
     }
     m->phase = 0;
     m->nexch++;
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 /* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan's
@@ -665,28 +800,36 @@ static hx_status base_refresh(hx_halo *h)
     return HX_OK;
 }
 
-/* Collective: the channels of the device search step. gpu-direct also maps its face
- * neighbours' receive regions (the domains of its pulses: every message goes to one). */
+/* Collective: the channels of the device search step (at its start, and on its slow path, every
+ * rank together). gpu-direct also maps its face neighbours' receive regions (the domains of its
+ * first pulses: every message goes to one). */
 static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send,
                                 void ***recv)
 {
     base_impl *m = (base_impl *)h->impl;
+    const int rank = hx_comm_rank(h->comm);
     /* every rank takes the same agreements whatever fails locally; the front end made the
-     * context's device current, and nothing of ours may still use the buffers freed below */
-    hx_status st = HX_OK;
-    if (cudaDeviceSynchronize() != cudaSuccess)
-        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "%s: device: %s",
-                          h->cfg.backend, cudaGetErrorString(cudaGetLastError()));
-    if (m->direct) {
-        msg_close_peers(m);
+     * context's device current; nothing of ours may still use the buffers freed below (a
+     * bounded wait: a stuck stream fails the set-up on every rank) */
+    hx_status st = check_stuck(h);
+    if (st == HX_OK)
+        st = hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, hx_wait_timeout_gpu(HX_WAIT_SETUP),
+                                  rank, "the exchanges (search-step message set-up)");
+    if (m->msg_ipc) {
         /* nobody frees what another still maps */
-        HX_TRY(hx_comm_agree(h->comm, st));
+        if (st == HX_OK)
+            msg_close_peers(m);
+        hx_status ast = hx_comm_agree(h->comm, st);
+        if (ast != HX_OK)
+            return ast;
+        m->msg_ipc = 0;
     }
-    msg_free(m);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    msg_free(m, 1);
     m->moff = (size_t *)calloc((size_t)nchan + 1, sizeof *m->moff);
     m->msend_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
     m->mrecv_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
-    if (st == HX_OK && (!m->moff || !m->msend_ptr || !m->mrecv_ptr))
+    if (!m->moff || !m->msend_ptr || !m->mrecv_ptr)
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     m->mmax = 256;
     for (int c = 0; st == HX_OK && c < nchan; c++) {
@@ -716,7 +859,10 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
     recv[0] = m->mrecv_ptr;
     if (!m->direct)
         return HX_OK;
-    /* the face neighbours: per decomposed dimension the lower and the upper one */
+    /* the face neighbours: per decomposed dimension the lower and the upper one. Every rank
+     * reaches the exchange below (the agreements above), so every rank closes its mappings
+     * and agrees again at the next set-up or at destroy */
+    m->msg_ipc = 1;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     cudaIpcMemHandle_t mine;
     memset(&mine, 0, sizeof mine);
@@ -724,8 +870,9 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
         st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
                           "gpu-direct: IPC handle of the message buffers: %s",
                           cudaGetErrorString(cudaGetLastError()));
-    HX_TRY(hx_comm_agree(h->comm, st));
-    for (int q = 0; q < p->npulses && st == HX_OK; q++) {
+    /* a rank that failed still takes part in every handshake (its failure marker in place of
+     * its handle), so that no neighbour waits for a handle that never comes */
+    for (int q = 0; q < p->npulses; q++) {
         if (p->pulses[q].pulse_in_dim != 0)
             continue;
         const hx_pulse *P = &p->pulses[q];
@@ -734,9 +881,12 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
         size_t b = sizeof mine;
         const void *sp = &mine;
         void *r1 = &from_down, *r2 = &from_up;
-        st = hx_comm_sendrecv(h->comm, &up, &sp, &b, &down, &r1, &b);
+        hx_status s1 = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_SEARCH, 2 * q), st,
+                                               &up, &sp, &b, &down, &r1, &b);
+        hx_status s2 = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_SEARCH, 2 * q + 1),
+                                               st != HX_OK ? st : s1, &down, &sp, &b, &up, &r2, &b);
         if (st == HX_OK)
-            st = hx_comm_sendrecv(h->comm, &down, &sp, &b, &up, &r2, &b);
+            st = s1 != HX_OK ? s1 : s2;
         const int doms[2] = {down, up};
         const cudaIpcMemHandle_t *hs[2] = {&from_down, &from_up};
         for (int k = 0; k < 2 && st == HX_OK; k++) {
@@ -761,62 +911,107 @@ static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void *
 
 /* A message: its size from the device; gpu-direct copies it into the neighbour's mapped
  * region, gpu-mpi moves it through pinned host memory with MPI. Then a token (gpu-direct) or
- * the MPI message itself tells the receiver it is there. The host does not read the payload. */
+ * the MPI message itself tells the receiver it is there. The host does not read the payload.
+ * As the exchanges: waits for the GPU bounded by the step deadline, and a rank that fails
+ * still takes part in the messages (its failure marker), so that no neighbour is left waiting. */
 static hx_status base_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
     HX_CHECK(chan >= 0 && chan < m->nchan, HX_ERR_INVALID_ARG, "%s: message channel %d of %d",
              h->cfg.backend, chan, m->nchan);
     const size_t cap = m->moff[chan + 1] - m->moff[chan];
-    long long sb = 0, rb = 0;
-    HX_CUDA(cudaStreamSynchronize(s)); /* the message is packed */
-    HX_CUDA(cudaMemcpy(&sb, m->msend_ptr[chan], sizeof sb, cudaMemcpyDeviceToHost));
-    HX_CHECK(sb >= 8 && (size_t)sb <= cap, HX_ERR_INTERNAL,
-             "%s: message of %lld bytes on channel %d of %zu", h->cfg.backend, sb, chan, cap);
+    long long sb = 8, rb = -1; /* rb: as announced by src (-1: nothing announced) */
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
+    if (fe.st == HX_OK) /* the message is packed */
+        hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the packing of a search-step message"));
+    if (fe.st == HX_OK &&
+        cudaMemcpy(&sb, m->msend_ptr[chan], sizeof sb, cudaMemcpyDeviceToHost) != cudaSuccess)
+        hx_first_error_keep(&fe,
+                            hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                         "%s: the size of message channel %d: %s", h->cfg.backend,
+                                         chan, cudaGetErrorString(cudaGetLastError())));
+    if (fe.st == HX_OK && (sb < 8 || (size_t)sb > cap))
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                              "%s: message of %lld bytes on channel %d of %zu",
+                                              h->cfg.backend, sb, chan, cap));
     if (m->direct) {
         char *peer = NULL;
         for (int j = 0; j < m->nnb; j++)
             if (m->nb_dom[j] == dest[0])
                 peer = m->nb_recv[j];
-        HX_CHECK(peer, HX_ERR_INTERNAL, "gpu-direct: domain %d is not a mapped neighbour", dest[0]);
-        HX_CUDA(cudaMemcpyAsync(peer + m->moff[chan], m->msend_ptr[chan], (size_t)sb,
-                                cudaMemcpyDeviceToDevice, s));
-        HX_CUDA(cudaStreamSynchronize(s));
-        /* the token: the message count and channel; the receiver's data is in place */
+        if (fe.st == HX_OK && !peer)
+            hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                                  "gpu-direct: domain %d is not a mapped "
+                                                  "neighbour",
+                                                  dest[0]));
+        if (fe.st == HX_OK && cudaMemcpyAsync(peer + m->moff[chan], m->msend_ptr[chan], (size_t)sb,
+                                              cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+            hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                  "gpu-direct: the copy of message channel %d "
+                                                  "into domain %d: %s",
+                                                  chan, dest[0],
+                                                  cudaGetErrorString(cudaGetLastError())));
+        if (fe.st == HX_OK) /* the receiver's data is in place */
+            hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the copy of a search-step message"));
+        /* the token: the message count and channel */
         long long mine = m->nmsg * 256 + chan, theirs = -1;
         size_t b = sizeof mine;
         const void *sp = &mine;
         void *rp = &theirs;
-        HX_TRY(hx_comm_sendrecv(h->comm, dest, &sp, &b, src, &rp, &b));
-        HX_CHECK(theirs == mine, HX_ERR_INTERNAL,
-                 "gpu-direct: message %lld channel %d: the token from domain %d says message "
-                 "%lld channel %lld: the ranks are out of step",
-                 m->nmsg, chan, src[0], theirs / 256, theirs % 256);
+        hx_first_error_keep(&fe,
+                            hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH_TOKEN, chan),
+                                                    fe.st, dest, &sp, &b, src, &rp, &b));
+        if (fe.st == HX_OK && theirs != mine)
+            hx_first_error_keep(&fe,
+                                hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                             "gpu-direct: message %lld channel %d: the token "
+                                             "from domain %d says message %lld channel %lld: "
+                                             "the ranks are out of step",
+                                             m->nmsg, chan, src[0], theirs / 256, theirs % 256));
         m->nmsg++;
         h->stats.bytes_sent += sb;
-        return HX_OK;
+        return hx_first_error_status(&fe);
     }
     {
         size_t b = sizeof sb;
         const void *sp = &sb;
         void *rp = &rb;
-        HX_TRY(hx_comm_sendrecv(h->comm, dest, &sp, &b, src, &rp, &b));
+        hx_first_error_keep(&fe,
+                            hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH_SIZE, chan),
+                                                    fe.st, dest, &sp, &b, src, &rp, &b));
     }
-    HX_CHECK(rb >= 8 && (size_t)rb <= cap, HX_ERR_INTERNAL,
-             "gpu-mpi: domain %d announces a message of %lld bytes on channel %d of %zu", src[0],
-             rb, chan, cap);
-    HX_CUDA(cudaMemcpyAsync(m->hmsend, m->msend_ptr[chan], (size_t)sb, cudaMemcpyDeviceToHost, s));
-    HX_CUDA(cudaStreamSynchronize(s));
+    if (fe.st == HX_OK && (rb < 8 || (size_t)rb > cap))
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: domain %d announces a message of %lld "
+                                              "bytes on channel %d of %zu",
+                                              src[0], rb, chan, cap));
+    if (fe.st == HX_OK && cudaMemcpyAsync(m->hmsend, m->msend_ptr[chan], (size_t)sb,
+                                          cudaMemcpyDeviceToHost, s) != cudaSuccess)
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: the copy of message channel %d to the "
+                                              "host: %s",
+                                              chan, cudaGetErrorString(cudaGetLastError())));
+    if (fe.st == HX_OK)
+        hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the copy of a search-step message"));
     {
-        const size_t sbb = (size_t)sb, rbb = (size_t)rb;
+        /* a failed rank sends its marker instead; it still receives what src announced (a
+         * size outside the buffer: 8 bytes, the oversized message then fails to arrive) */
+        const size_t sbb = (size_t)sb, rbb = rb >= 8 && (size_t)rb <= m->mmax ? (size_t)rb : 8;
         const void *sp = m->hmsend;
         void *rp = m->hmrecv;
-        HX_TRY(hx_comm_sendrecv(h->comm, dest, &sp, &sbb, src, &rp, &rbb));
+        hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH, chan),
+                                                         fe.st, dest, &sp, &sbb, src, &rp, &rbb));
     }
-    /* pageable-free: hmrecv is pinned, reused only after the next synchronisation above */
-    HX_CUDA(cudaMemcpyAsync(m->mrecv_ptr[chan], m->hmrecv, (size_t)rb, cudaMemcpyHostToDevice, s));
+    /* hmrecv is pinned and reused only after the next wait above */
+    if (fe.st == HX_OK && cudaMemcpyAsync(m->mrecv_ptr[chan], m->hmrecv, (size_t)rb,
+                                          cudaMemcpyHostToDevice, s) != cudaSuccess)
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: the copy of message channel %d to the "
+                                              "device: %s",
+                                              chan, cudaGetErrorString(cudaGetLastError())));
     h->stats.bytes_sent += sb;
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 /* not capturable: the CPU waits for each pulse; device: on the GPU context's device; messages

@@ -6,10 +6,17 @@
  * so pulse p must have arrived before pulse p+1 is packed. Forces go back in reverse order: the
  * forces of atoms that were forwarded must have been accumulated from later pulses before the
  * earlier pulse sends them on. On the host every pulse waits for the previous one anyway, so
- * the backend does not use the plan's dependency sets; the GPU backends do. */
+ * the backend does not use the plan's dependency sets; the GPU backends do.
+ *
+ * Nothing here fails locally but the test's fault site "halo.pulse" (src/core/fault.h), which
+ * makes a pulse fail as a device backend's may: the exchange still completes its messages, with
+ * failure markers from there on (src/comm/mpi.c), so that the engine's handling of a failed
+ * exchange is tested on the CPU too. */
 #include "halo/halo_impl.h"
+#include "comm/comm_impl.h"
 #include "dd/pack.h"
 #include "core/error.h"
+#include "core/fault.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,13 +119,25 @@ static hx_status host_update(hx_halo *h)
     return HX_OK;
 }
 
+/* The fault site: pulse q fails on the rank where the test armed it. */
+static hx_status pulse_fault(const hx_halo *h, int q, const char *what)
+{
+    if (!hx_fault_hit("halo.pulse"))
+        return HX_OK;
+    HX_FAIL(HX_ERR_INTERNAL, "rank %d: %s of pulse %d failed (fault injected by the test)",
+            hx_comm_rank(h->comm), what, q);
+}
+
 static hx_status host_exchange_x(hx_halo *h, hx_stream stream)
 {
     HX_CHECK(stream == NULL, HX_ERR_INVALID_ARG, "the host halo backend takes no stream");
     host_impl *m = h->impl;
     const size_t es = 3 * hx_halo_real_size(h);
     const int npulses = hx_plan_domain(h->plan, 0)->npulses;
+    hx_first_error fe = {HX_OK, ""};
     for (int q = 0; q < npulses; q++) {
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the coordinates"));
         for (int i = 0; i < h->nlocal; i++) {
             const hx_domain_plan *p = hx_plan_domain(h->plan, i);
             const hx_pulse *P = &p->pulses[q];
@@ -141,9 +160,12 @@ static hx_status host_exchange_x(hx_halo *h, hx_stream stream)
             m->rb[i] = es * (size_t)P->recv_count;
             h->stats.bytes_sent += (long long)m->sb[i];
         }
-        HX_TRY(hx_comm_sendrecv(h->comm, m->dest, m->sptr, m->sb, m->src, m->rptr, m->rb));
+        /* after a failure (also a neighbour's marker) markers from here on */
+        hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_HALO_X, q),
+                                                         fe.st, m->dest, m->sptr, m->sb, m->src,
+                                                         m->rptr, m->rb));
     }
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
@@ -152,7 +174,10 @@ static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
     host_impl *m = h->impl;
     const size_t es = 3 * hx_halo_real_size(h);
     const int npulses = hx_plan_domain(h->plan, 0)->npulses;
+    hx_first_error fe = {HX_OK, ""};
     for (int q = npulses - 1; q >= 0; q--) {
+        if (fe.st == HX_OK)
+            hx_first_error_keep(&fe, pulse_fault(h, q, "the forces"));
         for (int i = 0; i < h->nlocal; i++) {
             const hx_domain_plan *p = hx_plan_domain(h->plan, i);
             const hx_pulse *P = &p->pulses[q];
@@ -165,8 +190,10 @@ static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
             m->rb[i] = es * (size_t)P->send_count;
             h->stats.bytes_sent += (long long)m->sb[i];
         }
-        HX_TRY(hx_comm_sendrecv(h->comm, m->dest, m->sptr, m->sb, m->src, m->rptr, m->rb));
-        for (int i = 0; i < h->nlocal; i++) {
+        hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_HALO_F, q),
+                                                         fe.st, m->dest, m->sptr, m->sb, m->src,
+                                                         m->rptr, m->rb));
+        for (int i = 0; i < h->nlocal && fe.st == HX_OK; i++) {
             const hx_domain_plan *p = hx_plan_domain(h->plan, i);
             const hx_pulse *P = &p->pulses[q];
             const int *map = p->index_map + P->map_offset;
@@ -179,7 +206,7 @@ static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
             }
         }
     }
-    return HX_OK;
+    return hx_first_error_status(&fe);
 }
 
 const hx_halo_ops hx_halo_ops_host = {

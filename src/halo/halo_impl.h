@@ -84,6 +84,18 @@ static inline size_t hx_halo_real_size(const hx_halo *h)
     return h->cfg.real == HX_REAL_F64 ? sizeof(double) : sizeof(float);
 }
 
+/* The first failure of an exchange, kept with its message while the exchange goes on with its
+ * remaining messages (as failure markers: no rank is left waiting for them), whose own errors
+ * would otherwise replace it. */
+typedef struct hx_first_error {
+    hx_status st;
+    char msg[1024];
+} hx_first_error;
+/* Keep st (with the message recorded now) if it is the first error. Returns fe->st. */
+hx_status hx_first_error_keep(hx_first_error *fe, hx_status st);
+/* The kept error, recorded again (HX_OK when none). */
+hx_status hx_first_error_status(const hx_first_error *fe);
+
 /* Backends known to the front end; NULL entries in builds without them. */
 extern const hx_halo_ops hx_halo_ops_host;
 #if HX_HALO_HAVE_GPU_LOCAL

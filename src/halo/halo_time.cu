@@ -1,6 +1,8 @@
 /* hx_halo_time_exchange (include/halox/halo.h): the device time of the exchange, for
  * `halox bench exchange`. Here rather than in the program so that the program calls no CUDA. */
 #include "halo/halo_impl.h"
+#include "comm/comm_impl.h"
+#include "core/wait.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "halox/timer.h"
@@ -35,8 +37,10 @@ static hx_status time_on(hx_halo *h, hx_stream s, int warmup, int steps, int bat
     }
     for (int i = -warmup; i < steps; i++) {
         if (i == 0) {
-            if (cudaStreamSynchronize(s) != cudaSuccess)
-                HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
+            HX_TRY_GOTO(st,
+                        hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP),
+                                           hx_comm_rank(h->comm), "the warm-up exchanges"),
+                        out);
             HX_TRY_GOTO(st, hx_comm_agree(h->comm, HX_OK), out); /* start together */
             t0 = hx_wtime();
         }
@@ -51,8 +55,10 @@ static hx_status time_on(hx_halo *h, hx_stream s, int warmup, int steps, int bat
         }
     }
     cudaEventRecord(ev[ns], s);
-    if (cudaStreamSynchronize(s) != cudaSuccess)
-        HX_FAIL_GOTO(st, HX_ERR_CUDA, out, "cudaStreamSynchronize failed");
+    HX_TRY_GOTO(st,
+                hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(h->comm),
+                                   "the %d timed exchanges", steps),
+                out);
     HX_TRY_GOTO(st, hx_comm_agree(h->comm, HX_OK), out);
     *wall_us = (hx_wtime() - t0) * 1e6 / steps;
     for (int i = 0; i < ns; i++) {

@@ -11,6 +11,7 @@
  * Energies are summed over domains in domain order, so results do not depend on timing or on the
  * MPI library. */
 #include "mdrun/md_impl.h"
+#include "comm/comm_impl.h"
 #include "halox/io.h"
 #include "halox/log.h"
 #include "halox/version.h"
@@ -360,16 +361,25 @@ hx_status hx_md_create(const hx_system *sys, const hx_md_params *p, hx_md **out)
     return HX_OK;
 }
 
+/* A step's waits take the step deadline (include/halox/timer.h). */
+static hx_status step_phase(hx_md *md, int commit)
+{
+    const int prev = hx_comm_set_in_step(md->comm, 1);
+    const hx_status st = hx_md_do_step(md, commit);
+    hx_comm_set_in_step(md->comm, prev);
+    return st;
+}
+
 hx_status hx_md_step(hx_md *md)
 {
     HX_CHECK(md, HX_ERR_INVALID_ARG, "hx_md_step: NULL engine");
-    return hx_md_do_step(md, 1);
+    return step_phase(md, 1);
 }
 
 hx_status hx_md_evaluate(hx_md *md)
 {
     HX_CHECK(md, HX_ERR_INVALID_ARG, "hx_md_evaluate: NULL engine");
-    return hx_md_do_step(md, 0);
+    return step_phase(md, 0);
 }
 
 hx_status hx_md_gather(hx_md *md)
@@ -501,12 +511,23 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     md->log_interval = out && out->nstlog > 0 ? out->nstlog : 0;
     /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so
      * they agree on the flag, at pair-search steps only (one small max-reduction there). */
-    const int parallel_stop = out && out->stop && hx_comm_nranks(md->comm) > 1;
+    const int parallel = hx_comm_nranks(md->comm) > 1;
+    const int parallel_stop = out && out->stop && parallel;
     long long *stop_in = NULL;
     if (parallel_stop) {
+        /* agreed: the others would wait in the first stop reduction for this rank */
         stop_in = calloc((size_t)md->nlocal + 1, sizeof *stop_in);
-        HX_CHECK(stop_in, HX_ERR_NOMEM, "out of memory");
+        HX_TRY(hx_comm_agree(md->comm, stop_in ? HX_OK
+                                               : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__,
+                                                              __func__, "out of memory")));
     }
+    /* No rank is left waiting for one whose hook or output failed: such a failure is noted
+     * (hx_md_note) and agreed at the next collective of the step schedule (a search, energy or
+     * thermostat step, at most nstlist steps later; the last step is an energy step), with a
+     * last agreement after the loop, so that every rank returns it with the failing rank's
+     * message. Returning from here at once left the others in the next exchange; only a
+     * program's MPI_Abort ended them. The waits of the loop take the step deadline. */
+    const int was_in_step = hx_comm_set_in_step(md->comm, 1);
     double start = hx_wtime(), last_report = start;
     hx_status st = HX_OK;
     for (;;) {
@@ -528,13 +549,16 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
                 stop_now = *out->stop != 0 && (!out->stop_at_search || search_step);
             }
         }
+        hx_comm_set_step(md->comm, s);
         if (out && out->step_hook)
-            HX_TRY_GOTO(st, out->step_hook(out->user, md, s), done);
+            HX_TRY_GOTO(st, hx_md_note(md, out->step_hook(out->user, md, s)), done);
         if (out && out->nstxout > 0 && s % out->nstxout == 0) {
             double t0 = hx_wtime();
             HX_TRY_GOTO(st, hx_md_gather(md), done);
             if (out->traj)
-                HX_TRY_GOTO(st, hx_gro_write_frame(out->traj, md->sys, s * md->p.dt, s, 0), done);
+                HX_TRY_GOTO(
+                    st, hx_md_note(md, hx_gro_write_frame(out->traj, md->sys, s * md->p.dt, s, 0)),
+                    done);
             md->tm.output += hx_wtime() - t0;
         }
         int last = (s == nsteps) || stop_now;
@@ -543,7 +567,8 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
         else
             HX_TRY_GOTO(st, hx_md_step(md), done);
         int nste = out ? out->nstenergy : 0;
-        HX_TRY_GOTO(st, write_outputs(md, out, (nste > 0 && s % nste == 0) || last), done);
+        HX_TRY_GOTO(st, hx_md_note(md, write_outputs(md, out, (nste > 0 && s % nste == 0) || last)),
+                    done);
         if (last)
             break;
         double now = hx_wtime();
@@ -555,7 +580,11 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
             out->progress(out->user, md->step, nsteps, nsday, per_step * (nsteps - md->step));
         }
     }
+    /* every rank ends here at the same step: what the last step's output noted */
+    if (parallel)
+        st = hx_md_agree(md);
 done:
+    hx_comm_set_in_step(md->comm, was_in_step);
     free(stop_in);
     md->tm.total += hx_wtime() - start;
     md->energy_interval = md->log_interval = 0;

@@ -13,6 +13,7 @@
  * CUDA graph. Local failures between those points are recorded and agreed at the next one, so
  * that no rank is left waiting in an exchange. */
 #include "mdrun/md_impl.h"
+#include "comm/comm_impl.h"
 #include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
@@ -211,7 +212,9 @@ static hx_status repartition_device(hx_md *md, double t0)
         st = hx_plan_set_counts(hx_decomp_plan(md->dec), pcp, gmax);
     if (pcp != pc)
         free(pcp);
-    HX_TRY(st);
+    /* hx_plan_set_counts's last part (the image) is local: agreed here, so that no process
+     * goes on into the next collective without the others */
+    HX_TRY(hx_comm_agree(md->comm, st));
     const double t2 = hx_wtime();
     /* local unless a capacity grew (then collective on every process alike: the plan's
      * capacities are global maxima with headroom, so this is rare) */
@@ -232,7 +235,8 @@ static hx_status repartition_device(hx_md *md, double t0)
         st = md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t4 = hx_wtime();
-    HX_TRY(hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0)));
+    /* as on the host path: a failure of the coordinate halo is agreed with the search's */
+    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
     const double t5 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
@@ -336,8 +340,10 @@ hx_status hx_md_repartition(hx_md *md, int first)
     md->tm.search_set_local += t5 - t4;
     /* Halo coordinates for the search (positions of this step). The step's own force
      * computation uses them as they are: exchanging the same coordinates twice would break the
-     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. */
-    HX_TRY(hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0)));
+     * x, f, x, f alternation that the GPU backends' overwrite protection relies on. A failure
+     * here is agreed after the search, with the search's: returning at once left the others in
+     * that agreement. */
+    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
     const double t5x = hx_wtime();
     md->tm.search_halo_x += t5x - t5;
@@ -474,6 +480,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
 {
     const hx_md_backend_ops *B = md->B;
     const int nl = md->nlocal;
+    hx_comm_set_step(md->comm, md->step); /* the step a timed-out wait names */
     if (md->step % md->p.nstlist == 0 && md->step != md->last_search)
         HX_TRY(hx_md_repartition(md, 0));
     /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */

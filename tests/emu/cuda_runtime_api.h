@@ -18,7 +18,13 @@
  * another. Copies and memsets work whatever the current device (unified addressing), as on a
  * GPU. CUDA IPC within one process has nothing to share across processes: a handle can be made
  * of the start of a live allocation (anything else is cudaErrorInvalidValue, as on a GPU) but
- * opening one fails with cudaErrorNotSupported. */
+ * opening one fails with cudaErrorNotSupported.
+ *
+ * A stream that does not finish (a hung kernel, a stuck copy) is what cudaLaunchHostFunc makes:
+ * the function runs on a thread of its own, and until it returns its stream counts as busy
+ * (cudaStreamQuery answers cudaErrorNotReady, cudaStreamSynchronize and cudaDeviceSynchronize
+ * wait for it). Work issued after it still runs at once (the emulation runs work as it is
+ * issued): what the host sees of a stuck stream, not the stream's order. */
 #ifndef HX_EMU_CUDA_RUNTIME_API_H
 #define HX_EMU_CUDA_RUNTIME_API_H
 
@@ -217,6 +223,9 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, in
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev);
 cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamQuery(cudaStream_t s);
+typedef void (*cudaHostFn_t)(void *user);
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *user);
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);

@@ -3,6 +3,7 @@
  * thread model of emu_device.h. */
 #include "cuda_runtime.h"
 
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,9 @@
 struct CUstream_st {
     int prio;
     int device; /* current when the stream was created */
+    /* host functions still running on it (cudaLaunchHostFunc): shared with their threads, which
+     * may outlive the stream */
+    std::shared_ptr<std::atomic<int>> busy = std::make_shared<std::atomic<int>>(0);
 };
 struct emu_event {
     double t;   /* seconds, host clock, when "recorded" */
@@ -216,6 +220,18 @@ static double now_s()
         .count();
 }
 
+/* Host functions in flight, per stream (the default stream's here) and in all. */
+static std::shared_ptr<std::atomic<int>> default_busy = std::make_shared<std::atomic<int>>(0);
+static std::atomic<int> all_busy{0};
+static std::shared_ptr<std::atomic<int>> busy_of(cudaStream_t s)
+{
+    return s ? s->busy : default_busy;
+}
+static void wait_idle(const std::atomic<int> &n)
+{
+    while (n.load() > 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 extern "C" {
 
 int emu_capturing(void)
@@ -433,7 +449,10 @@ cudaError_t cudaIpcCloseMemHandle(void *p)
 }
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return emu::capture_target ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    wait_idle(all_busy);
+    return cudaSuccess;
 }
 cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
 {
@@ -540,8 +559,30 @@ cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev)
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-    (void)s;
-    return emu::capture_target ? cudaErrorStreamCaptureUnsupported : cudaSuccess;
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    wait_idle(*busy_of(s));
+    return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    return busy_of(s)->load() > 0 ? cudaErrorNotReady : cudaSuccess;
+}
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *user)
+{
+    if (emu::capture_target)
+        return cudaErrorStreamCaptureUnsupported;
+    std::shared_ptr<std::atomic<int>> b = busy_of(s);
+    b->fetch_add(1);
+    all_busy.fetch_add(1);
+    std::thread([b, fn, user]() {
+        fn(user);
+        b->fetch_sub(1);
+        all_busy.fetch_sub(1);
+    }).detach();
+    return cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {

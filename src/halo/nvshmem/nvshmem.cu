@@ -7,6 +7,8 @@
 #include "halo/nvshmem/nvshmem_impl.h"
 #include "comm/shmem.h"
 #include "comm/comm_impl.h"
+#include "core/wait.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "halo/halo_pack.cuh"
 #include "halox/log.h"
@@ -39,32 +41,48 @@ static hx_status nv_check(nv_impl *m)
 static void nv_destroy(hx_halo *h)
 {
     nv_impl *m = (nv_impl *)h->impl;
-    if (!m)
+    if (!m) {
+        (void)hx_comm_agree(h->comm, HX_OK); /* every PE takes part in destroy's agreement */
         return;
-    /* the front end made the context's device current */
+    }
+    /* the front end made the context's device current. Bounded: the kernels' own deadline ends
+     * them, but a stream may hold other work; a PE whose GPU has not finished frees nothing its
+     * kernels may still touch, and the collective frees are agreed first, so that no PE waits
+     * in NVSHMEM's barrier for one that will not come (the agreement itself is bounded) */
+    hx_status st = HX_OK;
     if (m->place.ctx)
-        cudaDeviceSynchronize();
+        st = hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, hx_wait_timeout_gpu(HX_WAIT_STEP),
+                                  hx_comm_rank(h->comm), "the nvshmem exchanges (destroy)");
+    const int idle = st == HX_OK;
+    if (!idle)
+        hx_log(HX_LOG_WARN, "nvshmem on rank %d: %s; its memory is left allocated",
+               hx_comm_rank(h->comm), hx_last_error_message());
 #if HX_NVSHMEM_HOOKS
-    hx_nv_hooks_destroy(h, m);
+    if (idle)
+        hx_nv_hooks_destroy(h, m);
 #endif
-    /* collective frees, in the same order on every PE (every PE destroys its exchange) */
-    hx_shmem_free(m->x);
-    hx_shmem_free(m->f);
-    hx_shmem_free(m->xstage);
-    hx_shmem_free(m->fbuf);
-    hx_shmem_free(m->sig);
-    hx_shmem_free(m->msend);
-    hx_shmem_free(m->mrecv);
-    hx_shmem_free(m->msig);
-    cudaFree(m->mseq);
+    if (hx_comm_agree(h->comm, st) == HX_OK) {
+        /* collective frees, in the same order on every PE (every PE destroys its exchange) */
+        hx_shmem_free(m->x);
+        hx_shmem_free(m->f);
+        hx_shmem_free(m->xstage);
+        hx_shmem_free(m->fbuf);
+        hx_shmem_free(m->sig);
+        hx_shmem_free(m->msend);
+        hx_shmem_free(m->mrecv);
+        hx_shmem_free(m->msig);
+    }
+    if (idle) {
+        cudaFree(m->mseq);
+        cudaFree(m->dp);
+        cudaFree(m->st);
+        if (m->err)
+            cudaFreeHost(m->err);
+        hx_gpu_plan_free(&m->gp);
+    }
     free(m->moff);
     free(m->msend_ptr);
     free(m->mrecv_ptr);
-    cudaFree(m->dp);
-    cudaFree(m->st);
-    if (m->err)
-        cudaFreeHost(m->err);
-    hx_gpu_plan_free(&m->gp);
     free(m);
     h->impl = NULL;
     h->x[0] = h->f[0] = NULL;
@@ -354,7 +372,10 @@ static hx_status nv_update_prepare(hx_halo *h, int *grow_local, int *grow_buf)
 {
     nv_impl *m = (nv_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
-    HX_CUDA(cudaDeviceSynchronize()); /* no exchange of the previous plan is in flight */
+    /* no exchange of the previous plan is in flight (bounded: the kernels' deadline ends a lost
+     * signal's wait; this bounds the rest) */
+    HX_TRY(hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, 0.75 * hx_comm_wait_limit(h->comm, 0),
+                                hx_comm_rank(h->comm), "the nvshmem exchanges before an update"));
     HX_TRY(nv_check(m));
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
     *grow_local = p->cap_local > m->cap_local;
@@ -440,12 +461,14 @@ static hx_status nv_refresh(hx_halo *h)
 static hx_status nv_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
 {
     nv_impl *m = (nv_impl *)h->impl;
-    /* no message of the old channels in flight; every PE takes the same collective steps
-     * whatever fails locally */
-    hx_status st0 = HX_OK;
-    if (cudaDeviceSynchronize() != cudaSuccess)
-        st0 = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "nvshmem: device: %s",
-                           cudaGetErrorString(cudaGetLastError()));
+    /* no message of the old channels in flight (bounded, as before an update); every PE takes
+     * the same collective steps whatever fails locally */
+    const double limit = 0.75 * hx_comm_wait_limit(h->comm, 0);
+    const int rank = hx_comm_rank(h->comm);
+    hx_status st0 = hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, limit, rank,
+                                         "the nvshmem exchanges before the message set-up");
+    if (st0 == HX_OK)
+        st0 = nv_check(m);
     HX_TRY(hx_comm_agree(h->comm, st0));
     /* free in the same order on every PE */
     hx_shmem_free(m->msend);
@@ -488,8 +511,10 @@ static hx_status nv_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***
         (cudaMemset(m->msig, 0, sizeof(uint64_t) * ((size_t)nchan + 1)) != cudaSuccess ||
          cudaMemset(m->mseq, 0, sizeof(unsigned long long) * ((size_t)nchan + 1)) != cudaSuccess ||
          cudaMemset(m->mrecv, 0, total) != cudaSuccess ||
-         cudaMemset(m->msend, 0, total) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess))
+         cudaMemset(m->msend, 0, total) != cudaSuccess))
         st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaMemset failed");
+    if (st == HX_OK) /* the memsets (default stream) are done */
+        st = hx_gpu_stream_wait(NULL, limit, rank, "zeroing the search-step message signals");
     /* every PE's signals are zero before anyone sends */
     HX_TRY(hx_comm_agree(h->comm, st));
     for (int c = 0; c < nchan; c++) {

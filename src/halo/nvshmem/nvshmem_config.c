@@ -2,6 +2,7 @@
  * hx_halo_config and rank 0's environment, checked there, broadcast to every rank. */
 #include "halo/nvshmem/nvshmem_config.h"
 #include "core/error.h"
+#include "core/wait.h"
 #include "halox/log.h"
 
 #include <stdio.h>
@@ -12,21 +13,13 @@
 static hx_status resolve(const hx_halo_config *cfg, hx_nv_config *c)
 {
     memset(c, 0, sizeof *c);
-    /* deadline: the configuration, else HALOX_HALO_WAIT_TIMEOUT, else on in debug builds */
+    /* deadline: the configuration, else half the step deadline of every wait of halox
+     * (HALOX_WAIT_TIMEOUT, default 60 s: 30 s here, so that the device's report comes before
+     * the host waits give up, src/core/wait.h); on in every build, a clock read every 16th poll */
     double t = cfg->wait_timeout;
     if (t < 0) {
-        const char *e = getenv("HALOX_HALO_WAIT_TIMEOUT");
-        char *end = NULL;
-        t = e ? strtod(e, &end) : -1.0;
-        HX_CHECK(!e || (end != e && !*end && t >= 0), HX_ERR_INVALID_ARG,
-                 "HALOX_HALO_WAIT_TIMEOUT='%s': give the deadline in seconds (0: off)", e);
-#ifdef NDEBUG
-        if (!e)
-            t = 0.0;
-#else
-        if (!e)
-            t = 30.0;
-#endif
+        HX_TRY(hx_wait_timeout_check());
+        t = hx_wait_timeout_device();
     }
     c->timeout = t > 0 ? t : 0;
     /* polling backoff: the configuration, else HALOX_NVSHMEM_BACKOFF_NS, else the default */

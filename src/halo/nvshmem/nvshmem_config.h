@@ -6,8 +6,9 @@
  * be a silent ordering bug, a chunk size a hang), whatever each process's environment says.
  * Rank 0 logs the result (HALOX_LOG=info).
  *
- *   HALOX_HALO_WAIT_TIMEOUT=S      deadline of device-side waits (cfg.wait_timeout < 0: this,
- *                                  else 30 s in debug builds, off in release)
+ *   HALOX_WAIT_TIMEOUT=S[,SETUP]   deadline of device-side waits (cfg.wait_timeout < 0): half
+ *                                  the step deadline of every wait of halox (include/halox/
+ *                                  timer.h, default 60 s, so 30 s; 0: off), in every build
  *   HALOX_NVSHMEM_BACKOFF_NS=N     polling backoff bound (cfg.wait_backoff_ns < 0: this, else 0)
  *   HALOX_NVSHMEM_FENCE=release|block|thread   how a block publishes before its signal
  *   HALOX_NVSHMEM_SCOPE=auto|sys   ordering scope: GPU scope where every peer shares our GPU

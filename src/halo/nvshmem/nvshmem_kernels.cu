@@ -193,13 +193,18 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n
         v = ld_acquire(sig, sys);
         if (v >= want)
             return true;
-        /* the abort flag every 16th poll: its load would come after the acquire's, doubling
-         * the time a poll takes, and with it how late the signal is seen */
-        if ((it & 15) == 0 && *(volatile int *)&a->st->abort)
-            return false;
-        if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
-            nv_report(a, kind, pulse, peer, n, v);
-            return false;
+        /* The abort flag and the clock every 16th poll only: the flag's load would come after
+         * the acquire's, doubling the time a poll takes (and with it how late the signal is
+         * seen), and the deadline needs no finer grain than 16 polls (~10-20 us). A poll in
+         * between costs the loop's counter and one predicated branch (docs/design/gpu-halo.md,
+         * "The cost of the deadline"). */
+        if ((it & 15) == 0) {
+            if (*(volatile int *)&a->st->abort)
+                return false;
+            if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
+                nv_report(a, kind, pulse, peer, n, v);
+                return false;
+            }
         }
     }
 }

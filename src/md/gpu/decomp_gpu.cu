@@ -31,7 +31,9 @@
 #include "md/gpu/decomp_gpu_impl.cuh"
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/wait.h"
 #include "dd/home.h"
+#include "gpu/context.h"
 #include "dd/plan_image.h"
 #include "halox/log.h"
 
@@ -1782,9 +1784,11 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
             g->dom[i].D.av = in[i].v;
         }
         st = launch(g, s);
-        if (st == HX_OK && cudaStreamSynchronize(s) != cudaSuccess)
-            st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "device decomposition: %s",
-                              cudaGetErrorString(cudaGetLastError()));
+        /* bounded (the step deadline; NVSHMEM's message waits have their device deadline
+         * inside it): a stuck GPU becomes a failure every process agrees on below */
+        if (st == HX_OK)
+            st = hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(g->comm),
+                                    "the device search step of step %lld", step);
         const double t1 = hx_wtime();
         tm.device += t1 - t0;
         if (st == HX_OK) {

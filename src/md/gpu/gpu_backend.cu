@@ -29,6 +29,7 @@
 #include "dd/plan_image.h"
 #include "halo/halo_dev.h"
 #include "md/gpu/bonded_gpu.h"
+#include "core/wait.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "md/gpu/decomp_gpu.h"
@@ -508,9 +509,9 @@ static hx_status gb_energies_on(void *vimpl, int i, double out[HX_E_N])
 {
     gb_impl *g = (gb_impl *)vimpl;
     gb_dom *d = &g->dom[i];
-    HX_CUDA(cudaStreamSynchronize(g->s_local));
-    HX_CUDA(cudaStreamSynchronize(g->s_nl));
-    HX_CUDA(cudaStreamSynchronize(g->s_update));
+    /* bounded (no rank left waiting): the step's streams, the halo kernels among them */
+    HX_TRY(hx_gpu_ctx_wait_idle(g->ctx, NULL, hx_wait_timeout_gpu(HX_WAIT_STEP), g->ctx->rank,
+                                "the step before its energies"));
     hx_nb_energies e;
     hx_gpu_nb_read_energies(d->nb, &e, NULL);
     hx_gpu_update_result r;
@@ -622,10 +623,9 @@ static hx_status gb_read_marks_on(void *vimpl, int i, double t_us[HX_MARK_N])
 static hx_status gb_sync_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
-    HX_CUDA(cudaStreamSynchronize(g->s_local));
-    HX_CUDA(cudaStreamSynchronize(g->s_nl));
-    HX_CUDA(cudaStreamSynchronize(g->s_update));
-    return HX_OK;
+    /* bounded: the engine syncs here before its search and agreement */
+    return hx_gpu_ctx_wait_idle(g->ctx, NULL, hx_wait_timeout_gpu(HX_WAIT_STEP), g->ctx->rank,
+                                "the steps before a search");
 }
 
 /* ---- the decomposed search step on the device ---------------------------------------------- */

@@ -180,3 +180,14 @@ if(TARGET test_gpu_dd_search_mpi)
   target_compile_definitions(test_gpu_dd_search_mpi PRIVATE HX_TEST_MPI=1)
   target_link_libraries(test_gpu_dd_search_mpi PRIVATE halox_gputest)
 endif()
+# The CPU emulation: the search step's messages driven by the host (gpu-mpi: sizes and bytes
+# through MPI, tagged, failure markers) across 2 processes, both slow paths included (gpu-direct
+# needs memory shared between processes, which the emulation has not)
+if(HALOX_GPU_EMULATE)
+  halox_gpu_mpi_test(test_gpu_dd_search_gpumpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
+                     RANKS 2 ARGS --quick --halo gpu-mpi LABELS dd emulation)
+  if(TARGET test_gpu_dd_search_gpumpi)
+    target_compile_definitions(test_gpu_dd_search_gpumpi PRIVATE HX_TEST_MPI=1)
+    target_link_libraries(test_gpu_dd_search_gpumpi PRIVATE halox_gputest)
+  endif()
+endif()

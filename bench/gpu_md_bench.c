@@ -1,34 +1,45 @@
 /* Single-GPU MD benchmark: SPC/E water, rc 1.0 nm, reaction field (eps_rf = infinity), 2 fs,
- * SETTLE, NVE, the GPU-resident step of src/gpu driven by tests/gpu_md_driver.c (CUDA graph of
- * a normal step replayed between searches).
+ * SETTLE, NVE, the product's step: the engine (hx_md_create with the "gpu" backend on one
+ * domain, its step schedule, a plain step captured in a CUDA graph after every search and
+ * replayed), timed by the engine's own step timing (hx_md_params.step_timing).
  *
- * For every size and list configuration (nstlist : rolling-prune parts), after a warm-up:
- *  - time per step from CUDA events recorded after every step: median over non-search steps,
- *    mean over all steps (search steps included), median of search steps; the host wall clock
- *    over the run as a check; ns/day from the mean;
- *  - the pair kernel alone (forces only and with energies) and the prune kernel, back to back;
- *  - where a step's time goes (gmd_breakdown, 200 more steps each synchronised, event nodes in
- *    the graph): the local work (pair kernel with the prune and home terms beside it, as the
- *    step issues them), from there to the update's end, and the rest of the median step (graph
- *    launch and step boundaries);
+ * For every size and list configuration (nstlist : rolling-prune parts), a fresh engine (the
+ * same start every time: velocities at 300 K from --seed, the start constrained), a warm-up,
+ * then a timed hx_md_run of --steps steps:
+ *  - time per step from the clock points (CUDA events) the engine records after every step:
+ *    median over non-search steps, mean over all steps (search steps included), median of
+ *    search steps; the host wall clock over the run (its closing energy evaluation included) as
+ *    a check; ns/day from the mean; the host time of a search (from the engine's timings: the
+ *    search alone, after the steps before it have finished);
+ *  - the pair kernel alone (forces only and with energies) and the prune kernel, back to back,
+ *    on the engine's own list;
+ *  - where a step's time goes (HX_MD_STEP_BREAKDOWN, 200 more steps each waited for, event
+ *    nodes in the step's graph): the local work (pair kernel with the prune and home terms
+ *    beside it, as the step issues them), from there to the update's end, and the rest of the
+ *    median step (graph launch and step boundaries);
  *  - pairs within the cut-off and pair evaluations (cluster pairs x 64) per step, pair rate;
  *  - the floor from the arithmetic: 38 flops per pair within the cut-off at 67 TFLOP/s (FP32,
  *    H200 datasheet), and the evaluations' floor at one warp instruction per ~31 per pair.
  * Output: a table last, and JSON (format: docs/results-format.md) with --json.
  *
- * Options: --atoms 45000,180000,360000  --steps 4000  --warmup 300
+ * Options: --atoms 45000,180000,360000  --steps 4000  --warmup 300 (rounded up to one step
+ *          before a search, so that the timed run's searches fall inside it; 0: none, the timed
+ *          run starts with the engine's first step, an energy step)
  *          --configs 100:4,40:4,20:0 (nstlist:prune parts[:inner tolerance]; rlist from the
  *          buffer tolerance for nstlist steps, the inner radius for parts + 1 steps from the
  *          inner tolerance, default the same)  --tolerance 0.005
- *          --no-graph  --json FILE  --git-revision HASH  --seed N */
-#include "gpu_md_driver.h"
+ *          --no-graph (hx_md_params.no_graph: every step launched directly)  --json FILE
+ *          --git-revision HASH  --seed N  --breakdown-steps 200 (0: no breakdown)
+ * Up to commit 'gpu_md_bench: the engine's step' this benchmark drove a copy of the step of its
+ * own (tests/gpu_md_driver.c: the local work on the non-local stream, no non-local or halo
+ * calls, no event of the schedule); its numbers are not the engine's. */
+#include "test_gpu_common.h"
 
 #include "halox/gpu.h"
 #include "halox/build.h"
 #include "halox/log.h"
 
 #include <cjson/cJSON.h>
-#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +55,7 @@ typedef struct result {
     double rlist, rinner;
     double us_median, us_mean, us_search, us_wall, ns_day;
     double nb_us, nbe_us, prune_us, search_ms;
-    double local_us, upd_us, gaps_us;      /* gmd_breakdown; gaps: us_median minus both */
+    double local_us, upd_us, gaps_us;      /* HX_MD_STEP_BREAKDOWN; gaps: us_median minus both */
     double stage_us[HX_GPU_SEARCH_STAGES]; /* per search; zero without HALOX_GPU_SEARCH_TIMING=1 */
     long long pairs_rc, evals;
     int nent, nitems, nsc;
@@ -85,38 +96,33 @@ static int parse_list(const char *s, int *out, int cap)
     return n;
 }
 
-/* A thermalised-enough start: the shipped equilibrated boxes tiled, constrained, Maxwell-
- * Boltzmann velocities at 300 K (the CPU engine's preparation). */
-static hx_system *prepare(int natoms, uint64_t seed, hx_forcefield **ff)
+/* The shipped equilibrated boxes tiled (each engine constrains the start and draws Maxwell-
+ * Boltzmann velocities at 300 K), and the force field on a copy for the buffer estimates. */
+static hx_system *prepare(int natoms, uint64_t seed, hx_system **sff, hx_forcefield **ff)
 {
     hx_system *s0 = NULL;
-    if (hx_build_water("spce", natoms, 0, seed, &s0) != HX_OK) {
-        fprintf(stderr, "building %d atoms of water failed: %s\n", natoms, hx_last_error());
-        return NULL;
-    }
-    hx_md_params p;
-    hx_md_params_default(&p);
-    p.gen_vel = 1;
-    p.gen_temp = 300;
-    p.seed = seed;
-    p.rlist = 1.1;
-    hx_md *md = NULL;
-    hx_system *s = NULL;
-    if (hx_md_create(s0, &p, &md) == HX_OK && hx_system_copy(hx_md_system(md), &s) == HX_OK &&
-        hx_forcefield_create("spce", ff) == HX_OK && hx_forcefield_apply(*ff, s) == HX_OK) {
-        hx_md_destroy(&md);
-        hx_system_destroy(&s0);
-        return s;
-    }
-    fprintf(stderr, "preparing %d atoms failed: %s\n", natoms, hx_last_error());
-    hx_md_destroy(&md);
+    if (hx_build_water("spce", natoms, 0, seed, &s0) == HX_OK && hx_system_copy(s0, sff) == HX_OK &&
+        hx_forcefield_create("spce", ff) == HX_OK && hx_forcefield_apply(*ff, *sff) == HX_OK)
+        return s0;
+    fprintf(stderr, "preparing %d atoms of water failed: %s\n", natoms, hx_last_error());
     hx_system_destroy(&s0);
-    hx_system_destroy(&s);
+    hx_system_destroy(sff);
+    hx_forcefield_destroy(ff);
     return NULL;
 }
 
-static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, int parts, double tol,
-                    double tol_inner, int steps, int warmup, int graph, result *r)
+static int g_bd_steps = 200; /* --breakdown-steps */
+
+/* nsteps more steps of md through hx_md_run (energies at its end only) */
+static hx_status run_steps(hx_md *md, long long nsteps)
+{
+    hx_md_set_steps(md, nsteps);
+    return hx_md_run(md, NULL);
+}
+
+static void run_one(const hx_system *s0, const hx_system *s, const hx_forcefield *ff, int nstlist,
+                    int parts, double tol, double tol_inner, int steps, int warmup, int graph,
+                    uint64_t seed, result *r)
 {
     memset(r, 0, sizeof *r);
     r->atoms = s->natoms;
@@ -133,73 +139,82 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     }
     r->rlist = rl;
     r->rinner = parts > 0 ? ri : rl;
-    gmd_params gp;
-    gmd_params_default(&gp);
-    gp.rc = 1.0;
-    gp.rlist = r->rlist;
-    gp.rlist_inner = r->rinner;
-    gp.prune_parts = parts;
-    gp.nstlist = nstlist;
-    gp.use_graph = graph;
-    gp.timing = 1;
-    gmd *g = NULL;
-    if (gmd_create(s, ff, &gp, &g) != HX_OK) {
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.backend = "gpu";
+    p.gpu = tg_gpu();
+    p.gen_vel = 1;
+    p.gen_temp = 300;
+    p.seed = seed;
+    p.rc = 1.0;
+    p.rlist = r->rlist;
+    p.nstlist = nstlist;
+    p.nstcheck = 0;
+    p.prune_parts = parts;
+    p.rlist_inner = parts > 0 ? r->rinner : 0.0;
+    p.no_graph = !graph;
+    p.step_timing = HX_MD_STEP_TIMES;
+    hx_md *md = NULL;
+    if (!p.gpu || hx_md_create(s0, &p, &md) != HX_OK) {
         fprintf(stderr, "GPU MD set-up failed: %s\n", hx_last_error());
         return;
     }
     hx_status st = HX_OK;
-    for (int i = 0; i < warmup && st == HX_OK; i++)
-        st = gmd_step(g, NULL);
-    /* start the timed part at a search step, so that searches fall evenly */
-    while (st == HX_OK && gmd_current_step(g) % nstlist != 0)
-        st = gmd_step(g, NULL);
-    if (st == HX_OK)
-        st = cudaDeviceSynchronize() == cudaSuccess ? HX_OK : HX_ERR_CUDA;
-    gmd_reset_times(g);
+    /* the warm-up ends one step before a search: the timed run's searches (every nstlist
+     * steps from its second step) are then its own, and its closing evaluation none */
+    if (warmup > 0)
+        st = run_steps(md, warmup + (nstlist - 1 - warmup % nstlist + nstlist) % nstlist);
+    hx_md_timings t0;
+    hx_md_get_timings(md, &t0);
     const double w0 = wall_s();
-    for (int i = 0; i < steps && st == HX_OK; i++)
-        st = gmd_step(g, NULL);
-    cudaDeviceSynchronize();
+    if (st == HX_OK)
+        st = run_steps(md, steps);
     const double w1 = wall_s();
+    hx_md_step_time *rec = malloc(sizeof *rec * (size_t)(steps + 1));
+    int nt = 0;
+    if (st == HX_OK)
+        st = rec ? hx_md_get_step_times(md, rec, steps, &nt) : HX_ERR_NOMEM;
     if (st != HX_OK) {
         fprintf(stderr, "step failed: %s\n", hx_last_error());
-        gmd_destroy(&g);
+        free(rec);
+        hx_md_destroy(&md);
         return;
     }
-    double *ms = malloc(sizeof(double) * (size_t)steps);
-    int *is_search = malloc(sizeof(int) * (size_t)steps);
-    const int nt = gmd_step_times(g, ms, is_search, steps);
+    if (nt > steps)
+        nt = steps;
+    hx_md_timings t1;
+    hx_md_get_timings(md, &t1);
     double total = 0;
     int nn = 0, ns = 0;
     double *normal = malloc(sizeof(double) * (size_t)(nt + 1));
     double *search = malloc(sizeof(double) * (size_t)(nt + 1));
     for (int k = 0; k < nt; k++) {
-        total += ms[k];
-        if (is_search[k])
-            search[ns++] = ms[k];
+        total += rec[k].us;
+        if (rec[k].search)
+            search[ns++] = rec[k].us;
         else
-            normal[nn++] = ms[k];
+            normal[nn++] = rec[k].us;
     }
-    r->us_median = 1e3 * median(normal, nn);
-    r->us_search = 1e3 * median(search, ns);
-    r->us_mean = nt > 0 ? 1e3 * total / nt : NAN;
+    r->us_median = median(normal, nn);
+    r->us_search = median(search, ns);
+    r->us_mean = nt > 0 ? total / nt : NAN;
     r->us_wall = 1e6 * (w1 - w0) / steps;
     r->ns_day = 0.002 * 1e-3 * 86400.0 / (1e-6 * r->us_mean);
-    int nsearch = 0;
-    double sms = 0;
-    gmd_search_stats(g, &nsearch, &sms);
-    r->search_ms = nsearch > 0 ? sms / nsearch : NAN;
+    /* the run's search time (its timings start with it; the count is the engine's) */
+    const long long nsearch = t1.searches - t0.searches;
+    r->search_ms = nsearch > 0 ? 1e3 * t1.search / (double)nsearch : NAN;
     /* the kernels below are timed on the list as the steps between searches use it: with the
      * rolling prune, every part pruned once since the last search (at a search the inner masks
      * are the looser cluster-box ones until then) */
-    while (parts > 0 && parts + 1 < nstlist && gmd_current_step(g) % nstlist != parts + 1 &&
-           gmd_step(g, NULL) == HX_OK)
+    while (parts > 0 && parts + 1 < nstlist && hx_md_current_step(md) % nstlist != parts + 1 &&
+           hx_md_step(md) == HX_OK)
         ;
     /* one energy step: pairs within the cut-off */
-    gmd_energies e;
-    if (gmd_step(g, &e) == HX_OK)
-        r->pairs_rc = e.npairs;
-    hx_gpu_nb *nb = gmd_nb(g);
+    hx_gpu_nb *nb = tg_md_nb(md);
+    if (hx_md_step(md) == HX_OK) {
+        hx_nb_energies ne;
+        hx_gpu_nb_read_energies(nb, &ne, &r->pairs_rc);
+    }
     hx_gpu_nb_stats nst;
     hx_gpu_nb_get_stats(nb, &nst);
     r->evals = 32 * nst.ncp_inner[0]; /* half cluster pairs: 8 x 4 atoms */
@@ -217,8 +232,36 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
     } else {
         fprintf(stderr, "kernel timing failed: %s\n", hx_last_error());
     }
-    if (gmd_breakdown(g, 200, &r->local_us, &r->upd_us) != HX_OK)
+    /* the breakdown: g_bd_steps more steps, each waited for, its points inside the step's
+     * graph; medians of the steps between searches */
+    r->local_us = r->upd_us = NAN;
+    int nb_rec = 0;
+    if (g_bd_steps <= 0) {
+        /* left out */
+    } else if (hx_md_set_step_timing(md, HX_MD_STEP_BREAKDOWN) == HX_OK &&
+               run_steps(md, g_bd_steps) == HX_OK &&
+               hx_md_get_step_times(md, NULL, 0, &nb_rec) == HX_OK) {
+        hx_md_step_time *bd = malloc(sizeof *bd * (size_t)(nb_rec + 1));
+        double *lo = malloc(sizeof(double) * (size_t)(nb_rec + 1));
+        double *up = malloc(sizeof(double) * (size_t)(nb_rec + 1));
+        int m = 0;
+        if (bd && lo && up && hx_md_get_step_times(md, bd, nb_rec, &nb_rec) == HX_OK)
+            for (int k = 0; k < nb_rec; k++)
+                if (!bd[k].search && isfinite(bd[k].local_us) && isfinite(bd[k].update_us)) {
+                    lo[m] = bd[k].local_us;
+                    up[m] = bd[k].update_us;
+                    m++;
+                }
+        if (m > 0) {
+            r->local_us = median(lo, m);
+            r->upd_us = median(up, m);
+        }
+        free(bd);
+        free(lo);
+        free(up);
+    } else {
         fprintf(stderr, "step breakdown failed: %s\n", hx_last_error());
+    }
     r->gaps_us = r->us_median - r->local_us - r->upd_us;
     r->gpairs_s = r->nb_us > 0 ? r->pairs_rc / (r->nb_us * 1e-6) * 1e-9 : 0;
     r->floor_flops_us = r->pairs_rc * 38.0 / 67e12 * 1e6;
@@ -240,11 +283,10 @@ static void run_one(const hx_system *s, const hx_forcefield *ff, int nstlist, in
             printf(" %s %.1f%s", hx_gpu_search_stage_name(k), r->stage_us[k],
                    k + 1 < HX_GPU_SEARCH_STAGES ? "," : "\n");
     }
-    free(ms);
-    free(is_search);
+    free(rec);
     free(normal);
     free(search);
-    gmd_destroy(&g);
+    hx_md_destroy(&md);
 }
 
 static char *read_cmd(const char *cmd)
@@ -306,13 +348,16 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--seed") && v) {
             seed = strtoull(v, NULL, 10);
             i++;
+        } else if (!strcmp(a, "--breakdown-steps") && v) {
+            g_bd_steps = atoi(v);
+            i++;
         } else if (!strcmp(a, "--no-graph")) {
             graph = 0;
         } else {
             fprintf(stderr,
                     "usage: %s [--atoms 45000,180000,360000] [--steps 4000] [--warmup 300] "
                     "[--configs 100:4,40:4,20:0] [--tolerance 0.005] [--no-graph] [--json FILE] "
-                    "[--git-revision HASH] [--seed N]\n",
+                    "[--git-revision HASH] [--seed N] [--breakdown-steps 200]\n",
                     argv[0]);
             return 2;
         }
@@ -339,13 +384,16 @@ int main(int argc, char **argv)
     memset(res, 0, sizeof res);
     for (int si = 0; si < nsizes; si++) {
         hx_forcefield *ff = NULL;
-        hx_system *s = prepare(sizes[si], seed, &ff);
+        hx_system *sff = NULL;
+        hx_system *s = prepare(sizes[si], seed, &sff, &ff);
         if (!s)
             continue;
         printf("SPC/E %d atoms, box %.3f nm\n", s->natoms, s->box[0]);
         for (int c = 0; c < ncfg; c++)
-            run_one(s, ff, cfg_n[c], cfg_p[c], tol, cfg_t[c], steps, warmup, graph, &res[si][c]);
+            run_one(s, sff, ff, cfg_n[c], cfg_p[c], tol, cfg_t[c], steps, warmup, graph, seed,
+                    &res[si][c]);
         hx_system_destroy(&s);
+        hx_system_destroy(&sff);
         hx_forcefield_destroy(&ff);
     }
     /* JSON */

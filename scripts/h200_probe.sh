@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "gpusearch" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -1176,4 +1176,65 @@ for (grid, backend), d in sorted(rows.items()):
         print(f"    waitcost {grid:6s} {backend:12s} on {on:8.2f} us  off {off:8.2f} us  "
               f"cost {100 * (on - off) / off:+6.2f} %  (runs on {d['on']}, off {d['off']})")
 PY
+fi
+
+# onemd (issue 26, one MD loop): tests/gpu_md_bench times the engine's step (hx_md_run with the
+# engine's step timing) where it ran a loop of its own (tests/gpu_md_driver.c) before. Against
+# ONEMD_BASE (default: main's commit d4934c8, the last with the loop), built side by side:
+#  1. gpu_md_bench at 45k, nstlist 20, 4 prune parts at the engine's inner tolerance, base and
+#     this tree alternated ONEMD_REPS (default 2) times; 180k once each; --no-graph once each;
+#  2. halox bench md at 45k on one GPU, base and this tree: one domain's plain step is now
+#     replayed from a CUDA graph (with the default gpu-mpi halo it was launched directly).
+# A table last: per build the median step = local work + update + rest, the mean with searches
+# and ns/day, the pair kernel alone; and bench md's us/step lines.
+if [[ " $probes " == *" onemd "* ]]; then
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    base_rev=$(cd "$here" && git rev-parse "${ONEMD_BASE:-d4934c8}" 2>/dev/null)
+    bsrc=/tmp/halox-onemd-base bbuild=/tmp/halox-onemd-base-build
+    rm -rf "$bsrc" && mkdir -p "$bsrc"
+    if [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" &&
+        cmake -S "$bsrc" -B "$bbuild" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
+            -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} \
+            ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
+            ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/onemd_base_configure.log" 2>&1 &&
+        cmake --build "$bbuild" -j "$(nproc)" --target halox gpu_md_bench \
+            > "$OUT/logs/onemd_base_build.log" 2>&1; then
+        say "  onemd: base ${base_rev:0:10} built ($(elapsed) s)"
+        onemd_bench() { # name build atoms extra-arguments...
+            local name=$1 b=$2 atoms=$3
+            shift 3
+            probe onemd_$name 100 "$b/tests/gpu_md_bench" --atoms "$atoms" \
+                --steps "${ONEMD_STEPS:-3000}" --warmup 300 --configs 20:4:$itol \
+                --json "$RES/onemd_$name.json" --git-revision "$rev" "$@"
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_onemd_$name.log" | sed "s/^/    $name: /" |
+                tee -a "$OUT/summary.txt"
+        }
+        for rep in $(seq 1 "${ONEMD_REPS:-2}"); do
+            onemd_bench base_45k_$rep "$bbuild" 45000
+            onemd_bench new_45k_$rep "$BUILD" 45000
+        done
+        onemd_bench base_180k "$bbuild" 180000
+        onemd_bench new_180k "$BUILD" 180000
+        onemd_bench base_nograph "$bbuild" 45000 --no-graph
+        onemd_bench new_nograph "$BUILD" 45000 --no-graph
+        for v in base new; do
+            exe=$HALOX
+            [[ $v == base ]] && exe=$bbuild/halox
+            probe onemd_md_$v 120 "${pmpi[@]}" -np 1 "$exe" bench md --atoms 45000 \
+                --backends gpu --steps 3000 --warmup 300 -o "$RES/onemd_md_$v.json"
+            grep -h "us/step" "$OUT/logs/probe_onemd_md_$v.log" | sed "s/^/    md $v: /" |
+                tee -a "$OUT/summary.txt"
+        done
+        say "  onemd: gpu_md_bench (us per step: median = local + update + rest; mean; ns/day; pair kernel):"
+        for f in "$OUT"/logs/probe_onemd_*_45k_* "$OUT"/logs/probe_onemd_*_180k.log \
+            "$OUT"/logs/probe_onemd_*_nograph.log; do
+            [[ -f $f ]] || continue
+            n=$(basename "$f" .log)
+            grep -E "^[0-9]+ +20 " "$f" | awk -v n="${n#probe_onemd_}" '{ printf "    %-14s %7d: median %6.1f = local %6.1f + update %5.1f + rest %5.1f; mean %6.1f, %6.0f ns/day; pair %6.1f\n", n, $1, $5, $14, $15, $16, $6, $8, $9 }' |
+                tee -a "$OUT/summary.txt"
+        done
+    else
+        say "  onemd: base ${base_rev:-?} did not build (logs/onemd_base_*.log)"
+    fi
 fi

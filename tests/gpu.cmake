@@ -86,7 +86,7 @@ endforeach()
 # GPU compute of the single-GPU MD step (src/md/gpu/nb_gpu.cu, search_gpu.cu, update_gpu.cu):
 # against the CPU path; --quick is what the CPU emulation build (HALOX_GPU_EMULATE) runs.
 if(HALOX_HAVE_CUDA)
-  add_library(halox_gputest STATIC test_gpu_common.c gpu_md_driver.c)
+  add_library(halox_gputest STATIC test_gpu_common.c)
   target_link_libraries(halox_gputest PUBLIC halox_test_hooks halox_testutil)
   target_compile_options(halox_gputest PRIVATE ${HALOX_WARNINGS})
   if(HALOX_GPU_EMULATE)
@@ -103,7 +103,8 @@ halox_gpu_test(test_gpu_update SOURCES test_gpu_update.c LABELS emulation)
 if(TARGET test_gpu_update)
   target_link_libraries(test_gpu_update PRIVATE halox_gputest)
 endif()
-halox_gpu_test(test_gpu_md SOURCES test_gpu_md.c ARGS ${HALOX_GPU_TEST_ARGS})
+# the engine's GPU step: its --quick (648 atoms, a few dozen steps) runs in the CPU emulation
+halox_gpu_test(test_gpu_md SOURCES test_gpu_md.c ARGS ${HALOX_GPU_TEST_ARGS} LABELS emulation)
 if(TARGET test_gpu_md)
   target_link_libraries(test_gpu_md PRIVATE halox_gputest)
 endif()
@@ -120,8 +121,8 @@ if(TARGET test_gpu_ethanol_dd)
   target_link_libraries(test_gpu_ethanol_dd PRIVATE halox_gputest)
 endif()
 
-# The single-GPU MD benchmark (bench/gpu_md_bench.c): built with CUDA, run by hand on the GPU
-# machine (see docs/design/gpu-engine.md).
+# The single-GPU MD benchmark (bench/gpu_md_bench.c, the engine's step timed per configuration):
+# built with CUDA, run on the GPU machine (docs/design/gpu-engine.md, scripts/h200_probe.sh).
 if(HALOX_HAVE_CUDA)
   add_executable(gpu_md_bench ${PROJECT_SOURCE_DIR}/bench/gpu_md_bench.c)
   target_include_directories(gpu_md_bench PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${HALOX_CJSON_INCLUDE})

@@ -3,6 +3,7 @@
 #ifndef HX_TESTS_GPU_COMMON_H
 #define HX_TESTS_GPU_COMMON_H
 
+#include "halox/decomp.h"
 #include "halox/md.h"
 #include "md/gpu/nb_gpu.h"
 #include "testutil.h"
@@ -60,6 +61,14 @@ typedef struct tg_list_report {
  * the slots). Returns the number of failed checks. */
 int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *moved, double rlist,
                   double rinner, const char *what, tg_list_report *rep);
+
+/* The engine's own GPU pair module and local set of its first local domain (the gpu backend's;
+ * NULL for another backend): tests check the lists the engine's schedule built, benchmarks time
+ * its kernels alone. */
+hx_gpu_nb *tg_md_nb(hx_md *md);
+const hx_decomp_local *tg_md_local(hx_md *md);
+/* The local set of loc as the gpu backend gives it to its pair module (positions NULL). */
+void tg_local_set(const hx_decomp_local *loc, hx_local_set *set);
 
 /* The seven potential terms of e (LJ, Coulomb, bonds, angles, dihedrals, LJ-14, Coulomb-14). */
 void tg_energy_terms(const hx_md_energies *e, double v[7]);

@@ -1,4 +1,6 @@
-/* The single-GPU MD step (tests/gpu_md_driver.c over src/gpu) against the CPU engine:
+/* The single-GPU MD step as the product runs it: the engine (hx_md_create with the "gpu" backend,
+ * the step schedule of src/mdrun, graph-replayed plain steps, its thermostat) against the CPU
+ * engine. The GPU engine starts from the CPU engine's state exactly as it is (a continuation).
  *  1. energies of the same starting state (potential at step 0, the first step's kinetic
  *     energy): LJ and Coulomb within 1e-6 relative (5e-5 kJ/mol per atom for a total that is a
  *     small remainder), kinetic within 1e-6 (its half step after the update comes from float
@@ -14,14 +16,27 @@
  *  4. 100 ps NVE on the GPU stays at its temperature (mean of the last 10 ps within 10 K of the
  *     first 10 ps: a drift at the bar would move it ~5 K); 20 ps of v-rescale at 300 K (every
  *     10 steps) holds 300 K (mean of the last 10 ps within 3 K, ~5 standard errors);
- *  5. steps replayed from a CUDA graph equal steps launched one by one (same state after 100
- *     steps: total energy within 1e-6 relative, positions within 1e-4 nm: atomics make the
- *     force sums' order, and so the last bits, vary).
- * --quick (CPU emulation): 1500 atoms, a few dozen steps of parts 1, 2 and 5 only. */
-#include "gpu_md_driver.h"
+ *  5. steps replayed from a CUDA graph equal steps launched one by one (hx_md_params.no_graph;
+ *     same state after 100 steps: total energy within 1e-5 relative, positions within 1e-4 nm:
+ *     atomics make the force sums' order, and so the last bits, vary), and the graph was used;
+ *     the engine's step timing (HX_MD_STEP_TIMES: one record per step, searches and graph
+ *     replays where the schedule does them; HX_MD_STEP_BREAKDOWN: local work and update inside
+ *     the step) changes nothing of the trajectory;
+ *  6. v-rescale from 100 K with a coupling far stronger than the interval (each coupling a
+ *     fresh canonical draw at 300 K, every 2 steps): the GPU engine's temperature follows the
+ *     CPU engine's (the same random draws, 1e-3 relative), and the mean temperature of the steps
+ *     after 4 (quick) or 20 couplings is 300 K within 4 standard deviations of that mean
+ *     (5.9 K at 648 atoms, 1.2 K at 3000) + 5 K (one step of the start's potential energy
+ *     turning into kinetic energy).
+ * Runs of runs of steps go through hx_md_run, as halox md does: energies only on output steps,
+ * the steps between them replayed from the graph.
+ * --quick (the CPU emulation and compute-sanitizer): 648 atoms, rc 0.7 nm, a few dozen steps of
+ * parts 1, 2, 5 and 6 only. */
 #include "test_gpu_common.h"
 
 #include "halox/build.h"
+#include "halox/error.h"
+#include "halox/log.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,7 +44,60 @@
 
 static int ncases;
 
-/* CPU engine from sys (force field applied or not), NVE or v-rescale. */
+/* The settings of one engine (CPU or GPU). */
+typedef struct eng_cfg {
+    const char *backend;
+    double dt, rc, rlist, rlist_inner;
+    int nstlist, prune_parts;
+    int vrescale, nsttcouple;
+    double tau_t, ref_t;
+    int gen;         /* velocities at gen_temp (the start constrained, as a new run) */
+    double gen_temp; /* otherwise the start is taken exactly as given (a continuation) */
+    int no_graph, step_timing;
+} eng_cfg;
+
+static void cfg_default(eng_cfg *c, const char *backend, double rc, double rlist)
+{
+    memset(c, 0, sizeof *c);
+    c->backend = backend;
+    c->dt = 0.002;
+    c->rc = rc;
+    c->rlist = rlist;
+    c->nstlist = 10;
+    c->nsttcouple = 10;
+    c->tau_t = 0.1;
+    c->ref_t = 300.0;
+}
+
+static hx_md *engine(const hx_system *s, const eng_cfg *c)
+{
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.backend = c->backend;
+    p.gpu = strcmp(c->backend, "gpu") == 0 ? tg_gpu() : NULL;
+    p.dt = c->dt;
+    p.rc = c->rc;
+    p.rlist = c->rlist;
+    p.nstlist = c->nstlist;
+    p.nstcheck = 0;
+    p.prune_parts = c->prune_parts;
+    p.rlist_inner = c->prune_parts > 0 ? c->rlist_inner : 0.0;
+    p.thermostat = c->vrescale ? HX_THERMOSTAT_VRESCALE : HX_THERMOSTAT_NONE;
+    p.nsttcouple = c->nsttcouple;
+    p.tau_t = c->tau_t;
+    p.ref_t = c->ref_t;
+    p.seed = 1;
+    p.gen_vel = c->gen;
+    p.gen_temp = c->gen_temp;
+    p.continuation = !c->gen;
+    p.no_graph = c->no_graph;
+    p.step_timing = c->step_timing;
+    hx_md *md = NULL;
+    T_OK(hx_md_create(s, &p, &md));
+    return md;
+}
+
+/* CPU engine from sys (force field applied or not) for the thermalisation and the reference. */
 static hx_md *cpu_md(const hx_system *s, double dt, double rc, double rlist, int nstlist,
                      int thermo, int gen)
 {
@@ -60,16 +128,6 @@ static void cpu_run(hx_md *md, int steps)
         }
 }
 
-/* A copy of the engine's current state with the force field applied. */
-static hx_system *state_of(hx_md *md, hx_forcefield **ff)
-{
-    hx_system *s = NULL;
-    T_OK(hx_system_copy(hx_md_system(md), &s));
-    T_OK(hx_forcefield_create(hx_md_get_params(md)->model, ff));
-    T_OK(hx_forcefield_apply(*ff, s));
-    return s;
-}
-
 typedef struct fit {
     double st, se, stt, ste;
     int m;
@@ -87,111 +145,317 @@ static double fit_slope(const fit *f)
     return (f->m * f->ste - f->st * f->se) / (f->m * f->stt - f->st * f->st);
 }
 
-/* GPU run of nsteps from sys; energies every nste steps into the slope fit; temperature means
- * of the first and last tlen steps. */
+/* A GPU run of nsteps from step 0 through hx_md_run with energies every nste steps: the slope
+ * of the total energy, temperature means of the first and last tlen steps; with check_lists the
+ * list of every search, against the positions it was built on. */
 typedef struct run_out {
     double drift; /* kJ/mol/ps/atom */
     double t_first, t_last, maxdev;
     long long missing;
     int searches_checked;
-    gmd_energies e0;
 } run_out;
 
-static void gpu_run(const char *what, const hx_system *s, const hx_forcefield *ff,
-                    const gmd_params *gp, int nsteps, int nste, int tlen, int check_lists,
-                    run_out *o)
+typedef struct run_ctx {
+    const char *what;
+    const eng_cfg *c;
+    int nsteps, tlen, natoms;
+    run_out *o;
+    fit f;
+    int nfirst, nlast;
+    int check_lists;
+    double *x0, *moved; /* home positions at the last search step, and how far they moved */
+    long long x0_step;  /* -1: none */
+} run_ctx;
+
+static void take_energies(run_ctx *r, const hx_md_energies *e)
+{
+    const long long i = e->step;
+    if (!isfinite(e->total)) {
+        T_FAIL("%s: step %lld: non-finite energy", r->what, i);
+        return;
+    }
+    fit_add(&r->f, i * r->c->dt, e->total);
+    r->o->maxdev = fmax(r->o->maxdev, e->constraint_deviation);
+    if (i < r->tlen) {
+        r->o->t_first += e->temperature;
+        r->nfirst++;
+    }
+    if (i > r->nsteps - r->tlen) {
+        r->o->t_last += e->temperature;
+        r->nlast++;
+    }
+}
+
+/* The list built at step r->x0_step, checked one step later: the positions of that step, and
+ * how far its update moved them (the fused update writes the next positions into the list's
+ * slots; tg_check_list takes them back). */
+static void check_list(run_ctx *r, hx_md *md)
+{
+    const hx_decomp_local *loc = tg_md_local(md);
+    const int n = loc->n_home;
+    for (int k = 0; k < 3 * n; k++) {
+        const double bx = loc->box[k % 3], v = loc->home->x[k] - r->x0[k];
+        r->moved[k] = v - bx * nearbyint(v / bx); /* a step moves an atom far less than a box */
+    }
+    hx_local_set set;
+    tg_local_set(loc, &set); /* positions: the list's own (set.x NULL) */
+    char w[160];
+    snprintf(w, sizeof w, "%s search at step %lld", r->what, r->x0_step);
+    tg_list_report rep;
+    tg_check_list(tg_md_nb(md), &set, r->moved, r->c->rlist,
+                  r->c->prune_parts > 0 ? r->c->rlist_inner : r->c->rlist, w, &rep);
+    r->o->missing += rep.missing_outer + rep.missing_inner;
+    r->o->searches_checked++;
+    if (r->x0_step < 3 * r->c->nstlist)
+        printf("%-40s pairs < rlist %lld, missing %lld (outer) %lld (inner)\n", w, rep.ref_outer,
+               rep.missing_outer, rep.missing_inner);
+}
+
+/* step_hook: before step s the engine holds the energies of step s - 1 (NaN off output steps)
+ * and the state of step s */
+static hx_status run_hook(void *user, hx_md *md, long long s)
+{
+    run_ctx *r = user;
+    const hx_md_energies *e = hx_md_last_energies(md);
+    if (s > 0 && e->step == s - 1 && isfinite(e->potential))
+        take_energies(r, e);
+    if (!r->check_lists)
+        return HX_OK;
+    if (r->x0_step >= 0 && r->x0_step == s - 1) {
+        HX_TRY(hx_md_gather(md)); /* the home store holds the positions of step s */
+        check_list(r, md);
+        r->x0_step = -1;
+    }
+    if (s % r->c->nstlist == 0) {
+        HX_TRY(hx_md_gather(md));
+        const hx_decomp_local *loc = tg_md_local(md);
+        memcpy(r->x0, loc->home->x, sizeof(double) * 3 * (size_t)loc->n_home);
+        r->x0_step = s;
+    }
+    return HX_OK;
+}
+
+static void gpu_run(const char *what, const hx_system *s, const eng_cfg *c, int nsteps, int nste,
+                    int tlen, int check_lists, run_out *o)
 {
     memset(o, 0, sizeof *o);
-    gmd *g = NULL;
-    T_OK(gmd_create(s, ff, gp, &g));
-    if (!g)
+    hx_md *md = engine(s, c);
+    if (!md)
         return;
-    fit f = {0, 0, 0, 0, 0};
-    int nfirst = 0, nlast = 0;
-    /* positions before and after a search step: the list check needs how far the step moved the
-     * atoms (the fused update writes the next positions into the list's slots) */
-    hx_system *xs0 = NULL, *xs1 = NULL;
+    run_ctx r;
+    memset(&r, 0, sizeof r);
+    r.what = what;
+    r.c = c;
+    r.nsteps = nsteps;
+    r.tlen = tlen;
+    r.o = o;
+    r.check_lists = check_lists;
+    r.x0_step = -1;
     if (check_lists) {
-        T_OK(hx_system_copy(s, &xs0));
-        T_OK(hx_system_copy(s, &xs1));
+        r.x0 = malloc(sizeof(double) * 3 * (size_t)s->natoms);
+        r.moved = malloc(sizeof(double) * 3 * (size_t)s->natoms);
     }
-    double *moved = check_lists ? malloc(sizeof(double) * 3 * (size_t)s->natoms) : NULL;
-    for (int i = 0; i <= nsteps; i++) {
-        gmd_energies e;
-        const int want = i % nste == 0 || i == nsteps;
-        const int check = check_lists && xs0 && xs1 && moved && i % gp->nstlist == 0;
-        if (check)
-            T_OK(gmd_download(g, xs0));
-        hx_status st = gmd_step(g, want ? &e : NULL);
-        if (st != HX_OK) {
-            T_FAIL("%s: GPU step %d: %s", what, i, hx_last_error());
-            break;
-        }
-        if (check) {
-            T_OK(gmd_download(g, xs1));
-            /* a step moves an atom by far less than half the box; the search may wrap it */
-            for (int k = 0; k < 3 * s->natoms; k++) {
-                const double bx = s->box[k % 3], v = xs1->x[k] - xs0->x[k];
-                moved[k] = v - bx * nearbyint(v / bx);
-            }
-            /* the list built at this step, against the positions it was built on */
-            hx_local_set set;
-            hx_zone_range rg = {0, s->natoms, 0};
-            memset(&set, 0, sizeof set);
-            set.n = s->natoms;
-            set.x = NULL; /* tg_check_list: take the search positions from the list */
-            set.mol = NULL;
-            int *mol = malloc(sizeof(int) * (size_t)s->natoms);
-            for (int m = 0; m < s->nmol; m++)
-                for (int a = s->mol_start[m]; a < s->mol_start[m + 1]; a++)
-                    mol[a] = m;
-            set.mol = mol;
-            set.type = s->type;
-            set.q = s->q;
-            set.nranges = 1;
-            set.ranges = &rg;
-            for (int d = 0; d < 3; d++) {
-                set.periodic[d] = 1;
-                set.box[d] = s->box[d];
-            }
-            char w[160];
-            snprintf(w, sizeof w, "%s search at step %d", what, i);
-            tg_list_report rep;
-            tg_check_list(gmd_nb(g), &set, moved, gp->rlist,
-                          gp->rlist_inner > 0 ? gp->rlist_inner : gp->rlist, w, &rep);
-            o->missing += rep.missing_outer + rep.missing_inner;
-            o->searches_checked++;
-            if (i < 3 * gp->nstlist)
-                printf("%-40s pairs < rlist %lld, missing %lld (outer) %lld (inner)\n", w,
-                       rep.ref_outer, rep.missing_outer, rep.missing_inner);
-            free(mol);
-        }
-        if (!want)
+    hx_md_output out;
+    memset(&out, 0, sizeof out);
+    out.nstenergy = nste;
+    out.step_hook = run_hook;
+    out.user = &r;
+    hx_md_set_steps(md, nsteps);
+    if (hx_md_run(md, &out) != HX_OK)
+        T_FAIL("%s: GPU run stopped at step %lld: %s", what, hx_md_current_step(md),
+               hx_last_error());
+    else
+        take_energies(&r, hx_md_last_energies(md)); /* step nsteps, hx_md_run's evaluation */
+    o->drift = fit_slope(&r.f) / s->natoms;
+    o->t_first /= r.nfirst > 0 ? r.nfirst : 1;
+    o->t_last /= r.nlast > 0 ? r.nlast : 1;
+    free(r.x0);
+    free(r.moved);
+    hx_md_destroy(&md);
+}
+
+/* hx_md_run of steps steps from step 0, without output: the energies of the last step and the
+ * positions then into x (3n) */
+static hx_md *plain_run(const hx_system *s, const eng_cfg *c, int steps, hx_md_energies *e,
+                        double *x)
+{
+    hx_md *md = engine(s, c);
+    if (!md)
+        return NULL;
+    hx_md_set_steps(md, steps);
+    T_OK(hx_md_run(md, NULL));
+    *e = *hx_md_last_energies(md);
+    memcpy(x, hx_md_system(md)->x, sizeof(double) * 3 * (size_t)s->natoms);
+    return md;
+}
+
+static double max_dx(const double *a, const double *b, int n3)
+{
+    double dx = 0;
+    for (int k = 0; k < n3; k++)
+        dx = fmax(dx, fabs(a[k] - b[k]));
+    return dx;
+}
+
+/* 5. graph replay against direct launches; the step timing's records, and that timing leaves the
+ * trajectory alone. Passes: graph (step times), direct launches (step times), graph with the
+ * breakdown; the first is left out in the emulation (npass 2), where the breakdown's run is the
+ * graph run compared with direct launches. */
+static void graph_checks(const hx_system *s, double rc, double rlist, int steps, int nstlist,
+                         int npass)
+{
+    const int n = s->natoms;
+    eng_cfg c;
+    cfg_default(&c, "gpu", rc, rlist);
+    c.nstlist = nstlist;
+    double *x[3] = {NULL, NULL, NULL};
+    hx_md_energies e[3];
+    hx_md_timings tm[3];
+    hx_md_step_time *rec[3] = {NULL, NULL, NULL};
+    int nrec[3] = {0, 0, 0};
+    const char *name[3] = {"graph", "direct", "graph, breakdown"};
+    const int first = 3 - npass, g = npass == 3 ? 0 : 2; /* the graph run compared with direct */
+    for (int pass = first; pass < 3; pass++) {
+        x[pass] = calloc(3 * (size_t)n, sizeof(double));
+        memset(&e[pass], 0, sizeof e[pass]);
+        memset(&tm[pass], 0, sizeof tm[pass]);
+        c.no_graph = pass == 1;
+        c.step_timing = pass == 2 ? HX_MD_STEP_BREAKDOWN : HX_MD_STEP_TIMES;
+        hx_md *md = plain_run(s, &c, steps, &e[pass], x[pass]);
+        if (!md)
             continue;
-        if (i == 0)
-            o->e0 = e;
-        if (!isfinite(e.total)) {
-            T_FAIL("%s: step %d: non-finite energy", what, i);
-            break;
-        }
-        fit_add(&f, i * gp->dt, e.total);
-        o->maxdev = fmax(o->maxdev, e.constraint_deviation);
-        if (i < tlen) {
-            o->t_first += e.temperature;
-            nfirst++;
-        }
-        if (i > nsteps - tlen) {
-            o->t_last += e.temperature;
-            nlast++;
-        }
+        hx_md_get_timings(md, &tm[pass]);
+        rec[pass] = calloc((size_t)steps + 1, sizeof *rec[pass]);
+        T_OK(hx_md_get_step_times(md, rec[pass], steps + 1, &nrec[pass]));
+        hx_md_destroy(&md);
     }
-    o->drift = fit_slope(&f) / s->natoms;
-    o->t_first /= nfirst > 0 ? nfirst : 1;
-    o->t_last /= nlast > 0 ? nlast : 1;
-    free(moved);
-    hx_system_destroy(&xs0);
-    hx_system_destroy(&xs1);
-    gmd_destroy(&g);
+    if (!x[g] || !x[1] || !x[2])
+        return;
+    const double dx = max_dx(x[g], x[1], 3 * n);
+    const double re = t_reldiff(e[g].total, e[1].total, 1e-3);
+    printf("%s vs direct launches, %d steps: max |dx| %.2e nm, total energy %.10g vs %.10g "
+           "(rel %.1e); %lld and %lld steps replayed\n",
+           name[g], steps, dx, e[g].total, e[1].total, re, tm[g].graph_steps, tm[1].graph_steps);
+    ncases += 3;
+    T_CHECK(dx <= 1e-4, "graph vs direct: positions differ by %.3g nm", dx);
+    /* The two runs differ only in the order of the float force sums (the j forces'
+     * atomics), so their positions part by ~1e-7 nm in these steps and the total energy
+     * by about sqrt(3N) x F_rms x dx = 67 x 1e3 x 1e-7 = 7e-3 kJ/mol at 1500 atoms, 4e-6
+     * of it: under compute-sanitizer (kernels serialised differently) 1.5e-6 was seen
+     * against a bar of 1e-6 (bench/results/h200-2026-12-04d/sanitize_aca04fa/). Shown to
+     * fail (CPU emulation): with the local pair kernel left out of the captured step,
+     * positions differ by 0.2 nm and the energy is 9217 against -1576 kJ/mol. Leaving out
+     * the home reaction-field terms instead changed nothing (1.8e-7): they are forces
+     * within rigid waters, which SETTLE takes out again. */
+    T_CHECK(re <= 1e-5, "graph vs direct: total energy %.12g vs %.12g", e[g].total, e[1].total);
+    /* every step but step 0 (energies, launched directly) is a plain one: replayed, the graph
+     * captured again after each search; none with no_graph */
+    T_CHECK(tm[g].graph_steps == steps - 1 && tm[1].graph_steps == 0 &&
+                tm[2].graph_steps == steps - 1,
+            "steps replayed from the graph: %lld, %lld (no_graph), %lld (breakdown); expected "
+            "%d, 0, %d",
+            tm[g].graph_steps, tm[1].graph_steps, tm[2].graph_steps, steps - 1, steps - 1);
+    /* the records: one per step in order, the search (after step 0's, made at the engine's
+     * creation) and graph flags where the schedule searched and replayed, positive times */
+    for (int pass = first; pass < 3; pass++) {
+        ncases++;
+        int bad = 0;
+        double sum = 0, loc = 0, upd = 0;
+        int nbd = 0;
+        T_CHECK(nrec[pass] == steps, "%s run: %d step times, expected %d", name[pass], nrec[pass],
+                steps);
+        for (int k = 0; k < nrec[pass] && k < steps; k++) {
+            const hx_md_step_time *r = &rec[pass][k];
+            const int search = k > 0 && k % nstlist == 0, graph = pass != 1 && k > 0;
+            int ok = r->step == k && r->search == search && r->graph == graph && r->us > 0 &&
+                     isfinite(r->us);
+            if (pass == 2 && ok) {
+                /* the step's start and end lie between its clock point and the one before
+                 * (0.5 us: the resolution of CUDA events) */
+                ok = r->local_us > 0 && r->update_us > 0 &&
+                     r->local_us + r->update_us <= r->us + 0.5;
+                loc += r->local_us;
+                upd += r->update_us;
+                nbd++;
+            } else if (ok) {
+                ok = isnan(r->local_us) && isnan(r->update_us);
+            }
+            if (!ok && bad++ < 4)
+                T_FAIL("%s run: step record %d: step %lld, search %d (expected %d), graph %d "
+                       "(expected %d), %.3g us, local %.3g us, update %.3g us",
+                       name[pass], k, r->step, r->search, search, r->graph, graph, r->us,
+                       r->local_us, r->update_us);
+            sum += r->us;
+        }
+        printf("%s run: %d step times, mean %.1f us", name[pass], nrec[pass],
+               nrec[pass] > 0 ? sum / nrec[pass] : 0.0);
+        if (nbd > 0)
+            printf(", local work %.1f us, update %.1f us (means)", loc / nbd, upd / nbd);
+        printf("\n");
+    }
+    if (g == 0) {
+        const double dxb = max_dx(x[0], x[2], 3 * n);
+        const double reb = t_reldiff(e[0].total, e[2].total, 1e-3);
+        printf("graph with the breakdown's events vs without: max |dx| %.2e nm, total energy "
+               "rel %.1e\n",
+               dxb, reb);
+        ncases += 2;
+        T_CHECK(dxb <= 1e-4, "breakdown vs plain graph: positions differ by %.3g nm", dxb);
+        T_CHECK(reb <= 1e-5, "breakdown vs plain graph: total energy %.12g vs %.12g", e[2].total,
+                e[0].total);
+    }
+    for (int pass = 0; pass < 3; pass++) {
+        free(x[pass]);
+        free(rec[pass]);
+    }
+}
+
+/* 6. v-rescale from 100 K to 300 K on the GPU and the CPU engine from the same state. With
+ * tau_t far below the coupling interval (exp(-nsttcouple dt / tau_t) = 0) each coupling draws
+ * the kinetic energy afresh from the canonical distribution at ref_t, whatever it was: the
+ * temperature of the step after each of ncouple couplings (every 2 steps from step 0) is one
+ * independent draw, plus what one step turns from potential into kinetic energy. */
+static void heat_checks(const hx_system *s, double rc, double rlist, int ncouple)
+{
+    const int steps = 2 * ncouple;
+    double tmean[2] = {0, 0}, tlast[2] = {0, 0}, ndf = 0;
+    for (int b = 0; b < 2; b++) {
+        eng_cfg c;
+        cfg_default(&c, b == 0 ? "gpu" : "cpu", rc, rlist);
+        c.vrescale = 1;
+        c.nsttcouple = 2;
+        c.tau_t = 1e-4;
+        c.gen = 1;
+        c.gen_temp = 100;
+        hx_md *md = engine(s, &c);
+        if (md)
+            ndf = hx_md_ndf(md);
+        for (int i = 0; md && i < steps; i++) {
+            if (hx_md_step(md) != HX_OK) {
+                T_FAIL("v-rescale %s step %d: %s", c.backend, i, hx_last_error());
+                break;
+            }
+            tlast[b] = hx_md_last_energies(md)->temperature;
+            if (i % 2 == 1)
+                tmean[b] += tlast[b] / ncouple;
+        }
+        hx_md_destroy(&md);
+    }
+    const double rt = t_reldiff(tlast[0], tlast[1], 1e-3);
+    /* one draw scatters by sqrt(2 / ndf) of ref_t: 12 K at 648 atoms, 5.5 K at 3000 */
+    const double sd = 300.0 * sqrt(2.0 / (ndf > 0 ? ndf : 1)) / sqrt(ncouple);
+    printf("v-rescale from 100 K at 300 K, %d couplings: mean T after them GPU %.2f K, CPU %.2f K "
+           "(their scatter %.1f K); T at step %d GPU %.4f CPU %.4f (rel %.1e)\n",
+           ncouple, tmean[0], tmean[1], sd, steps - 1, tlast[0], tlast[1], rt);
+    ncases += 2;
+    /* the same draws on both (one thermostat, the schedule's), lambda from each backend's
+     * kinetic energy: float forces part the trajectories by ~1e-6 in these steps */
+    T_CHECK(rt <= 1e-3, "v-rescale: T at step %d GPU %.8g CPU %.8g", steps - 1, tlast[0], tlast[1]);
+    /* 4 standard deviations of the mean of the draws, and 5 K for the potential energy of a
+     * 300 K structure turning into kinetic energy in one step (the start was at 100 K) */
+    T_CHECK(fabs(tmean[0] - 300.0) < 4.0 * sd + 5.0,
+            "v-rescale: mean T after %d couplings %.2f K, not 300 K within %.1f K", ncouple,
+            tmean[0], 4.0 * sd + 5.0);
 }
 
 int main(int argc, char **argv)
@@ -202,17 +466,19 @@ int main(int argc, char **argv)
     /* --quick or HALOX_GPU_TEST_QUICK=1 (compute-sanitizer runs): small systems, few steps */
     const char *qenv = getenv("HALOX_GPU_TEST_QUICK");
     const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) || (qenv && atoi(qenv) > 0);
-    const int natoms = quick ? 1500 : 3000;
-    const double rc = quick ? 0.9 : 1.0;
+    const int natoms = quick ? 648 : 3000;
+    const double rc = quick ? 0.7 : 1.0;
     /* thermalised start: the protocol of test_md_nve */
     hx_system *lat = NULL;
+    hx_log_set_level(HX_LOG_ERROR); /* 648 atoms: a lattice, thermalised below */
     T_OK(hx_build_water("spce", natoms, 0, 7, &lat));
+    hx_log_set_level(HX_LOG_WARN);
     if (!lat)
         return t_finish("test_gpu_md", 0);
     hx_md *a = cpu_md(lat, 0.0005, rc, 0, 10, 1, 1);
-    cpu_run(a, quick ? 20 : 400);
+    cpu_run(a, quick ? 200 : 400); /* quick: 648 atoms, a lattice start */
     hx_md *b = a ? cpu_md(hx_md_system(a), 0.002, rc, 0, 10, 1, 0) : NULL;
-    cpu_run(b, quick ? 20 : 500);
+    cpu_run(b, 500);
     if (!b)
         return t_finish("test_gpu_md", 0);
     /* NVE reference on the CPU, buffer from the tolerance */
@@ -220,31 +486,35 @@ int main(int argc, char **argv)
     if (!ref)
         return t_finish("test_gpu_md", 0);
     const double rlist = hx_md_get_params(ref)->rlist;
-    hx_forcefield *ff = NULL;
-    hx_system *s = state_of(ref, &ff);
+    hx_system *s = NULL;
+    T_OK(hx_system_copy(hx_md_system(ref), &s));
+    if (!s)
+        return t_finish("test_gpu_md", 0);
     const int n = s->natoms;
 
     /* 1. energies of the same state */
     {
         T_OK(hx_md_evaluate(ref));
         const hx_md_energies *ec = hx_md_last_energies(ref);
-        gmd_params gp;
-        gmd_params_default(&gp);
-        gp.rc = rc;
-        gp.rlist = rlist;
-        gmd *g = NULL;
-        T_OK(gmd_create(s, ff, &gp, &g));
-        gmd_energies eg;
+        eng_cfg c;
+        cfg_default(&c, "gpu", rc, rlist);
+        hx_md *g = engine(s, &c);
+        hx_md_energies eg;
         memset(&eg, 0, sizeof eg);
-        if (g)
-            T_OK(gmd_step(g, &eg));
-        gmd_destroy(&g);
+        long long npairs = 0;
+        if (g) {
+            T_OK(hx_md_evaluate(g));
+            eg = *hx_md_last_energies(g);
+            hx_nb_energies ne;
+            hx_gpu_nb_read_energies(tg_md_nb(g), &ne, &npairs);
+        }
+        hx_md_destroy(&g);
         const double rlj = t_reldiff(eg.lj, ec->lj, 1e-3),
                      rco = t_reldiff(eg.coulomb, ec->coulomb, 1e-3);
         const double rke = t_reldiff(eg.kinetic, ec->kinetic, 1e-3);
         printf("energies of step 0, %d atoms, rlist %.4f: LJ GPU %.10g CPU %.10g (rel %.1e), "
                "Coulomb GPU %.10g CPU %.10g (rel %.1e), kinetic rel %.1e, pairs within rc %lld\n",
-               n, rlist, eg.lj, ec->lj, rlj, eg.coulomb, ec->coulomb, rco, rke, eg.npairs);
+               n, rlist, eg.lj, ec->lj, rlj, eg.coulomb, ec->coulomb, rco, rke, npairs);
         ncases += 3;
         /* 1e-6 relative, or 5e-5 kJ/mol per atom for a total that is a small remainder (see
          * tests/test_gpu_nb.c) */
@@ -256,17 +526,18 @@ int main(int argc, char **argv)
         T_CHECK(rke <= 1e-6, "step 0 kinetic: GPU %.12g CPU %.12g", eg.kinetic, ec->kinetic);
     }
 
-    /* 2. lists at every search of a short run, with and without the rolling prune */
+    /* 2. lists at every search of a short run, with the rolling prune */
     {
-        gmd_params gp;
-        gmd_params_default(&gp);
-        gp.rc = rc;
-        gp.rlist = rlist + 0.1;
-        gp.rlist_inner = rlist;
-        gp.prune_parts = 4;
-        gp.nstlist = 20;
+        eng_cfg c;
+        /* 648 atoms: an outer radius below half the box (0.93 nm) */
+        cfg_default(&c, "gpu", rc, rlist + (quick ? 0.05 : 0.1));
+        c.rlist_inner = rlist;
+        c.prune_parts = 4;
+        /* quick: the emulation's few steps, 3 searches as in the full run's first 41 */
+        c.prune_parts = quick ? 2 : 4;
+        c.nstlist = quick ? 4 : 20;
         run_out o;
-        gpu_run("lists (rolling prune)", s, ff, &gp, quick ? 41 : 200, 10, 1, 1, &o);
+        gpu_run("lists (rolling prune)", s, &c, quick ? 9 : 200, quick ? 3 : 10, 1, 1, &o);
         ncases++;
         printf("lists: %d searches checked, %lld pairs missing in total\n", o.searches_checked,
                o.missing);
@@ -275,54 +546,12 @@ int main(int argc, char **argv)
                 o.searches_checked);
     }
 
-    /* 5. graph replay equals direct launches */
-    {
-        gmd_params gp;
-        gmd_params_default(&gp);
-        gp.rc = rc;
-        gp.rlist = rlist;
-        gp.nstlist = 10;
-        const int steps = quick ? 25 : 100;
-        hx_system *s1 = NULL, *s2 = NULL;
-        T_OK(hx_system_copy(s, &s1));
-        T_OK(hx_system_copy(s, &s2));
-        gmd_energies e1, e2;
-        memset(&e1, 0, sizeof e1);
-        memset(&e2, 0, sizeof e2);
-        for (int pass = 0; pass < 2; pass++) {
-            gp.use_graph = pass == 0;
-            gmd *g = NULL;
-            T_OK(gmd_create(s, ff, &gp, &g));
-            for (int i = 0; g && i < steps; i++)
-                T_OK(gmd_step(g, NULL));
-            if (g)
-                T_OK(gmd_step(g, pass == 0 ? &e1 : &e2));
-            if (g)
-                T_OK(gmd_download(g, pass == 0 ? s1 : s2));
-            gmd_destroy(&g);
-        }
-        double dx = 0;
-        for (int k = 0; k < 3 * n; k++)
-            dx = fmax(dx, fabs(s1->x[k] - s2->x[k]));
-        const double re = t_reldiff(e1.total, e2.total, 1e-3);
-        printf("graph replay vs direct launches, %d steps: max |dx| %.2e nm, total energy %.10g "
-               "vs %.10g (rel %.1e)\n",
-               steps, dx, e1.total, e2.total, re);
-        ncases += 2;
-        T_CHECK(dx <= 1e-4, "graph vs direct: positions differ by %.3g nm", dx);
-        /* The two runs differ only in the order of the float force sums (the j forces'
-         * atomics), so their positions part by ~1e-7 nm in these steps and the total energy
-         * by about sqrt(3N) x F_rms x dx = 67 x 1e3 x 1e-7 = 7e-3 kJ/mol at 1500 atoms, 4e-6
-         * of it: under compute-sanitizer (kernels serialised differently) 1.5e-6 was seen
-         * against a bar of 1e-6 (bench/results/h200-2026-12-04d/sanitize_aca04fa/). Shown to
-         * fail (CPU emulation): with the local pair kernel left out of the captured step,
-         * positions differ by 0.2 nm and the energy is 9217 against -1576 kJ/mol. Leaving out
-         * the home reaction-field terms instead changed nothing (1.8e-7): they are forces
-         * within rigid waters, which SETTLE takes out again. */
-        T_CHECK(re <= 1e-5, "graph vs direct: total energy %.12g vs %.12g", e1.total, e2.total);
-        hx_system_destroy(&s1);
-        hx_system_destroy(&s2);
-    }
+    /* 5. graph replay equals direct launches; step timing (quick: a search at step 3, its graph
+     * captured again) */
+    graph_checks(s, rc, rlist, quick ? 5 : 100, quick ? 3 : 10, quick ? 2 : 3);
+
+    /* 6. v-rescale heating */
+    heat_checks(s, rc, rlist, quick ? 4 : 20);
 
     if (!quick) {
         /* 3. NVE drift: CPU engine, GPU nstlist 10, GPU nstlist 40 + rolling prune */
@@ -339,25 +568,30 @@ int main(int argc, char **argv)
         }
         hx_md_destroy(&cm);
         const double dcpu = fit_slope(&fc) / n;
-        gmd_params gp;
-        gmd_params_default(&gp);
-        gp.rc = rc;
-        gp.rlist = rlist;
-        gp.nstlist = 10;
+        eng_cfg c;
+        cfg_default(&c, "gpu", rc, rlist);
         run_out o1, o2;
-        gpu_run("NVE nstlist 10", s, ff, &gp, nsteps, nste, 1000, 0, &o1);
+        gpu_run("NVE nstlist 10", s, &c, nsteps, nste, 1000, 0, &o1);
         /* nstlist 40: outer buffer for 40 steps, inner for 5 (rolling prune in 4 parts) */
         double r40 = rlist, r5 = rlist;
         {
+            hx_forcefield *ff = NULL;
+            hx_system *sf = NULL;
+            T_OK(hx_forcefield_create("spce", &ff));
+            T_OK(hx_system_copy(s, &sf));
+            if (ff && sf)
+                T_OK(hx_forcefield_apply(ff, sf));
             hx_nb_params nbp = {rc, 0.0, 1.0};
-            T_OK(hx_nb_rlist_from_tolerance(ff, s, &nbp, 0.002, 40, 300.0, 0.005, &r40));
-            T_OK(hx_nb_rlist_from_tolerance(ff, s, &nbp, 0.002, 5, 300.0, 0.005, &r5));
+            T_OK(hx_nb_rlist_from_tolerance(ff, sf, &nbp, 0.002, 40, 300.0, 0.005, &r40));
+            T_OK(hx_nb_rlist_from_tolerance(ff, sf, &nbp, 0.002, 5, 300.0, 0.005, &r5));
+            hx_system_destroy(&sf);
+            hx_forcefield_destroy(&ff);
         }
-        gp.nstlist = 40;
-        gp.rlist = r40;
-        gp.rlist_inner = r5;
-        gp.prune_parts = 4;
-        gpu_run("NVE nstlist 40 prune 4", s, ff, &gp, nsteps, nste, 1000, 0, &o2);
+        c.nstlist = 40;
+        c.rlist = r40;
+        c.rlist_inner = r5;
+        c.prune_parts = 4;
+        gpu_run("NVE nstlist 40 prune 4", s, &c, nsteps, nste, 1000, 0, &o2);
         printf("NVE 10 ps, %d atoms: drift CPU %.3e, GPU (nstlist 10, rlist %.4f) %.3e, GPU "
                "(nstlist 40, rlist %.4f/%.4f, prune 4) %.3e kJ/mol/ps/atom; max constraint "
                "deviation %.1e / %.1e\n",
@@ -377,18 +611,15 @@ int main(int argc, char **argv)
         }
 
         /* 4. 100 ps NVE and 20 ps v-rescale */
-        gmd_params gq;
-        gmd_params_default(&gq);
-        gq.rc = rc;
-        gq.rlist = rlist;
-        gq.nstlist = 10;
+        eng_cfg q;
+        cfg_default(&q, "gpu", rc, rlist);
         run_out o3, o4;
-        gpu_run("NVE 100 ps", s, ff, &gq, 50000, 100, 5000, 0, &o3);
-        gq.vrescale = 1;
-        gq.nsttcouple = 10;
-        gq.tau_t = 0.1;
-        gq.ref_t = 300.0;
-        gpu_run("v-rescale 20 ps", s, ff, &gq, 10000, 10, 5000, 0, &o4);
+        gpu_run("NVE 100 ps", s, &q, 50000, 100, 5000, 0, &o3);
+        q.vrescale = 1;
+        q.nsttcouple = 10;
+        q.tau_t = 0.1;
+        q.ref_t = 300.0;
+        gpu_run("v-rescale 20 ps", s, &q, 10000, 10, 5000, 0, &o4);
         printf("100 ps NVE: T first 10 ps %.2f K, last 10 ps %.2f K, drift %.3e; 20 ps "
                "v-rescale (300 K): T last 10 ps %.2f K\n",
                o3.t_first, o3.t_last, o3.drift, o4.t_last);
@@ -399,7 +630,6 @@ int main(int argc, char **argv)
                 o4.t_last);
     }
     hx_system_destroy(&s);
-    hx_forcefield_destroy(&ff);
     hx_md_destroy(&a);
     hx_md_destroy(&b);
     hx_md_destroy(&ref);

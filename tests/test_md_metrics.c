@@ -5,14 +5,19 @@
  *    the non-overlap is the non-local work plus the gap between two timestamps (>= it, and at
  *    most 50 µs more per sample);
  *  - sampling changes no result: energies bit-identical to an unsampled run;
- *  - a second hx_md_run reports its own steps and searches (halox bench md's warm-up). */
+ *  - a second hx_md_run reports its own steps and searches (halox bench md's warm-up);
+ *  - the engine's step timing (hx_md_params.step_timing) on the host clock: one record per
+ *    step of the latest run, in order, searches flagged where the schedule searched, positive
+ *    times; with HX_MD_STEP_BREAKDOWN the local work and the update of each step fit in its
+ *    time, without it they are NaN; timing changes no result either. */
 #include "halox/md.h"
 #include "test_md_common.h"
 
 #include <math.h>
 #include <string.h>
 
-static hx_md *run(const hx_system *sys, int nstmetrics, hx_comm *comm, double *etot)
+static hx_md *run_t(const hx_system *sys, int nstmetrics, int step_timing, hx_comm *comm,
+                    double *etot)
 {
     hx_md_params p;
     hx_md_params_default(&p);
@@ -23,6 +28,7 @@ static hx_md *run(const hx_system *sys, int nstmetrics, hx_comm *comm, double *e
     p.gen_temp = 300;
     p.nthreads = 1;
     p.nstmetrics = nstmetrics;
+    p.step_timing = step_timing;
     hx_md *md = NULL;
     static const int grid[3] = {2, 1, 1};
     T_OK(hx_md_create_dd(sys, &p, comm, grid, &md));
@@ -34,6 +40,38 @@ static hx_md *run(const hx_system *sys, int nstmetrics, hx_comm *comm, double *e
     T_OK(hx_md_run(md, &out));
     *etot = hx_md_last_energies(md)->total;
     return md;
+}
+
+static hx_md *run(const hx_system *sys, int nstmetrics, hx_comm *comm, double *etot)
+{
+    return run_t(sys, nstmetrics, HX_MD_STEP_TIMING_OFF, comm, etot);
+}
+
+/* The records of md's latest run: n steps from first, searches every 10 steps (the default
+ * nstlist) but at the run's first step (the engine's creation, or the previous run's closing
+ * evaluation, searched there), breakdown parts or NaN. */
+static void check_times(hx_md *md, long long first, int n, int breakdown)
+{
+    hx_md_step_time rec[32];
+    int got = -1;
+    T_OK(hx_md_get_step_times(md, rec, 32, &got));
+    T_CHECK(got == n, "%d step records, want %d", got, n);
+    int bad = 0;
+    for (int k = 0; k < got && k < 32; k++) {
+        const hx_md_step_time *r = &rec[k];
+        const long long step = first + k;
+        const int search = k > 0 && step % 10 == 0;
+        int ok = r->step == step && r->search == search && !r->graph && r->us > 0;
+        if (breakdown)
+            ok = ok && r->local_us > 0 && r->update_us > 0 && r->local_us + r->update_us <= r->us;
+        else
+            ok = ok && isnan(r->local_us) && isnan(r->update_us);
+        if (!ok && bad++ < 4)
+            T_FAIL("step record %d: step %lld (want %lld), search %d (want %d), graph %d, %.3g us, "
+                   "local %.3g us, update %.3g us (breakdown %d)",
+                   k, r->step, step, r->search, search, r->graph, r->us, r->local_us, r->update_us,
+                   breakdown);
+    }
 }
 
 int main(void)
@@ -93,8 +131,31 @@ int main(void)
                 "counts of the earlier run kept",
                 t2.steps, t2.searches);
     }
+    /* step timing, with the metrics sampled too (both read the same marks) */
+    double ec = 0;
+    hx_md *c = run_t(sys, 5, HX_MD_STEP_BREAKDOWN, comm, &ec);
+    if (a && c) {
+        T_CHECK(ec == e0, "step timing changed the energy: %.17g vs %.17g", ec, e0);
+        hx_md_timings tc;
+        hx_md_get_timings(c, &tc);
+        T_CHECK(tc.metric_samples == 8, "with the breakdown: %lld metric samples, want 8",
+                tc.metric_samples);
+        check_times(c, 0, 20, 1);
+        /* switched between runs; a run of 10 more steps */
+        T_OK(hx_md_set_step_timing(c, HX_MD_STEP_TIMES));
+        T_CHECK(hx_md_set_step_timing(c, 3) == HX_ERR_INVALID_ARG, "step timing 3 accepted");
+        hx_md_set_steps(c, 10);
+        T_OK(hx_md_run(c, NULL));
+        check_times(c, 20, 10, 0);
+        T_OK(hx_md_set_step_timing(c, HX_MD_STEP_TIMING_OFF));
+        T_OK(hx_md_run(c, NULL));
+        int n = -1;
+        T_OK(hx_md_get_step_times(c, NULL, 0, &n));
+        T_CHECK(n == 0, "step timing off: %d records", n);
+    }
     hx_md_destroy(&a);
     hx_md_destroy(&b);
+    hx_md_destroy(&c);
     hx_comm_destroy(&comm);
     hx_system_destroy(&sys);
     return t_finish("test_md_metrics", 1);

@@ -456,7 +456,22 @@ typedef struct hx_md_params {
      * on pair-search steps). */
     int nstlist_auto;
     int nstlist_divides;
+    /* Benchmarks and tests. no_graph 1: every step is launched directly, never replayed from a
+     * CUDA graph (profilers then see every step's kernels; a test compares the two). step_timing
+     * (HX_MD_STEP_*): the time of every step of hx_md_run, read with hx_md_get_step_times and
+     * changed between runs with hx_md_set_step_timing. */
+    int no_graph;
+    int step_timing;
 } hx_md_params;
+
+/* hx_md_params.step_timing:
+ *  - HX_MD_STEP_TIMES: a clock point after every step (a CUDA event on the step's last stream
+ *    on a GPU, the wall clock on the host), nothing waited for: the steps run as untimed ones;
+ *  - HX_MD_STEP_BREAKDOWN: also points at the step's start, after its local work (the local
+ *    forces with what runs beside them) and after its update (on a GPU: event nodes of the
+ *    step's CUDA graph), and every step waits for them: where a step's time goes, at the price
+ *    of a slower step (benchmarks take the time per step from a run without it). */
+enum { HX_MD_STEP_TIMING_OFF = 0, HX_MD_STEP_TIMES = 1, HX_MD_STEP_BREAKDOWN = 2 };
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10 (fixed:
  * nstlist_auto 0), nstcheck 10, prune_parts -1 (backend default), rlist_inner 0 (estimate),
@@ -582,7 +597,23 @@ typedef struct hx_md_timings {
      * the force halo, at least 0). Sums over the samples, µs; device time on a GPU. */
     long long metric_samples;
     double local_work_us, nonlocal_work_us, non_overlap_us;
+    /* steps replayed from a CUDA graph (counted like steps: since the engine's creation) */
+    long long graph_steps;
 } hx_md_timings;
+
+/* One step timed by hx_md_run (hx_md_params.step_timing). */
+typedef struct hx_md_step_time {
+    long long step;
+    int search; /* the step began with a pair search (repartition) */
+    int graph;  /* replayed from the CUDA graph */
+    /* µs from the end of the previous step (for the run's first step: the run's start) to the
+     * end of this one: device time on a GPU, which also counts the device waiting for the host,
+     * wall time on the host */
+    double us;
+    /* HX_MD_STEP_BREAKDOWN (NaN otherwise), this process's first local domain: the step's start
+     * to the end of its local work, and from there to the end of its update, µs */
+    double local_us, update_us;
+} hx_md_step_time;
 
 /* The decomposition as it stands after the latest repartition (reduced over all ranks). */
 typedef struct hx_md_dd_info {
@@ -676,6 +707,12 @@ long long hx_md_current_step(const hx_md *md);
 long long hx_md_last_missed(const hx_md *md); /* missed pairs at the most recent rebuild */
 long long hx_md_npairs(const hx_md *md);
 void hx_md_get_timings(const hx_md *md, hx_md_timings *t);
+/* The steps the latest hx_md_run timed (step_timing on; the final hx_md_evaluate is not a
+ * step), in order: min(*n, cap) of them into out (out may be NULL with cap 0), their number into
+ * *n. Waits for the device. */
+hx_status hx_md_get_step_times(hx_md *md, hx_md_step_time *out, int cap, int *n);
+/* step_timing for the next runs (HX_MD_STEP_*); the next plain step is captured again. */
+hx_status hx_md_set_step_timing(hx_md *md, int mode);
 /* The thermostat's random stream, to store in a checkpoint. */
 void hx_md_get_rng_state(const hx_md *md, uint64_t state[4]);
 /* The energy the thermostat has added to the system in the steps before the current one

@@ -31,8 +31,16 @@
 #include "halox/migrate.h"
 #include "halox/md.h"
 
-/* the points of a step that mark() records (metrics steps only) */
-enum { HX_MARK_LOCAL_BEGIN, HX_MARK_LOCAL_END, HX_MARK_NL_BEGIN, HX_MARK_NL_END, HX_MARK_N };
+/* the points of a step that mark() records (metrics steps, and every step of a step-timing
+ * breakdown, where a GPU backend records them inside the captured step) */
+enum {
+    HX_MARK_LOCAL_BEGIN,
+    HX_MARK_LOCAL_END,
+    HX_MARK_NL_BEGIN,
+    HX_MARK_NL_END,
+    HX_MARK_UPDATE_END, /* after the update (on the local stream, which joins it) */
+    HX_MARK_N
+};
 
 /* indices of energies() output. The schedule zeroes the array before the call, so a backend
  * that computes no bonded terms may leave HX_E_BOND..HX_E_COUL14 untouched. */
@@ -99,14 +107,23 @@ typedef struct hx_md_backend_ops {
     hx_status (*capture_end)(void *impl);
     hx_status (*replay)(void *impl);
     void (*invalidate_graph)(void *impl);
-    /* Metrics steps: record a point of the step (local ones on the local stream, HX_MARK_NL_* on
-     * halo_stream), then read them back (waits), as µs after the step began. */
+    /* Metrics steps: record a point of the step (HX_MARK_NL_* on halo_stream, the others on the
+     * local stream), then read them back (waits), as µs after the step began. Between capture_begin
+     * and capture_end the points become part of the captured step, recorded at every replay. */
     void (*mark)(void *impl, int i, int which);
     hx_status (*read_marks)(void *impl, int i, double t_us[HX_MARK_N]);
     /* Wait until everything enqueued has finished (NULL: nothing runs asynchronously). */
     hx_status (*sync)(void *impl);
     /* One line for the log: kernels, device. */
     const char *(*describe)(void *impl);
+    /* Optional (NULL: the schedule reads the host clock, the work being done when a call
+     * returns): clock points for step timing (hx_md_params.step_timing). clock_reserve(n): room
+     * for points 0 .. n-1, made before a timed run so that none is made while it runs;
+     * clock(k): record point k after everything enqueued so far, waiting for nothing;
+     * clock_elapsed(k0, k1): µs from point k0 to point k1 (waits for k1). */
+    hx_status (*clock_reserve)(void *impl, int n);
+    hx_status (*clock)(void *impl, int k);
+    hx_status (*clock_elapsed)(void *impl, int k0, int k1, double *us);
     /* Optional (NULL: the search step runs on the host): the decomposed search step on the
      * device (src/md/gpu/decomp_gpu.h), on the state the backend keeps there.
      *   dd_start     collective, after the first repartition (set_local done): takes the
@@ -130,6 +147,10 @@ extern "C" {
 extern const hx_md_backend_ops hx_md_backend_cpu;
 /* src/md/gpu/gpu_backend.cu, in builds with CUDA (HX_MD_HAVE_GPU) */
 extern const hx_md_backend_ops hx_md_backend_gpu;
+/* The pair module of local domain i of a gpu backend's impl: tests check its lists and
+ * benchmarks time its kernels alone, in the engine's own run. */
+typedef struct hx_gpu_nb hx_gpu_nb;
+hx_gpu_nb *hx_md_backend_gpu_nb(void *impl, int i);
 #ifdef __cplusplus
 }
 #endif

@@ -94,6 +94,11 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
     HX_CHECK(p->nstmetrics >= 0, HX_ERR_INVALID_ARG, "nstmetrics = %d: must be >= 0",
              p->nstmetrics);
     HX_CHECK(p->nthreads >= 0, HX_ERR_INVALID_ARG, "threads = %d: must be >= 0", p->nthreads);
+    HX_CHECK(p->step_timing >= HX_MD_STEP_TIMING_OFF && p->step_timing <= HX_MD_STEP_BREAKDOWN,
+             HX_ERR_INVALID_ARG,
+             "step_timing = %d: use HX_MD_STEP_TIMING_OFF, HX_MD_STEP_TIMES or "
+             "HX_MD_STEP_BREAKDOWN",
+             p->step_timing);
     HX_CHECK(p->nb_precision == HX_NB_DOUBLE || p->nb_precision == HX_NB_MIXED, HX_ERR_INVALID_ARG,
              "non-bonded precision %d: use double or mixed", p->nb_precision);
     if (sys) {
@@ -142,6 +147,7 @@ static void md_free(hx_md *md)
     free(md->red);
     free(md->ke_old);
     free(md->dev);
+    free(md->st);
     hx_system_destroy(&md->sys);
     hx_forcefield_destroy(&md->ff);
     hx_comm_destroy(&md->own_comm);
@@ -529,7 +535,9 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
      * program's MPI_Abort ended them. The waits of the loop take the step deadline. */
     const int was_in_step = hx_comm_set_in_step(md->comm, 1);
     double start = hx_wtime(), last_report = start;
-    hx_status st = HX_OK;
+    hx_status st = hx_md_clock_start(md);
+    if (st != HX_OK)
+        goto done;
     for (;;) {
         long long s = md->step;
         int stop_now = 0;
@@ -585,6 +593,7 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
         st = hx_md_agree(md);
 done:
     hx_comm_set_in_step(md->comm, was_in_step);
+    hx_md_clock_stop(md);
     free(stop_in);
     md->tm.total += hx_wtime() - start;
     md->energy_interval = md->log_interval = 0;

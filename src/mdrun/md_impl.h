@@ -55,6 +55,14 @@ struct hx_md {
     int graph_ok;     /* both can capture */
     int graph_valid;  /* captured for the current partition */
     int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
+    /* step timing (hx_md_params.step_timing, src/mdrun/step_timing.c): the records of the latest
+     * run; record r ends at clock point r + 1 (point 0: the run's start), st_read of them have
+     * their time read back; clock_host: the last point on the host clock (backends without
+     * device clock points) */
+    hx_md_step_time *st;
+    int nst, cap_st, st_read;
+    int clock_on;
+    double clock_host;
     /* the search step runs on the device (backend dd_* ops, halo with device messages) */
     int dd_device;
 };
@@ -66,5 +74,11 @@ hx_status hx_md_do_step(hx_md *md, int commit);
 hx_status hx_md_note(hx_md *md, hx_status st);
 /* Agreement point: every rank fails if any recorded a failure. */
 hx_status hx_md_agree(hx_md *md);
+
+/* src/mdrun/step_timing.c: hx_md_run starts and stops the clock (step_timing on); the schedule
+ * marks the end of every committed step, reading the breakdown's points when asked */
+hx_status hx_md_clock_start(hx_md *md);
+void hx_md_clock_stop(hx_md *md);
+hx_status hx_md_clock_step(hx_md *md, int search, int graph, int breakdown);
 
 #endif

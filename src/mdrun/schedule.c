@@ -279,6 +279,11 @@ hx_status hx_md_repartition(hx_md *md, int first)
         for (int i = 0; i < md->nlocal && st == HX_OK; i++)
             st = md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
         HX_TRY(hx_comm_agree(md->comm, st));
+        /* the list's sizes changed: launches of the captured step with the old ones would miss
+         * entries or run past them */
+        if (md->graph_valid && md->B->invalidate_graph)
+            md->B->invalidate_graph(md->bimpl);
+        md->graph_valid = 0;
         md->last_missed = -1;
         md->tm.searches++;
         md->last_search = md->step;
@@ -323,7 +328,10 @@ hx_status hx_md_repartition(hx_md *md, int first)
         hc.stress_seed = md->p.halo_stress_seed;
         hc.gpu = md->p.gpu;
         HX_TRY(hx_halo_create(hx_decomp_plan(md->dec), md->comm, &hc, &md->halo));
-        md->graph_ok = md->B->capture_begin && hx_halo_capturable(md->halo);
+        /* one domain (no decomposed dimension) has no pulse: no exchange blocks, whichever the
+         * halo backend, and a plain step can be captured */
+        md->graph_ok = !md->p.no_graph && md->B->capture_begin &&
+                       (hx_halo_capturable(md->halo) || md->ndim == 0);
     } else {
         HX_TRY(hx_halo_update(md->halo));
     }
@@ -481,7 +489,8 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     const hx_md_backend_ops *B = md->B;
     const int nl = md->nlocal;
     hx_comm_set_step(md->comm, md->step); /* the step a timed-out wait names */
-    if (md->step % md->p.nstlist == 0 && md->step != md->last_search)
+    const int search = md->step % md->p.nstlist == 0 && md->step != md->last_search;
+    if (search)
         HX_TRY(hx_md_repartition(md, 0));
     /* Energies cost 20-25% of the kernel; hx_md_run asks for them only on output steps. */
     const int want_e = !commit || md->energy_interval <= 0 || md->step % md->energy_interval == 0 ||
@@ -490,15 +499,19 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         md->p.thermostat == HX_THERMOSTAT_VRESCALE && md->step % md->p.nsttcouple == 0;
     const int marks = commit && md->p.nstmetrics > 0 && md->step % md->p.nstmetrics == 0 &&
                       md->B->mark && md->B->read_marks;
+    /* the step-timing breakdown marks every committed step, inside its graph too */
+    const int bd =
+        commit && md->p.step_timing == HX_MD_STEP_BREAKDOWN && md->B->mark && md->B->read_marks;
 
     /* A plain step: replay the captured graph (or capture it now) where the backend can. */
     if (md->graph_ok && commit && !want_e && !tcouple && !marks && !md->halo_x_fresh) {
         double t0 = hx_wtime();
         if (!md->graph_valid) {
             NOTE(B->capture_begin(md->bimpl));
-            HX_TRY(enqueue_forces(md, 0, 0));
+            HX_TRY(enqueue_forces(md, 0, bd));
             for (int i = 0; i < nl; i++)
                 NOTE(B->update(md->bimpl, i, 1.0, 0, 1, md->step));
+            mark(md, bd, HX_MARK_UPDATE_END);
             NOTE(B->capture_end(md->bimpl));
             md->graph_valid = 1;
         }
@@ -506,13 +519,15 @@ hx_status hx_md_do_step(hx_md *md, int commit)
         md->tm.update += hx_wtime() - t0;
         md->ener.step = md->step;
         no_energies(md);
+        md->tm.graph_steps++;
+        HX_TRY(hx_md_clock_step(md, search, 1, bd));
         md->step++;
         md->tm.steps++;
         md->gathered_step_valid = 0;
         return HX_OK;
     }
 
-    HX_TRY(enqueue_forces(md, want_e, marks));
+    HX_TRY(enqueue_forces(md, want_e, marks || bd));
     double t5 = hx_wtime();
     double lambda = 1.0, ke_old = NAN, work = 0.0;
     if (tcouple || want_e)
@@ -537,6 +552,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     }
     for (int i = 0; i < nl; i++)
         NOTE(B->update(md->bimpl, i, lambda, want_e, commit, md->step));
+    mark(md, marks || bd, HX_MARK_UPDATE_END);
     if (marks)
         HX_TRY(read_metrics(md));
     md->ener.step = md->step;
@@ -598,6 +614,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     }
     if (commit) {
         md->thermostat_work += work;
+        HX_TRY(hx_md_clock_step(md, search, 0, bd));
         md->step++;
         md->tm.steps++;
         md->gathered_step_valid = 0;

@@ -72,7 +72,10 @@ typedef struct gb_impl {
     cudaEvent_t ev_fork, ev_local, ev_nl, ev_update, ev_join, ev_clear;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    int fuse; /* the update reduces the home pair forces and gathers positions (nb_gpu.h) */
+    int fuse;         /* the update reduces the home pair forces and gathers positions (nb_gpu.h) */
+    int capturing;    /* between capture_begin and capture_end: marks become graph nodes */
+    cudaEvent_t *clk; /* clock points of step timing (timing events), nclk made */
+    int nclk;
     char desc[600];
     /* the decomposed search step on the device (dd_start on) */
     hx_gpu_decomp *gdec;
@@ -109,6 +112,9 @@ static void gb_destroy_on(gb_impl *g)
         cudaGraphExecDestroy(g->exec);
     if (g->graph)
         cudaGraphDestroy(g->graph);
+    for (int k = 0; k < g->nclk; k++)
+        cudaEventDestroy(g->clk[k]);
+    free(g->clk);
 }
 
 static void gb_destroy(void *vimpl)
@@ -556,6 +562,7 @@ static hx_status gb_capture_begin_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     HX_CUDA(cudaStreamBeginCapture(g->s_local, cudaStreamCaptureModeGlobal));
+    g->capturing = 1;
     /* the other streams join the capture through the local stream */
     HX_CUDA(cudaEventRecord(g->ev_fork, g->s_local));
     HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_fork, 0));
@@ -567,6 +574,7 @@ static hx_status gb_capture_end_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
     cudaGraph_t graph = NULL;
+    g->capturing = 0;
     /* the update joined the other streams back into the local stream */
     HX_CUDA(cudaStreamEndCapture(g->s_local, &graph));
     if (g->exec) {
@@ -603,8 +611,13 @@ static void gb_invalidate_graph(void *vimpl)
 static void gb_mark_on(void *vimpl, int i, int which)
 {
     gb_impl *g = (gb_impl *)vimpl;
+    /* HX_MARK_UPDATE_END on the local stream too, which the update has joined: a point left
+     * on the update's stream would end a captured step outside the local stream's join */
     cudaStream_t s = which == HX_MARK_NL_BEGIN || which == HX_MARK_NL_END ? g->s_nl : g->s_local;
-    (void)cudaEventRecord(g->dom[i].marks[which], s);
+    /* in a capture a plain record is only an ordering edge: "external" makes it a node that
+     * records the event at every replay (the step-timing breakdown of graph-replayed steps) */
+    (void)cudaEventRecordWithFlags(g->dom[i].marks[which], s,
+                                   g->capturing ? cudaEventRecordExternal : 0);
 }
 
 static hx_status gb_read_marks_on(void *vimpl, int i, double t_us[HX_MARK_N])
@@ -798,6 +811,41 @@ static const char *gb_describe(void *vimpl)
     return ((gb_impl *)vimpl)->desc;
 }
 
+static hx_status gb_clock_reserve_on(void *vimpl, int n)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    if (n <= g->nclk)
+        return HX_OK;
+    cudaEvent_t *c = (cudaEvent_t *)realloc(g->clk, sizeof *c * (size_t)n);
+    HX_CHECK(c, HX_ERR_NOMEM, "out of memory for %d clock points", n);
+    g->clk = c;
+    for (; g->nclk < n; g->nclk++)
+        HX_CUDA(cudaEventCreate(&g->clk[g->nclk]));
+    return HX_OK;
+}
+
+/* after a step the local stream has joined the others (gb_update_on): its end is the step's */
+static hx_status gb_clock_on(void *vimpl, int k)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    if (k >= g->nclk)
+        HX_TRY(gb_clock_reserve_on(vimpl, 2 * k + 64)); /* a run longer than reserved */
+    HX_CUDA(cudaEventRecord(g->clk[k], g->s_local));
+    return HX_OK;
+}
+
+static hx_status gb_clock_elapsed_on(void *vimpl, int k0, int k1, double *us)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    HX_CHECK(k0 >= 0 && k1 < g->nclk && k0 <= k1, HX_ERR_INVALID_ARG,
+             "gpu backend: clock points %d, %d of %d", k0, k1, g->nclk);
+    HX_CUDA(cudaEventSynchronize(g->clk[k1]));
+    float ms = 0.0f;
+    HX_CUDA(cudaEventElapsedTime(&ms, g->clk[k0], g->clk[k1]));
+    *us = 1e3 * ms;
+    return HX_OK;
+}
+
 /* ---- the ops: each on the context's device, the caller's restored ------------------------ */
 
 static hx_status gb_set_local(void *vimpl, int i, const hx_decomp_local *loc, void *x, void *f)
@@ -876,6 +924,27 @@ static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_set_local_on(vimpl, i, x, f));
 }
 
+static hx_status gb_clock_reserve(void *vimpl, int n)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_clock_reserve_on(vimpl, n));
+}
+
+static hx_status gb_clock(void *vimpl, int k)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_clock_on(vimpl, k));
+}
+
+static hx_status gb_clock_elapsed(void *vimpl, int k0, int k1, double *us)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_clock_elapsed_on(vimpl, k0, k1, us));
+}
+
+extern "C" hx_gpu_nb *hx_md_backend_gpu_nb(void *vimpl, int i)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    return g && i >= 0 && i < g->nlocal ? g->dom[i].nb : NULL;
+}
+
 static void gb_mark(void *vimpl, int i, int which)
 {
     hx_gpu_guard gd;
@@ -887,9 +956,9 @@ static void gb_mark(void *vimpl, int i, int which)
 
 /* positional: the order of hx_md_backend_ops (C++ has no designated initialisers here) */
 extern "C" const hx_md_backend_ops hx_md_backend_gpu = {
-    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,    gb_destroy,
-    gb_set_local,   gb_search,     gb_npairs,           gb_forces,    gb_halo_stream,
-    gb_kinetic,     gb_update,     gb_energies,         gb_download,  gb_capture_begin,
-    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,      gb_read_marks,
-    gb_sync,        gb_describe,   gb_dd_start,         gb_dd_search, gb_dd_counts,
-    gb_dd_set_local};
+    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,      gb_destroy,
+    gb_set_local,   gb_search,     gb_npairs,           gb_forces,      gb_halo_stream,
+    gb_kinetic,     gb_update,     gb_energies,         gb_download,    gb_capture_begin,
+    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,        gb_read_marks,
+    gb_sync,        gb_describe,   gb_clock_reserve,    gb_clock,       gb_clock_elapsed,
+    gb_dd_start,    gb_dd_search,  gb_dd_counts,        gb_dd_set_local};

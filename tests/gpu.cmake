@@ -10,6 +10,8 @@
 # HALOX_GPU_LAUNCH_TIMEOUT seconds, before ctest's own TIMEOUT. A rank spinning in a GPU wait
 # ignores ctest's signal to mpirun, and the test then ran on for minutes; killed, it is reported
 # as failed (exit 137) and the next test starts.
+set(HALOX_EMU_SLOW_MS 100 CACHE STRING
+    "CPU emulation: pause in ms of the slow PE of the NVSHMEM ordering-fault tests")
 set(HALOX_GPU_LAUNCH_TIMEOUT 300 CACHE STRING
     "seconds after which a multi-rank GPU test is killed (timeout -s KILL around mpirun)")
 find_program(HALOX_TIMEOUT_PROGRAM timeout)
@@ -82,6 +84,73 @@ foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline test_gpu_con
     target_link_libraries(${t} PRIVATE halox_gpu_halo_fixture)
   endif()
 endforeach()
+
+# The fused NVSHMEM exchange in the CPU emulation (CI): NVSHMEM emulated over POSIX shared memory
+# between the ranks (tests/emu/nvshmem.h), every block of its kernels running at once, blocks of
+# 64 threads. test_gpu_halo's nvshmem configurations (automatic path, forced P2P, forced network
+# with put-with-signal, P2P through the bulk-copy path) against the host backend on small cases:
+# on 2 ranks (one emulated GPU: GPU-scope ordering) and on 4 ranks (2x2x1, two emulated GPUs:
+# system scope, pulses that forward atoms). On 4 ranks PE 0 is slow (HALOX_EMU_SLOW_PE: it pauses
+# after every signal it publishes, its blocks held), which a correct protocol must not notice;
+# the same run with HALOX_TEST_INJECT=x-early (blocks publish coordinates before packing their
+# forwarded atoms) and f-early (forces counted accumulated before they are added) must fail,
+# every time, with a mismatch that names rank, step, atom and pulse: the slow PE's pause turns
+# the race each fault opens into a certainty (tests/emu/emu_device.h).
+if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
+  add_executable(test_gpu_halo test_gpu_halo.c)
+  target_link_libraries(test_gpu_halo PRIVATE halox_gpu_halo_fixture halox_testutil)
+  target_compile_options(test_gpu_halo PRIVATE ${HALOX_ALL_WARNINGS})
+  function(halox_emu_halo_test name ranks)
+    cmake_parse_arguments(T "" "FAIL" "ARGS;ENV" ${ARGN})
+    set(cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${HALOX_MPIEXEC_FLAGS}
+            $<TARGET_FILE:test_gpu_halo> ${T_ARGS})
+    if(HALOX_TIMEOUT_PROGRAM)
+      list(PREPEND cmd ${HALOX_TIMEOUT_PROGRAM} -s KILL ${HALOX_GPU_LAUNCH_TIMEOUT})
+    endif()
+    if(T_FAIL)
+      list(PREPEND cmd ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh ${T_FAIL})
+    endif()
+    add_test(NAME ${name} COMMAND ${cmd})
+    math(EXPR ctest_timeout "${HALOX_GPU_LAUNCH_TIMEOUT} + 60")
+    set_tests_properties(${name} PROPERTIES LABELS "gpu;mpi;halo;emulation" PROCESSORS 1
+                         TIMEOUT ${ctest_timeout} ENVIRONMENT "HALOX_ALLOW_NO_MPS=1;${T_ENV}")
+  endfunction()
+  halox_emu_halo_test(test_gpu_halo_nvshmem_np2 2 ARGS --only nvshmem --small
+                      ENV HALOX_EMU_DEVICES=1)
+  set(_slow HALOX_EMU_DEVICES=2 HALOX_EMU_SLOW_PE=0:${HALOX_EMU_SLOW_MS})
+  halox_emu_halo_test(test_gpu_halo_nvshmem_np4 4 ARGS --only nvshmem --grid 2x2x1 --small
+                      ENV ${_slow})
+  # x-early concerns the P2P path only; f-early both (the network path's force put reads f too)
+  halox_emu_halo_test(test_gpu_halo_inject_x_early_np4 4
+                      ARGS --only nvshmem/auto --grid 2x2x1 --small
+                      ENV ${_slow} HALOX_TEST_INJECT=x-early
+                      FAIL "rank [0-9]+ step [0-9]+: x of local atom [0-9]+ \\(pulse [0-9]+ from rank [0-9]+")
+  halox_emu_halo_test(test_gpu_halo_inject_f_early_np4 4
+                      ARGS --only nvshmem/auto,nvshmem/network --grid 2x2x1 --small
+                      ENV ${_slow} HALOX_TEST_INJECT=f-early
+                      FAIL "rank [0-9]+ step [0-9]+: f of local atom [0-9]+ \\((home|halo), pulse -?[0-9]+ from rank [0-9]+")
+  # the emulation itself (tests/emu/test_emu_nvshmem.cpp): the NVSHMEM model (symmetric memory,
+  # put-with-signal ordering, comparisons, the slow PE's hold), and its deadlines, which must
+  # end a wait that never ends with a message
+  add_executable(test_emu_nvshmem emu/test_emu_nvshmem.cpp)
+  target_link_libraries(test_emu_nvshmem PRIVATE halox MPI::MPI_C)
+  target_compile_options(test_emu_nvshmem PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  set(_emu_cmd ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_FLAGS}
+               $<TARGET_FILE:test_emu_nvshmem>)
+  add_test(NAME test_emu_nvshmem_np2 COMMAND ${_emu_cmd})
+  add_test(NAME test_emu_nvshmem_deadline_np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
+                   "PE 0: nvshmem_signal_wait_until: waited 1 s .*; aborting" ${_emu_cmd} --deadline)
+  add_test(NAME test_emu_nvshmem_hang_np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
+                   "has not ended after 2 s: .* still wait" ${_emu_cmd} --hang)
+  set_tests_properties(test_emu_nvshmem_np2 test_emu_nvshmem_deadline_np2
+                       test_emu_nvshmem_hang_np2 PROPERTIES LABELS "gpu;mpi;emulation"
+                       PROCESSORS 1 TIMEOUT 120)
+  set_tests_properties(test_emu_nvshmem_deadline_np2 PROPERTIES
+                       ENVIRONMENT "HALOX_HALO_WAIT_TIMEOUT=1")
+  set_tests_properties(test_emu_nvshmem_hang_np2 PROPERTIES ENVIRONMENT "HALOX_EMU_GRID_TIMEOUT=2")
+endif()
 
 # GPU compute of the single-GPU MD step (src/md/gpu/nb_gpu.cu, search_gpu.cu, update_gpu.cu):
 # against the CPU path; --quick is what the CPU emulation build (HALOX_GPU_EMULATE) runs.

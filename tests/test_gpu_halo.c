@@ -19,7 +19,15 @@
  *    roundings of partial sums bounded by P+1, so |got - expected| <= 2 (P+1)^2 2^-24.
  *
  * A failure names the backend, case, rank, step, atom (with the pulse and rank it came from),
- * expected and got: one run shows every bug. */
+ * expected and got: one run shows every bug.
+ *
+ *   test_gpu_halo [--only PREFIX] [--grid AxBxC] [--small]
+ *     --only   the configurations whose label starts with PREFIX ("nvshmem", "nvshmem/auto"; a
+ *              comma-separated list of prefixes), at least one of which must be compiled in;
+ *     --grid   that decomposition only (A*B*C ranks) instead of the rank count's list;
+ *     --small  without the large case.
+ * The CPU emulation (tests/emu) runs the NVSHMEM exchange this way, on small cases (a host
+ * thread per CUDA thread), and with HALOX_TEST_INJECT set, as tests that must fail. */
 #include "gpu_halo_fixture.h"
 #include "halox/gpu.h"
 
@@ -249,6 +257,67 @@ static uint64_t find_seed(const int grid[3], int multi, int empty, uint64_t from
     return from;
 }
 
+/* Whether a configuration label starts with one of the comma-separated prefixes of `only`. */
+static int only_match(const char *label, const char *only)
+{
+    while (*only) {
+        const size_t n = strcspn(only, ",");
+        if (n > 0 && !strncmp(label, only, n))
+            return 1;
+        only += n + (only[n] == ',');
+    }
+    return 0;
+}
+
+/* The options (see the top); 0 with a message on rank 0 when one is wrong. */
+typedef struct options {
+    const char *only; /* label prefixes, NULL: every configuration */
+    int grid[3];      /* [0] == 0: the rank count's list */
+    int small;
+} options;
+
+static int parse_options(int argc, char **argv, int rank, int size, options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char tail = 0;
+        if (!strcmp(a, "--small")) {
+            o->small = 1;
+        } else if (!strcmp(a, "--only") && v) {
+            o->only = v;
+            i++;
+        } else if (!strcmp(a, "--grid") && v &&
+                   sscanf(v, "%dx%dx%d%c", &o->grid[0], &o->grid[1], &o->grid[2], &tail) == 3 &&
+                   o->grid[0] > 0 && o->grid[1] > 0 && o->grid[2] > 0 &&
+                   o->grid[0] * o->grid[1] * o->grid[2] == size) {
+            i++;
+        } else {
+            if (rank == 0)
+                fprintf(stderr,
+                        "test_gpu_halo: bad option '%s%s%s': give --only PREFIX[,PREFIX...], "
+                        "--grid AxBxC "
+                        "(A*B*C = %d ranks) or --small\n",
+                        a, v ? " " : "", v ? v : "", size);
+            return 0;
+        }
+    }
+    if (o->only) {
+        int n = 0;
+        for (int i = 0; i < gh_nconfigs; i++)
+            n += only_match(gh_configs[i].label, o->only) && gh_config_available(&gh_configs[i]);
+        if (n == 0) {
+            if (rank == 0)
+                fprintf(stderr,
+                        "test_gpu_halo: --only %s: no configuration of that name is compiled into "
+                        "this build (nvshmem needs NVSHMEM, or the CPU emulation with MPI)\n",
+                        o->only);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     hx_comm *world = NULL;
@@ -259,6 +328,12 @@ int main(int argc, char **argv)
         hx_mpi_finalize();
         return T_SKIP_CODE;
     }
+    options opt;
+    if (!parse_options(argc, argv, rank, size, &opt)) {
+        hx_comm_destroy(&world);
+        hx_mpi_finalize();
+        return 2;
+    }
     static const int g2[][3] = {{2, 1, 1}, {1, 1, 2}};
     static const int g4[][3] = {{4, 1, 1}, {2, 2, 1}, {1, 2, 2}};
     static const int g8[][3] = {{2, 2, 2}, {8, 1, 1}, {4, 2, 1}};
@@ -266,6 +341,11 @@ int main(int argc, char **argv)
     int ngrids = size == 2 ? 2 : size == 4 ? 3 : 3;
     int other[1][3] = {{size, 1, 1}};
     if (size != 2 && size != 4 && size != 8) {
+        grids = (const int(*)[3])other;
+        ngrids = 1;
+    }
+    if (opt.grid[0]) {
+        memcpy(other[0], opt.grid, sizeof other[0]);
         grids = (const int(*)[3])other;
         ngrids = 1;
     }
@@ -279,7 +359,7 @@ int main(int argc, char **argv)
         int multi_possible = grid[0] > 2 || grid[1] > 2 || grid[2] > 2;
         uint64_t seeds[3] = {find_seed(grid, multi_possible, 0, 1), find_seed(grid, 0, 1, 100),
                              1000};
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < (opt.small ? 2 : 3); k++) {
             gh_case C;
             if (!gh_case_make(&C, world, seeds[k], grid, k == 2 ? 6000 : 0))
                 continue;
@@ -287,7 +367,8 @@ int main(int argc, char **argv)
             if (rank == 0)
                 printf("%s, %d atoms%s\n", C.name, C.s.natoms, k == 2 ? " (large)" : "");
             for (int i = 0; i < gh_nconfigs; i++) {
-                if (!gh_config_available(&gh_configs[i]))
+                if (!gh_config_available(&gh_configs[i]) ||
+                    (opt.only && !only_match(gh_configs[i].label, opt.only)))
                     continue;
                 run_config(&C, &gh_configs[i], s, rank == 0 && gi == 0 && k == 0);
             }

@@ -44,7 +44,7 @@ void *hx_shmem_ptr(const void *p, int pe);
 }
 #endif
 
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(HX_CUDA_EMULATION)
 /* Device calls of the network path (not inlined: they cross the module's translation units).
  * Signals are added (NVSHMEM_SIGNAL_ADD) to `sig` on `pe`. */
 /* one thread: sig[pe] += v */

@@ -24,7 +24,11 @@
 #include "dd/pack.h"
 #include "dd/plan_image.h"
 
-#define HX_HALO_THREADS 256 /* threads per block of every halo kernel */
+/* Threads per block of every halo kernel, at least 64 (a pack's tail is written by the second
+ * warp); the CPU emulation builds with 64 (a host thread per CUDA thread). */
+#ifndef HX_HALO_THREADS
+#define HX_HALO_THREADS 256
+#endif
 #define HX_HALO_WARPS (HX_HALO_THREADS / 32)
 #define HX_HALO_GROUP 4 /* entries per thread and round: 48 bytes, three float4 */
 #define HX_HALO_ROUND (HX_HALO_THREADS * HX_HALO_GROUP) /* entries per block and round: 1024 */

@@ -49,6 +49,7 @@ typedef enum cudaError {
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorNotSupported = 801,
     cudaErrorNotReady = 600,
+    cudaErrorCooperativeLaunchTooLarge = 720,
     cudaErrorStreamCaptureUnsupported = 900,
     cudaErrorUnknown = 999
 } cudaError_t;
@@ -66,6 +67,8 @@ typedef enum cudaDeviceAttr {
     cudaDevAttrClockRate = 13,
     cudaDevAttrMultiProcessorCount = 16,
     cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
     cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
 } cudaDeviceAttr;
 
@@ -146,6 +149,30 @@ typedef struct cudaDeviceProp {
     cudaUUID_t uuid;
 } cudaDeviceProp;
 
+/* Kernels launched with cudaLaunchKernelEx run with every block of the grid at once (each block
+ * its own host threads, emu_device.h), as a GPU runs a grid that fits on it: the fused NVSHMEM
+ * halo exchange (its only user) has blocks that wait for each other and for other processes'
+ * kernels, which the one-block-at-a-time launch of <<<>>> would deadlock. The NVSHMEM subset it
+ * uses is emulated beside this file (nvshmem.h, emu_nvshmem.cpp).
+ *
+ * Launch attributes: the emulation runs the grid's blocks at once whatever they say
+ * (programmatic launch changes nothing where every stream operation completes before the next
+ * starts). */
+typedef enum cudaLaunchAttributeID {
+    cudaLaunchAttributeIgnore = 0,
+    cudaLaunchAttributeCooperative = 2,
+    cudaLaunchAttributeProgrammaticStreamSerialization = 5
+} cudaLaunchAttributeID;
+typedef union cudaLaunchAttributeValue {
+    char pad[64];
+    int cooperative;
+    int programmaticStreamSerializationAllowed;
+} cudaLaunchAttributeValue;
+typedef struct cudaLaunchAttribute_st {
+    cudaLaunchAttributeID id;
+    cudaLaunchAttributeValue val;
+} cudaLaunchAttribute;
+
 /* vector types (C layout; the device header adds nothing but constructors) */
 typedef struct {
     unsigned int x, y, z;
@@ -156,6 +183,35 @@ typedef struct dim3 {
     dim3(unsigned int a = 1, unsigned int b = 1, unsigned int c = 1) : x(a), y(b), z(c) {}
 #endif
 } dim3;
+/* the launch configuration of cudaLaunchKernelEx. In emulated device code gridDim and blockDim
+ * are macros (emu_device.h) that call emu_gridDim() and emu_blockDim(): the member functions
+ * keep cfg.gridDim and cfg.blockDim working there. */
+typedef struct cudaLaunchConfig_st {
+    dim3 gridDim;
+    dim3 blockDim;
+    size_t dynamicSmemBytes;
+    cudaStream_t stream;
+    cudaLaunchAttribute *attrs;
+    unsigned int numAttrs;
+#ifdef __cplusplus
+    dim3 &emu_gridDim()
+    {
+        return gridDim;
+    }
+    dim3 &emu_blockDim()
+    {
+        return blockDim;
+    }
+    const dim3 &emu_gridDim() const
+    {
+        return gridDim;
+    }
+    const dim3 &emu_blockDim() const
+    {
+        return blockDim;
+    }
+#endif
+} cudaLaunchConfig_t;
 typedef struct __attribute__((aligned(8))) {
     float x, y;
 } float2;
@@ -211,6 +267,7 @@ cudaError_t cudaFree(void *p);
 cudaError_t cudaMallocHost(void **p, size_t bytes);
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags);
 cudaError_t cudaFreeHost(void *p);
+cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned int flags);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
                             cudaStream_t s);
@@ -249,6 +306,13 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g);
 
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
 
+/* emulation only: memory that another part of the emulation allocated (the NVSHMEM symmetric
+ * heap) counted as device memory of the current device (cudaPointerGetAttributes), and no longer */
+void emu_register_device_memory(void *p, size_t bytes);
+void emu_unregister_device_memory(void *p);
+/* emulation only: this process is a slow PE (HALOX_EMU_SLOW_PE, set by emu_nvshmem.cpp at
+ * nvshmem initialisation; 0: not slow). See emu_device.h. */
+void emu_set_slow(long long pause_ns);
 /* emulation only: 1 while a stream capture is recording (used by the launch wrapper) */
 int emu_capturing(void);
 /* emulation only: cudaSuccess when a kernel may be launched into s now (s on the current

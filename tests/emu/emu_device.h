@@ -5,15 +5,46 @@
  * barrier over the warp's 32 threads with an exchange buffer, so a warp intrinsic reached by
  * only part of a warp (or __syncthreads by part of a block) hangs here: such code is undefined
  * on the GPU too. __shared__ variables become function-static (one block runs at a time) and
- * dynamic shared memory is refilled with 0xFF bytes before every block. */
+ * dynamic shared memory is refilled with 0xFF bytes before every block.
+ *
+ * Blocks at once: a kernel launched with cudaLaunchKernelEx runs every block of its grid at the
+ * same time, each on its own host threads with its own dynamic shared memory, as a GPU runs a
+ * grid that fits on it. Its blocks may wait for each other and for other processes (the fused
+ * NVSHMEM halo exchange). A function-static __shared__ variable would be one for all blocks, so
+ * such a kernel must keep block-shared data in dynamic shared memory: reaching a __shared__
+ * declaration in a kernel launched this way aborts with a message. A grid whose blocks run at
+ * once is watched: one that has not ended after HALOX_EMU_GRID_TIMEOUT seconds (default 120, or
+ * twice HALOX_HALO_WAIT_TIMEOUT + 10 when that is set) is reported and the process aborted, so a
+ * missed signal fails a test instead of hanging it.
+ *
+ * Memory operations of that exchange written in PTX (acquire loads, release adds, the global
+ * timer) have C++ counterparts here (emu_ld_acquire, emu_red_add, emu_atom_add_acq_rel,
+ * emu_globaltimer_ns): acquire and release as std::atomic_ref orders them; the scope (.gpu or
+ * .sys) makes no difference on one CPU. An acquire load is a poll: repeated on the same word by
+ * the same thread it backs off (yield, then sleeps up to 200 us), so that the threads being
+ * waited for get the cores.
+ *
+ * A slow PE (HALOX_EMU_SLOW_PE=R:MS, acted on from nvshmem initialisation): in process R, after a
+ * thread publishes a signal (a release or relaxed add to a signal word, an acquire-release add,
+ * an NVSHMEM signal or put-with-signal) it pauses MS milliseconds, and the other threads of its
+ * block leave a __syncthreads only when thread 0 reaches its next waiting point (a barrier, a
+ * warp operation, a poll, a sleep, the end of the kernel, or the end of such a pause; at the
+ * latest after 1 s). Both are schedules a GPU may run: a correct protocol gives the same result,
+ * only later. A protocol that publishes before it writes, on the other hand, has its readers read
+ * before the writes for MS milliseconds, every time: the ordering faults the NVSHMEM tests inject
+ * (HALOX_TEST_INJECT) are caught deterministically, where on a CPU their race would be too narrow
+ * to be seen. */
 #ifndef HX_EMU_DEVICE_H
 #define HX_EMU_DEVICE_H
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 
@@ -25,7 +56,12 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __restrict__ __restrict
-#define __shared__ static
+/* function-static, with a check that the kernel does not run its blocks at once (see above) */
+#define EMU_CAT2(a, b) a##b
+#define EMU_CAT(a, b) EMU_CAT2(a, b)
+#define __shared__                                                                                 \
+    emu::shared_check EMU_CAT(emu_shared_check_, __COUNTER__);                                     \
+    static
 #define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 
@@ -60,8 +96,22 @@ struct thread_vars {
     dim3 bdim, gdim;
     block_ctx *ctx;
     int tid;
+    int concurrent;        /* the grid runs its blocks at once (cudaLaunchKernelEx) */
+    unsigned long bar_gen; /* __syncthreads passed (the slow PE's hold) */
 };
 thread_vars &tv();
+/* a __shared__ declaration passed: refused in a grid whose blocks run at once */
+struct shared_check {
+    shared_check();
+};
+/* the slow PE (HALOX_EMU_SLOW_PE): its pause in ns, 0 elsewhere; written only while no kernel
+ * runs (nvshmem initialisation and finalisation) */
+extern long long slow_ns;
+void slow_release();            /* thread 0 reached a waiting point: its block's held threads go */
+void slow_publish();            /* a signal was published: pause, then release */
+void poll_point(const void *p); /* an acquire load of p: back off when it repeats */
+cudaError_t launch_check_concurrent(dim3 g, dim3 b);
+void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size_t smem);
 void syncthreads();
 int syncthreads_count(int pred);
 unsigned long long warp_exchange(unsigned long long v, int src_lane); /* src < 0: own */
@@ -75,8 +125,17 @@ void set_last_error(cudaError_t e);
 
 #define threadIdx (emu::tv().thread)
 #define blockIdx (emu::tv().block)
-#define blockDim (emu::tv().bdim)
-#define gridDim (emu::tv().gdim)
+/* functions, so that a field of the same name (cudaLaunchConfig_t's) still works */
+#define blockDim emu_blockDim()
+#define gridDim emu_gridDim()
+inline dim3 &emu_blockDim()
+{
+    return emu::tv().bdim;
+}
+inline dim3 &emu_gridDim()
+{
+    return emu::tv().gdim;
+}
 
 inline void __syncthreads()
 {
@@ -106,6 +165,21 @@ inline void __threadfence()
 inline void __threadfence_block()
 {
     std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+inline void __threadfence_system()
+{
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+/* thread 0 of a slow PE's block at a point where it may wait: let the held threads go */
+inline void emu_wait_point()
+{
+    if (emu::slow_ns)
+        emu::slow_release();
+}
+inline void __nanosleep(unsigned ns)
+{
+    emu_wait_point();
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
 }
 
 template <typename T> inline unsigned long long emu_bits(T v)
@@ -236,6 +310,11 @@ inline unsigned atomicMax(unsigned *p, unsigned v)
 {
     return emu_atomic_rmw<unsigned>(p, [v](unsigned o) { return o > v ? o : v; });
 }
+inline unsigned long long atomicMax(unsigned long long *p, unsigned long long v)
+{
+    return emu_atomic_rmw<unsigned long long>(p,
+                                              [v](unsigned long long o) { return o > v ? o : v; });
+}
 inline int atomicOr(int *p, int v)
 {
     return std::atomic_ref<int>(*p).fetch_or(v);
@@ -320,6 +399,10 @@ inline int __ffs(int v)
 {
     return __builtin_ffs(v);
 }
+inline int __ffsll(long long v)
+{
+    return __builtin_ffsll(v);
+}
 inline int __clz(int v)
 {
     return v == 0 ? 32 : __builtin_clz((unsigned)v);
@@ -387,6 +470,75 @@ inline void emu_launch(void (*k)(P...), dim3 g, dim3 b, size_t smem, cudaStream_
     std::tuple<std::decay_t<P>...> args(a...);
     emu::record_or_run(
         [k, g, b, smem, args]() { emu::run_grid([&]() { std::apply(k, args); }, g, b, smem); });
+}
+
+/* cudaLaunchKernelEx(&cfg, k, args...): every block of the grid at once (see above); the
+ * arguments are converted to the kernel's parameter types now, as in emu_launch. */
+template <typename... P, typename... A>
+inline cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *cfg, void (*k)(P...), A &&...a)
+{
+    const dim3 g = cfg->gridDim, b = cfg->blockDim;
+    if (g.x == 0 || g.y == 0 || g.z == 0 || b.x * b.y * b.z == 0 || b.x * b.y * b.z > 1024)
+        return cudaErrorInvalidValue;
+    const cudaError_t too_large = emu::launch_check_concurrent(g, b);
+    if (too_large != cudaSuccess)
+        return too_large;
+    const cudaError_t dev_ok = emu_launch_check(cfg->stream);
+    if (dev_ok != cudaSuccess)
+        return dev_ok;
+    std::tuple<std::decay_t<P>...> args(std::forward<A>(a)...);
+    const size_t smem = cfg->dynamicSmemBytes;
+    emu::record_or_run([k, g, b, smem, args]() {
+        emu::run_grid_concurrent([&]() { std::apply(k, args); }, g, b, smem);
+    });
+    return cudaSuccess;
+}
+
+/* Resident blocks per multiprocessor: 2048 threads and 227 KB of shared memory per
+ * multiprocessor, at most 32 blocks (an H100/H200's limits; registers are not modelled). */
+template <typename K>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, K kernel, int threads,
+                                                                 size_t smem)
+{
+    (void)kernel;
+    if (threads <= 0 || threads > 1024)
+        return cudaErrorInvalidValue;
+    int by_threads = 2048 / threads, by_smem = smem ? (int)((227u * 1024u) / smem) : 32;
+    *n = std::min(32, std::min(by_threads, by_smem));
+    return cudaSuccess;
+}
+
+/* ---- the PTX memory operations of the fused NVSHMEM kernels (see above) -------------------- */
+
+/* ld.acquire.{gpu,sys}.global.u64: a poll */
+inline uint64_t emu_ld_acquire(const uint64_t *p)
+{
+    emu::poll_point(p);
+    emu_wait_point();
+    return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_acquire);
+}
+/* red.{release,relaxed}.{gpu,sys}.global.add.u64: a signal published */
+inline void emu_red_add(uint64_t *p, uint64_t v, bool release)
+{
+    std::atomic_ref<uint64_t>(*p).fetch_add(v, release ? std::memory_order_release
+                                                       : std::memory_order_relaxed);
+    if (emu::slow_ns)
+        emu::slow_publish();
+}
+/* atom.acq_rel.{gpu,sys}.global.add.u32: a count that publishes (and acquires) */
+inline unsigned emu_atom_add_acq_rel(unsigned *p, unsigned v)
+{
+    const unsigned old = std::atomic_ref<unsigned>(*p).fetch_add(v, std::memory_order_acq_rel);
+    if (emu::slow_ns)
+        emu::slow_publish();
+    return old;
+}
+/* %globaltimer: ns of the host's monotonic clock (one clock for every process, as a GPU's) */
+inline uint64_t emu_globaltimer_ns()
+{
+    return (uint64_t)std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
 }
 
 #endif

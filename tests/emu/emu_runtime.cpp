@@ -6,11 +6,13 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,6 +42,10 @@ struct block_ctx {
     std::vector<unsigned long long> xchg;
     std::atomic<int> count{0};
     std::vector<unsigned char> smem;
+    /* the slow PE: the barriers thread 0 has let go, and where the held threads wait */
+    std::atomic<unsigned long> released{0};
+    std::mutex hold_mu;
+    std::condition_variable hold_cv;
 };
 
 static thread_local thread_vars t_vars;
@@ -106,14 +112,82 @@ void set_last_error(cudaError_t e)
         last_error = e;
 }
 
+/* ---- the slow PE (HALOX_EMU_SLOW_PE, emu_device.h) ---------------------------------------- */
+
+long long slow_ns = 0;
+
+void slow_release()
+{
+    thread_vars &v = tv();
+    if (v.tid != 0 || !v.ctx || v.ctx->released.load(std::memory_order_relaxed) >= v.bar_gen)
+        return;
+    {
+        std::lock_guard<std::mutex> l(v.ctx->hold_mu);
+        v.ctx->released.store(v.bar_gen, std::memory_order_release);
+    }
+    v.ctx->hold_cv.notify_all();
+}
+
+void slow_publish()
+{
+    std::this_thread::sleep_for(std::chrono::nanoseconds(slow_ns));
+    slow_release();
+}
+
+/* After __syncthreads number v.bar_gen, a thread other than 0 of a slow PE's block waits until
+ * thread 0 has let that barrier go (at most 1 s: thread 0 may spin on plain memory that the held
+ * threads are to write, which a GPU would not hold up for ever either). */
+static void slow_hold(block_ctx *c, const thread_vars &v)
+{
+    std::unique_lock<std::mutex> l(c->hold_mu);
+    c->hold_cv.wait_for(l, std::chrono::seconds(1),
+                        [&] { return c->released.load(std::memory_order_acquire) >= v.bar_gen; });
+}
+
+void poll_point(const void *p)
+{
+    static thread_local const void *last = nullptr;
+    static thread_local unsigned n = 0;
+    if (p != last) {
+        last = p;
+        n = 0;
+        return;
+    }
+    if (++n < 4)
+        std::this_thread::yield();
+    else
+        std::this_thread::sleep_for(std::chrono::microseconds(std::min(200u, 5u * n)));
+}
+
+shared_check::shared_check()
+{
+    if (tv().concurrent) {
+        std::fprintf(stderr,
+                     "halox CPU emulation: a kernel launched with every block at once "
+                     "(cudaLaunchKernelEx) declares a __shared__ variable, which the emulation "
+                     "keeps once for all blocks: keep block-shared data in dynamic shared memory "
+                     "(tests/emu/emu_device.h)\n");
+        std::abort();
+    }
+}
+
 void syncthreads()
 {
-    t_ctx->bar->arrive_and_wait();
+    block_ctx *c = t_ctx;
+    thread_vars &v = tv();
+    if (slow_ns && v.tid == 0)
+        slow_release();
+    c->bar->arrive_and_wait();
+    v.bar_gen++;
+    if (slow_ns && v.tid != 0)
+        slow_hold(c, v);
 }
 
 int syncthreads_count(int pred)
 {
     block_ctx *c = t_ctx;
+    if (slow_ns && t_tid == 0)
+        slow_release();
     c->bar->arrive_and_wait();
     if (pred)
         c->count.fetch_add(1);
@@ -123,12 +197,18 @@ int syncthreads_count(int pred)
     if (t_tid == 0)
         c->count.store(0);
     c->bar->arrive_and_wait();
+    thread_vars &v = tv();
+    v.bar_gen++;
+    if (slow_ns && v.tid != 0)
+        slow_hold(c, v);
     return r;
 }
 
 unsigned long long warp_exchange(unsigned long long v, int src)
 {
     block_ctx *c = t_ctx;
+    if (slow_ns && t_tid == 0)
+        slow_release();
     int w = t_tid >> 5, lane = t_tid & 31;
     int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
     c->xchg[32 * w + lane] = v;
@@ -141,6 +221,8 @@ unsigned long long warp_exchange(unsigned long long v, int src)
 unsigned warp_ballot(int pred)
 {
     block_ctx *c = t_ctx;
+    if (slow_ns && t_tid == 0)
+        slow_release();
     int w = t_tid >> 5, lane = t_tid & 31;
     int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
     c->xchg[32 * w + lane] = pred ? 1ull : 0ull;
@@ -156,6 +238,8 @@ unsigned warp_ballot(int pred)
 void syncwarp()
 {
     block_ctx *c = t_ctx;
+    if (slow_ns && t_tid == 0)
+        slow_release();
     c->wbar[t_tid >> 5]->arrive_and_wait();
 }
 
@@ -164,9 +248,8 @@ unsigned char *dyn_smem()
     return t_ctx->smem.data();
 }
 
-void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
+static void ctx_init(block_ctx &c, dim3 b, size_t smem)
 {
-    block_ctx c;
     c.nthreads = (int)(b.x * b.y * b.z);
     c.bar = std::make_unique<std::barrier<>>(c.nthreads);
     int nw = (c.nthreads + 31) / 32;
@@ -176,6 +259,12 @@ void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
     }
     c.xchg.assign((size_t)nw * 32, 0);
     c.smem.assign(smem + 16, 0xff);
+}
+
+void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
+{
+    block_ctx c;
+    ctx_init(c, b, smem);
     const long long nblocks = (long long)g.x * g.y * g.z;
     std::vector<std::thread> th;
     th.reserve((size_t)c.nthreads);
@@ -189,17 +278,105 @@ void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
             v.thread.x = (unsigned)t % b.x;
             v.thread.y = ((unsigned)t / b.x) % b.y;
             v.thread.z = (unsigned)t / (b.x * b.y);
+            v.concurrent = 0;
+            v.bar_gen = 0;
             for (long long k = 0; k < nblocks; k++) {
                 v.block.x = (unsigned)(k % g.x);
                 v.block.y = (unsigned)((k / g.x) % g.y);
                 v.block.z = (unsigned)(k / ((long long)g.x * g.y));
                 body();
+                if (slow_ns && t == 0)
+                    slow_release();
                 c.bar->arrive_and_wait();
                 if (t == 0)
                     std::memset(c.smem.data(), 0xff, c.smem.size());
                 c.bar->arrive_and_wait();
             }
         });
+    }
+    for (auto &x : th)
+        x.join();
+}
+
+/* At most this many host threads in a grid whose blocks run at once. */
+static const long long concurrent_max_threads = 8192;
+
+cudaError_t launch_check_concurrent(dim3 g, dim3 b)
+{
+    const long long n = (long long)g.x * g.y * g.z * b.x * b.y * b.z;
+    return n > concurrent_max_threads ? cudaErrorCooperativeLaunchTooLarge : cudaSuccess;
+}
+
+/* Seconds a grid whose blocks run at once may take (emu_device.h). */
+static double grid_timeout_s()
+{
+    const char *e = std::getenv("HALOX_EMU_GRID_TIMEOUT");
+    if (e && std::atof(e) > 0)
+        return std::atof(e);
+    const char *w = std::getenv("HALOX_HALO_WAIT_TIMEOUT");
+    if (w && std::atof(w) > 0)
+        return 2 * std::atof(w) + 10;
+    return 120;
+}
+
+void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
+{
+    const long long nblocks = (long long)g.x * g.y * g.z;
+    const int nt = (int)(b.x * b.y * b.z);
+    std::vector<std::unique_ptr<block_ctx>> ctx;
+    for (long long k = 0; k < nblocks; k++) {
+        ctx.push_back(std::make_unique<block_ctx>());
+        ctx_init(*ctx.back(), b, smem);
+    }
+    std::mutex mu;
+    std::condition_variable cv;
+    long long done = 0;
+    const long long total = nblocks * nt;
+    std::vector<std::thread> th;
+    th.reserve((size_t)total);
+    try {
+        for (long long k = 0; k < nblocks; k++)
+            for (int t = 0; t < nt; t++)
+                th.emplace_back([&, k, t]() {
+                    thread_vars &v = tv();
+                    v.ctx = ctx[(size_t)k].get();
+                    v.tid = t;
+                    v.bdim = b;
+                    v.gdim = g;
+                    v.thread.x = (unsigned)t % b.x;
+                    v.thread.y = ((unsigned)t / b.x) % b.y;
+                    v.thread.z = (unsigned)t / (b.x * b.y);
+                    v.block.x = (unsigned)(k % g.x);
+                    v.block.y = (unsigned)((k / g.x) % g.y);
+                    v.block.z = (unsigned)(k / ((long long)g.x * g.y));
+                    v.concurrent = 1;
+                    v.bar_gen = 0;
+                    body();
+                    if (slow_ns && t == 0)
+                        slow_release();
+                    std::lock_guard<std::mutex> l(mu);
+                    if (++done == total)
+                        cv.notify_one();
+                });
+    } catch (const std::system_error &e) {
+        std::fprintf(stderr,
+                     "halox CPU emulation: cannot start the %lld threads of a grid whose blocks "
+                     "run at once (%s); aborting\n",
+                     total, e.what());
+        std::abort();
+    }
+    const double limit = grid_timeout_s();
+    {
+        std::unique_lock<std::mutex> l(mu);
+        if (!cv.wait_for(l, std::chrono::duration<double>(limit), [&] { return done == total; })) {
+            std::fprintf(stderr,
+                         "halox CPU emulation: a kernel launched with every block at once (grid "
+                         "%ux%ux%u of %d threads) has not ended after %.0f s: %lld of %lld threads "
+                         "still wait for something that never comes (HALOX_EMU_GRID_TIMEOUT); "
+                         "aborting\n",
+                         g.x, g.y, g.z, nt, limit, total - done, total);
+            std::abort();
+        }
     }
     for (auto &x : th)
         x.join();
@@ -267,6 +444,9 @@ const char *cudaGetErrorString(cudaError_t e)
         return "operation not supported (CPU emulation: no memory shared between processes)";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing";
+    case cudaErrorCooperativeLaunchTooLarge:
+        return "too many blocks in cooperative launch (CPU emulation: a grid whose blocks run at "
+               "once has at most 8192 threads)";
     default:
         return "unknown error";
     }
@@ -294,6 +474,8 @@ const char *cudaGetErrorName(cudaError_t e)
         return "cudaErrorNotSupported";
     case cudaErrorStreamCaptureUnsupported:
         return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorCooperativeLaunchTooLarge:
+        return "cudaErrorCooperativeLaunchTooLarge";
     default:
         return "cudaErrorUnknown";
     }
@@ -349,6 +531,12 @@ cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr a, int dev)
         break;
     case cudaDevAttrMaxSharedMemoryPerBlock:
         *v = 48 * 1024;
+        break;
+    case cudaDevAttrComputeCapabilityMajor:
+        *v = 9; /* as cudaGetDeviceProperties: an sm_90 */
+        break;
+    case cudaDevAttrComputeCapabilityMinor:
+        *v = 0;
         break;
     default:
         *v = 1000000;
@@ -497,6 +685,24 @@ cudaError_t cudaFreeHost(void *p)
 {
     std::free(p);
     return cudaSuccess;
+}
+cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned int flags)
+{
+    (void)flags;
+    *dev = host; /* one address space */
+    return cudaSuccess;
+}
+void emu_register_device_memory(void *p, size_t bytes)
+{
+    emu::alloc_add(p, bytes);
+}
+void emu_unregister_device_memory(void *p)
+{
+    emu::alloc_remove(p);
+}
+void emu_set_slow(long long pause_ns)
+{
+    emu::slow_ns = pause_ns > 0 ? pause_ns : 0;
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k)
 {

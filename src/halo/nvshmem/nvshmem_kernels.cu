@@ -6,6 +6,7 @@
 #include "halo/nvshmem/nvshmem_impl.h"
 #include "comm/shmem.h"
 #include "gpu/cuda_check.h"
+#include "gpu/gpu_util.cuh"
 #include "halo/halo_pack.cuh"
 
 #include <stdint.h>
@@ -15,16 +16,24 @@
 
 static __device__ __forceinline__ uint64_t ld_acquire_sys(const uint64_t *p)
 {
+#ifdef HX_CUDA_EMULATION
+    return emu_ld_acquire(p); /* the CPU emulation's (tests/emu/emu_device.h) */
+#else
     uint64_t v;
     asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
+#endif
 }
 
 static __device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t *p)
 {
+#ifdef HX_CUDA_EMULATION
+    return emu_ld_acquire(p);
+#else
     uint64_t v;
     asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
+#endif
 }
 
 /* The ordering between PEs is at system scope in general (peers on other GPUs), at GPU scope
@@ -39,6 +48,10 @@ static __device__ __forceinline__ uint64_t ld_acquire(const uint64_t *p, int sys
  * caller's fence. */
 static __device__ __forceinline__ void red_add_u64(uint64_t *p, uint64_t v, int release, int sys)
 {
+#ifdef HX_CUDA_EMULATION
+    (void)sys;
+    emu_red_add(p, v, release != 0);
+#else
     if (release && sys)
         asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
     else if (release)
@@ -47,10 +60,15 @@ static __device__ __forceinline__ void red_add_u64(uint64_t *p, uint64_t v, int 
         asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
     else
         asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#endif
 }
 
 static __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigned v, int sys)
 {
+#ifdef HX_CUDA_EMULATION
+    (void)sys;
+    return emu_atom_add_acq_rel(p, v);
+#else
     unsigned old;
     if (sys)
         asm volatile("atom.acq_rel.sys.global.add.u32 %0, [%1], %2;"
@@ -63,6 +81,7 @@ static __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigne
                      : "l"(p), "r"(v)
                      : "memory");
     return old;
+#endif
 }
 
 /* Programmatic dependent launch (sm_90): the kernels are launched while the one before them in
@@ -85,9 +104,13 @@ static __device__ __forceinline__ void nv_pdl_launch_next(void)
 
 static __device__ __forceinline__ uint64_t globaltimer_ns(void)
 {
+#ifdef HX_CUDA_EMULATION
+    return emu_globaltimer_ns();
+#else
     uint64_t t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+#endif
 }
 
 #if HX_NVSHMEM_HOOKS
@@ -269,12 +292,18 @@ static __device__ __forceinline__ nv_step nv_begin(const nv_args *a, bool force)
 /* Block-uniform "thread 0 decides": broadcast a flag through shared memory. */
 static __device__ bool nv_bcast(int flag)
 {
+#ifdef HX_CUDA_EMULATION
+    /* the emulation runs this module's blocks at once and has no per-block static shared
+     * memory; the callers pass 0 in every thread but 0, so the block's "or" is thread 0's flag */
+    return __syncthreads_or(flag) != 0;
+#else
     __shared__ int s_flag;
     __syncthreads(); /* earlier readers of s_flag are done */
     if (threadIdx.x == 0)
         s_flag = flag;
     __syncthreads();
     return s_flag != 0;
+#endif
 }
 
 /* Count this block done in *count (of n blocks); true in the last one (which resets it for the
@@ -353,7 +382,11 @@ static __device__ uint64_t nv_publish(uint64_t *sig, uint64_t share, int mode, i
 
 __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
 {
+#ifdef HX_CUDA_EMULATION
+    float *nv_smem = (float *)emu_dyn_smem();
+#else
     extern __shared__ __align__(128) float nv_smem[];
+#endif
     const nv_args *a = &args;
     const int p = (int)blockIdx.y, b = (int)blockIdx.x;
     const nv_pulse P = a->pulses[p];
@@ -611,7 +644,7 @@ __global__ void nv_delay_kernel(unsigned long long ns)
 
 hx_status hx_nv_delay(hx_stream s, unsigned long long ns)
 {
-    nv_delay_kernel<<<1, 1, 0, s>>>(ns);
+    HX_LAUNCH(nv_delay_kernel, 1, 1, 0, s, ns);
     HX_CUDA_LAUNCH("nv_delay_kernel");
     return HX_OK;
 }

@@ -64,6 +64,7 @@ static void run_free(run *r)
 }
 
 static int g_quick = 0;
+static int g_path = HX_HALO_PATH_AUTO; /* --path p2p|network (nvshmem) */
 
 /* Start velocities for the emulation's few steps: a shear flow along x (+v below half the box
  * in y, -v above: no centre-of-mass motion, layers slide past each other) plus a random part,
@@ -114,6 +115,7 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     p.backend = "gpu";
     p.gpu = tg_gpu();
     p.halo = halo;
+    p.halo_path = g_path;
     p.halo_wait_timeout = 20.0;
     if (g_quick) {
         /* the emulation: a small box (2 cells of 0.93 nm along x) */
@@ -262,7 +264,12 @@ int main(int argc, char **argv)
             quick = 1;
         else if (!strcmp(argv[a], "--halo") && a + 1 < argc)
             only_halo = argv[++a];
-        else if (!strcmp(argv[a], "--atoms") && a + 1 < argc)
+        else if (!strcmp(argv[a], "--path") && a + 1 < argc) {
+            a++;
+            g_path = !strcmp(argv[a], "network") ? HX_HALO_PATH_NETWORK
+                     : !strcmp(argv[a], "p2p")   ? HX_HALO_PATH_P2P
+                                                 : HX_HALO_PATH_AUTO;
+        } else if (!strcmp(argv[a], "--atoms") && a + 1 < argc)
             natoms = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--case") && a + 1 < argc)
             only = atoi(argv[++a]);

@@ -626,10 +626,17 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_msg_kernel(nv_args args, n
     }
 }
 
+/* Block 0 waits for the incoming message while the other blocks still copy and publish ours:
+ * every block must be resident at once (at most 16 small blocks on a GPU; launched like the
+ * exchange's kernels, so that the CPU emulation runs them at once too, where a sequential
+ * launch deadlocked both PEs: each block 0 waited for the other's last blocks). */
 hx_status hx_nv_msg_launch(const nv_impl *m, const nv_msg *M, int nb, hx_stream s)
 {
-    nv_msg_kernel<<<nb, HX_HALO_THREADS, 0, s>>>(m->args, *M);
-    HX_CUDA_LAUNCH("nv_msg_kernel");
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nb, 1, 1);
+    cfg.blockDim = dim3(HX_HALO_THREADS, 1, 1);
+    cfg.stream = s;
+    HX_CUDA(cudaLaunchKernelEx(&cfg, nv_msg_kernel, m->args, *M));
     return HX_OK;
 }
 

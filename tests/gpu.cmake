@@ -226,6 +226,12 @@ halox_gpu_mpi_test(test_gpu_waits SOURCES test_gpu_waits.c RANKS 2 LABELS waits 
 if(TARGET test_gpu_waits)
   target_link_libraries(test_gpu_waits PRIVATE halox_gpu_halo_fixture)
 endif()
+# In the CPU emulation (built with the emulated NVSHMEM since the nvshmem backend runs there) the
+# two ranks get one emulated GPU each, so the NVSHMEM case is the hang across GPUs; no MPS there.
+if(HALOX_GPU_EMULATE AND TEST test_gpu_waits_np2)
+  set_tests_properties(test_gpu_waits_np2 PROPERTIES
+                       ENVIRONMENT "HALOX_ALLOW_NO_MPS=1;HALOX_EMU_DEVICES=2")
+endif()
 
 # The decomposed search step on the device (issue 27) against the host decomposition, every
 # domain in one process (the serial communicator): migration, local set, plan maps, topology,

@@ -37,7 +37,7 @@ set_tests_properties(test_bench_report PROPERTIES LABELS "cpu;io;cli" TIMEOUT 30
 add_test(NAME test_bench_suite
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_suite.sh $<TARGET_FILE:halox_app>)
 # (it starts mpirun: Open MPI's allocations at exit are not leak-checked, as for the MPI tests)
-set_tests_properties(test_bench_suite PROPERTIES LABELS "cpu;io;cli;mpi" TIMEOUT 300
+set_tests_properties(test_bench_suite PROPERTIES LABELS "cpu;io;cli;mpi" TIMEOUT 600
                      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=0:abort_on_error=1")
 # GROMACS on the GPU beside halox (bench/gmx_gpu.py, bench/compare_gpu.py), without a GPU: the
 # md.log parsers on logs of real runs (tests/fixtures), the GPU task mapping, finding GROMACS

@@ -127,11 +127,15 @@ check
     --steps 1000 > s7.out 2> s7.err &
 pid=$!
 # killed once the second run has started (it takes ~1.5 s at 1000 steps): waiting for the first
-# run's result and a fixed pause instead let the second run finish first on a fast machine
-for _ in $(seq 1 300); do
-    grep -q '\[2/2\]' s7.err 2> /dev/null && break
+# run's result and a fixed pause instead let the second run finish first on a fast machine; the
+# first run may take minutes under the sanitizers on a loaded machine (40 s seen with 30 s allowed)
+started=0
+for _ in $(seq 1 2400); do
+    grep -q '\[2/2\]' s7.err 2> /dev/null && started=1 && break
+    kill -0 $pid 2> /dev/null || break
     sleep 0.1
 done
+[ $started = 1 ] || fail "SIGTERM case: the second run did not start within 240 s: $(tail -2 s7.err)"
 sleep 0.2
 kill -TERM $pid
 wait $pid

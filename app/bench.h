@@ -23,6 +23,12 @@ typedef struct hx_bench_run {
     double atoms_per_domain;
     int metrics_every; /* the phases were sampled on every N-th step ("metrics_every"; 0: unknown)
                         */
+    /* the search step ("search_step_us", "search_step_parts_us": the six parts that tile it,
+     * then the coordinate halo inside the last; NAN where absent), where it ran
+     * ("search_step_on": 1 device, 0 host, -1 not said), its slow paths in the run
+     * ("search_step_retries" + "search_step_halo_updates"; NAN where absent), "nstlist" (0) */
+    double search_step_us, search_parts_us[7], search_slow_paths;
+    int search_on_device, nstlist;
     char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
     double efficiency; /* parallel efficiency in its set (set by the report; NAN otherwise) */
 } hx_bench_run;

@@ -43,13 +43,20 @@ enum {
     Q_NONOVER_US,
     Q_HOME,
     Q_HALO,
-    Q_SEARCH_PART, /* HX_SEARCH_PARTS: the search step's parts, us per search */
-    Q_N = Q_SEARCH_PART + 6
+    Q_DD_SEARCHES,
+    Q_DD_RETRIES,
+    Q_DD_HALO_UPDATES,
+    Q_SEARCH_PART, /* NSEARCH_PARTS: the search step's parts, us per search */
+    Q_N = Q_SEARCH_PART + 11
 };
-/* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us */
-static const char *const search_parts[6] = {"state_to_host",    "migration",
-                                            "topology_plan",    "halo_setup",
-                                            "local_set_upload", "halo_x_pair_search"};
+/* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us.
+ * The first six tile the search step; then the coordinate halo (inside the sixth), and with the
+ * search step on the device the device time of its parts and the host's counts */
+#define NSEARCH_PARTS 11
+static const char *const search_parts[NSEARCH_PARTS] = {
+    "state_to_host",    "migration",          "topology_plan",   "halo_setup",
+    "local_set_upload", "halo_x_pair_search", "halo_x",          "device_migration",
+    "device_local_set", "device_plan_maps",   "counts_reduction"};
 
 static int list_has(const char *list, const char *name)
 {
@@ -116,11 +123,16 @@ static hx_status run_one(hx_comm *world, const hx_gpu_context *gpu, const mopts 
     q[Q_STEP_US] = plain > 0 ? 1e6 * (t.total - t.search - t.output) / (double)plain : NAN;
     q[Q_SEARCH_US] = t.searches > 0 ? 1e6 * t.search / (double)t.searches : 0.0;
     {
-        const double parts[6] = {t.search_download, t.search_migrate,   t.search_plan,
-                                 t.search_halo,     t.search_set_local, t.search_pairs};
-        for (int k = 0; k < 6; k++)
+        const double parts[NSEARCH_PARTS] = {
+            t.search_download,      t.search_migrate,  t.search_plan,   t.search_halo,
+            t.search_set_local,     t.search_pairs,    t.search_halo_x, t.search_dev_migrate,
+            t.search_dev_local_set, t.search_dev_plan, t.search_counts};
+        for (int k = 0; k < NSEARCH_PARTS; k++)
             q[Q_SEARCH_PART + k] = t.searches > 0 ? 1e6 * parts[k] / (double)t.searches : 0.0;
     }
+    q[Q_DD_SEARCHES] = (double)t.dd_searches;
+    q[Q_DD_RETRIES] = (double)t.dd_retries;
+    q[Q_DD_HALO_UPDATES] = (double)t.dd_halo_updates;
     q[Q_ALL_US] = 1e6 * (t.total - t.output) / (double)(t.steps + 1);
     const double ns = t.metric_samples > 0 ? (double)t.metric_samples : NAN;
     q[Q_LOCAL_US] = t.local_work_us / ns;
@@ -424,9 +436,15 @@ static int run_md_series(int argc, char **argv)
                 {
                     /* where a search step goes (slowest rank of each part) */
                     cJSON *sp = cJSON_AddObjectToObject(r, "search_step_parts_us");
-                    for (int j = 0; sp && j < 6; j++)
+                    for (int j = 0; sp && j < NSEARCH_PARTS; j++)
                         cJSON_AddNumberToObject(sp, search_parts[j], mx[Q_SEARCH_PART + j]);
                 }
+                /* where the search step ran: on the device (counts only to the host) or the
+                 * host (state downloaded, hx_decomp, uploads); slow-path runs */
+                cJSON_AddStringToObject(r, "search_step_on",
+                                        mx[Q_DD_SEARCHES] > 0 ? "device" : "host");
+                cJSON_AddNumberToObject(r, "search_step_retries", mx[Q_DD_RETRIES]);
+                cJSON_AddNumberToObject(r, "search_step_halo_updates", mx[Q_DD_HALO_UPDATES]);
                 /* the average with the search steps in it (GROMACS's own figure includes its
                  * neighbour search), and ns/day from that */
                 cJSON_AddNumberToObject(r, "us_per_step_with_search", mx[Q_ALL_US]);

@@ -16,6 +16,16 @@
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
+/* search_step_parts_us: the six parts that tile a search step, then the coordinate halo (inside
+ * the sixth); names for tables and plots */
+static const char *const search_part_keys[7] = {
+    "state_to_host",    "migration",          "topology_plan", "halo_setup",
+    "local_set_upload", "halo_x_pair_search", "halo_x"};
+static const char *const search_part_names[7] = {"state to host",      "migration",
+                                                 "topology + plan",    "halo set-up",
+                                                 "local set + upload", "x halo + pair search",
+                                                 "of which x halo"};
+
 static double num(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -134,6 +144,18 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
         b->exchange_us = num(r, "exchange_us");
         b->atoms_per_domain = num(r, "atoms_per_domain");
         b->metrics_every = num(r, "metrics_every") > 0 ? (int)num(r, "metrics_every") : 0;
+        b->search_step_us = num(r, "search_step_us");
+        {
+            const cJSON *sp = cJSON_GetObjectItemCaseSensitive(r, "search_step_parts_us");
+            for (int k = 0; k < 7; k++)
+                b->search_parts_us[k] = num(sp, search_part_keys[k]);
+            char on[16];
+            str(r, "search_step_on", on, sizeof on);
+            b->search_on_device = strcmp(on, "device") == 0 ? 1 : strcmp(on, "host") == 0 ? 0 : -1;
+            b->search_slow_paths =
+                num(r, "search_step_retries") + num(r, "search_step_halo_updates");
+        }
+        b->nstlist = num(r, "nstlist") > 0 ? (int)num(r, "nstlist") : 0;
         str(r, "engine", b->engine, sizeof b->engine);
         if (!b->engine[0])
             snprintf(b->engine, sizeof b->engine, "%s",
@@ -534,6 +556,117 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
     return rc;
 }
 
+/* A run with its search step split by part (halox bench md). */
+static int has_search(const hx_bench_run *r)
+{
+    return r->search_step_us > 0 && r->search_parts_us[0] >= 0;
+}
+
+/* The search steps by part, stacked, one bar per run: what the phase picture leaves out (its
+ * steps are the plain ones), and what the device search step is for. */
+static int plot_search(const char *png, const char *title, const hx_bench_run *runs, int n)
+{
+    size_t cap = 65536, len = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return -1;
+    int rows = 0;
+#define APP(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(s + len, cap - len, __VA_ARGS__);                                        \
+        if (w_ > 0 && (size_t)w_ < cap - len)                                                      \
+            len += (size_t)w_;                                                                     \
+    } while (0)
+    APP("$D << EOD\n");
+    for (int i = 0; i < n; i++) {
+        const hx_bench_run *r = &runs[i];
+        if (!has_search(r))
+            continue;
+        char lab[96];
+        label_of(r, lab, sizeof lab);
+        APP("\"%s %dr %dx%dx%d %lldk%s\"", lab, r->ranks, r->dd[0], r->dd[1], r->dd[2],
+            (r->atoms + 500) / 1000,
+            r->search_on_device == 1   ? ", device"
+            : r->search_on_device == 0 ? ", host"
+                                       : "");
+        for (int k = 0; k < 6; k++)
+            APP(" %.3f", r->search_parts_us[k] > 0 ? r->search_parts_us[k] : 0.0);
+        APP("\n");
+        rows++;
+    }
+    APP("EOD\n");
+    APP("set title \"%s\\nµs per search step, each part on its slowest rank; where the step "
+        "ran\"\n"
+        "set ylabel 'µs per search step'\nset style data histograms\n"
+        "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
+        "set grid y\nset yrange [0:*]\nset key outside top center horizontal maxrows 2\n"
+        "set xtics rotate by -30\nset bmargin 9\n"
+        "plot $D using 2:xtic(1) title '%s'",
+        title, search_part_names[0]);
+    for (int k = 1; k < 6; k++)
+        APP(", '' using %d title '%s'", k + 2, search_part_names[k]);
+    APP("\n");
+#undef APP
+    int rc = rows ? gnuplot_png(png, s) : 1;
+    free(s);
+    return rc;
+}
+
+static void fmt_us(double v, char *out, size_t cap)
+{
+    if (v >= 0)
+        snprintf(out, cap, "%.1f", v);
+    else
+        snprintf(out, cap, "–");
+}
+
+/* The search steps of an md series by part (the phases leave them out; ns/day counts them). */
+static void search_table(FILE *md, const hx_bench_run *runs, int n)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= has_search(&runs[i]);
+    if (!any)
+        return;
+    fprintf(md, "Search steps (in ns/day, left out of µs/step and the phases): µs per search "
+                "step, each part on its slowest rank; on: where it ran (device: the decomposed "
+                "search step on the GPU, only counts reach the host; host: state downloaded, "
+                "host decomposition, uploads); slow paths: buffers grown or the halo updated "
+                "collectively during the run (0 in an ordinary run).\n\n"
+                "| system | atoms | backend | ranks | grid | nstlist | on | search step µs |");
+    for (int k = 0; k < 7; k++)
+        fprintf(md, " %s |", search_part_names[k]);
+    fprintf(md, " slow paths |\n|---|---|---|---|---|---|---|---|");
+    for (int k = 0; k < 7; k++)
+        fprintf(md, "---|");
+    fprintf(md, "---|\n");
+    for (int i = 0; i < n; i++) {
+        const hx_bench_run *r = &runs[i];
+        if (!has_search(r))
+            continue;
+        char lab[96], v[32], nst[16], slow[32];
+        label_of(r, lab, sizeof lab);
+        fmt_us(r->search_step_us, v, sizeof v);
+        snprintf(nst, sizeof nst, r->nstlist > 0 ? "%d" : "–", r->nstlist);
+        if (r->search_slow_paths >= 0)
+            snprintf(slow, sizeof slow, "%.0f", r->search_slow_paths);
+        else
+            snprintf(slow, sizeof slow, "–");
+        fprintf(md, "| %s | %lld | %s | %d | %dx%dx%d | %s | %s | %s |", r->system, r->atoms, lab,
+                r->ranks, r->dd[0], r->dd[1], r->dd[2], nst,
+                r->search_on_device == 1   ? "device"
+                : r->search_on_device == 0 ? "host"
+                                           : "–",
+                v);
+        for (int k = 0; k < 7; k++) {
+            fmt_us(r->search_parts_us[k], v, sizeof v);
+            fprintf(md, " %s |", v);
+        }
+        fprintf(md, " %s |\n", slow);
+    }
+    fprintf(md, "\n");
+}
+
 /* ---- the report ---------------------------------------------------------------------------- */
 
 static int is_json(const char *name)
@@ -901,8 +1034,11 @@ int hx_bench_report(const char *dir, const char *report_path)
                         r->gpus, r->dd[0], r->dd[1], r->dd[2], ws, wu, wn, lw, nw, no,
                         sampled_exceeds(r) ? " †" : "");
             }
+            fprintf(md, "\n");
+            search_table(md, set.runs, set.nruns);
         }
-        fprintf(md, "\n");
+        if (is_exchange)
+            fprintf(md, "\n");
         print_skips(md, cJSON_GetObjectItemCaseSensitive(raw, "skipped"), "Not run:");
         cJSON_Delete(raw);
         if (plots && set.nruns > 0) {
@@ -941,6 +1077,12 @@ int hx_bench_report(const char *dir, const char *report_path)
                 if (nb && plot_breakdown(png, title, bst, nb) == 0)
                     fprintf(md, "![%s](%s_breakdown.png)\n\n", title, base);
                 free(bst);
+                /* every run's search step, not only the best grid's: the grids differ most
+                 * there */
+                snprintf(png, sizeof png, "%s/%s_search.png", dir, base);
+                snprintf(title, sizeof title, "%s: the search step by part", base);
+                if (plot_search(png, title, set.runs, set.nruns) == 0)
+                    fprintf(md, "![%s](%s_search.png)\n\n", title, base);
             }
         }
         hx_bench_free(&set);

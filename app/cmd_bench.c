@@ -512,7 +512,8 @@ static const hx_cmd cmd_report = {
     "halox bench report DIR [-o REPORT.md]",
     "Reads every .json result file in DIR, writes a Markdown report\n"
     "(tables per series) and PNG plots next to the results: ns/day against ranks, time per step\n"
-    "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), exchange time\n"
+    "by phase (local work, non-overlapped halo, the rest; the paper's Fig. 6), the search step\n"
+    "by part (table and plot, where the runs have it: on the device or the host), exchange time\n"
     "against atoms per domain and against pulses. Plots need gnuplot. Files are replaced only\n"
     "when written completely. DIR has no default: the report and plots are written into it,\n"
     "and the repository's bench/results is tracked (report on a copy, or give -o elsewhere).",

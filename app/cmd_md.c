@@ -728,6 +728,7 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
         fprintf(flog, "repartitions/pair searches %lld (missed-pair check: single domain only)\n",
                 t.searches);
     hx_app_timing_write(flog, tr);
+    hx_app_search_write(flog, tr, &t);
     double nst = (double)(t.steps > 0 ? t.steps : 1);
     double us = 1e6 * t.total / nst, ns_day, hours_ns;
     hx_app_performance(rp->dt, t.steps, t.total, &ns_day, &hours_ns);

@@ -143,12 +143,27 @@ static void timing_values(const hx_md_timings *t, double v[HX_APP_NALL])
 {
     double other = t->total - t->nb_local - t->nb_nonlocal - t->halo_x - t->halo_f - t->search -
                    t->update - t->reduce - t->output;
-    const double vals[HX_APP_NALL] = {t->nb_local,    t->halo_x,          t->nb_nonlocal,
-                                      t->halo_f,      t->update,          t->search,
-                                      t->reduce,      t->output,          other > 0 ? other : 0.0,
-                                      t->total,       t->search_download, t->search_migrate,
-                                      t->search_plan, t->search_halo,     t->search_set_local,
-                                      t->search_pairs};
+    const double vals[HX_APP_NALL] = {t->nb_local,
+                                      t->halo_x,
+                                      t->nb_nonlocal,
+                                      t->halo_f,
+                                      t->update,
+                                      t->search,
+                                      t->reduce,
+                                      t->output,
+                                      other > 0 ? other : 0.0,
+                                      t->total,
+                                      t->search_download,
+                                      t->search_migrate,
+                                      t->search_plan,
+                                      t->search_halo,
+                                      t->search_set_local,
+                                      t->search_pairs,
+                                      t->search_halo_x,
+                                      t->search_dev_migrate,
+                                      t->search_dev_local_set,
+                                      t->search_dev_plan,
+                                      t->search_counts};
     memcpy(v, vals, sizeof vals);
 }
 
@@ -164,9 +179,10 @@ static const char *const time_names[HX_APP_NTIMES] = {"non-bonded local",
                                                       "total"};
 /* the parts of "repartition+search" (HX_APP_NTIMES ..), printed under it */
 #define HX_APP_SEARCH_ROW 5
-static const char *const search_names[HX_APP_NSEARCH] = {"state to host",    "migration",
-                                                         "topology+plan",    "halo set-up",
-                                                         "local set+upload", "x halo+pair search"};
+static const char *const search_names[HX_APP_NSEARCH] = {
+    "state to host",    "migration",          "topology+plan",     "halo set-up",
+    "local set+upload", "x halo+pair search", "  of which x halo", "device migration",
+    "device local set", "device plan maps",   "counts+reduction"};
 
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out)
@@ -236,8 +252,9 @@ void hx_app_timing_write(FILE *f, const hx_app_timing *r)
             fprintf(f, "  %-20s %10.3f %6.1f\n", time_names[k], r->avg[k],
                     k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot);
             for (int j = 0; k == HX_APP_SEARCH_ROW && r->avg[k] > 0 && j < HX_APP_NSEARCH; j++)
-                fprintf(f, "    %-18s %10.3f %6.1f\n", search_names[j], r->avg[HX_APP_NTIMES + j],
-                        100 * r->avg[HX_APP_NTIMES + j] / tot);
+                if (j < HX_APP_NSEARCH_TILE || r->avg[HX_APP_NTIMES + j] > 0)
+                    fprintf(f, "    %-18s %10.3f %6.1f\n", search_names[j],
+                            r->avg[HX_APP_NTIMES + j], 100 * r->avg[HX_APP_NTIMES + j] / tot);
         }
         return;
     }
@@ -247,6 +264,8 @@ void hx_app_timing_write(FILE *f, const hx_app_timing *r)
                 k == HX_APP_NTIMES - 1 ? 100.0 : 100 * r->avg[k] / tot, r->min[k], r->max[k]);
         for (int j = 0; k == HX_APP_SEARCH_ROW && r->avg[k] > 0 && j < HX_APP_NSEARCH; j++) {
             const int i = HX_APP_NTIMES + j;
+            if (j >= HX_APP_NSEARCH_TILE && !(r->avg[i] > 0))
+                continue;
             fprintf(f, "    %-18s %10.3f %6.1f %10.3f %10.3f\n", search_names[j], r->avg[i],
                     100 * r->avg[i] / tot, r->min[i], r->max[i]);
         }
@@ -255,6 +274,31 @@ void hx_app_timing_write(FILE *f, const hx_app_timing *r)
             "load imbalance of the non-bonded work: %.1f %% (slowest rank / average - 1; the "
             "others wait for it at the halo exchange)\n",
             100.0 * r->nb_imbalance);
+}
+
+void hx_app_search_write(FILE *f, const hx_app_timing *r, const hx_md_timings *t)
+{
+    if (t->searches <= 0)
+        return;
+    const double us = 1e6 / (double)t->searches;
+    const int dev = t->dd_searches > 0;
+    /* the first search of a run (at the start) is always on the host: "of" says how many */
+    fprintf(f, "search step: %.1f us per search, slowest rank (%lld searches, %lld on the device",
+            us * r->max[HX_APP_SEARCH_ROW], t->searches, t->dd_searches);
+    if (dev)
+        fprintf(f, "; slow paths: %lld buffer growths, %lld halo updates", t->dd_retries,
+                t->dd_halo_updates);
+    fprintf(f, "):");
+    for (int j = 0; j < HX_APP_NSEARCH; j++) {
+        const int i = HX_APP_NTIMES + j;
+        if (j >= HX_APP_NSEARCH_TILE && !(r->max[i] > 0))
+            continue;
+        const char *name = search_names[j];
+        while (*name == ' ')
+            name++;
+        fprintf(f, "%s %s %.1f", j ? "," : "", name, us * r->max[i]);
+    }
+    fprintf(f, " us\n");
 }
 
 void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,

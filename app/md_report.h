@@ -33,7 +33,10 @@ void hx_app_log_energies(FILE *f, const hx_md_energies *e);
 /* Wall times of the run's parts over every rank: HX_APP_NTIMES rows of the table (the last is
  * the total), then HX_APP_NSEARCH parts of the repartition+search row. */
 #define HX_APP_NTIMES 10
-#define HX_APP_NSEARCH 6
+/* the six parts tile the search row; then the coordinate halo (inside the last one) and, for a
+ * search step on the device, the device time of its parts and the counts (inside the others) */
+#define HX_APP_NSEARCH 11
+#define HX_APP_NSEARCH_TILE 6
 #define HX_APP_NALL (HX_APP_NTIMES + HX_APP_NSEARCH)
 typedef struct hx_app_timing {
     int nranks;
@@ -47,6 +50,10 @@ typedef struct hx_app_timing {
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out);
 void hx_app_timing_write(FILE *f, const hx_app_timing *r);
+/* One line: the search step in µs per search by part, slowest rank of each part, where it ran
+ * (device or host) and its slow paths (t: this rank's timings; every rank searches together).
+ * Nothing without searches. */
+void hx_app_search_write(FILE *f, const hx_app_timing *r, const hx_md_timings *t);
 
 /* ns/day and hours/ns of a run of `steps` steps of dt ps in `seconds`. */
 void hx_app_performance(double dt, long long steps, double seconds, double *ns_day,

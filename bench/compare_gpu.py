@@ -27,8 +27,10 @@ code and configuration, corrected by what the runs so far measured. Every launch
 `timeout -s KILL`. Results: DIR/compare.json (bench/results format: meta with provenance, the
 runs, the comparison, what was skipped), rewritten after every run; logs in DIR/<config>/.
 The table printed last has halox, GROMACS, their ratio (above 1: halox faster) with every step
-counted, and beside it halox without its search work (the timing table's repartition+search
-taken out of its total: not what a user gets).
+counted, beside it halox without its search work (the timing table's repartition+search
+taken out of its total: not what a user gets), and halox's search step in µs per search with
+where it ran (device or host); the runs in compare.json carry the search step by part
+(search_step_parts_us, as halox bench md writes it) from the log's "search step:" line.
 """
 
 import argparse
@@ -111,6 +113,37 @@ def steps_for(nsday, seconds, fixed=0):
 # ---- halox's md.log ---------------------------------------------------------------------------
 HALOX_PERF = re.compile(r"^performance:\s*" + gmx_gpu.NUM + r"\s*ns/day,\s*" + gmx_gpu.NUM
                         + r"\s*us/step(.*)$", re.M)
+# "search step: X us per search, slowest rank (N searches, M on the device[; slow paths: G buffer
+# growths, U halo updates]): state to host A, migration B, ... us" (app/md_report.c)
+HALOX_SEARCH = re.compile(r"^search step: " + gmx_gpu.NUM + r" us per search, slowest rank \((\d+) "
+                          r"searches, (\d+) on the device(?:; slow paths: (\d+) buffer growths, "
+                          r"(\d+) halo updates)?\):(.*) us$", re.M)
+# the log's names of the parts -> the keys of halox bench md's search_step_parts_us
+SEARCH_KEYS = {"state to host": "state_to_host", "migration": "migration",
+               "topology+plan": "topology_plan", "halo set-up": "halo_setup",
+               "local set+upload": "local_set_upload", "x halo+pair search": "halo_x_pair_search",
+               "of which x halo": "halo_x", "device migration": "device_migration",
+               "device local set": "device_local_set", "device plan maps": "device_plan_maps",
+               "counts+reduction": "counts_reduction"}
+
+
+def parse_search_line(text):
+    """The search step by part from halox md's log: {} when the log has no such line."""
+    m = HALOX_SEARCH.findall(text)
+    if not m:
+        return {}
+    us, n, ndev, grow, upd, rest = m[-1]
+    parts = {}
+    for item in rest.split(","):
+        p = re.fullmatch(r"\s*(.+?) " + gmx_gpu.NUM + r"\s*", item)
+        if p and p.group(1) in SEARCH_KEYS:
+            parts[SEARCH_KEYS[p.group(1)]] = float(p.group(2))
+    out = {"search_step_us": float(us), "search_step_parts_us": parts,
+           "search_step_searches": int(n), "search_step_device_searches": int(ndev),
+           "search_step_on": "device" if int(ndev) > 0 else "host"}
+    if grow != "":
+        out.update(search_step_retries=int(grow), search_step_halo_updates=int(upd))
+    return out
 
 
 def parse_halox_log(text):
@@ -144,6 +177,7 @@ def parse_halox_log(text):
         r = re.search(r"^\s+" + re.escape(name) + r"\s+" + gmx_gpu.NUM, text, re.M)
         if r:
             rows[name] = float(r.group(1))
+    out.update(parse_search_line(text))
     if "total" in rows and "repartition+search" in rows and out.get("steps"):
         rest = rows["total"] - rows["repartition+search"]
         out["search_s"] = rows["repartition+search"]
@@ -301,7 +335,9 @@ class Driver:
             res["backend"] = "gpu" if res["ranks"] == 1 else {"direct": "gpu-direct",
                                                              "mpi": "gpu-mpi"}.get(r, r)
         for k in ("nstlist", "rlist", "searches", "search_s", "total_s",
-                  "ns_per_day_search_work_removed"):
+                  "ns_per_day_search_work_removed", "search_step_us", "search_step_parts_us",
+                  "search_step_on", "search_step_searches", "search_step_device_searches",
+                  "search_step_retries", "search_step_halo_updates"):
             if k in p:
                 res[k] = p[k]
         return None
@@ -457,7 +493,9 @@ class Driver:
                  "halox_ns_per_day": h.get("ns_per_day"),
                  "gromacs_ns_per_day": g.get("ns_per_day"),
                  "halox_ns_per_day_search_work_removed": h.get("ns_per_day_search_work_removed"),
-                 "halox_nstlist": h.get("nstlist"), "gromacs_nstlist": g.get("nstlist")}
+                 "halox_nstlist": h.get("nstlist"), "gromacs_nstlist": g.get("nstlist"),
+                 "halox_search_step_us": h.get("search_step_us"),
+                 "halox_search_step_on": h.get("search_step_on")}
             if c["halox_ns_per_day"] and c["gromacs_ns_per_day"]:
                 c["halox_over_gromacs"] = c["halox_ns_per_day"] / c["gromacs_ns_per_day"]
             self.comparison.append(c)
@@ -469,7 +507,8 @@ class Driver:
                  "ns/day with every step counted (pair searches included); halox/GROMACS above 1: "
                  "halox faster",
                  f"{'configuration':16s} {'atoms':>7s} {'grid':>6s} {'MPS':>3s} {'halox':>8s} "
-                 f"{'GROMACS':>8s} {'ratio':>6s} {'halox w/o search':>16s} {'nstlist h/G':>11s}"]
+                 f"{'GROMACS':>8s} {'ratio':>6s} {'halox w/o search':>16s} {'nstlist h/G':>11s} "
+                 f"{'halox search us':>15s}"]
         for c in self.comparison:
             def f(v, fmt):
                 return format(v, fmt) if v is not None else "-"
@@ -479,7 +518,8 @@ class Driver:
                 f"{f(c['gromacs_ns_per_day'], '8.1f'):>8s} "
                 f"{f(c.get('halox_over_gromacs'), '6.2f'):>6s} "
                 f"{f(c['halox_ns_per_day_search_work_removed'], '16.1f'):>16s} "
-                f"{f(c['halox_nstlist'], 'd')}/{f(c['gromacs_nstlist'], 'd')}")
+                f"{f(c['halox_nstlist'], 'd') + '/' + f(c['gromacs_nstlist'], 'd'):>11s} "
+                f"{f(c.get('halox_search_step_us'), '.1f') + ' ' + (c.get('halox_search_step_on') or ''):>15s}")
         # one line per reason, with the runs it kept out
         reasons = {}
         for s in self.skipped:

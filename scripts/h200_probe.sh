@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd"). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -800,6 +800,156 @@ if [[ " $probes " == *" roofab "* ]]; then
             awk -v v="$v" '{ printf "    %-6s %7d atoms: median %7.1f us, mean %7.1f us, %6.0f ns/day, pair kernel %6.1f us\n", v, $1, $5, $6, $8, $9 }' |
             tee -a "$OUT/summary.txt"
     done
+fi
+# gpusearch: the decomposed search step on the device (issue 27), one command per call:
+#   PROBE=gpusearch scripts/h200.sh --exec scripts/h200_probe.sh   (carry .tools for GROMACS)
+# GPUSEARCH_PARTS selects the parts (default "check compare"; "tests ab" fill a second call):
+#  check    test_gpu_dd_search_mpi on 4 ranks of the GPU under MPS: the engine searching on the
+#           device against the same engine searching on the host (4x1x1 and 2x2x1; gpu-mpi,
+#           gpu-direct, nvshmem; a run through both slow paths), so that the figures below come
+#           from a correct search step;
+#  compare  45k SPC/E on one GPU under MPS, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2
+#           (GPUSEARCH_CONFIGS): `halox md --gpu` with its defaults beside GROMACS in the same call
+#           (bench/compare_gpu.py: the one .mdp, GROMACS -nstlist 100 with thread-MPI ranks
+#           -gputasks 0000), every launch under timeout -s KILL; ns/day with every step counted,
+#           the ratio, and halox's search step by part (µs per search, slowest rank of each part,
+#           from its log), against the issue's targets;
+#  tests    the other GPU tests of the device search step: test_gpu_decomp (bit for bit against
+#           the host decomposition), test_gpu_dd_search in one process, then over 2 and 8 ranks;
+#  ab       halox md --gpu on 4 ranks 4x1x1 with the search steps on the host (HALOX_GPU_DD=0),
+#           with the device step's parts launched directly (HALOX_GPU_DD_GRAPH=0) and with the
+#           defaults: the search step by part of each.
+# JSON: $RES/gpusearch/compare.json (compare_gpu.py's: provenance, every run with its
+# search_step_parts_us) and $RES/gpusearch/gpusearch.json (per configuration ns/day, GROMACS,
+# the ratio, the search step and its parts, each target met or not; the A/B runs).
+# GPUSEARCH_SECONDS: stepping time per compare run (default 8); GPUSEARCH_STEPS: steps of the
+# A/B runs (default 5000).
+if [[ " $probes " == *" gpusearch "* ]]; then
+    gs_parts=" ${GPUSEARCH_PARTS:-check compare} "
+    gs_dir=$RES/gpusearch
+    mkdir -p "$gs_dir"
+    # the outer launcher timeout: a rank spinning in a device wait ignores mpirun's signals
+    kpmpi=(timeout -s KILL 180 "${pmpi[@]}" -x HALOX_GPU_DD -x HALOX_GPU_DD_GRAPH)
+    gs_tests() { # name timeout-s np(0: no mpirun) test-program
+        local name=$1 to=$2 np=$3 prog=$4
+        if [[ $np -eq 0 ]]; then
+            probe "gs_$name" "$to" timeout -s KILL $((to - 10)) "$BUILD/tests/$prog"
+        else
+            probe "gs_$name" "$to" timeout -s KILL $((to - 10)) "${pmpi[@]}" -np "$np" \
+                "$BUILD/tests/$prog"
+        fi
+        grep -hE "steps:|device run|device search step|FAIL|cases|SKIP" \
+            "$OUT/logs/probe_gs_$name.log" 2>/dev/null | cut -c1-170 | head -40 |
+            sed "s/^/    $name: /" | tee -a "$OUT/summary.txt"
+    }
+    if [[ $gs_parts == *" check "* ]]; then
+        gs_tests dd_search_np4 250 4 test_gpu_dd_search_mpi
+    fi
+    if [[ $gs_parts == *" compare "* ]]; then
+        gt=$here/../../.tools/gmx-cuda-sm90.tar.xz
+        [[ -z ${HALOX_GMX_TARBALL:-} && ! -f $here/.tools/gmx-cuda-sm90.tar.xz && -f $gt ]] &&
+            export HALOX_GMX_TARBALL=$gt
+        gs_cfg=${GPUSEARCH_CONFIGS:-4r-4x1x1-45k,4r-2x2x1-45k,8r-2x2x2-45k}
+        cbudget=$(($(left) - 30))
+        if [[ $cbudget -gt 60 ]]; then
+            export HALOX_BENCH_COMMAND="PROBE=gpusearch scripts/h200_probe.sh: bench/compare_gpu.py --configs $gs_cfg --seconds ${GPUSEARCH_SECONDS:-8}"
+            t0=$(date +%s)
+            (cd "$here" && python3 bench/compare_gpu.py --halox "$HALOX" --out "$gs_dir" \
+                --budget "$cbudget" --seconds "${GPUSEARCH_SECONDS:-8}" --configs "$gs_cfg") \
+                > "$OUT/logs/gpusearch_compare.log" 2>&1
+            say "  gpusearch compare: rc $?, $(($(date +%s) - t0)) s (logs/gpusearch_compare.log)"
+            tail -7 "$OUT/logs/gpusearch_compare.log" | cut -c1-170 | sed 's/^/    /' |
+                tee -a "$OUT/summary.txt"
+            unset HALOX_BENCH_COMMAND
+        else
+            say "  gpusearch compare: skipped (only $(left) s left)"
+        fi
+    fi
+    if [[ $gs_parts == *" tests "* ]]; then
+        gs_tests decomp 200 0 test_gpu_decomp
+        gs_tests dd_search_np1 200 0 test_gpu_dd_search
+        gs_tests dd_search_np2 250 2 test_gpu_dd_search_mpi
+        gs_tests dd_search_np8 290 8 test_gpu_dd_search_mpi
+    fi
+    if [[ $gs_parts == *" ab "* ]]; then
+        gs_w45=$OUT/logs/gs_w45k.gro
+        [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
+            -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+        for v in "default:" "host:HALOX_GPU_DD=0" "nograph:HALOX_GPU_DD_GRAPH=0"; do
+            name=${v%%:*}
+            export HALOX_GPU_DD=1 HALOX_GPU_DD_GRAPH=1
+            [[ -n ${v#*:} ]] && export "${v#*:}"
+            probe "gs_ab_$name" 200 "${kpmpi[@]}" -np 4 "$HALOX" md --gpu -c "$gs_w45" \
+                --dd 4x1x1 --steps "${GPUSEARCH_STEPS:-5000}" -o "$OUT/logs/gs_ab_$name.gro" \
+                -g "$OUT/logs/gs_ab_$name.md.log"
+            grep -hE "^search step:|^performance:" "$OUT/logs/gs_ab_$name.md.log" 2>/dev/null |
+                cut -c1-250 | sed "s/^/    ab $name: /" | tee -a "$OUT/summary.txt"
+            rm -f "$OUT/logs/gs_ab_$name.gro"
+        done
+        unset HALOX_GPU_DD HALOX_GPU_DD_GRAPH
+    fi
+    # the summary: per configuration the figures and the issue's targets; the A/B runs
+    python3 - "$gs_dir" "$OUT/logs" "$here" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, os, sys
+d, logs, here = sys.argv[1:4]
+sys.path.insert(0, os.path.join(here, "bench"))
+import compare_gpu  # noqa: E402
+try:
+    cmpj = json.load(open(os.path.join(d, "compare.json")))
+except (OSError, ValueError):
+    cmpj = {"meta": {}, "runs": [], "comparison": []}
+# issue 27's targets (every step counted, 45k on one H200 under MPS)
+TARGET = {4: {"ns_per_day": 1077, "over_gromacs": 1.9, "search_us": 300}, 8: {"ns_per_day": 900}}
+PARTS = ["migration", "topology_plan", "halo_setup", "local_set_upload", "halo_x_pair_search",
+         "halo_x", "device_migration", "device_local_set", "device_plan_maps", "counts_reduction"]
+out = {"meta": cmpj.get("meta", {}), "targets": {str(k): v for k, v in TARGET.items()},
+       "configs": [], "ab": []}
+print("  gpusearch: halox md --gpu (defaults) / GROMACS, ns/day with every step counted; halox's "
+      "search step, us per search (slowest rank per part)")
+for c in cmpj.get("comparison", []):
+    h = next((r for r in cmpj.get("runs", []) if r.get("config") == c["config"]
+              and r.get("code") == "halox"), {})
+    t = TARGET.get(c["ranks"], {})
+    e = {"config": c["config"], "ranks": c["ranks"], "dd": c["dd"],
+         "halox_ns_per_day": c.get("halox_ns_per_day"),
+         "gromacs_ns_per_day": c.get("gromacs_ns_per_day"),
+         "halox_over_gromacs": c.get("halox_over_gromacs"),
+         "halox_nstlist": c.get("halox_nstlist"), "gromacs_nstlist": c.get("gromacs_nstlist"),
+         "search_step_us": h.get("search_step_us"), "search_step_on": h.get("search_step_on"),
+         "search_step_parts_us": h.get("search_step_parts_us"),
+         "slow_paths": [h.get("search_step_retries"), h.get("search_step_halo_updates")]}
+    met = {}
+    if "ns_per_day" in t and e["halox_ns_per_day"]:
+        met["ns_per_day"] = e["halox_ns_per_day"] >= t["ns_per_day"]
+    if "over_gromacs" in t and e["halox_over_gromacs"]:
+        met["over_gromacs"] = e["halox_over_gromacs"] >= t["over_gromacs"]
+    if "search_us" in t and e["search_step_us"]:
+        met["search_us"] = e["search_step_us"] <= t["search_us"]
+    e["targets_met"] = met
+    out["configs"].append(e)
+    f = lambda v, fmt: format(v, fmt) if isinstance(v, (int, float)) else "-"
+    p = e["search_step_parts_us"] or {}
+    print(f"    {c['config']:14s} halox {f(e['halox_ns_per_day'], '.0f')} GROMACS "
+          f"{f(e['gromacs_ns_per_day'], '.0f')} ratio {f(e['halox_over_gromacs'], '.2f')} "
+          f"(nstlist {f(e['halox_nstlist'], 'd')}/{f(e['gromacs_nstlist'], 'd')}); search "
+          f"{f(e['search_step_us'], '.0f')} us on the {e['search_step_on']}, slow paths "
+          f"{e['slow_paths']}; targets {met or '-'}")
+    print("      parts: " + ", ".join(f"{k} {f(p.get(k), '.0f')}" for k in PARTS if k in p))
+for name in ("default", "host", "nograph"):
+    path = os.path.join(logs, f"gs_ab_{name}.md.log")
+    if not os.path.exists(path):
+        continue
+    r = compare_gpu.parse_halox_log(open(path, errors="replace").read())
+    r["variant"] = name
+    out["ab"].append(r)
+    print(f"    ab 4x1x1 {name:8s}: {r.get('ns_per_day', 0):.0f} ns/day, search "
+          f"{r.get('search_step_us', 0):.0f} us on the {r.get('search_step_on')}: "
+          + ", ".join(f"{k} {v:.0f}" for k, v in (r.get("search_step_parts_us") or {}).items()))
+with open(os.path.join(d, "gpusearch.json.tmp"), "w") as fh:
+    json.dump(out, fh, indent=1)
+os.replace(os.path.join(d, "gpusearch.json.tmp"), os.path.join(d, "gpusearch.json"))
+print(f"    -> {os.path.join(d, 'gpusearch.json')}")
+PY
 fi
 
 # roofab2 (issue 28, second round): the new defaults (comb-2hs, unrolled update) and the second

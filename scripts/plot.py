@@ -8,6 +8,11 @@
   plot.py bench RESULT.json -o bench.svg
       µs per step of every code and rank count of a bench/cpu_md.sh result: bar = median over
       the rounds, whisker = min to max.
+  plot.py search RESULT.json [RESULT2.json ...] -o search.svg
+      the search step of every run of `halox bench md` results, µs per search step stacked by
+      part (search_step_parts_us: state to host, migration, topology and plan, halo set-up,
+      local set and upload, coordinate halo and pair search; slowest rank of each part), the
+      label saying whether the search ran on the device or the host.
 
 SVG or PNG, chosen by the output's extension. The output is written to a temporary file in
 the same directory and renamed into place, so a failed plot never leaves a half-written file
@@ -209,6 +214,61 @@ def plot_bench(args):
         run_gnuplot("\n".join(s) + "\n", args.output, tmp)
 
 
+SEARCH_PARTS = (("state_to_host", "state to host"), ("migration", "migration"),
+                ("topology_plan", "topology + plan (device: maps + counts)"),
+                ("halo_setup", "halo set-up"),
+                ("local_set_upload", "local set + upload (device: lists + modules)"),
+                ("halo_x_pair_search", "x halo + pair search"))
+
+
+def plot_search(args):
+    rows = []
+    for path in args.results:
+        try:
+            with open(path, encoding="utf-8") as f:
+                res = json.load(f)
+        except OSError as e:
+            raise PlotError(f"{path}: cannot read: {e.strerror}")
+        except json.JSONDecodeError as e:
+            raise PlotError(f"{path}:{e.lineno}: not JSON ({e.msg})")
+        runs = res.get("runs") if isinstance(res, dict) else None
+        if not isinstance(runs, list):
+            raise PlotError(f"{path}: no 'runs' list; expected a `halox bench md` result")
+        for i, r in enumerate(runs):
+            parts = r.get("search_step_parts_us") if isinstance(r, dict) else None
+            if not isinstance(parts, dict):
+                continue  # a run without searches or from an older halox
+            try:
+                vals = [max(0.0, float(parts.get(k, 0.0))) for k, _ in SEARCH_PARTS]
+                dd = "x".join(str(int(v)) for v in r.get("dd", []))
+                label = "{} {} {}r\\n{}k, on the {}".format(
+                    r["backend"], dd, int(r["ranks"]), int(round(int(r["atoms"]) / 1000)),
+                    r.get("search_step_on", "host"))
+            except (KeyError, TypeError, ValueError) as ex:
+                raise PlotError(f"{path}: runs[{i}] lacks a usable {ex}; expected backend, dd, "
+                                "ranks, atoms and search_step_parts_us")
+            rows.append((label, vals))
+    if not rows:
+        raise PlotError("no run with search_step_parts_us in " + ", ".join(args.results))
+    title = args.title or "search step by part (µs per search step, slowest rank per part)"
+    with tempfile.TemporaryDirectory() as tmp:
+        dat = os.path.join(tmp, "search.dat")
+        with open(dat, "w", encoding="utf-8") as f:
+            for label, vals in rows:
+                f.write('"{}" {}\n'.format(label, " ".join(repr(v) for v in vals)))
+        plots = [f"{gp_quote(dat)} using 2:xtic(1) title {gp_quote(SEARCH_PARTS[0][1])}"]
+        plots += [f"'' using {k + 2} title {gp_quote(name)}"
+                  for k, (_, name) in enumerate(SEARCH_PARTS) if k > 0]
+        s = [f"set terminal {terminal_for(args.output).format(h=560)}",
+             f"set title {gp_quote(title)}", "set ylabel 'µs per search step'",
+             "set style data histograms", "set style histogram rowstacked",
+             "set style fill solid 0.8 border -1", "set boxwidth 0.6", "set grid y",
+             "set yrange [0:*]", "set key outside top center horizontal font ',9'",
+             "set xtics rotate by -30 font ',9'", "set bmargin 8",
+             "plot " + ", ".join(plots)]
+        run_gnuplot("\n".join(s) + "\n", args.output, tmp)
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0],
                                  epilog="Details: the docstring of scripts/plot.py.")
@@ -224,6 +284,11 @@ def main(argv):
     pb.add_argument("--title")
     pb.add_argument("-o", "--output", required=True, help="output .svg or .png")
     pb.set_defaults(func=plot_bench)
+    ps = sub.add_parser("search", help="the search step by part, halox bench md results")
+    ps.add_argument("results", nargs="+", help="result JSON of halox bench md")
+    ps.add_argument("--title")
+    ps.add_argument("-o", "--output", required=True, help="output .svg or .png")
+    ps.set_defaults(func=plot_search)
     args = ap.parse_args(argv)
     try:
         terminal_for(args.output)

@@ -15,7 +15,10 @@
 #    caller keeps the other current, the gpu-mpi halo and the gpu MD engine on it, the GPU
 #    update, no rank left waiting on the GPU halo backends (test_gpu_waits), the engine's
 #    one-GPU step against the CPU engine (test_gpu_md --quick: graph replay, step timing,
-#    thermostat) (a few minutes; the other GPU tests take too long there);
+#    thermostat), the device search step against the host decomposition (test_gpu_decomp) and
+#    the engine searching on the device against searching on the host (test_gpu_dd_search
+#    --quick in one process, and on 2 ranks with gpu-mpi's and nvshmem's messages) (a few
+#    minutes; the other GPU tests take too long there);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.

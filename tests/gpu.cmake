@@ -234,3 +234,52 @@ if(HALOX_GPU_EMULATE AND TEST test_gpu_waits_np2)
   set_tests_properties(test_gpu_waits_np2 PROPERTIES
                        ENVIRONMENT "HALOX_ALLOW_NO_MPS=1;HALOX_EMU_DEVICES=2")
 endif()
+
+# The decomposed search step on the device (issue 27) against the host decomposition, every
+# domain in one process (the serial communicator): migration, local set, plan maps, topology,
+# bit for bit at every search step. Runs in the CPU emulation (CI) and on the GPU.
+halox_gpu_test(test_gpu_decomp SOURCES test_gpu_decomp.c test_ethanol_common.c
+               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
+if(TARGET test_gpu_decomp)
+  target_link_libraries(test_gpu_decomp PRIVATE halox_gputest)
+endif()
+
+# The engine with its search steps on the device against the same engine searching on the host
+# (issue 27): in one process with the gpu-local halo (the CPU emulation runs it), and under MPI
+# with every GPU halo backend (the H200)
+halox_gpu_test(test_gpu_dd_search SOURCES test_gpu_dd_search.c test_ethanol_common.c
+               ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd emulation)
+if(TARGET test_gpu_dd_search)
+  target_link_libraries(test_gpu_dd_search PRIVATE halox_gputest)
+endif()
+halox_gpu_mpi_test(test_gpu_dd_search_mpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
+                   RANKS 2 4 8 LABELS dd)
+if(TARGET test_gpu_dd_search_mpi)
+  target_compile_definitions(test_gpu_dd_search_mpi PRIVATE HX_TEST_MPI=1)
+  target_link_libraries(test_gpu_dd_search_mpi PRIVATE halox_gputest)
+endif()
+# The CPU emulation: the search step's messages driven by the host (gpu-mpi: sizes and bytes
+# through MPI, tagged, failure markers) across 2 processes, both slow paths included (gpu-direct
+# needs memory shared between processes, which the emulation has not)
+if(HALOX_GPU_EMULATE)
+  halox_gpu_mpi_test(test_gpu_dd_search_gpumpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
+                     RANKS 2 ARGS --quick --halo gpu-mpi LABELS dd emulation)
+  if(TARGET test_gpu_dd_search_gpumpi)
+    target_compile_definitions(test_gpu_dd_search_gpumpi PRIVATE HX_TEST_MPI=1)
+    target_link_libraries(test_gpu_dd_search_gpumpi PRIVATE halox_gputest)
+    # with NVSHMEM emulated over shared memory: the message kernel (P2P stores and signals), its
+    # graphs, the symmetric channels re-made on the slow path (the same program, other options;
+    # `--path network` runs the put-with-signal path, by hand: ~1 min more)
+    if(TARGET halox_nvshmem_hooks AND HALOX_TIMEOUT_PROGRAM)
+      math(EXPR hx_dds_timeout "${HALOX_GPU_LAUNCH_TIMEOUT} + 60")
+      add_test(NAME test_gpu_dd_search_nvshmem_np2
+               COMMAND ${HALOX_TIMEOUT_PROGRAM} -s KILL ${HALOX_GPU_LAUNCH_TIMEOUT}
+                       ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_FLAGS}
+                       $<TARGET_FILE:test_gpu_dd_search_gpumpi> --quick --halo nvshmem)
+      set_tests_properties(test_gpu_dd_search_nvshmem_np2 PROPERTIES
+                           LABELS "gpu;mpi;dd;emulation" TIMEOUT ${hx_dds_timeout}
+                           SKIP_RETURN_CODE 77 PROCESSORS 1
+                           ENVIRONMENT "HALOX_ALLOW_NO_MPS=1")
+    endif()
+  endif()
+endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # halox bench compare and halox bench report on hand-made result files:
 #  - compare matches runs by their key and prints B/A exactly; no common run is exit 1;
-#  - report writes one table per series and, with gnuplot, the four kinds of plot;
+#  - report writes one table per series (an md series also its search steps by part, for the
+#    runs that have them) and, with gnuplot, the five kinds of plot;
 #  - bad input (not JSON, no "runs", a run without "backend") is an error naming the file,
 #    and an existing report is not replaced.
 #   test_bench_report.sh <halox>
@@ -19,7 +20,13 @@ cat > res/md.json <<'J'
           {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 4,
            "gpus": 1, "dd": [4, 1, 1], "us_per_step": 120, "ns_per_day": 1440,
            "ns_per_day_with_search": 1300, "metrics_every": 10,
-           "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5},
+           "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5, "nstlist": 100,
+           "search_step_us": 290, "search_step_on": "device", "search_step_retries": 0,
+           "search_step_halo_updates": 1,
+           "search_step_parts_us": {"state_to_host": 0, "migration": 40, "topology_plan": 70,
+                                    "halo_setup": 20, "local_set_upload": 50,
+                                    "halo_x_pair_search": 110, "halo_x": 25,
+                                    "device_migration": 40}},
           {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 2,
            "gpus": 1, "dd": [2, 1, 1], "us_per_step": 150, "ns_per_day": 1152,
            "local_work_us": 148, "nonlocal_work_us": 30, "non_overlap_us": 10}]}
@@ -83,6 +90,11 @@ grep -q "| water-spce | 45000 | nvshmem | 2 | 1 | 2x1x1 | – | 150.0 | 1152.0 |
     res/REPORT.md || fail "report: sampled phases above the measured step are not marked"
 grep -q "sampled with events (every 10 steps).*† marks a run whose sampled local work" res/REPORT.md ||
     fail "report: the note on sampled phases is missing"
+# the search steps by part, for the run that has them only; where it ran, its slow paths
+grep -q "| water-spce | 45000 | nvshmem | 4 | 4x1x1 | 100 | device | 290.0 | 0.0 | 40.0 | 70.0 | 20.0 | 50.0 | 110.0 | 25.0 | 1 |" \
+    res/REPORT.md || fail "report: the search-step row is wrong: $(grep '| device |' res/REPORT.md)"
+[ "$(grep -c '| 4x1x1 | 100 | device |\|| host |' res/REPORT.md)" = 1 ] ||
+    fail "report: search-step rows for runs without search parts"
 # the headline ranks by ns/day with every step counted and gives the paper's figure beside it
 grep -q "| water-spce | 45000 | nvshmem | 1300.0 | 1440.0 | 120.0 | 4 | 4x1x1 |" res/REPORT.md ||
     fail "report: headline row: $(grep -A6 '^## Headline' res/REPORT.md)"
@@ -91,7 +103,7 @@ grep -q "| nvshmem | p2p | 2x2x2 | 8 | 1000 | 3 | 12.0 | 11.0 – 14.0 |" res/RE
 grep -q "| gpu-mpi | – | 2x2x2 | 8 | 11000 | 3 | 700.0 | – |" res/REPORT.md ||
     fail "report: a run without spread must show –"
 if command -v gnuplot > /dev/null; then
-    for p in md_nsday md_breakdown exchange_atoms exchange_pulses; do
+    for p in md_nsday md_breakdown md_search exchange_atoms exchange_pulses; do
         check
         [ -s res/$p.png ] && head -c 8 res/$p.png | od -c | grep -q "P   N   G" ||
             fail "report: plot $p.png missing or not a PNG"
@@ -112,6 +124,13 @@ assert r["mode"] == "md" and r["backend"] == "cpu" and r["ranks"] == 1 and r["dd
 assert r["atoms"] == 1500 and r["steps"] == 20 and r["nstlist"] == 10
 assert r["us_per_step"] > 0 and abs(r["ns_per_day"] - 0.002e-3 * 86400 / (r["us_per_step"] * 1e-6)) < 1e-6 * r["ns_per_day"]
 assert r["local_work_us_min"] <= r["local_work_us"] <= r["local_work_us_max"] and r["local_work_us"] > 0
+# the search step by part: on the host (one domain), no slow path; the six parts tile it (one
+# rank: each part's slowest rank is this one)
+p = r["search_step_parts_us"]
+six = ["state_to_host", "migration", "topology_plan", "halo_setup", "local_set_upload",
+       "halo_x_pair_search"]
+assert r["search_step_on"] == "host" and r["search_step_retries"] == 0 and r["search_step_halo_updates"] == 0, r
+assert r["search_step_us"] > 0 and abs(sum(p[k] for k in six) - r["search_step_us"]) <= 1e-6 * r["search_step_us"] + 1e-3, (p, r["search_step_us"])
 PY
 check
 "$halox" bench report res > rep2.out 2>&1 && grep -q "| water-spce | 1500 | cpu | 1 | 0 | 1x1x1 |" res/REPORT.md ||

@@ -33,6 +33,11 @@ check
 [ -n "$grid" ] || fail "the log does not state the domain grid"
 grep -q "^  pulses x" mpi.log || fail "the log does not state the pulses"
 grep -q "halo exchange x" mpi.log || fail "the log does not time the halo exchange"
+# the search step by part, per search (the run's 3: steps 10, 20 and the last step's evaluation;
+# not the start's), on the host with the CPU engine
+num='[0-9]+\.[0-9]'
+grep -qE "^search step: $num us per search, slowest rank \(3 searches, 0 on the device\): state to host $num, migration $num, topology\+plan $num, halo set-up $num, local set\+upload $num, x halo\+pair search $num" mpi.log ||
+    fail "the log lacks the search step by part: $(grep '^search step' mpi.log)"
 "$halox" md "${common[@]}" --dd "$grid" -o inproc.gro -e inproc.jsonl -g inproc.log \
     > inproc.out 2>&1
 check

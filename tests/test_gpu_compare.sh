@@ -10,7 +10,8 @@
 #  3. no GROMACS anywhere: the halox runs stay, the message says what is needed;
 #  4. a real run on the CPU (the stand-ins run the real halox and, where installed, the real
 #     gmx): compare.json with provenance (HALOX_GIT_REVISION), both codes' figures from their
-#     own logs, the ratio, the two .mdp files differing in the thermostat only, the table last;
+#     own logs, the ratio, halox's search step by part from its log, the two .mdp files
+#     differing in the thermostat only, the table last;
 #  5. sourced by scripts/h200.sh (--exec): progress and table into summary.txt, a return (not an
 #     exit), and a skip when the call's time is spent.
 #   test_gpu_compare.sh <halox> <repo>
@@ -167,6 +168,17 @@ need(g["2gpu-3k"]["command"].endswith("-gpu_id 01") and g["2gpu-3k"]["gpus"] == 
 need(g["1gpu-3k"]["dd_gromacs"] == [1, 1, 1] and g["2gpu-3k"]["dd_gromacs"] == [2, 1, 1], "grids")
 need(g["1gpu-3k"]["nstlist"] > 10, f"GROMACS kept nstlist {g['1gpu-3k']['nstlist']}: no thermostat?")
 need(h["2gpu-3k"]["nstlist"] == 10 and h["2gpu-3k"]["backend"] != "gromacs", h["2gpu-3k"])
+# the search step by part from halox's log (on the host here: the CPU engine), into the run and
+# the comparison
+for k, r in h.items():
+    p = r.get("search_step_parts_us", {})
+    need(r.get("search_step_on") == "host" and r.get("search_step_us", 0) > 0 and
+         all(p.get(x, -1) >= 0 for x in ("state_to_host", "migration", "topology_plan",
+             "halo_setup", "local_set_upload", "halo_x_pair_search")) and
+         r.get("search_step_searches", 0) >= 1, f"{k}: search step {r.get('search_step_us')} "
+         f"on {r.get('search_step_on')}: {p}")
+need(all(c.get("halox_search_step_us", 0) > 0 and c.get("halox_search_step_on") == "host"
+         for c in j["comparison"]), [c.get("halox_search_step_us") for c in j["comparison"]])
 need(h["1gpu-3k"]["mps"] and not h["2gpu-3k"]["mps"], "MPS state per run")
 need(g["1gpu-3k"]["steps"] == 100 and g["1gpu-3k"]["warmup_steps"] == 25, "GROMACS steps")
 for c in j["comparison"]:

@@ -39,6 +39,20 @@ python3 "$plot" bench "$src/bench/results/cpu_md_45k.json" -o b.svg > out.txt 2>
     fail "bench plot: $(cat out.txt)"
 { grep -q "GROMACS" b.svg && grep -q "halox mixed" b.svg; } 2> /dev/null ||
     fail "b.svg lacks the bar labels"
+# the search step by part (halox bench md results; the numbers are made up)
+cat > bm.json <<'EOF'
+{"runs": [{"backend": "nvshmem", "dd": [2, 2, 1], "ranks": 4, "atoms": 45000,
+  "search_step_on": "device", "search_step_parts_us": {"state_to_host": 0, "migration": 40,
+  "topology_plan": 80, "halo_setup": 20, "local_set_upload": 30, "halo_x_pair_search": 120}},
+ {"backend": "gpu-mpi", "dd": [4, 1, 1], "ranks": 4, "atoms": 45000,
+  "search_step_parts_us": {"state_to_host": 400, "migration": 1200, "topology_plan": 900,
+  "halo_setup": 300, "local_set_upload": 500, "halo_x_pair_search": 400}},
+ {"backend": "gpu", "dd": [1, 1, 1], "ranks": 1, "atoms": 45000}]}
+EOF
+check
+python3 "$plot" search bm.json -o s.svg > out.txt 2>&1 || fail "search plot: $(cat out.txt)"
+{ grep -q "on the device" s.svg && grep -q "on the host" s.svg && grep -q "halo set-up" s.svg; } \
+    2> /dev/null || fail "s.svg lacks the run labels or the parts"
 [ "$(stat -c %a e.svg 2> /dev/null)" = "$(printf '%o' $((0666 & ~$(umask))))" ] ||
     fail "e.svg mode $(stat -c %a e.svg) does not follow the umask"
 
@@ -93,4 +107,10 @@ echo '{"meta": {}}' > nosummary.json
 bad "bench without summary" "nosummary.json: no 'summary' list" bench nosummary.json -o e.svg
 echo '{"summary": [{"backend": "cpu"}]}' > badsummary.json
 bad "bench entry" "badsummary.json: summary\[0\] lacks" bench badsummary.json -o e.svg
+echo '{"meta": {}}' > noruns.json
+bad "search without runs" "noruns.json: no 'runs' list" search noruns.json -o e.svg
+echo '{"runs": [{"backend": "gpu"}]}' > nosearch.json
+bad "search without a search step" "no run with search_step_parts_us" search nosearch.json -o e.svg
+echo '{"runs": [{"search_step_parts_us": {}}]}' > badrun.json
+bad "search run" "badrun.json: runs\\[0\\] lacks" search badrun.json -o e.svg
 finish test_plot

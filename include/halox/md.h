@@ -557,6 +557,8 @@ typedef struct hx_md_energies {
     int has_thermostat;
 } hx_md_energies;
 
+/* What hx_md_run measured: it resets every field when it starts (times and counts describe that
+ * run; hx_md_step alone accumulates). */
 typedef struct hx_md_timings {
     double nb_local;    /* non-bonded home-home pairs (before the halo arrives), s */
     double nb_nonlocal; /* non-bonded pairs with halo atoms, s */
@@ -569,6 +571,19 @@ typedef struct hx_md_timings {
      * coordinate halo and pair search */
     double search_download, search_migrate, search_plan, search_halo, search_set_local,
         search_pairs;
+    /* The coordinate halo alone (a part of search_pairs). With the search step on the device
+     * (GPU backend, decomposed, a halo backend with device messages): the device time of its
+     * parts - migration, the new local set (home lists, masses), the plan's maps with the
+     * local topology - and the host time of the counts (one reduction, the plan from the
+     * counts); there search_download is 0, search_migrate the device migration, search_plan
+     * the device maps plus the counts, search_set_local the device local set plus the modules'
+     * set-up. dd_searches: search steps on the device, dd_retries: their slow-path runs (the
+     * device decomposition's buffers grown, the step run again), dd_halo_updates: those whose
+     * halo plan's capacities grew (the halo exchange updated collectively instead of its local
+     * refresh). Both slow paths are entered by every process at the same search step. */
+    double search_halo_x;
+    double search_dev_migrate, search_dev_local_set, search_dev_plan, search_counts;
+    long long dd_searches, dd_retries, dd_halo_updates;
     double update; /* leap-frog, SETTLE, kinetic energy, s */
     double reduce; /* energy reductions over ranks, s */
     double output; /* gathering and writing output, s */

@@ -208,6 +208,10 @@ void hx_msg_describe(int tag, char *buf, size_t len)
         "the IPC handle of the coordinates of pulse %d",
         "the IPC handle of the force slots of pulse %d",
         "the CUDA-aware self-test message",
+        "the size of the search-step message of channel %d",
+        "the search-step message of channel %d",
+        "the done token of the search-step message of channel %d",
+        "the IPC handle of the search-step message regions (%d)",
     };
     const int k = (tag - 1) / HX_MSG_INDEX_MAX, i = (tag - 1) % HX_MSG_INDEX_MAX;
     if (tag < 1 || k >= HX_MSG_NKINDS)

@@ -38,10 +38,16 @@ typedef enum hx_msg_kind {
     HX_MSG_IPC_X,         /* gpu-direct set-up: the IPC handle of the coordinates, pulse p */
     HX_MSG_IPC_F,         /* gpu-direct set-up: the IPC handle of the force slots, pulse p */
     HX_MSG_SELFTEST,      /* gpu-mpi set-up: the CUDA-aware self-test */
+    /* the device search step's messages through gpu-mpi / gpu-direct (index: the channel) */
+    HX_MSG_SEARCH_SIZE,  /* gpu-mpi: the size of the message of channel c */
+    HX_MSG_SEARCH,       /* gpu-mpi: the message of channel c */
+    HX_MSG_SEARCH_TOKEN, /* gpu-direct: the done token of the message of channel c */
+    HX_MSG_IPC_SEARCH,   /* gpu-direct set-up: the IPC handle of the message regions (index 2 p
+                          * + direction, p a first pulse of its dimension) */
     HX_MSG_NKINDS
 } hx_msg_kind;
 #define HX_MSG_INDEX_MAX 128 /* indices 0..127: pulses (HX_MAX_PULSES = 64), 2 d + r */
-/* A message's tag: 1 + kind * 128 + index, below 2048 (MPI guarantees tags up to 32767). */
+/* A message's tag: 1 + kind * 128 + index, below 2560 (MPI guarantees tags up to 32767). */
 static inline int hx_msg_tag(hx_msg_kind kind, int index)
 {
     return 1 + (int)kind * HX_MSG_INDEX_MAX + (index & (HX_MSG_INDEX_MAX - 1));

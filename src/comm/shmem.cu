@@ -184,3 +184,9 @@ __device__ void hx_shmem_put_signal_block(float *dst, const float *src, size_t n
 {
     nvshmemx_float_put_signal_block(dst, src, n, sig, v, NVSHMEM_SIGNAL_ADD, pe);
 }
+
+__device__ void hx_shmem_putmem_signal_block(void *dst, const void *src, size_t bytes,
+                                             uint64_t *sig, uint64_t v, int pe)
+{
+    nvshmemx_putmem_signal_block(dst, src, bytes, sig, v, NVSHMEM_SIGNAL_ADD, pe);
+}

@@ -56,6 +56,9 @@ __device__ void hx_shmem_put_signal_nbi_block(float *dst, const float *src, size
 /* the same, returning when src may be reused */
 __device__ void hx_shmem_put_signal_block(float *dst, const float *src, size_t n, uint64_t *sig,
                                           uint64_t v, int pe);
+/* the same for `bytes` bytes of any type (the device search step's messages) */
+__device__ void hx_shmem_putmem_signal_block(void *dst, const void *src, size_t bytes,
+                                             uint64_t *sig, uint64_t v, int pe);
 #endif
 
 #endif

@@ -1,10 +1,14 @@
-/* Fault injection for tests: make one named allocation fail, once, in this thread.
+/* Fault injection for tests: make one named allocation fail (or one rare path run), once, in
+ * this thread.
  *
  * Some failure paths cannot be reached from outside: a collective where one rank runs out of
  * memory while the others do not. Such an allocation asks hx_fault_hit("site") first and
  * behaves as if malloc had returned NULL when the site is armed. A test arms the site on the
  * rank that should fail and checks that every rank returns an error instead of hanging. Nothing
  * arms a site outside the tests; the check is one thread-local comparison. Sites in use:
+ *   "plan.grow"    hx_plan_set_counts (the device search step) takes counts one above every
+ *                  capacity: the plan's capacities grow and the halo is updated collectively,
+ *                  the slow path of a search step (armed on every process, which all take it)
  *   "mpi.create"   hx_comm_create_mpi's allocations (src/comm/mpi.c)
  *   "mpi.reserve"  growth of the MPI reduction buffers
  *   "mpi.gather"   rank 0's buffer in hx_comm_gather_bytes

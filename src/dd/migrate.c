@@ -18,6 +18,7 @@
 #include "comm/comm_impl.h"
 #include "core/error.h"
 #include "core/fault.h"
+#include "dd/home.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ void hx_home_free(hx_home *h)
     memset(h, 0, sizeof *h);
 }
 
-static hx_status home_reserve(hx_home *h, int natoms, int nmol)
+hx_status hx_home_reserve(hx_home *h, int natoms, int nmol)
 {
     if (natoms > h->cap_atoms) {
         int cap = h->cap_atoms ? h->cap_atoms : 64;
@@ -230,7 +231,7 @@ static hx_status unpack_molecules(hx_home *h, const double *d, size_t n)
         i += 2;
         HX_CHECK(na > 0 && i + (size_t)na * HX_MIG_PER_ATOM <= n, HX_ERR_INTERNAL,
                  "malformed migration message (molecule %d, %d atoms)", mg, na);
-        HX_TRY(home_reserve(h, h->natoms + na, h->nmol + 1));
+        HX_TRY(hx_home_reserve(h, h->natoms + na, h->nmol + 1));
         for (int k = 0; k < na; k++, i += HX_MIG_PER_ATOM) {
             int a = h->natoms + k;
             h->gid[a] = (int)d[i];
@@ -267,7 +268,7 @@ hx_status hx_migrate(const hx_dd *dd, hx_comm *comm, hx_home *const *homes, long
     static const char dn[3] = {'x', 'y', 'z'};
 
     for (int i = 0; i < nl && st == HX_OK; i++) {
-        st = home_reserve(homes[i], homes[i]->natoms, homes[i]->nmol);
+        st = hx_home_reserve(homes[i], homes[i]->natoms, homes[i]->nmol);
         if (st == HX_OK)
             hx_wrap_molecules(homes[i]->x, homes[i]->mol_start, homes[i]->nmol, box);
     }

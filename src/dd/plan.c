@@ -19,6 +19,8 @@
 #include "dd/pack.h"
 #include "comm/comm_impl.h"
 #include "core/error.h"
+#include "core/fault.h"
+#include "dd/plan_counts.h"
 #include "dd/plan_image.h"
 
 #include <math.h>
@@ -37,6 +39,8 @@ typedef struct dplan {
     int tmp_cap;
     void *image; /* the device-ready image (src/dd/plan_image.h) of the last build */
     size_t image_cap, image_bytes;
+    void *dev_image; /* a device copy kept by a device search step (hx_plan_set_device_image) */
+    size_t dev_image_cap;
 } dplan;
 
 struct hx_plan {
@@ -183,6 +187,19 @@ const void *hx_plan_image(const hx_plan *plan, int local, size_t *bytes)
 const hx_dd *hx_plan_dd(const hx_plan *plan)
 {
     return plan->dd;
+}
+
+void hx_plan_set_device_image(hx_plan *plan, int local, void *dev, size_t cap)
+{
+    plan->d[local].dev_image = dev;
+    plan->d[local].dev_image_cap = cap;
+}
+
+void *hx_plan_device_image(const hx_plan *plan, int local, size_t *cap)
+{
+    if (cap)
+        *cap = plan->d[local].dev_image_cap;
+    return plan->d[local].dev_image;
 }
 
 static hx_status add_range(dplan *d, int begin, int end, int zone)
@@ -345,12 +362,13 @@ static int grow_capacity(int cur, long long need)
  * learns where its atoms land on the receiver (one int per pulse travels back up), the reverse
  * dependency sets of the force pass are derived, and the capacities of collectively allocated
  * buffers are agreed (a max over all domains), then every domain's image is laid out. */
-static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sptr, void **rptr,
-                             size_t *sb, size_t *rb, int *scratch)
+/* The receivers' atom offsets travel back up (one int per pulse), so that each sender knows
+ * where its atoms land. */
+static hx_status exchange_peer_offsets(hx_plan *plan, int *dest, int *src, const void **sptr,
+                                       void **rptr, size_t *sb, size_t *rb, int *scratch)
 {
     const int nl = plan->nlocal;
     const int npulses = hx_dd_npulses(plan->dd);
-    hx_status st = HX_OK;
     for (int gp = 0; gp < npulses; gp++) {
         for (int i = 0; i < nl; i++) {
             const hx_pulse *P = &plan->d[i].p.pulses[gp];
@@ -366,11 +384,24 @@ static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sp
         for (int i = 0; i < nl; i++)
             plan->d[i].p.pulses[gp].peer_atom_offset = scratch[i];
     }
+    return HX_OK;
+}
+
+/* The reverse dependency sets, the capacities from the job's maxima gmax [n_local, send count
+ * per pulse] (or reduced here when NULL), the generation and every domain's image. */
+static hx_status plan_close(hx_plan *plan, const long long *gmax_in)
+{
+    const int nl = plan->nlocal;
+    const int npulses = hx_dd_npulses(plan->dd);
+    hx_status st = HX_OK;
     long long *mx = malloc(((size_t)nl + 1) * (npulses + 1) * sizeof *mx);
     if (!mx)
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     /* agree before the collective below: a rank that failed must not leave the others in it */
-    HX_TRY(hx_comm_agree(plan->comm, st));
+    if (!gmax_in)
+        HX_TRY(hx_comm_agree(plan->comm, st));
+    else
+        HX_TRY(st);
     for (int i = 0; i < nl; i++) {
         hx_domain_plan *p = &plan->d[i].p;
         mx[(size_t)i * (npulses + 1)] = p->n_local;
@@ -384,7 +415,19 @@ static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sp
         }
     }
     long long *gmax = mx + (size_t)nl * (npulses + 1);
-    st = hx_comm_max_i64(plan->comm, mx, gmax, npulses + 1);
+    if (gmax_in)
+        memcpy(gmax, gmax_in, sizeof *gmax * (size_t)(npulses + 1));
+    else
+        st = hx_comm_max_i64(plan->comm, mx, gmax, npulses + 1);
+    if (st == HX_OK && gmax_in && hx_fault_hit("plan.grow")) {
+        /* tests: the counts of a device search step exceed every capacity by one, so that
+         * every process (each armed it) takes the rare path: capacities grow, the halo's
+         * collective update instead of its local refresh */
+        gmax[0] = gmax[0] > plan->cap_local ? gmax[0] : plan->cap_local + 1;
+        for (int gp = 0; gp < npulses; gp++)
+            gmax[1 + gp] =
+                gmax[1 + gp] > plan->cap_pulse[gp] ? gmax[1 + gp] : plan->cap_pulse[gp] + 1;
+    }
     if (st == HX_OK) {
         plan->generation++;
         plan->cap_local = grow_capacity(plan->cap_local, gmax[0]);
@@ -405,8 +448,105 @@ static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sp
         }
     }
     free(mx);
-    HX_TRY(hx_comm_agree(plan->comm, st));
-    return HX_OK;
+    if (!gmax_in)
+        HX_TRY(hx_comm_agree(plan->comm, st));
+    return st;
+}
+
+/* After the pulses: what a device backend needs beyond the host executor's data. Each sender
+ * learns where its atoms land on the receiver (one int per pulse travels back up), the reverse
+ * dependency sets of the force pass are derived, and the capacities of collectively allocated
+ * buffers are agreed (a max over all domains), then every domain's image is laid out. */
+static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sptr, void **rptr,
+                             size_t *sb, size_t *rb, int *scratch)
+{
+    HX_TRY(exchange_peer_offsets(plan, dest, src, sptr, rptr, sb, rb, scratch));
+    return plan_close(plan, NULL);
+}
+
+hx_status hx_plan_set_counts(hx_plan *plan, const hx_plan_domain_counts *c, const long long *gmax)
+{
+    HX_CHECK(plan && c, HX_ERR_INVALID_ARG, "hx_plan_set_counts: NULL argument");
+    const int nl = plan->nlocal;
+    const int npulses = hx_dd_npulses(plan->dd);
+    int *dest = malloc((size_t)nl * sizeof *dest), *src = malloc((size_t)nl * sizeof *src);
+    const void **sptr = malloc((size_t)nl * sizeof *sptr);
+    void **rptr = malloc((size_t)nl * sizeof *rptr);
+    size_t *sb = malloc((size_t)nl * sizeof *sb), *rb = malloc((size_t)nl * sizeof *rb);
+    int *scratch = malloc((size_t)nl * sizeof *scratch);
+    hx_status st = HX_OK;
+    if (!dest || !src || !sptr || !rptr || !sb || !rb || !scratch)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    for (int i = 0; i < nl && st == HX_OK; i++) {
+        dplan *d = &plan->d[i];
+        hx_domain_plan *p = &d->p;
+        if (c[i].n_home < 0 ||
+            (npulses > 0 && (!c[i].send_zone_count || !c[i].recv_zone_count || !c[i].deps))) {
+            st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                              "hx_plan_set_counts: domain %d: bad counts", p->domain);
+            break;
+        }
+        p->n_home = p->n_local = c[i].n_home;
+        p->index_map_len = 0;
+        p->nranges = 0;
+        st = add_range(d, 0, p->n_home, 0);
+        if (st == HX_OK && p->nranges == 0) {
+            st = grow((void **)&p->ranges, &d->range_cap, 1, sizeof *p->ranges);
+            if (st == HX_OK) {
+                p->ranges[0] = (hx_zone_range){0, 0, 0};
+                p->nranges = 1;
+            }
+        }
+        /* the maps are on the device */
+        free(p->index_map);
+        p->index_map = NULL;
+        d->map_cap = 0;
+        for (int gp = 0; gp < npulses && st == HX_OK; gp++) {
+            hx_pulse *P = &p->pulses[gp];
+            int n = 0;
+            for (int z = 0; z < HX_MAX_ZONES; z++) {
+                P->send_zone_count[z] = c[i].send_zone_count[gp][z];
+                n += P->send_zone_count[z];
+            }
+            P->map_offset = p->index_map_len;
+            P->send_count = n;
+            P->dep_offset = P->send_zone_count[0];
+            P->deps = c[i].deps[gp];
+            p->index_map_len += n;
+            /* the receive side as plan_set_recv records it, without the per-atom scratch */
+            int total = 0;
+            for (int z = 0; z < HX_MAX_ZONES; z++) {
+                P->recv_zone_count[z] = c[i].recv_zone_count[gp][z];
+                total += P->recv_zone_count[z];
+            }
+            P->recv_count = total;
+            P->atom_offset = p->n_local;
+            int a = p->n_local;
+            for (int z = 0; z < HX_MAX_ZONES && st == HX_OK; z++) {
+                const int cz = P->recv_zone_count[z];
+                if (!cz)
+                    continue;
+                const int bits = plan->zone_bits[z] | (1 << P->dim_index);
+                const int s[3] = {bits & 1, (bits >> 1) & 1, (bits >> 2) & 1};
+                st = add_range(d, a, a + cz, hx_zone_from_shift(s));
+                a += cz;
+            }
+            p->n_local += total;
+        }
+    }
+    /* agreed before the messages: a rank that failed must not leave its neighbours waiting */
+    st = hx_comm_agree(plan->comm, st);
+    if (st == HX_OK)
+        st = exchange_peer_offsets(plan, dest, src, sptr, rptr, sb, rb, scratch);
+    free(dest);
+    free(src);
+    free(sptr);
+    free(rptr);
+    free(sb);
+    free(rb);
+    free(scratch);
+    HX_TRY(st);
+    return plan_close(plan, gmax);
 }
 
 hx_status hx_plan_build(hx_plan *plan, const int *n_home, const double *const *x_home)

@@ -10,6 +10,23 @@ static size_t align16(size_t n)
     return (n + 15) & ~(size_t)15;
 }
 
+size_t hx_plan_image_map_offset(int npulses)
+{
+    /* the fields before the maps have npulses entries each: the maps' offset depends on npulses
+     * alone (a device search step writes maps there before the host knows their length) */
+    size_t off = align16(sizeof(hx_plan_image_header));
+    for (int f = 0; f < HX_PI_INDEX_MAP; f++) {
+        const size_t elem = f == HX_PI_DEPS || f == HX_PI_RDEPS ? sizeof(uint64_t)
+                            : f == HX_PI_SHIFT_F64              ? sizeof(double)
+                            : f == HX_PI_SHIFT_F32              ? sizeof(float)
+                                                                : sizeof(int32_t);
+        const size_t count =
+            f == HX_PI_SHIFT_F32 || f == HX_PI_SHIFT_F64 ? 3 * (size_t)npulses : (size_t)npulses;
+        off = align16(off + elem * count);
+    }
+    return off;
+}
+
 hx_status hx_plan_image_write(const hx_domain_plan *p, void **buf, size_t *cap, size_t *bytes)
 {
     HX_CHECK(p && buf && cap && bytes, HX_ERR_INVALID_ARG, "hx_plan_image_write: NULL argument");
@@ -80,7 +97,8 @@ hx_status hx_plan_image_write(const hx_domain_plan *p, void **buf, size_t *cap, 
             sd[3 * q + c] = P->shift[c];
         }
     }
-    if (p->index_map_len > 0)
+    /* without host maps (a device search step keeps them on the device) the field stays zero */
+    if (p->index_map_len > 0 && p->index_map)
         memcpy(b + h.off[HX_PI_INDEX_MAP], p->index_map,
                (size_t)p->index_map_len * sizeof(int32_t));
     *bytes = off;

@@ -136,8 +136,17 @@ extern "C" {
 /* The image of local domain `local`, rebuilt by every hx_plan_build (valid until the next one
  * or hx_plan_destroy). *bytes receives its size. */
 const void *hx_plan_image(const hx_plan *plan, int local, size_t *bytes);
-/* Lay out the image of p into *buf (grown as needed; *cap its capacity in bytes). */
+/* Lay out the image of p into *buf (grown as needed; *cap its capacity in bytes). A plan whose
+ * maps live on the device only (index_map NULL) leaves the map field zero. */
 hx_status hx_plan_image_write(const hx_domain_plan *p, void **buf, size_t *cap, size_t *bytes);
+/* Byte offset of the index maps in the image of a plan of npulses pulses (the fields before
+ * them depend on npulses only). */
+size_t hx_plan_image_map_offset(int npulses);
+/* A device copy of local domain `local`'s image kept by someone else (the device search step,
+ * which writes the maps there): the GPU halo backends then upload only the part before the maps
+ * (hx_plan_image_map_offset) into it and use it instead of a copy of their own. NULL: none. */
+void hx_plan_set_device_image(hx_plan *plan, int local, void *dev, size_t cap);
+void *hx_plan_device_image(const hx_plan *plan, int local, size_t *cap);
 #ifdef __cplusplus
 }
 #endif

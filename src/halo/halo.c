@@ -3,6 +3,7 @@
  * backend shares. Backends implement src/halo/halo_impl.h. */
 #include "halo/halo_impl.h"
 #include "comm/comm_impl.h"
+#include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "gpu/context.h"
@@ -19,6 +20,9 @@
 #ifndef HX_HALO_HAVE_NVSHMEM
 #define HX_HALO_HAVE_NVSHMEM 0
 #endif
+#ifndef HX_HALO_HAVE_GPU_LOCAL
+#define HX_HALO_HAVE_GPU_LOCAL 0
+#endif
 
 typedef struct backend_entry {
     const char *name;
@@ -29,8 +33,7 @@ typedef struct backend_entry {
 static const backend_entry registry[] = {
     {"host", &hx_halo_ops_host, ""},
 #if HX_HALO_HAVE_GPU
-    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},
-    {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
+    {"gpu-mpi", &hx_halo_ops_gpu_mpi, ""},     {"gpu-direct", &hx_halo_ops_gpu_direct, ""},
 #else
     {"gpu-mpi", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
     {"gpu-direct", NULL, "CUDA and MPI (nvcc and mpicc found at configure time)"},
@@ -40,6 +43,12 @@ static const backend_entry registry[] = {
 #else
     {"nvshmem", NULL,
      "CUDA, MPI and NVSHMEM (pip install nvidia-nvshmem-cu13, or set NVSHMEM_HOME)"},
+#endif
+/* every domain in one process on one GPU: tests and the CPU emulation (not listed) */
+#if HX_HALO_HAVE_GPU_LOCAL
+    {"gpu-local", &hx_halo_ops_gpu_local, ""},
+#else
+    {"gpu-local", NULL, "CUDA (nvcc found at configure time)"},
 #endif
 };
 #define NBACKENDS ((int)(sizeof registry / sizeof registry[0]))
@@ -197,7 +206,58 @@ hx_status hx_halo_update(hx_halo *h)
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     h->generation = p->generation;
     h->cap_local = p->cap_local;
+    h->cap_buf = p->cap_buf;
     return HX_OK;
+}
+
+hx_status hx_halo_refresh(hx_halo *h, int *updated)
+{
+    HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_refresh: NULL handle");
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    /* capacities are global maxima: every process takes the same branch */
+    const int update = !h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf;
+    if (updated)
+        *updated = update;
+    if (update)
+        return hx_halo_update(h);
+    hx_gpu_guard g;
+    HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));
+    const hx_status st = h->ops->refresh(h);
+    hx_gpu_leave(&g);
+    HX_TRY(st);
+    h->generation = p->generation;
+    return HX_OK;
+}
+
+int hx_halo_msg_kind(const hx_halo *h)
+{
+    if (!h || !h->ops->msg_setup || !h->ops->msg)
+        return 0;
+    return h->ops->msg_device ? 2 : 1;
+}
+
+hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    HX_CHECK(h && cap && send && recv && nchan >= 0, HX_ERR_INVALID_ARG,
+             "hx_halo_msg_setup: bad argument");
+    HX_CHECK(hx_halo_msg_kind(h), HX_ERR_UNSUPPORTED,
+             "halo backend '%s' has no device messages (the device search step needs gpu-mpi, "
+             "gpu-direct, nvshmem or gpu-local)",
+             h->ops->name);
+    /* agreed, so that symmetric allocations never run on a subset of the processes; a rank
+     * that cannot enter its device still takes the agreements (the backend's are inside) */
+    hx_gpu_guard g;
+    hx_status st = hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    st = h->ops->msg_setup(h, nchan, cap, send, recv);
+    hx_gpu_leave(&g);
+    return hx_comm_agree(h->comm, st);
+}
+
+hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream)
+{
+    HX_CHECK(h && dest && src && h->ops->msg, HX_ERR_INVALID_ARG, "hx_halo_msg: bad argument");
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->msg(h, chan, dest, src, stream));
 }
 
 void *hx_halo_x(const hx_halo *h, int local)

@@ -55,33 +55,8 @@
 
 extern "C" hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local)
 {
-    size_t bytes = 0;
-    const void *img = hx_plan_image(plan, local, &bytes);
-    HX_CHECK(img && bytes >= sizeof(hx_plan_image_header), HX_ERR_INTERNAL,
-             "the plan has no device image (was it built?)");
-    if (bytes > gp->cap) {
-        /* grow-only, with room: images change size at every repartition */
-        size_t cap = bytes + bytes / 4 + 4096;
-        void *d = NULL;
-        HX_CUDA(cudaMalloc(&d, cap));
-        if (gp->dev)
-            HX_CUDA(cudaFree(gp->dev));
-        gp->dev = d;
-        gp->cap = cap;
-    }
-    HX_CUDA(cudaMemcpy(gp->dev, img, bytes, cudaMemcpyHostToDevice));
-    gp->bytes = bytes;
-    hx_plan_view_init(img, &gp->view);
-    hx_plan_view_rebase(&gp->view, img, gp->dev);
-    gp->host = hx_plan_domain(plan, local);
-    return HX_OK;
-}
-
-extern "C" void hx_gpu_plan_free(hx_gpu_plan *gp)
-{
-    if (gp->dev)
-        cudaFree(gp->dev);
-    memset(gp, 0, sizeof *gp);
+    /* src/halo/halo_local.cu: a copy of our own, or the device search step's image */
+    return hx_gpu_plan_adopt(gp, plan, local);
 }
 
 /* ---- placement ---------------------------------------------------------------------------- */
@@ -206,7 +181,21 @@ typedef struct base_impl {
     int ipc_exchanged; /* handles exchanged: the same on every rank (a collective step) */
     int phase;         /* 1 after exchange_x until exchange_f */
     long long nexch;   /* exchanges so far: the handshake tokens carry it */
-    int stuck;         /* a stream passed the deadline: it may still use our memory */
+    /* messages of the device search step: per channel a send and a receive buffer (device, one
+     * region each); gpu-mpi stages them through pinned host memory, gpu-direct copies into the
+     * neighbours' receive regions, mapped over CUDA IPC */
+    int nchan;
+    size_t *moff;
+    char *msend, *mrecv;
+    char *hmsend, *hmrecv; /* gpu-mpi: pinned, the largest channel */
+    size_t mmax;
+    void **msend_ptr, **mrecv_ptr;
+    int nnb; /* gpu-direct: neighbours (domains) and their mapped receive regions */
+    int nb_dom[6];
+    char *nb_recv[6];
+    long long nmsg; /* messages so far: the tokens carry it */
+    int msg_ipc;    /* gpu-direct: the message regions' handles were exchanged (every rank) */
+    int stuck;      /* a stream passed the deadline: it may still use our memory */
     char stuck_msg[512];
 } base_impl;
 
@@ -259,6 +248,33 @@ static void close_peers(base_impl *m)
     }
 }
 
+static void msg_close_peers(base_impl *m)
+{
+    for (int k = 0; k < m->nnb; k++)
+        if (m->nb_recv[k])
+            cudaIpcCloseMemHandle(m->nb_recv[k]);
+    m->nnb = 0;
+}
+
+/* The search step's message buffers; device: also the device memory (not when a stream that
+ * never finished may still use it: only the host arrays then). */
+static void msg_free(base_impl *m, int device)
+{
+    if (device) {
+        cudaFree(m->msend);
+        cudaFree(m->mrecv);
+        cudaFreeHost(m->hmsend);
+        cudaFreeHost(m->hmrecv);
+    }
+    free(m->moff);
+    free(m->msend_ptr);
+    free(m->mrecv_ptr);
+    m->msend = m->mrecv = m->hmsend = m->hmrecv = NULL;
+    m->moff = NULL;
+    m->msend_ptr = m->mrecv_ptr = NULL;
+    m->nchan = 0;
+}
+
 static void base_destroy(hx_halo *h)
 {
     base_impl *m = (base_impl *)h->impl;
@@ -277,6 +293,13 @@ static void base_destroy(hx_halo *h)
                "left allocated (%s)",
                h->cfg.backend, hx_comm_rank(h->comm),
                m->stuck ? m->stuck_msg : hx_last_error_message());
+    if (m->msg_ipc) {
+        /* as below: every rank closes its mappings before anyone frees what others mapped */
+        if (idle)
+            msg_close_peers(m);
+        (void)hx_comm_agree(h->comm, HX_OK);
+    }
+    msg_free(m, idle);
     if (m->ipc_exchanged) {
         /* Close our mappings of the peers' memory, and let every rank do so before anyone frees
          * memory others have mapped (freeing an exported region first is undefined). Every
@@ -759,13 +782,264 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
     return hx_first_error_status(&fe);
 }
 
-/* not capturable: the CPU waits for each pulse; device: on the GPU context's device */
-extern "C" const hx_halo_ops hx_halo_ops_gpu_mpi = {
-    "gpu-mpi",    0, 1, gpu_mpi_setup, base_update, base_exchange_x, base_exchange_f, NULL,
-    base_destroy,
-};
+/* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan's
+ * upload only (its maps are the search step's, on the device). */
+static hx_status base_refresh(hx_halo *h)
+{
+    base_impl *m = (base_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    HX_CHECK(p->cap_local <= m->cap_local && (!m->direct || p->cap_buf <= m->cap_buf),
+             HX_ERR_INTERNAL, "%s: refresh of a plan whose capacities grew", h->cfg.backend);
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    int cap_msg = 4;
+    for (int q = 0; q < p->npulses; q++)
+        cap_msg = p->cap_pulse[q] > cap_msg ? p->cap_pulse[q] : cap_msg;
+    HX_CHECK(cap_msg <= m->cap_msg, HX_ERR_INTERNAL, "%s: refresh of a plan whose messages grew",
+             h->cfg.backend);
+    m->phase = 0;
+    return HX_OK;
+}
 
-extern "C" const hx_halo_ops hx_halo_ops_gpu_direct = {
-    "gpu-direct", 0, 1, gpu_direct_setup, base_update, base_exchange_x, base_exchange_f, NULL,
-    base_destroy,
-};
+/* Collective: the channels of the device search step (at its start, and on its slow path, every
+ * rank together). gpu-direct also maps its face neighbours' receive regions (the domains of its
+ * first pulses: every message goes to one). */
+static hx_status base_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send,
+                                void ***recv)
+{
+    base_impl *m = (base_impl *)h->impl;
+    const int rank = hx_comm_rank(h->comm);
+    /* every rank takes the same agreements whatever fails locally; the front end made the
+     * context's device current; nothing of ours may still use the buffers freed below (a
+     * bounded wait: a stuck stream fails the set-up on every rank) */
+    hx_status st = check_stuck(h);
+    if (st == HX_OK)
+        st = hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, hx_wait_timeout_gpu(HX_WAIT_SETUP),
+                                  rank, "the exchanges (search-step message set-up)");
+    if (m->msg_ipc) {
+        /* nobody frees what another still maps */
+        if (st == HX_OK)
+            msg_close_peers(m);
+        hx_status ast = hx_comm_agree(h->comm, st);
+        if (ast != HX_OK)
+            return ast;
+        m->msg_ipc = 0;
+    }
+    HX_TRY(hx_comm_agree(h->comm, st));
+    msg_free(m, 1);
+    m->moff = (size_t *)calloc((size_t)nchan + 1, sizeof *m->moff);
+    m->msend_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    m->mrecv_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    if (!m->moff || !m->msend_ptr || !m->mrecv_ptr)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    m->mmax = 256;
+    for (int c = 0; st == HX_OK && c < nchan; c++) {
+        const size_t b = (cap[c] + 255) & ~(size_t)255;
+        m->moff[c + 1] = m->moff[c] + b;
+        m->mmax = b > m->mmax ? b : m->mmax;
+    }
+    const size_t total = st == HX_OK && m->moff[nchan] > 0 ? m->moff[nchan] : 256;
+    if (st == HX_OK && (cudaMalloc((void **)&m->msend, total) != cudaSuccess ||
+                        cudaMalloc((void **)&m->mrecv, total) != cudaSuccess ||
+                        cudaMemset(m->msend, 0, total) != cudaSuccess ||
+                        cudaMemset(m->mrecv, 0, total) != cudaSuccess))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "device memory for the search step's messages (%zu bytes)", 2 * total);
+    if (st == HX_OK && !m->direct &&
+        (cudaHostAlloc((void **)&m->hmsend, m->mmax, cudaHostAllocDefault) != cudaSuccess ||
+         cudaHostAlloc((void **)&m->hmrecv, m->mmax, cudaHostAllocDefault) != cudaSuccess))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "pinned memory for the search step's messages (%zu bytes)", 2 * m->mmax);
+    HX_TRY(hx_comm_agree(h->comm, st));
+    m->nchan = nchan;
+    for (int c = 0; c < nchan; c++) {
+        m->msend_ptr[c] = m->msend + m->moff[c];
+        m->mrecv_ptr[c] = m->mrecv + m->moff[c];
+    }
+    send[0] = m->msend_ptr;
+    recv[0] = m->mrecv_ptr;
+    if (!m->direct)
+        return HX_OK;
+    /* the face neighbours: per decomposed dimension the lower and the upper one. Every rank
+     * reaches the exchange below (the agreements above), so every rank closes its mappings
+     * and agrees again at the next set-up or at destroy */
+    m->msg_ipc = 1;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    cudaIpcMemHandle_t mine;
+    memset(&mine, 0, sizeof mine);
+    if (cudaIpcGetMemHandle(&mine, m->mrecv) != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                          "gpu-direct: IPC handle of the message buffers: %s",
+                          cudaGetErrorString(cudaGetLastError()));
+    /* a rank that failed still takes part in every handshake (its failure marker in place of
+     * its handle), so that no neighbour waits for a handle that never comes */
+    for (int q = 0; q < p->npulses; q++) {
+        if (p->pulses[q].pulse_in_dim != 0)
+            continue;
+        const hx_pulse *P = &p->pulses[q];
+        const int up = P->recv_rank, down = P->send_rank;
+        cudaIpcMemHandle_t from_down, from_up;
+        size_t b = sizeof mine;
+        const void *sp = &mine;
+        void *r1 = &from_down, *r2 = &from_up;
+        hx_status s1 = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_SEARCH, 2 * q), st,
+                                               &up, &sp, &b, &down, &r1, &b);
+        hx_status s2 = hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_IPC_SEARCH, 2 * q + 1),
+                                               st != HX_OK ? st : s1, &down, &sp, &b, &up, &r2, &b);
+        if (st == HX_OK)
+            st = s1 != HX_OK ? s1 : s2;
+        const int doms[2] = {down, up};
+        const cudaIpcMemHandle_t *hs[2] = {&from_down, &from_up};
+        for (int k = 0; k < 2 && st == HX_OK; k++) {
+            int seen = 0;
+            for (int j = 0; j < m->nnb; j++)
+                seen |= m->nb_dom[j] == doms[k];
+            if (seen)
+                continue;
+            void *ptr = NULL;
+            if (cudaIpcOpenMemHandle(&ptr, *hs[k], cudaIpcMemLazyEnablePeerAccess) != cudaSuccess)
+                st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                  "gpu-direct: mapping the message buffers of domain %d: %s",
+                                  doms[k], cudaGetErrorString(cudaGetLastError()));
+            else {
+                m->nb_dom[m->nnb] = doms[k];
+                m->nb_recv[m->nnb++] = (char *)ptr;
+            }
+        }
+    }
+    return hx_comm_agree(h->comm, st);
+}
+
+/* A message: its size from the device; gpu-direct copies it into the neighbour's mapped
+ * region, gpu-mpi moves it through pinned host memory with MPI. Then a token (gpu-direct) or
+ * the MPI message itself tells the receiver it is there. The host does not read the payload.
+ * As the exchanges: waits for the GPU bounded by the step deadline, and a rank that fails
+ * still takes part in the messages (its failure marker), so that no neighbour is left waiting. */
+static hx_status base_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream s)
+{
+    base_impl *m = (base_impl *)h->impl;
+    HX_CHECK(chan >= 0 && chan < m->nchan, HX_ERR_INVALID_ARG, "%s: message channel %d of %d",
+             h->cfg.backend, chan, m->nchan);
+    const size_t cap = m->moff[chan + 1] - m->moff[chan];
+    long long sb = 8, rb = -1; /* rb: as announced by src (-1: nothing announced) */
+    hx_first_error fe = {HX_OK, ""};
+    hx_first_error_keep(&fe, check_stuck(h));
+    if (fe.st == HX_OK) /* the message is packed */
+        hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the packing of a search-step message"));
+    if (fe.st == HX_OK &&
+        cudaMemcpy(&sb, m->msend_ptr[chan], sizeof sb, cudaMemcpyDeviceToHost) != cudaSuccess)
+        hx_first_error_keep(&fe,
+                            hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                         "%s: the size of message channel %d: %s", h->cfg.backend,
+                                         chan, cudaGetErrorString(cudaGetLastError())));
+    if (fe.st == HX_OK && (sb < 8 || (size_t)sb > cap))
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                              "%s: message of %lld bytes on channel %d of %zu",
+                                              h->cfg.backend, sb, chan, cap));
+    if (m->direct) {
+        char *peer = NULL;
+        for (int j = 0; j < m->nnb; j++)
+            if (m->nb_dom[j] == dest[0])
+                peer = m->nb_recv[j];
+        if (fe.st == HX_OK && !peer)
+            hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                                  "gpu-direct: domain %d is not a mapped "
+                                                  "neighbour",
+                                                  dest[0]));
+        if (fe.st == HX_OK && cudaMemcpyAsync(peer + m->moff[chan], m->msend_ptr[chan], (size_t)sb,
+                                              cudaMemcpyDeviceToDevice, s) != cudaSuccess)
+            hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                                  "gpu-direct: the copy of message channel %d "
+                                                  "into domain %d: %s",
+                                                  chan, dest[0],
+                                                  cudaGetErrorString(cudaGetLastError())));
+        if (fe.st == HX_OK) /* the receiver's data is in place */
+            hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the copy of a search-step message"));
+        /* the token: the message count and channel */
+        long long mine = m->nmsg * 256 + chan, theirs = -1;
+        size_t b = sizeof mine;
+        const void *sp = &mine;
+        void *rp = &theirs;
+        hx_first_error_keep(&fe,
+                            hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH_TOKEN, chan),
+                                                    fe.st, dest, &sp, &b, src, &rp, &b));
+        if (fe.st == HX_OK && theirs != mine)
+            hx_first_error_keep(&fe,
+                                hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                             "gpu-direct: message %lld channel %d: the token "
+                                             "from domain %d says message %lld channel %lld: "
+                                             "the ranks are out of step",
+                                             m->nmsg, chan, src[0], theirs / 256, theirs % 256));
+        m->nmsg++;
+        h->stats.bytes_sent += sb;
+        return hx_first_error_status(&fe);
+    }
+    {
+        size_t b = sizeof sb;
+        const void *sp = &sb;
+        void *rp = &rb;
+        hx_first_error_keep(&fe,
+                            hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH_SIZE, chan),
+                                                    fe.st, dest, &sp, &b, src, &rp, &b));
+    }
+    if (fe.st == HX_OK && (rb < 8 || (size_t)rb > cap))
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: domain %d announces a message of %lld "
+                                              "bytes on channel %d of %zu",
+                                              src[0], rb, chan, cap));
+    if (fe.st == HX_OK && cudaMemcpyAsync(m->hmsend, m->msend_ptr[chan], (size_t)sb,
+                                          cudaMemcpyDeviceToHost, s) != cudaSuccess)
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: the copy of message channel %d to the "
+                                              "host: %s",
+                                              chan, cudaGetErrorString(cudaGetLastError())));
+    if (fe.st == HX_OK)
+        hx_first_error_keep(&fe, pulse_wait(h, s, chan, "the copy of a search-step message"));
+    {
+        /* a failed rank sends its marker instead; it still receives what src announced (a
+         * size outside the buffer: 8 bytes, the oversized message then fails to arrive) */
+        const size_t sbb = (size_t)sb, rbb = rb >= 8 && (size_t)rb <= m->mmax ? (size_t)rb : 8;
+        const void *sp = m->hmsend;
+        void *rp = m->hmrecv;
+        hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, hx_msg_tag(HX_MSG_SEARCH, chan),
+                                                         fe.st, dest, &sp, &sbb, src, &rp, &rbb));
+    }
+    /* hmrecv is pinned and reused only after the next wait above */
+    if (fe.st == HX_OK && cudaMemcpyAsync(m->mrecv_ptr[chan], m->hmrecv, (size_t)rb,
+                                          cudaMemcpyHostToDevice, s) != cudaSuccess)
+        hx_first_error_keep(&fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                              "gpu-mpi: the copy of message channel %d to the "
+                                              "device: %s",
+                                              chan, cudaGetErrorString(cudaGetLastError())));
+    h->stats.bytes_sent += sb;
+    return hx_first_error_status(&fe);
+}
+
+/* not capturable: the CPU waits for each pulse; device: on the GPU context's device; messages
+ * of the device search step driven by the CPU (msg_device 0) */
+extern "C" const hx_halo_ops hx_halo_ops_gpu_mpi = {"gpu-mpi",
+                                                    0,
+                                                    1,
+                                                    gpu_mpi_setup,
+                                                    base_update,
+                                                    base_exchange_x,
+                                                    base_exchange_f,
+                                                    NULL,
+                                                    base_destroy,
+                                                    base_refresh,
+                                                    base_msg_setup,
+                                                    base_msg,
+                                                    0};
+
+extern "C" const hx_halo_ops hx_halo_ops_gpu_direct = {"gpu-direct",
+                                                       0,
+                                                       1,
+                                                       gpu_direct_setup,
+                                                       base_update,
+                                                       base_exchange_x,
+                                                       base_exchange_f,
+                                                       NULL,
+                                                       base_destroy,
+                                                       base_refresh,
+                                                       base_msg_setup,
+                                                       base_msg,
+                                                       0};

@@ -19,16 +19,21 @@ extern "C" {
 #endif
 
 /* The device copy of one domain's plan image (src/dd/plan_image.h): uploaded with one
- * cudaMemcpy at every update into a grow-only device block; `view` points into it and is what
- * kernels take (by value). `host` is the host plan of the same domain, for launch sizes. */
+ * cudaMemcpy at every update into a grow-only device block (own); `view` points into it and is
+ * what kernels take (by value). `host` is the host plan of the same domain, for launch sizes.
+ * When a device search step keeps the image on the device (hx_plan_set_device_image), dev is
+ * that image and only its part before the maps is uploaded. */
 typedef struct hx_gpu_plan {
-    void *dev;
+    void *dev; /* the image in use */
+    void *own; /* our copy (NULL while a device search step's image is used) */
     size_t cap, bytes;
     hx_plan_view view;
     const hx_domain_plan *host;
 } hx_gpu_plan;
 
 hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local);
+/* the upload itself (src/halo/halo_local.cu, compiled in every CUDA build) */
+hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local);
 void hx_gpu_plan_free(hx_gpu_plan *gp);
 
 /* Where this process runs: what a backend reads of its GPU context (cfg.gpu). */

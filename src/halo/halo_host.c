@@ -211,4 +211,5 @@ static hx_status host_exchange_f(hx_halo *h, hx_stream stream)
 
 const hx_halo_ops hx_halo_ops_host = {
     "host", 0, 0, host_setup, host_update, host_exchange_x, host_exchange_f, NULL, host_destroy,
-};
+    /* no refresh (the host path rebuilds its plan itself), no device messages */
+    NULL, NULL, NULL, 0};

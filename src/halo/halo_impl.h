@@ -46,6 +46,20 @@ typedef struct hx_halo_ops {
     hx_status (*exchange_int)(hx_halo *h, int *const *v,
                               int ncomp); /* device memory; may be NULL */
     void (*destroy)(hx_halo *h);
+    /* Optional (NULL: update is used). Adopt a plan rebuilt with the capacities of the last
+     * update (the device search step's): upload it, reconfigure launches. LOCAL: no collective,
+     * no allocation. Like every op of a device backend, run with the context's device current
+     * (msg_setup and msg too). */
+    hx_status (*refresh)(hx_halo *h);
+    /* Optional: messages of the device search step (src/md/gpu/decomp_gpu.h, its transport).
+     * msg_setup: COLLECTIVE, (re)allocate nchan channels (send and receive buffer of cap[c]
+     * bytes per local domain, equal on every process; symmetric where the transport needs it),
+     * send[i][c] / recv[i][c] receive them. msg: enqueue on stream, every local domain i sends
+     * its channel-c message ([int64 bytes | payload], bytes <= cap) to domain dest[i] and
+     * receives src[i]'s. msg_device: 1 when msg only enqueues device work (capturable). */
+    hx_status (*msg_setup)(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv);
+    hx_status (*msg)(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream);
+    int msg_device;
 } hx_halo_ops;
 
 struct hx_halo {
@@ -56,6 +70,7 @@ struct hx_halo {
     int nlocal;
     long long generation; /* the plan generation of the last update */
     int cap_local;        /* atoms in each x[i], f[i] */
+    int cap_buf;          /* the plan's staging capacity at the last update */
     void **x, **f;        /* [nlocal], owned by the backend */
     char describe[512];   /* the backend's one-line account of itself (paths, transport) */
     hx_halo_stats stats;
@@ -83,6 +98,9 @@ hx_status hx_first_error_status(const hx_first_error *fe);
 
 /* Backends known to the front end; NULL entries in builds without them. */
 extern const hx_halo_ops hx_halo_ops_host;
+#if HX_HALO_HAVE_GPU_LOCAL
+extern const hx_halo_ops hx_halo_ops_gpu_local;
+#endif
 #if HX_HALO_HAVE_GPU
 extern const hx_halo_ops hx_halo_ops_gpu_mpi;
 extern const hx_halo_ops hx_halo_ops_gpu_direct;

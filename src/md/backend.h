@@ -24,6 +24,7 @@
 #ifndef HX_MD_BACKEND_H
 #define HX_MD_BACKEND_H
 
+#include "dd/plan_counts.h"
 #include "gpu/stream.h"
 #include "halox/decomp.h"
 #include "halox/halo.h"
@@ -55,6 +56,15 @@ enum {
     HX_E_COUL14,
     HX_E_N
 };
+
+/* Device times of a search step on the device (dd_search), s. */
+typedef struct hx_md_dd_times {
+    double migrate, local_set, plan; /* device time of the parts */
+    double device;                   /* launch to synchronisation (wall) */
+    double counts;                   /* the counts read and agreed (one reduction) */
+    int retries;                     /* slow-path runs (buffers grown) */
+    long long stats[4];              /* home atoms max, min, halo atoms max, min over the job */
+} hx_md_dd_times;
 
 typedef struct hx_md_backend_ops {
     const char *name; /* "cpu", "gpu" */
@@ -114,6 +124,21 @@ typedef struct hx_md_backend_ops {
     hx_status (*clock_reserve)(void *impl, int n);
     hx_status (*clock)(void *impl, int k);
     hx_status (*clock_elapsed)(void *impl, int k0, int k1, double *us);
+    /* Optional (NULL: the search step runs on the host): the decomposed search step on the
+     * device (src/md/gpu/decomp_gpu.h), on the state the backend keeps there.
+     *   dd_start     collective, after the first repartition (set_local done): takes the
+     *                decomposition's homes and plan as they are; messages go through halo
+     *   dd_search    collective, at a search step instead of download + hx_decomp_repartition
+     *                + hx_decomp_update_local: migration, the new local set and the plan's
+     *                maps on the device; gmax: the job's maxima for hx_plan_set_counts
+     *   dd_counts    local domain i's counts, for hx_plan_set_counts
+     *   dd_set_local as set_local, from the device arrays of the last dd_search (after the
+     *                plan was set from the counts and the halo refreshed)
+     * From dd_start on, download also brings the home molecule lists to the host store. */
+    hx_status (*dd_start)(void *impl, hx_decomp *dec, hx_halo *halo);
+    hx_status (*dd_search)(void *impl, long long step, long long *gmax, hx_md_dd_times *t);
+    hx_status (*dd_counts)(void *impl, int i, hx_plan_domain_counts *c);
+    hx_status (*dd_set_local)(void *impl, int i, void *x, void *f);
 } hx_md_backend_ops;
 
 #ifdef __cplusplus

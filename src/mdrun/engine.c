@@ -506,16 +506,13 @@ hx_status hx_md_run(hx_md *md, const hx_md_output *out)
     HX_CHECK(md, HX_ERR_INVALID_ARG, "hx_md_run: NULL engine");
     const long long nsteps = md->step + md->p.steps;
     const long long first = md->step;
-    /* the timings describe this run only (creation did a first repartition already) */
-    double *times[] = {&md->tm.nb_local,        &md->tm.nb_nonlocal,      &md->tm.halo_x,
-                       &md->tm.halo_f,          &md->tm.search,           &md->tm.update,
-                       &md->tm.reduce,          &md->tm.output,           &md->tm.total,
-                       &md->tm.search_download, &md->tm.search_migrate,   &md->tm.search_plan,
-                       &md->tm.search_halo,     &md->tm.search_set_local, &md->tm.search_pairs};
-    for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
-        *times[k] = 0.0;
-    md->tm.metric_samples = 0;
-    md->tm.local_work_us = md->tm.nonlocal_work_us = md->tm.non_overlap_us = 0.0;
+    /* the timings describe this run only (creation did a first repartition already, a warm-up
+     * run may have come before): times and counts alike, so that per-step and per-search
+     * averages divide this run's times by this run's counts. The missed-pair count stays "not
+     * checked" (-1) where the decomposition never checks. */
+    const long long missed0 = md->tm.missed_pairs < 0 ? -1 : 0;
+    memset(&md->tm, 0, sizeof md->tm);
+    md->tm.missed_pairs = missed0;
     md->energy_interval = out && out->nstenergy > 0 ? out->nstenergy : INT_MAX;
     md->log_interval = out && out->nstlog > 0 ? out->nstlog : 0;
     /* Graceful stop: see hx_md_output.stop. Several processes must stop at the same step, so

@@ -63,6 +63,8 @@ struct hx_md {
     int nst, cap_st, st_read;
     int clock_on;
     double clock_host;
+    /* the search step runs on the device (backend dd_* ops, halo with device messages) */
+    int dd_device;
 };
 
 /* src/mdrun/schedule.c */

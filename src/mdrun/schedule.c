@@ -14,11 +14,13 @@
  * that no rank is left waiting in an exchange. */
 #include "mdrun/md_impl.h"
 #include "comm/comm_impl.h"
+#include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
 #include "halox/log.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -118,15 +120,48 @@ static double vrescale_lambda(hx_md *md, double ke)
 
 /* ---- repartition ---------------------------------------------------------------------------- */
 
-static hx_status update_dd_info(hx_md *md)
+static hx_status update_dd_info(hx_md *md, const long long *dev_stats)
 {
     hx_decomp_stats s;
-    HX_TRY(hx_decomp_get_stats(md->dec, &s));
+    if (dev_stats) {
+        /* from the device search step's reduction: no collective of their own */
+        memset(&s, 0, sizeof s);
+        const hx_dd *dd = hx_decomp_dd(md->dec);
+        hx_dd_grid(dd, s.grid);
+        for (int k = 0; k < 3; k++) {
+            s.pulses[k] = hx_dd_pulses_dim(dd, k);
+            s.cell[k] = hx_dd_cell_size(dd, k);
+        }
+        s.r_comm = hx_decomp_r_comm(md->dec);
+        s.home_max = dev_stats[0];
+        s.home_min = dev_stats[1];
+        s.halo_max = dev_stats[2];
+        s.halo_min = dev_stats[3];
+    } else {
+        HX_TRY(hx_decomp_get_stats(md->dec, &s));
+    }
     double *np = md->red; /* [nlocal] scratch */
     for (int i = 0; i < md->nlocal; i++)
         np[i] = (double)md->B->npairs(md->bimpl, i);
-    double tot = 0.0;
-    HX_TRY(hx_comm_sum_f64(md->comm, np, &tot, 1));
+    /* with the device statistics the halo total rides along with the pair count */
+    if (dev_stats)
+        for (int i = 0; i < md->nlocal; i++) {
+            const hx_domain_plan *p = hx_plan_domain(hx_decomp_plan(md->dec), i);
+            md->red[md->nlocal + i] = (double)(p->n_local - p->n_home);
+        }
+    double tot[2] = {0.0, 0.0};
+    if (dev_stats) {
+        /* [nlocal][2] interleaved for the reduction */
+        double *v = md->red + 2 * md->nlocal;
+        for (int i = 0; i < md->nlocal; i++) {
+            v[2 * i] = np[i];
+            v[2 * i + 1] = md->red[md->nlocal + i];
+        }
+        HX_TRY(hx_comm_sum_f64(md->comm, v, tot, 2));
+        s.halo_total = (long long)tot[1];
+    } else {
+        HX_TRY(hx_comm_sum_f64(md->comm, np, tot, 1));
+    }
     for (int d = 0; d < 3; d++) {
         md->info.grid[d] = s.grid[d];
         md->info.pulses[d] = s.pulses[d];
@@ -138,7 +173,93 @@ static hx_status update_dd_info(hx_md *md)
     md->info.halo_min = s.halo_min;
     md->info.halo_max = s.halo_max;
     md->info.halo_total = s.halo_total;
-    md->info.pairs_total = (long long)tot;
+    md->info.pairs_total = (long long)tot[0];
+    return HX_OK;
+}
+
+/* Whether the search steps of this run go to the device: a backend that can, a decomposition,
+ * a halo backend with device messages; HALOX_GPU_DD=0 keeps them on the host (the reference).
+ * The same answer on every process (same backend, grid and environment). */
+static int want_device_search(const hx_md *md)
+{
+    const char *e = getenv("HALOX_GPU_DD");
+    if (e && e[0] == '0')
+        return 0;
+    return md->B->dd_start && md->B->dd_search && md->ndim > 0 && md->halo &&
+           hx_halo_msg_kind(md->halo) > 0;
+}
+
+/* The search step on the device (docs/design/gpu-search.md): migration, the new local set and
+ * the plan's maps in kernels; the host gets counts, makes the plan from them and refreshes the
+ * halo (no collective allocation unless a capacity grew), the backend sets its modules up from
+ * the device arrays, then the coordinate halo and the pair search as on the host path. */
+static hx_status repartition_device(hx_md *md, double t0)
+{
+    hx_status st = HX_OK;
+    long long gmax[HX_MAX_PULSES + 1];
+    hx_md_dd_times dt;
+    memset(&dt, 0, sizeof dt);
+    HX_TRY(md->B->dd_search(md->bimpl, md->step, gmax, &dt)); /* collective, agreed */
+    const double t1 = hx_wtime();
+    hx_plan_domain_counts pc[64];
+    hx_plan_domain_counts *pcp = md->nlocal <= 64 ? pc : malloc(sizeof *pcp * (size_t)md->nlocal);
+    if (!pcp)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+        st = md->B->dd_counts(md->bimpl, i, &pcp[i]);
+    st = hx_comm_agree(md->comm, st);
+    if (st == HX_OK)
+        st = hx_plan_set_counts(hx_decomp_plan(md->dec), pcp, gmax);
+    if (pcp != pc)
+        free(pcp);
+    /* hx_plan_set_counts's last part (the image) is local: agreed here, so that no process
+     * goes on into the next collective without the others */
+    HX_TRY(hx_comm_agree(md->comm, st));
+    const double t2 = hx_wtime();
+    /* local unless a capacity grew (then collective on every process alike: the plan's
+     * capacities are global maxima with headroom, so this is rare) */
+    int halo_updated = 0;
+    st = hx_halo_refresh(md->halo, &halo_updated);
+    if (halo_updated) {
+        md->tm.dd_halo_updates++;
+        hx_log(HX_LOG_INFO,
+               "step %lld: the halo plan's capacities grew (%d local atoms per domain): the halo "
+               "exchange was updated on every process (its one collective allocation path)",
+               md->step, hx_plan_domain(hx_decomp_plan(md->dec), 0)->cap_local);
+    }
+    if (md->graph_valid && md->B->invalidate_graph)
+        md->B->invalidate_graph(md->bimpl);
+    md->graph_valid = 0;
+    const double t3 = hx_wtime();
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+        st = md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    HX_TRY(hx_comm_agree(md->comm, st));
+    const double t4 = hx_wtime();
+    /* as on the host path: a failure of the coordinate halo is agreed with the search's */
+    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
+    md->halo_x_fresh = 1;
+    const double t5 = hx_wtime();
+    for (int i = 0; i < md->nlocal && st == HX_OK; i++)
+        st = md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
+    HX_TRY(hx_comm_agree(md->comm, st));
+    HX_TRY(update_dd_info(md, dt.stats));
+    const double t6 = hx_wtime();
+    /* device parts are sub-intervals of [t0, t1]; the columns keep tiling [t0, t6] */
+    const double dev = dt.migrate + dt.local_set + dt.plan;
+    const double wall1 = t1 - t0;
+    md->tm.search_download += 0.0;
+    md->tm.search_migrate += dt.migrate;
+    md->tm.search_plan += (wall1 > dev ? wall1 - dt.migrate - dt.local_set : dt.plan) + (t2 - t1);
+    md->tm.search_halo += t3 - t2;
+    md->tm.search_set_local += dt.local_set + (t4 - t3);
+    md->tm.search_halo_x += t5 - t4;
+    md->tm.search_pairs += t6 - t4;
+    md->tm.search_dev_migrate += dt.migrate;
+    md->tm.search_dev_local_set += dt.local_set;
+    md->tm.search_dev_plan += dt.plan;
+    md->tm.search_counts += dt.counts + (t2 - t1);
+    md->tm.dd_searches++;
+    md->tm.dd_retries += dt.retries;
     return HX_OK;
 }
 
@@ -169,6 +290,15 @@ hx_status hx_md_repartition(hx_md *md, int first)
         const double dt = hx_wtime() - t0;
         md->tm.search += dt;
         md->tm.search_pairs += dt;
+        return HX_OK;
+    }
+    if (!first && md->dd_device) {
+        HX_TRY(repartition_device(md, t0));
+        md->tm.missed_pairs = -1;
+        md->last_missed = -1;
+        md->tm.searches++;
+        md->last_search = md->step;
+        md->tm.search += hx_wtime() - t0;
         return HX_OK;
     }
     double t1 = t0;
@@ -223,6 +353,8 @@ hx_status hx_md_repartition(hx_md *md, int first)
      * that agreement. */
     st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
+    const double t5x = hx_wtime();
+    md->tm.search_halo_x += t5x - t5;
     /* The count compares the positions of this step with the previous list: pairs now inside
      * rc that were beyond rlist when the list was built. It is an upper bound of the pairs the
      * list missed (a pair that entered during the last step is counted, though the new list is
@@ -236,7 +368,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
         missed_total += missed;
     }
     HX_TRY(hx_comm_agree(md->comm, st));
-    HX_TRY(update_dd_info(md));
+    HX_TRY(update_dd_info(md, NULL));
     const double t6 = hx_wtime(); /* the end of the search: its parts tile [t0, t6] */
     md->tm.search_pairs += t6 - t5;
     md->last_missed = check ? missed_total : -1;
@@ -266,6 +398,20 @@ hx_status hx_md_repartition(hx_md *md, int first)
     md->tm.searches++;
     md->last_search = md->step;
     md->tm.search += t6 - t0;
+    if (first && !md->dd_device && want_device_search(md)) {
+        /* from the next search step on, on the device: the decomposition takes the homes and
+         * plan as they are now (collective; a start-up cost, outside the timed steps). Its
+         * failure is agreed (every process gets it), so every process can go on with the
+         * search steps on the host instead. */
+        const hx_status st2 = md->B->dd_start(md->bimpl, md->dec, md->halo);
+        if (st2 == HX_OK)
+            md->dd_device = 1;
+        else
+            hx_log(HX_LOG_WARN,
+                   "the search steps stay on the host (download, host decomposition, upload: "
+                   "slower): the device search step could not start: %s",
+                   hx_last_error_message());
+    }
     return HX_OK;
 }
 

@@ -323,6 +323,15 @@ inline unsigned atomicOr(unsigned *p, unsigned v)
 {
     return std::atomic_ref<unsigned>(*p).fetch_or(v);
 }
+inline unsigned long long atomicOr(unsigned long long *p, unsigned long long v)
+{
+    return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
+}
+inline unsigned long long atomicMin(unsigned long long *p, unsigned long long v)
+{
+    return emu_atomic_rmw<unsigned long long>(p,
+                                              [v](unsigned long long o) { return o < v ? o : v; });
+}
 inline int atomicExch(int *p, int v)
 {
     return std::atomic_ref<int>(*p).exchange(v);

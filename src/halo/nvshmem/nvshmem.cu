@@ -28,9 +28,10 @@ static hx_status nv_check(nv_impl *m)
                  "nvshmem halo: rank %d waited %g s for %s of pulse %d from rank %d (step %llu): "
                  "expected signal %llu, observed %llu",
                  e->rank, m->cfg.timeout,
-                 e->kind == NV_WAIT_X   ? "the coordinates"
-                 : e->kind == NV_WAIT_F ? "the forces"
-                                        : "its own accumulation of the forces",
+                 e->kind == NV_WAIT_X     ? "the coordinates"
+                 : e->kind == NV_WAIT_F   ? "the forces"
+                 : e->kind == NV_WAIT_MSG ? "a search-step message (pulse: its channel)"
+                                          : "its own accumulation of the forces",
                  e->pulse, e->peer, e->step, e->expected, e->observed);
     }
     HX_CHECK(!m->error[0], HX_ERR_NVSHMEM, "%s", m->error);
@@ -67,14 +68,21 @@ static void nv_destroy(hx_halo *h)
         hx_shmem_free(m->xstage);
         hx_shmem_free(m->fbuf);
         hx_shmem_free(m->sig);
+        hx_shmem_free(m->msend);
+        hx_shmem_free(m->mrecv);
+        hx_shmem_free(m->msig);
     }
     if (idle) {
+        cudaFree(m->mseq);
         cudaFree(m->dp);
         cudaFree(m->st);
         if (m->err)
             cudaFreeHost(m->err);
         hx_gpu_plan_free(&m->gp);
     }
+    free(m->moff);
+    free(m->msend_ptr);
+    free(m->mrecv_ptr);
     free(m);
     h->impl = NULL;
     h->x[0] = h->f[0] = NULL;
@@ -436,7 +444,134 @@ static hx_status nv_exchange_f(hx_halo *h, hx_stream s)
     return HX_OK;
 }
 
+/* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan
+ * image (header and pulse fields; the maps are the search step's), the pulse table and the
+ * launch sizes. No collective, no allocation. */
+static hx_status nv_refresh(hx_halo *h)
+{
+    int grow_local = 0, grow_buf = 0;
+    HX_TRY(nv_update_prepare(h, &grow_local, &grow_buf));
+    HX_CHECK(!grow_local && !grow_buf, HX_ERR_INTERNAL,
+             "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
+    return nv_configure(h);
+}
+
+/* Collective (every PE, the same capacities): the channels' symmetric buffers and signals. Runs
+ * at the device search step's start and on its slow path only (a growth every PE agreed on). */
+static hx_status nv_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    /* no message of the old channels in flight (bounded, as before an update); every PE takes
+     * the same collective steps whatever fails locally */
+    const double limit = 0.75 * hx_comm_wait_limit(h->comm, 0);
+    const int rank = hx_comm_rank(h->comm);
+    hx_status st0 = hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, limit, rank,
+                                         "the nvshmem exchanges before the message set-up");
+    if (st0 == HX_OK)
+        st0 = nv_check(m);
+    HX_TRY(hx_comm_agree(h->comm, st0));
+    /* free in the same order on every PE */
+    hx_shmem_free(m->msend);
+    hx_shmem_free(m->mrecv);
+    hx_shmem_free(m->msig);
+    m->msend = m->mrecv = NULL;
+    m->msig = NULL;
+    cudaFree(m->mseq);
+    m->mseq = NULL;
+    free(m->moff);
+    free(m->msend_ptr);
+    free(m->mrecv_ptr);
+    m->moff = (size_t *)calloc((size_t)nchan + 1, sizeof *m->moff);
+    m->msend_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    m->mrecv_ptr = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+    hx_status st = m->moff && m->msend_ptr && m->mrecv_ptr
+                       ? HX_OK
+                       : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    HX_TRY(hx_comm_agree(h->comm, st));
+    for (int c = 0; c < nchan; c++)
+        m->moff[c + 1] = m->moff[c] + ((cap[c] + 255) & ~(size_t)255);
+    m->nchan = nchan;
+    const size_t total = m->moff[nchan] > 0 ? m->moff[nchan] : 256;
+    /* every PE makes the three allocations, whatever failed before, in the same order */
+    float *ms = NULL, *mr = NULL;
+    hx_status s1 = nv_malloc(total, "search-step messages sent", &ms);
+    hx_status s2 = nv_malloc(total, "search-step messages received", &mr);
+    m->msend = (char *)ms;
+    m->mrecv = (char *)mr;
+    m->msig = (uint64_t *)hx_shmem_malloc(sizeof(uint64_t) * ((size_t)nchan + 1));
+    st = s1 != HX_OK ? s1 : s2;
+    if (st == HX_OK && !m->msig)
+        st = hx_error_set(HX_ERR_NVSHMEM, __FILE__, __LINE__, __func__,
+                          "nvshmem_malloc of the search step's signal words failed: raise "
+                          "NVSHMEM_SYMMETRIC_SIZE");
+    if (st == HX_OK && cudaMalloc((void **)&m->mseq,
+                                  sizeof(unsigned long long) * ((size_t)nchan + 1)) != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaMalloc failed");
+    if (st == HX_OK &&
+        (cudaMemset(m->msig, 0, sizeof(uint64_t) * ((size_t)nchan + 1)) != cudaSuccess ||
+         cudaMemset(m->mseq, 0, sizeof(unsigned long long) * ((size_t)nchan + 1)) != cudaSuccess ||
+         cudaMemset(m->mrecv, 0, total) != cudaSuccess ||
+         cudaMemset(m->msend, 0, total) != cudaSuccess))
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaMemset failed");
+    if (st == HX_OK) /* the memsets (default stream) are done */
+        st = hx_gpu_stream_wait(NULL, limit, rank, "zeroing the search-step message signals");
+    /* every PE's signals are zero before anyone sends */
+    HX_TRY(hx_comm_agree(h->comm, st));
+    for (int c = 0; c < nchan; c++) {
+        m->msend_ptr[c] = m->msend + m->moff[c];
+        m->mrecv_ptr[c] = m->mrecv + m->moff[c];
+    }
+    send[0] = m->msend_ptr;
+    recv[0] = m->mrecv_ptr;
+    return HX_OK;
+}
+
+/* Enqueue one message (nv_msg in nvshmem_impl.h): no host wait, capturable. */
+static hx_status nv_msg_send(hx_halo *h, int chan, const int *dest, const int *src, hx_stream s)
+{
+    nv_impl *m = (nv_impl *)h->impl;
+    HX_TRY(nv_check(m));
+    HX_CHECK(chan >= 0 && chan < m->nchan, HX_ERR_INVALID_ARG, "nvshmem: message channel %d of %d",
+             chan, m->nchan);
+    const int dpe = hx_comm_rank_of_domain(h->comm, dest[0]);
+    nv_msg M;
+    memset(&M, 0, sizeof M);
+    M.src = (const int4 *)m->msend_ptr[chan];
+    M.cap = (long long)(m->moff[chan + 1] - m->moff[chan]);
+    M.dst_sym = (char *)m->mrecv_ptr[chan];
+    M.sig_sym = m->msig + chan;
+    M.my_sig = m->msig + chan;
+    M.seq = m->mseq + chan;
+    M.dest_pe = dpe;
+    M.src_pe = hx_comm_rank_of_domain(h->comm, src[0]);
+    M.chan = chan;
+    if (h->cfg.path != HX_HALO_PATH_NETWORK) {
+        M.dst_p2p = (int4 *)hx_shmem_ptr(m->mrecv_ptr[chan], dpe);
+        M.sig_p2p = (uint64_t *)hx_shmem_ptr(m->msig + chan, dpe);
+        if (!M.sig_p2p)
+            M.dst_p2p = NULL;
+    }
+    const long long words = M.cap / 16;
+    int nb = (int)((words + HX_HALO_THREADS - 1) / HX_HALO_THREADS);
+    nb = nb < 1 ? 1 : (nb > 16 ? 16 : nb);
+    if (!M.dst_p2p)
+        nb = 1;
+    return hx_nv_msg_launch(m, &M, nb, s);
+}
+
 extern "C" const hx_halo_ops hx_halo_ops_nvshmem = {
-    /* capturable: the exchanges only enqueue the two fused kernels; device: on the context's */
-    "nvshmem", 1, 1, nv_setup, nv_update, nv_exchange_x, nv_exchange_f, NULL, nv_destroy,
-};
+    /* capturable: the exchanges only enqueue the two fused kernels; device: on the context's;
+     * messages of the device search step on the device only (msg_device 1) */
+    "nvshmem",
+    1,
+    1,
+    nv_setup,
+    nv_update,
+    nv_exchange_x,
+    nv_exchange_f,
+    NULL,
+    nv_destroy,
+    nv_refresh,
+    nv_msg_setup,
+    nv_msg_send,
+    1};

@@ -70,7 +70,9 @@
 #define HX_NVSHMEM_HOOKS 0 /* the production module: no test hook anywhere */
 #endif
 
-enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2 };
+/* what a deadline report was waiting for; NV_WAIT_MSG: a message of the device search step
+ * (its "pulse" is the channel) */
+enum { NV_WAIT_X = 0, NV_WAIT_F = 1, NV_WAIT_FDONE = 2, NV_WAIT_MSG = 3 };
 
 /* Signal words count exchanges: each exchange of a pulse adds exactly NV_SIG_UNIT to its word,
  * split over the pulse's blocks (nv_share), so a word reaches n * NV_SIG_UNIT exactly when every
@@ -182,12 +184,40 @@ typedef struct nv_impl {
     int sys;      /* ordering scope in effect: 1 system, 0 GPU */
     int pdl;      /* programmatic dependent launch of the two kernels (every rank's GPU has it) */
     char error[512]; /* the deadline report, once seen (sticky) */
+    /* messages of the device search step: per channel a send and a receive buffer (symmetric,
+     * one region each), a signal word (symmetric), the messages received so far (device) */
+    int nchan;
+    size_t *moff; /* [nchan + 1] byte offsets of the channels in a region */
+    char *msend, *mrecv;
+    uint64_t *msig;
+    unsigned long long *mseq;
+    void **msend_ptr, **mrecv_ptr; /* [nchan] the buffers' addresses (for the caller) */
 #if HX_NVSHMEM_HOOKS
     nv_trace *trace; /* device ring, NULL when not traced */
     char trace_path[600];
     unsigned long long stress_rng;
 #endif
 } nv_impl;
+
+/* One message of the device search step (src/md/gpu/decomp_gpu.h: [int64 bytes | payload] in
+ * our send buffer of channel `chan`) to dest_pe's receive buffer of the channel, and the wait for
+ * src_pe's message to us. P2P: every block copies its share with 16-byte stores into the peer's
+ * buffer and adds its share of NV_SIG_UNIT to the peer's signal word of the channel (the halo
+ * kernels' protocol); network: block 0 puts the message with the signal (the blocking form: the
+ * send buffer is ours again when the kernel ends). Then block 0 waits (with the deadline) until
+ * our word counts one message more than *seq, the messages of the channel received so far
+ * (device memory, so that a captured graph replays). */
+typedef struct nv_msg {
+    const int4 *src;   /* our send buffer (symmetric) */
+    long long cap;     /* bytes of a channel's buffer */
+    int4 *dst_p2p;     /* the peer's receive buffer of the channel; NULL: network */
+    char *dst_sym;     /* our address of the symmetric receive buffer (the put's target) */
+    uint64_t *sig_p2p; /* the peer's signal word of the channel (P2P) */
+    uint64_t *sig_sym; /* the symmetric signal word (network) */
+    uint64_t *my_sig;  /* our signal word of the channel */
+    unsigned long long *seq;
+    int dest_pe, src_pe, chan;
+} nv_msg;
 
 /* ---- nvshmem_kernels.cu -------------------------------------------------------------------- */
 
@@ -197,6 +227,8 @@ hx_status hx_nv_occupancy(int smem_x, int *per_sm_x, int *per_sm_f);
 /* Enqueue the coordinate (forces 0) or force kernel of m->args on s, with programmatic
  * dependent launch when m->pdl. */
 hx_status hx_nv_launch(const nv_impl *m, int forces, hx_stream s);
+/* Enqueue the message kernel of M on s with nb blocks (1 on the network path). */
+hx_status hx_nv_msg_launch(const nv_impl *m, const nv_msg *M, int nb, hx_stream s);
 
 /* ---- nvshmem_hooks.cu (HX_NVSHMEM_HOOKS only) --------------------------------------------- */
 #if HX_NVSHMEM_HOOKS

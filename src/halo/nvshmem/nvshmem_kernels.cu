@@ -168,9 +168,10 @@ static __device__ void nv_report(const nv_args *a, int kind, int pulse, int peer
     printf("halox nvshmem: rank %d: deadline of %.3g s passed waiting for %s of pulse %d from "
            "rank %d (step %llu): expected signal %llu, observed %llu\n",
            a->rank, (double)a->timeout_ns * 1e-9,
-           kind == NV_WAIT_X   ? "the coordinates"
-           : kind == NV_WAIT_F ? "the forces"
-                               : "the local accumulation of the forces",
+           kind == NV_WAIT_X     ? "the coordinates"
+           : kind == NV_WAIT_F   ? "the forces"
+           : kind == NV_WAIT_MSG ? "a search-step message (the pulse is its channel)"
+                                 : "the local accumulation of the forces",
            pulse, peer, (unsigned long long)want, (unsigned long long)want,
            (unsigned long long)(seen / NV_SIG_UNIT));
 }
@@ -595,6 +596,48 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     nv_unused(t_recv);
     nv_unused(t_done);
 #endif
+}
+
+/* ---- messages of the device search step (nv_msg in nvshmem_impl.h) ------------------------ */
+
+__global__ void __launch_bounds__(HX_HALO_THREADS) nv_msg_kernel(nv_args args, nv_msg M)
+{
+    const nv_args *a = &args;
+    const long long b = *(const long long *)M.src;
+    const long long bytes = b < M.cap ? b : M.cap;
+    if (M.dst_p2p) {
+        const long long words = (bytes + 15) / 16;
+        for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
+             w += (long long)gridDim.x * blockDim.x)
+            M.dst_p2p[w] = M.src[w];
+        (void)nv_publish(M.sig_p2p, nv_share((int)blockIdx.x, (int)gridDim.x), a->fence_mode,
+                         a->sys, false);
+    } else if (blockIdx.x == 0) {
+        hx_shmem_putmem_signal_block(M.dst_sym, M.src, (size_t)bytes, M.sig_sym, NV_SIG_UNIT,
+                                     M.dest_pe);
+    }
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) {
+            const unsigned long long n = *M.seq + 1;
+            if (nv_wait(a, M.my_sig, n, a->sys, NV_WAIT_MSG, M.chan, M.src_pe))
+                *M.seq = n;
+        }
+        __syncthreads();
+    }
+}
+
+/* Block 0 waits for the incoming message while the other blocks still copy and publish ours:
+ * every block must be resident at once (at most 16 small blocks on a GPU; launched like the
+ * exchange's kernels, so that the CPU emulation runs them at once too, where a sequential
+ * launch deadlocked both PEs: each block 0 waited for the other's last blocks). */
+hx_status hx_nv_msg_launch(const nv_impl *m, const nv_msg *M, int nb, hx_stream s)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)nb, 1, 1);
+    cfg.blockDim = dim3(HX_HALO_THREADS, 1, 1);
+    cfg.stream = s;
+    HX_CUDA(cudaLaunchKernelEx(&cfg, nv_msg_kernel, m->args, *M));
+    return HX_OK;
 }
 
 #if HX_NVSHMEM_HOOKS

@@ -53,6 +53,9 @@ struct hx_gpu_bonded {
     /* the molecules of the list, for messages */
     int nmol, cap_mol;
     int *mstart, *mgid, *mtype;
+    /* lists from the device (hx_gpu_bonded_set_molecules_device): read back for a message only */
+    const int *dev_start, *dev_type, *dev_gid;
+    int4 *d_toff, *d_kcount; /* per molecule type: first term and count of each kind */
 };
 
 /* ---- kernels ----------------------------------------------------------------------------- */
@@ -224,6 +227,8 @@ extern "C" void hx_gpu_bonded_destroy(hx_gpu_bonded **bp)
         cudaFreeHost(b->h_res);
     free(b->h_items);
     free(b->toff);
+    cudaFree(b->d_toff);
+    cudaFree(b->d_kcount);
     free(b->mstart);
     free(b->mgid);
     free(b->mtype);
@@ -338,7 +343,7 @@ extern "C" hx_status hx_gpu_bonded_set_molecules(hx_gpu_bonded *b, const hx_mol_
     }
     const long long n = cnt[0] + cnt[1] + cnt[2] + cnt[3];
     HX_CHECK(n < INT_MAX / 2, HX_ERR_UNSUPPORTED, "%lld bonded interactions in one domain", n);
-    if (n + 1 > b->cap_items) {
+    if (n + 1 > b->cap_items || !b->h_items) {
         const int cap = (int)(n + n / 4 + 64);
         int2 *hi = (int2 *)realloc(b->h_items, sizeof *hi * (size_t)cap);
         HX_CHECK(hi, HX_ERR_NOMEM, "out of memory for %lld bonded interactions", n);
@@ -379,9 +384,89 @@ extern "C" hx_status hx_gpu_bonded_set_molecules(hx_gpu_bonded *b, const hx_mol_
         b->mtype[m] = ty;
     }
     b->nmol = nmol;
+    b->dev_start = b->dev_type = b->dev_gid = NULL;
     if (n > 0)
         HX_CUDA(
             cudaMemcpy(b->d_items, b->h_items, sizeof(int2) * (size_t)n, cudaMemcpyHostToDevice));
+    return HX_OK;
+}
+
+/* Items of the device lists: molecule m's terms of kind c at pos0[c] + off[m].c + q. */
+__global__ __launch_bounds__(128) void k_bd_items(const int *start, const int *type,
+                                                  const int4 *off, const int4 *toff, const int4 *kc,
+                                                  int nmol, int4 pos0, int2 *items)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m >= nmol)
+        return;
+    const int ty = type[m], a0 = start[m];
+    const int4 o = off[m], t = toff[ty], k = kc[ty];
+    for (int q = 0; q < k.x; q++)
+        items[pos0.x + o.x + q] = make_int2(a0, t.x + q);
+    for (int q = 0; q < k.y; q++)
+        items[pos0.y + o.y + q] = make_int2(a0, t.y + q);
+    for (int q = 0; q < k.z; q++)
+        items[pos0.z + o.z + q] = make_int2(a0, t.z + q);
+    for (int q = 0; q < k.w; q++)
+        items[pos0.w + o.w + q] = make_int2(a0, t.w + q);
+}
+
+extern "C" hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nmol,
+                                                        const int *start, const int *type,
+                                                        const int *gid, const int *off,
+                                                        const int count[4], hx_stream stream)
+{
+    HX_CHECK(b && nmol >= 0 && count && (nmol == 0 || (start && type && gid && off)),
+             HX_ERR_INVALID_ARG, "hx_gpu_bonded_set_molecules_device: bad argument");
+    if (!b->d_toff) {
+        int4 *ht = (int4 *)malloc(sizeof(int4) * ((size_t)b->nmt + 1));
+        int4 *hk = (int4 *)malloc(sizeof(int4) * ((size_t)b->nmt + 1));
+        HX_CHECK(ht && hk, HX_ERR_NOMEM, "out of memory");
+        for (int k = 0; k < b->nmt; k++) {
+            const hx_moltype *t = hx_forcefield_moltype(b->ff, k);
+            ht[k] = make_int4(b->toff[k][0], b->toff[k][1], b->toff[k][2], b->toff[k][3]);
+            hk[k] =
+                make_int4(kind_count(t, 0), kind_count(t, 1), kind_count(t, 2), kind_count(t, 3));
+        }
+        hx_status st = HX_OK;
+        if (cudaMalloc((void **)&b->d_toff, sizeof(int4) * ((size_t)b->nmt + 1)) != cudaSuccess ||
+            cudaMalloc((void **)&b->d_kcount, sizeof(int4) * ((size_t)b->nmt + 1)) != cudaSuccess ||
+            cudaMemcpy(b->d_toff, ht, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice) !=
+                cudaSuccess ||
+            cudaMemcpy(b->d_kcount, hk, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice) !=
+                cudaSuccess)
+            st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                              "bonded tables to the device: %s",
+                              cudaGetErrorString(cudaGetLastError()));
+        free(ht);
+        free(hk);
+        HX_TRY(st);
+    }
+    const long long n = (long long)count[0] + count[1] + count[2] + count[3];
+    HX_CHECK(n < INT_MAX / 2, HX_ERR_UNSUPPORTED, "%lld bonded interactions in one domain", n);
+    if (n + 1 > b->cap_items) {
+        const int cap = (int)(n + n / 4 + 64);
+        HX_CUDA(cudaFree(b->d_items));
+        b->d_items = NULL;
+        HX_CUDA(cudaMalloc((void **)&b->d_items, sizeof(int2) * (size_t)cap));
+        free(b->h_items);
+        b->h_items = NULL;
+        b->cap_items = cap;
+    }
+    const int4 pos0 = make_int4(0, count[0], count[0] + count[1], count[0] + count[1] + count[2]);
+    b->end[0] = count[0];
+    b->end[1] = pos0.z;
+    b->end[2] = pos0.w;
+    b->end[3] = (int)n;
+    b->nmol = nmol;
+    b->dev_start = start;
+    b->dev_type = type;
+    b->dev_gid = gid;
+    if (nmol > 0) {
+        HX_LAUNCH(k_bd_items, hx_div_up(nmol, 128), 128, 0, stream, start, type, (const int4 *)off,
+                  (const int4 *)b->d_toff, (const int4 *)b->d_kcount, nmol, pos0, b->d_items);
+        HX_CUDA_LAUNCH("k_bd_items");
+    }
     return HX_OK;
 }
 
@@ -445,6 +530,29 @@ extern "C" hx_status hx_gpu_bonded_check(const hx_gpu_bonded *b, long long step)
     const int bad = b->h_res->bad;
     if (bad == INT_MAX)
         return HX_OK;
+    if (b->dev_start && b->nmol > 0) {
+        /* the lists are on the device (a device search step's): read them back for the
+         * message */
+        hx_gpu_bonded *w = (hx_gpu_bonded *)b;
+        if (w->cap_mol < w->nmol + 1) {
+            const int cap = w->nmol + w->nmol / 4 + 64;
+            int *s1 = (int *)realloc(w->mstart, sizeof(int) * (size_t)cap);
+            if (s1)
+                w->mstart = s1;
+            int *s2 = (int *)realloc(w->mgid, sizeof(int) * (size_t)cap);
+            if (s2)
+                w->mgid = s2;
+            int *s3 = (int *)realloc(w->mtype, sizeof(int) * (size_t)cap);
+            if (s3)
+                w->mtype = s3;
+            HX_CHECK(s1 && s2 && s3, HX_ERR_NOMEM, "out of memory");
+            w->cap_mol = cap;
+        }
+        const size_t bytes = sizeof(int) * (size_t)w->nmol;
+        HX_CUDA(cudaMemcpy(w->mstart, w->dev_start, bytes, cudaMemcpyDeviceToHost));
+        HX_CUDA(cudaMemcpy(w->mgid, w->dev_gid, bytes, cudaMemcpyDeviceToHost));
+        HX_CUDA(cudaMemcpy(w->mtype, w->dev_type, bytes, cudaMemcpyDeviceToHost));
+    }
     int m = 0;
     while (m < b->nmol && b->mstart[m] != bad)
         m++;

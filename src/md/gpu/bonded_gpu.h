@@ -36,6 +36,14 @@ void hx_gpu_bonded_destroy(hx_gpu_bonded **b);
  * type = molecule type of the force field, gid for messages). Molecule types without bonded
  * terms contribute nothing. Builds and uploads the interaction list; synchronous. */
 hx_status hx_gpu_bonded_set_molecules(hx_gpu_bonded *b, const hx_mol_list *ml);
+/* The same from device lists (the device search step): nmol molecules with their first atom,
+ * molecule type and global index, and per molecule (off, [4 nmol]) its first interaction of
+ * each kind within the kind; count: the interactions of each kind. The list is built by a
+ * kernel on the stream (no synchronisation); the lists must stay valid until the next call
+ * (a failure message reads them back). */
+hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nmol, const int *start,
+                                             const int *type, const int *gid, const int *off,
+                                             const int count[4], hx_stream stream);
 /* Interactions in the list (bonds + angles + dihedrals + pairs). */
 long long hx_gpu_bonded_count(const hx_gpu_bonded *b);
 

@@ -26,10 +26,13 @@
  * The pair lists use rlist for the outer radius and the engine's rlist_inner for the inner one,
  * re-pruned in prune_parts parts, one per step (hx_md_params; 4 parts by default, see
  * src/mdrun/list_setup.c). */
+#include "dd/plan_image.h"
+#include "halo/halo_dev.h"
 #include "md/gpu/bonded_gpu.h"
 #include "core/wait.h"
 #include "gpu/context.h"
 #include "gpu/cuda_check.h"
+#include "md/gpu/decomp_gpu.h"
 #include "md/gpu/nb_gpu.h"
 #include "md/gpu/update_gpu.h"
 #include "halox/gpu.h"
@@ -41,6 +44,7 @@
 
 typedef struct gb_dom {
     const hx_decomp_local *loc;
+    int n_local;  /* atoms of x and f in use */
     float *x, *f; /* the halo's arrays, device float [cap][3] */
     hx_gpu_nb *nb;
     hx_gpu_update *up;
@@ -73,6 +77,10 @@ typedef struct gb_impl {
     cudaEvent_t *clk; /* clock points of step timing (timing events), nclk made */
     int nclk;
     char desc[600];
+    /* the decomposed search step on the device (dd_start on) */
+    hx_gpu_decomp *gdec;
+    hx_decomp *dec;
+    cudaEvent_t ev_dd;
 } gb_impl;
 
 static void gb_destroy_on(gb_impl *g)
@@ -93,6 +101,9 @@ static void gb_destroy_on(gb_impl *g)
                 cudaEventDestroy(g->dom[i].marks[k]);
     }
     free(g->dom);
+    hx_gpu_decomp_destroy(&g->gdec);
+    if (g->ev_dd)
+        cudaEventDestroy(g->ev_dd);
     cudaEvent_t evs[] = {g->ev_fork, g->ev_local, g->ev_nl, g->ev_update, g->ev_join, g->ev_clear};
     for (size_t k = 0; k < sizeof evs / sizeof evs[0]; k++)
         if (evs[k])
@@ -230,6 +241,7 @@ static hx_status gb_set_local_on(void *vimpl, int i, const hx_decomp_local *loc,
     HX_CUDA(cudaStreamSynchronize(g->s_nl));
     HX_CUDA(cudaStreamSynchronize(g->s_update));
     d->loc = loc;
+    d->n_local = loc->n_local;
     d->x = (float *)x;
     d->f = (float *)f;
     const int nh = loc->n_home;
@@ -368,11 +380,10 @@ static hx_status gb_forces_on(void *vimpl, int i, int part, int want_energy, lon
     (void)step;
     const int flags = want_energy ? HX_GPU_NB_ENERGY : 0;
     if (part == HX_NB_LOCAL) {
-        if (!d->f_clean && d->loc->n_local > 0) {
+        if (!d->f_clean && d->n_local > 0) {
             /* after an update that did not commit (it left f as it was): clear it, and let the
              * halo stream (non-local pairs, the force halo's accumulation) start after that */
-            HX_CUDA(
-                cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)d->loc->n_local, g->s_local));
+            HX_CUDA(cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)d->n_local, g->s_local));
             HX_CUDA(cudaEventRecord(g->ev_clear, g->s_local));
             HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_clear, 0));
         }
@@ -419,20 +430,38 @@ static hx_status gb_check(const gb_impl *g, const gb_dom *d, const hx_gpu_update
              r->bad_molecule + 1);
     if (r->bad_shake >= 0) {
         const int k = r->bad_shake;
-        const hx_moltype *t = hx_forcefield_moltype(g->ff, d->sh_type[k]);
+        int gid = -1, mt = -1;
+        if (g->gdec) {
+            /* lists of the device search step: molecule and compact type read back */
+            const hx_gpu_dd_local *V = hx_gpu_decomp_local(g->gdec, (int)(d - g->dom));
+            int ct = -1;
+            if (k < V->c->nshake) {
+                HX_CUDA(cudaMemcpy(&gid, V->shake_gid + k, sizeof gid, cudaMemcpyDeviceToHost));
+                HX_CUDA(cudaMemcpy(&ct, V->shake_type + k, sizeof ct, cudaMemcpyDeviceToHost));
+            }
+            for (int q = 0, n = 0; q < hx_forcefield_nmoltypes(g->ff) && mt < 0; q++) {
+                const hx_moltype *tq = hx_forcefield_moltype(g->ff, q);
+                if (tq && !tq->rigid_water && tq->nconstraints > 0 && n++ == ct)
+                    mt = q;
+            }
+        } else {
+            gid = d->sh_gid[k];
+            mt = d->sh_type[k];
+        }
+        const hx_moltype *t = mt >= 0 ? hx_forcefield_moltype(g->ff, mt) : NULL;
         if (r->shake_noconv)
             HX_FAIL(HX_ERR_PHYSICS,
                     "step %lld (or an earlier step since the last check): SHAKE did not "
                     "constrain molecule %d (%s) to the relative tolerance %g in %d sweeps: the "
                     "molecule is strongly distorted; use a smaller time step or check the "
                     "starting structure",
-                    step, d->sh_gid[k] + 1, t ? t->name : "?", HX_SHAKE_TOL, HX_SHAKE_MAXITER);
+                    step, gid + 1, t ? t->name : "?", HX_SHAKE_TOL, HX_SHAKE_MAXITER);
         HX_FAIL(HX_ERR_PHYSICS,
                 "step %lld (or an earlier step since the last check): SHAKE cannot constrain "
                 "molecule %d (%s): a bond to hydrogen turned by 90 degrees or more in one step, "
                 "or a position became non-finite; use a smaller time step or check the starting "
                 "structure",
-                step, d->sh_gid[k] + 1, t ? t->name : "?");
+                step, gid + 1, t ? t->name : "?");
     }
     if (d->bd)
         HX_TRY(hx_gpu_bonded_check(d->bd, step));
@@ -515,6 +544,9 @@ static hx_status gb_download_on(void *vimpl, int i, hx_home *home)
     gb_impl *g = (gb_impl *)vimpl;
     HX_CUDA(cudaStreamSynchronize(g->s_local));
     HX_CUDA(cudaStreamSynchronize(g->s_nl));
+    /* the device search step keeps the home molecule lists on the device */
+    if (g->gdec)
+        HX_TRY(hx_gpu_decomp_home_lists(g->gdec, i, home));
     /* a failed constraint or bonded force must not travel on into the migration */
     gb_dom *d = &g->dom[i];
     HX_TRY(hx_gpu_update_fetch(d->up, g->s_update));
@@ -607,6 +639,171 @@ static hx_status gb_sync_on(void *vimpl)
     /* bounded: the engine syncs here before its search and agreement */
     return hx_gpu_ctx_wait_idle(g->ctx, NULL, hx_wait_timeout_gpu(HX_WAIT_STEP), g->ctx->rank,
                                 "the steps before a search");
+}
+
+/* ---- the decomposed search step on the device ---------------------------------------------- */
+
+static hx_status gbt_setup(void *ctx, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    return hx_halo_msg_setup((hx_halo *)ctx, nchan, cap, send, recv);
+}
+
+static hx_status gbt_msg(void *ctx, int chan, const int *dest, const int *src, hx_stream stream)
+{
+    return hx_halo_msg((hx_halo *)ctx, chan, dest, src, stream);
+}
+
+static hx_status gb_register_images(gb_impl *g)
+{
+    for (int i = 0; i < g->nlocal; i++) {
+        void *img = NULL;
+        size_t cap = 0;
+        HX_TRY(hx_gpu_decomp_image(g->gdec, i, &img, &cap));
+        hx_plan_set_device_image(hx_decomp_plan(g->dec), i, img, cap);
+    }
+    return HX_OK;
+}
+
+static hx_status gb_dd_start_on(void *vimpl, hx_decomp *dec, hx_halo *halo)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    hx_gpu_dd_transport t;
+    memset(&t, 0, sizeof t);
+    t.ctx = halo;
+    t.name = hx_halo_backend_name(halo);
+    t.device_only = hx_halo_msg_kind(halo) == 2;
+    t.setup = gbt_setup;
+    t.msg = gbt_msg;
+    g->dec = dec;
+    hx_status st = HX_OK;
+    if (!g->ev_dd && cudaEventCreateWithFlags(&g->ev_dd, cudaEventDisableTiming) != cudaSuccess)
+        st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaEventCreate failed");
+    HX_TRY(hx_comm_agree(hx_decomp_comm(dec), st));
+    HX_TRY(hx_gpu_decomp_create(dec, g->sys, g->ff, &t, &g->gdec));
+    return hx_comm_agree(hx_decomp_comm(dec), gb_register_images(g));
+}
+
+static hx_status gb_dd_search_on(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    hx_gpu_dd_state in[64];
+    memset(in, 0, sizeof in);
+    hx_gpu_dd_state *inp =
+        g->nlocal <= 64 ? in : (hx_gpu_dd_state *)malloc(sizeof *inp * g->nlocal);
+    HX_CHECK(inp, HX_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->nlocal; i++) {
+        inp[i].x = hx_gpu_update_positions(g->dom[i].up);
+        inp[i].v = hx_gpu_update_velocities(g->dom[i].up);
+    }
+    hx_gpu_dd_times tm;
+    memset(&tm, 0, sizeof tm);
+    hx_status st = hx_gpu_decomp_run(g->gdec, step, inp, g->s_local, gmax, &tm);
+    if (inp != in)
+        free(inp);
+    if (t) {
+        t->migrate = tm.migrate;
+        t->local_set = tm.local_set;
+        t->plan = tm.plan;
+        t->device = tm.device;
+        t->counts = tm.counts;
+        t->retries = tm.retries;
+        if (st == HX_OK)
+            hx_gpu_decomp_stats(g->gdec, &t->stats[0], &t->stats[1], &t->stats[2], &t->stats[3]);
+    }
+    HX_TRY(st);
+    /* the images move at a growth only; registering is a pointer store */
+    return gb_register_images(g);
+}
+
+static hx_status gb_dd_counts(void *vimpl, int i, hx_plan_domain_counts *c)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    const hx_gpu_dd_counts *k = hx_gpu_decomp_local(g->gdec, i)->c;
+    c->n_home = k->n_home;
+    c->send_zone_count = k->send_zone_count;
+    c->recv_zone_count = k->recv_zone_count;
+    c->deps = k->deps;
+    return HX_OK;
+}
+
+/* set_local from the device arrays of the last dd_search: no host data but counts. */
+static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    gb_dom *d = &g->dom[i];
+    const hx_gpu_dd_local *V = hx_gpu_decomp_local(g->gdec, i);
+    const hx_gpu_dd_counts *c = V->c;
+    const hx_dd *dd = hx_decomp_dd(g->dec);
+    const hx_domain_plan *pl = hx_plan_domain(hx_decomp_plan(g->dec), i);
+    int grid[3];
+    double box[3];
+    hx_dd_grid(dd, grid);
+    hx_dd_box(dd, box);
+    d->x = (float *)x;
+    d->f = (float *)f;
+    d->n_local = c->n_local;
+    hx_gpu_update_params up;
+    memset(&up, 0, sizeof up);
+    up.n = c->n_home;
+    up.nmol = c->nmol;
+    up.dt = g->p.dt;
+    for (int k = 0; k < 3; k++) {
+        up.periodic[k] = grid[k] == 1;
+        up.box[k] = box[k];
+    }
+    const hx_water_model *w = hx_forcefield_water(g->ff);
+    if (w) {
+        up.m_o = w->m_o;
+        up.m_h = w->m_h;
+        up.d_oh = w->r_oh;
+        up.d_hh = w->r_hh;
+        up.nsettle = c->nsettle;
+    }
+    up.ff = g->ff;
+    up.nshake = c->nshake;
+    hx_gpu_update_dev_lists L;
+    memset(&L, 0, sizeof L);
+    L.x = V->x;
+    L.v = V->v;
+    L.mass = V->mass;
+    L.invm = V->invmass;
+    L.mol_start = V->mol_start;
+    L.settle = V->settle;
+    L.free_at = V->free_at;
+    L.nfree = c->nfree;
+    L.shake_start = V->shake_start;
+    L.shake_type = V->shake_type;
+    L.settle_first = c->settle_consecutive ? c->settle_first : -1;
+    HX_TRY(hx_gpu_update_reset_device(&d->up, &up, &L, d->x, g->s_local));
+    if (d->bd)
+        HX_TRY(hx_gpu_bonded_set_molecules_device(d->bd, c->nbonded, V->bonded_start,
+                                                  V->bonded_type, V->bonded_gid, V->bonded_off,
+                                                  c->bonded_count, g->s_local));
+    hx_gpu_nb_dev_set set;
+    memset(&set, 0, sizeof set);
+    set.n = c->n_local;
+    set.ndim = pl->ndim;
+    for (int k = 0; k < 3; k++) {
+        set.periodic[k] = grid[k] == 1;
+        set.box[k] = box[k];
+    }
+    for (int r = 0; r < pl->nranges; r++)
+        set.zone_count[pl->ranges[r].zone] += pl->ranges[r].end - pl->ranges[r].begin;
+    set.zone = V->zone;
+    set.type = V->type;
+    set.mol = V->mol;
+    set.q = V->q;
+    set.excl = V->excl;
+    set.mol_pos = V->mol_pos;
+    HX_TRY(hx_gpu_nb_set_atoms_device(d->nb, &set, g->s_local));
+    if (c->n_local > 0)
+        HX_CUDA(cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)c->n_local, g->s_local));
+    /* the halo exchange and the search (halo stream) read the positions written here */
+    HX_CUDA(cudaEventRecord(g->ev_dd, g->s_local));
+    HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_dd, 0));
+    HX_CUDA(cudaStreamWaitEvent(g->s_update, g->ev_dd, 0));
+    d->f_clean = 1;
+    return HX_OK;
 }
 
 static const char *gb_describe(void *vimpl)
@@ -712,6 +909,21 @@ static hx_status gb_sync(void *vimpl)
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_sync_on(vimpl));
 }
 
+static hx_status gb_dd_start(void *vimpl, hx_decomp *dec, hx_halo *halo)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_start_on(vimpl, dec, halo));
+}
+
+static hx_status gb_dd_search(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_search_on(vimpl, step, gmax, t));
+}
+
+static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_set_local_on(vimpl, i, x, f));
+}
+
 static hx_status gb_clock_reserve(void *vimpl, int n)
 {
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_clock_reserve_on(vimpl, n));
@@ -744,8 +956,9 @@ static void gb_mark(void *vimpl, int i, int which)
 
 /* positional: the order of hx_md_backend_ops (C++ has no designated initialisers here) */
 extern "C" const hx_md_backend_ops hx_md_backend_gpu = {
-    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,   gb_destroy,
-    gb_set_local,   gb_search,     gb_npairs,           gb_forces,   gb_halo_stream,
-    gb_kinetic,     gb_update,     gb_energies,         gb_download, gb_capture_begin,
-    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,     gb_read_marks,
-    gb_sync,        gb_describe,   gb_clock_reserve,    gb_clock,    gb_clock_elapsed};
+    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,      gb_destroy,
+    gb_set_local,   gb_search,     gb_npairs,           gb_forces,      gb_halo_stream,
+    gb_kinetic,     gb_update,     gb_energies,         gb_download,    gb_capture_begin,
+    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,        gb_read_marks,
+    gb_sync,        gb_describe,   gb_clock_reserve,    gb_clock,       gb_clock_elapsed,
+    gb_dd_start,    gb_dd_search,  gb_dd_counts,        gb_dd_set_local};

@@ -1129,6 +1129,96 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
     return HX_OK;
 }
 
+/* What a set of atoms fixes besides the per-atom arrays: counts, the zone tables, the periodic
+ * images, the atoms per zone (to the device on the stream). */
+static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int periodic[3],
+                                 const double box[3], const int *zcount, cudaStream_t s)
+{
+    gnb_dev *d = &nb->d;
+    const int nz = hx_zone_count(ndim);
+    d->n = n;
+    d->nz = nz;
+    d->nzi = hx_izone_count(ndim);
+    d->ndim = ndim;
+    for (int iz = 0; iz < d->nzi; iz++)
+        hx_izone_jrange(ndim, iz, &d->jz0[iz], &d->jz1[iz]);
+    for (int k = 0; k < 3; k++) {
+        d->periodic[k] = periodic[k] != 0;
+        d->box[k] = (float)box[k];
+        d->boxd[k] = box[k];
+        HX_CHECK(!d->periodic[k] || box[k] > 0, HX_ERR_INVALID_ARG, "periodic box edge %c = %g",
+                 "xyz"[k], box[k]);
+    }
+    for (int kz = -1; kz <= 1; kz++)
+        for (int ky = -1; ky <= 1; ky++)
+            for (int kx = -1; kx <= 1; kx++) {
+                const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
+                d->shift[sidx] = make_float4(d->periodic[0] ? (float)(kx * box[0]) : 0.0f,
+                                             d->periodic[1] ? (float)(ky * box[1]) : 0.0f,
+                                             d->periodic[2] ? (float)(kz * box[2]) : 0.0f, 0.0f);
+            }
+    gnb_zone_grid g[GNB_MAXZ];
+    memset(g, 0, sizeof g);
+    for (int z = 0; z < GNB_MAXZ; z++)
+        g[z].natoms = z < nz ? zcount[z] : 0;
+    /* from pageable memory: staged before the call returns */
+    HX_CUDA(cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s));
+    nb->have_set = 1;
+    nb->have_list = 0;
+    nb->home_x_ready = 0;
+    return HX_OK;
+}
+
+/* The per-atom arrays of hx_gpu_nb_set_atoms from device arrays (the device search step): the
+ * first atom of each atom's run (same molecule, same zone, contiguous: at most 32 atoms) and
+ * its exclusion mask over the run, charges in float and double. */
+__global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_set set)
+{
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= set.n)
+        return;
+    const int m = set.mol[a], z = set.zone[a];
+    int f0 = a;
+    while (f0 > 0 && a - f0 < 32 && set.mol[f0 - 1] == m && set.zone[f0 - 1] == z)
+        f0--;
+    int end = a + 1;
+    while (end < set.n && end - f0 < 32 && set.mol[end] == m && set.zone[end] == z)
+        end++;
+    unsigned mask = 0;
+    const uint32_t ex = set.excl[a];
+    for (int b = f0; b < end; b++)
+        if ((ex >> set.mol_pos[b]) & 1u)
+            mask |= 1u << (b - f0);
+    d.azone[a] = z;
+    d.atype[a] = set.type[a];
+    d.afirst[a] = f0;
+    d.amask[a] = mask;
+    d.aq[a] = (float)set.q[a];
+    d.aqd[a] = set.q[a];
+}
+
+extern "C" hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n)
+{
+    HX_CHECK(nb && n >= 0, HX_ERR_INVALID_ARG, "hx_gpu_nb_reserve: bad argument");
+    return ensure_atoms(nb, n);
+}
+
+extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_dev_set *set,
+                                                hx_stream s)
+{
+    HX_CHECK(nb && set && set->n >= 0 && set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_set_atoms_device: bad argument");
+    HX_CHECK(
+        set->n == 0 || (set->zone && set->type && set->q && set->mol && set->excl && set->mol_pos),
+        HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms_device: %d atoms without their arrays", set->n);
+    HX_TRY(ensure_atoms(nb, set->n));
+    if (set->n > 0) {
+        HX_LAUNCH(k_set_atoms_dev, hx_div_up(set->n, 128), 128, 0, s, nb->d, *set);
+        HX_CUDA_LAUNCH("k_set_atoms_dev");
+    }
+    return nb_set_geometry(nb, set->n, set->ndim, set->periodic, set->box, set->zone_count, s);
+}
+
 extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
                                          const uint32_t *excl, hx_stream stream)
 {
@@ -1215,40 +1305,8 @@ extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
         HX_CUDA_GOTO(st, cudaMemcpy(d->aqd, set->q, sizeof(double) * n, cudaMemcpyHostToDevice),
                      done);
     }
-    d->n = n;
-    d->nz = nz;
-    d->nzi = hx_izone_count(set->ndim);
-    d->ndim = set->ndim;
-    for (int iz = 0; iz < d->nzi; iz++)
-        hx_izone_jrange(set->ndim, iz, &d->jz0[iz], &d->jz1[iz]);
-    for (int k = 0; k < 3; k++) {
-        d->periodic[k] = set->periodic[k] != 0;
-        d->box[k] = (float)set->box[k];
-        d->boxd[k] = set->box[k];
-        if (d->periodic[k] && !(set->box[k] > 0))
-            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done, "periodic box edge %c = %g", "xyz"[k],
-                         set -> box[k]);
-    }
-    for (int kz = -1; kz <= 1; kz++)
-        for (int ky = -1; ky <= 1; ky++)
-            for (int kx = -1; kx <= 1; kx++) {
-                const int sidx = (kx + 1) + 3 * (ky + 1) + 9 * (kz + 1);
-                d->shift[sidx] =
-                    make_float4(d->periodic[0] ? (float)(kx * set->box[0]) : 0.0f,
-                                d->periodic[1] ? (float)(ky * set->box[1]) : 0.0f,
-                                d->periodic[2] ? (float)(kz * set->box[2]) : 0.0f, 0.0f);
-            }
-    {
-        gnb_zone_grid g[GNB_MAXZ];
-        memset(g, 0, sizeof g);
-        for (int z = 0; z < GNB_MAXZ; z++)
-            g[z].natoms = z < nz ? zcount[z] : 0;
-        HX_CUDA_GOTO(st, cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s), done);
-        HX_CUDA_GOTO(st, cudaStreamSynchronize(s), done);
-    }
-    nb->have_set = 1;
-    nb->have_list = 0;
-    nb->home_x_ready = 0;
+    HX_TRY_GOTO(st, nb_set_geometry(nb, n, set->ndim, set->periodic, set->box, zcount, s), done);
+    HX_CUDA_GOTO(st, cudaStreamSynchronize(s), done);
 done:
     free(zone);
     free(first);

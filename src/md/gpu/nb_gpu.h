@@ -91,6 +91,24 @@ void hx_gpu_nb_destroy(hx_gpu_nb **nb);
 hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint32_t *excl,
                               hx_stream stream);
 
+/* The same from device arrays (the device search step, src/md/gpu/decomp_gpu.h): zone, LJ type,
+ * global molecule, charge, exclusions over positions in the molecule and the position, per
+ * local atom; zone_count: atoms per zone. Enqueued on the stream, no synchronisation; buffers
+ * are allocated only when n exceeds the capacity (hx_gpu_nb_reserve ahead avoids it). */
+typedef struct hx_gpu_nb_dev_set {
+    int n, ndim;
+    int periodic[3];
+    double box[3];
+    int zone_count[8];
+    const int *zone, *type, *mol;
+    const double *q;
+    const uint32_t *excl;
+    const unsigned char *mol_pos;
+} hx_gpu_nb_dev_set;
+hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_dev_set *set, hx_stream stream);
+/* Room for n atoms (synchronous when it grows). */
+hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n);
+
 /* Pair search on device positions x (float [n][3]). Builds the local and non-local lists and
  * prunes them. Synchronises the stream once; on buffer overflow it grows and searches again. A
  * non-finite coordinate or an excluded pair farther than max_excl_dist is HX_ERR_PHYSICS. */

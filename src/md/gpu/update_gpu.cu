@@ -95,6 +95,9 @@ struct hx_gpu_update {
     hx_gpu_update_params p;
     upd_dev d;
     size_t cap[UB_N]; /* bytes allocated in each slot */
+    /* the SHAKE tables of every constrained molecule type of ff, in its order, are on the
+     * device (hx_gpu_update_reset_device: the lists come from the device with those types) */
+    const hx_forcefield *shake_all;
     int nblocks;
     /* k_update variants (issue 28, to be measured; read at create and reset):
      * HALOX_GPU_UPDATE_EARLY=1 loads the slots of a staged block's waters with its staging
@@ -710,6 +713,7 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
     u->p.mass = NULL;
     u->p.mol_start = NULL;
     u->p.settle = NULL;
+    u->shake_all = NULL; /* the tables below are of the types in use only */
     /* atoms not in a SETTLE group are integrated alone */
     char *in_settle = (char *)calloc((size_t)n + 1, 1);
     const int nmt = p->nshake > 0 ? hx_forcefield_nmoltypes(p->ff) : 0;
@@ -915,6 +919,176 @@ done:
     return st;
 }
 
+/* The SHAKE tables of every constrained molecule type of ff (compact index = rank among them in
+ * the force field's order), uploaded once. */
+static hx_status shake_tables_all(hx_gpu_update *u, const hx_forcefield *ff)
+{
+    if (u->shake_all == ff)
+        return HX_OK;
+    const int nmt = ff ? hx_forcefield_nmoltypes(ff) : 0;
+    int ntu = 0, ncons = 0, nm = 0;
+    int4 *tinfo = (int4 *)malloc(sizeof(int4) * ((size_t)nmt + 1));
+    HX_CHECK(tinfo, HX_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < nmt; k++) {
+        const hx_moltype *t = hx_forcefield_moltype(ff, k);
+        if (!t || t->rigid_water || t->nconstraints < 1)
+            continue;
+        if (t->natoms > HX_MAX_MOL_ATOMS) {
+            free(tinfo);
+            HX_FAIL(HX_ERR_INVALID_ARG, "molecule type %d: %d atoms for SHAKE", k, t->natoms);
+        }
+        tinfo[ntu++] = make_int4(t->natoms, t->nconstraints, ncons, nm);
+        ncons += t->nconstraints;
+        nm += t->natoms;
+    }
+    hx_constraint *hcons = (hx_constraint *)malloc(sizeof *hcons * ((size_t)ncons + 1));
+    double *hm = (double *)malloc(sizeof *hm * ((size_t)nm + 1));
+    hx_status st = HX_OK;
+    if (!hcons || !hm)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, out, "out of memory for the SHAKE tables");
+    for (int k = 0, j = 0; k < nmt; k++) {
+        const hx_moltype *t = hx_forcefield_moltype(ff, k);
+        if (!t || t->rigid_water || t->nconstraints < 1)
+            continue;
+        memcpy(hcons + tinfo[j].z, t->constraints, sizeof *hcons * (size_t)t->nconstraints);
+        memcpy(hm + tinfo[j].w, t->m, sizeof *hm * (size_t)t->natoms);
+        j++;
+    }
+    HX_TRY_GOTO(st, ub_reserve(u, UB_SH_TINFO, ((size_t)ntu + 1) * sizeof(int4)), out);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_SH_CONS, ((size_t)ncons + 1) * sizeof *hcons), out);
+    HX_TRY_GOTO(st, ub_reserve(u, UB_SH_M, ((size_t)nm + 1) * sizeof(double)), out);
+    if (ntu > 0) {
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(u->d.sh_tinfo, tinfo, (size_t)ntu * sizeof(int4), cudaMemcpyHostToDevice),
+            out);
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(u->d.sh_cons, hcons, (size_t)ncons * sizeof *hcons, cudaMemcpyHostToDevice),
+            out);
+        HX_CUDA_GOTO(st,
+                     cudaMemcpy(u->d.sh_m, hm, (size_t)nm * sizeof(double), cudaMemcpyHostToDevice),
+                     out);
+    }
+    u->shake_all = ff;
+out:
+    free(tinfo);
+    free(hcons);
+    free(hm);
+    return st;
+}
+
+extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu_update_params *p,
+                                                const hx_gpu_update_dev_lists *L, float *xf,
+                                                hx_stream s)
+{
+    HX_CHECK(up && p && L && p->n >= 0 && p->dt > 0 && (p->n == 0 || (xf && L->x && L->v)),
+             HX_ERR_INVALID_ARG, "hx_gpu_update_reset_device: bad argument");
+    HX_CHECK(p->nsettle == 0 ||
+                 (p->m_o > 0 && p->m_h > 0 && p->d_oh > 0 && p->d_hh > 0 && p->d_hh < 2 * p->d_oh),
+             HX_ERR_INVALID_ARG,
+             "hx_gpu_update_reset_device: SETTLE groups without a water "
+             "geometry");
+    if (!*up) {
+        *up = (hx_gpu_update *)calloc(1, sizeof **up);
+        HX_CHECK(*up, HX_ERR_NOMEM, "out of memory");
+    }
+    hx_gpu_update *u = *up;
+    upd_dev *d = &u->d;
+    const int n = p->n;
+    const size_t N = (size_t)n + 1;
+    u->p = *p;
+    u->p.mass = NULL;
+    u->p.mol_start = NULL;
+    u->p.settle = NULL;
+    u->p.shake_start = u->p.shake_type = NULL;
+    if (p->nshake > 0)
+        HX_TRY(shake_tables_all(u, p->ff));
+    d->n = n;
+    d->nsettle = p->nsettle;
+    d->nshake = p->nshake;
+    d->nfree = L->nfree;
+    d->nmol = p->nmol;
+    d->dt = p->dt;
+    d->shake_tol = p->shake_tol > 0 ? p->shake_tol : HX_SHAKE_TOL;
+    d->m_o = p->m_o;
+    d->m_h = p->m_h;
+    d->d_oh = p->d_oh;
+    d->d_hh = p->d_hh;
+    d->settle0 = -1;
+    if (p->nsettle > 0) {
+        d->hc = 0.5 * p->d_hh;
+        const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
+        d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
+        d->rb = h - d->ra;
+        d->im_o = 1.0 / p->m_o;
+        d->im_h = 1.0 / p->m_h;
+        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
+        d->inv_ra = 1.0 / d->ra;
+        d->inv_2hc = 1.0 / (2.0 * d->hc);
+        d->settle0 = L->settle_first;
+    }
+    for (int k = 0; k < 3; k++) {
+        d->periodic[k] = p->periodic[k] != 0;
+        d->box[k] = p->box[k];
+    }
+    {
+        const int nt =
+            p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
+        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
+    }
+    HX_TRY(ub_reserve(u, UB_X, 3 * N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_V, 3 * N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_INVM, N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_M, N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_FREE_AT, N * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_MOL_START, ((size_t)p->nmol + 1) * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_SH_START, ((size_t)p->nshake + 1) * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_SH_TYPE, ((size_t)p->nshake + 1) * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_PART, (size_t)u->nblocks * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_DONE, sizeof(unsigned)));
+    HX_TRY(ub_reserve(u, UB_KE, 3 * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_DEV, sizeof(unsigned)));
+    HX_TRY(ub_reserve(u, UB_BAD, sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_BAD_SHAKE, sizeof(int)));
+    if (!u->h_res)
+        HX_CUDA(cudaMallocHost((void **)&u->h_res, sizeof *u->h_res));
+    memset(u->h_res, 0, sizeof *u->h_res);
+    u->h_res->bad = u->h_res->bad_shake = INT_MAX;
+    const cudaMemcpyKind dd = cudaMemcpyDeviceToDevice;
+    if (n > 0) {
+        HX_CUDA(cudaMemcpyAsync(d->x, L->x, 3 * (size_t)n * sizeof(double), dd, s));
+        HX_CUDA(cudaMemcpyAsync(d->v, L->v, 3 * (size_t)n * sizeof(double), dd, s));
+        HX_CUDA(cudaMemcpyAsync(d->invm, L->invm, (size_t)n * sizeof(double), dd, s));
+        HX_CUDA(cudaMemcpyAsync(d->m, L->mass, (size_t)n * sizeof(double), dd, s));
+    }
+    if (L->nfree > 0)
+        HX_CUDA(cudaMemcpyAsync(d->free_at, L->free_at, (size_t)L->nfree * sizeof(int), dd, s));
+    if (p->nsettle > 0)
+        HX_CUDA(cudaMemcpyAsync(d->settle, L->settle, 3 * (size_t)p->nsettle * sizeof(int), dd, s));
+    HX_CUDA(
+        cudaMemcpyAsync(d->mol_start, L->mol_start, ((size_t)p->nmol + 1) * sizeof(int), dd, s));
+    if (p->nshake > 0) {
+        HX_CUDA(
+            cudaMemcpyAsync(d->sh_start, L->shake_start, (size_t)p->nshake * sizeof(int), dd, s));
+        HX_CUDA(cudaMemcpyAsync(d->sh_type, L->shake_type, (size_t)p->nshake * sizeof(int), dd, s));
+    }
+    static const int int_max[2] = {INT_MAX, INT_MAX};
+    HX_CUDA(cudaMemsetAsync(d->done, 0, sizeof(unsigned), s));
+    HX_CUDA(cudaMemsetAsync(d->ke, 0, 3 * sizeof(double), s));
+    HX_CUDA(cudaMemsetAsync(d->dev, 0, sizeof(unsigned), s));
+    HX_CUDA(cudaMemcpyAsync(d->bad, &int_max[0], sizeof(int), cudaMemcpyHostToDevice, s));
+    HX_CUDA(cudaMemcpyAsync(d->bad_shake, &int_max[1], sizeof(int), cudaMemcpyHostToDevice, s));
+    if (n > 0) {
+        HX_LAUNCH(k_to_float, hx_div_up(3LL * n, UPD_THREADS), UPD_THREADS, 0, s, u->d, xf);
+        HX_CUDA_LAUNCH("k_to_float");
+        HX_LAUNCH(k_ke, hx_div_up(n, UPD_THREADS), UPD_THREADS, 0, s, u->d);
+        HX_CUDA_LAUNCH("k_ke");
+    }
+    return HX_OK;
+}
+
 extern "C" hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v,
                                           float *xf, hx_stream stream)
 {
@@ -1030,4 +1204,9 @@ extern "C" void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result 
 extern "C" const double *hx_gpu_update_positions(const hx_gpu_update *u)
 {
     return u ? u->d.x : NULL;
+}
+
+extern "C" const double *hx_gpu_update_velocities(const hx_gpu_update *u)
+{
+    return u ? u->d.v : NULL;
 }

@@ -56,6 +56,28 @@ hx_status hx_gpu_update_create(const hx_gpu_update_params *p, hx_gpu_update **ou
 hx_status hx_gpu_update_reset(hx_gpu_update **u, const hx_gpu_update_params *p);
 void hx_gpu_update_destroy(hx_gpu_update **u);
 
+/* As hx_gpu_update_reset, with everything per atom and per molecule from device arrays (the
+ * device search step, src/md/gpu/decomp_gpu.h) and no synchronisation: the positions and
+ * velocities, masses and inverse masses (as hx_gpu_update_create derives them from p->mass),
+ * the molecule starts, SETTLE groups, the atoms in neither a SETTLE nor a SHAKE group, SHAKE
+ * molecules whose types are compact indices over ff's constrained molecule types in its order.
+ * p gives the counts (n, nmol, nsettle, nshake), water geometry, ff, dt, box; its pointers are
+ * not read. The positions go to xf as float; the kinetic energy of v becomes the current half
+ * step's (as hx_gpu_update_upload). Device buffers grow only when a count exceeds them. */
+typedef struct hx_gpu_update_dev_lists {
+    const double *x, *v, *mass, *invm; /* [3n], [3n], [n], [n] */
+    const int *mol_start;              /* [nmol + 1] */
+    const int *settle;                 /* [3 nsettle] */
+    const int *free_at;                /* [nfree] */
+    const int *shake_start, *shake_type;
+    int nfree;
+    /* settle[0] when SETTLE group w is atoms settle[0] + 3 w + (0, 1, 2) with the water model's
+     * masses (the kernel's fast path), else -1 */
+    int settle_first;
+} hx_gpu_update_dev_lists;
+hx_status hx_gpu_update_reset_device(hx_gpu_update **u, const hx_gpu_update_params *p,
+                                     const hx_gpu_update_dev_lists *L, float *xf, hx_stream stream);
+
 /* Positions and velocities (double [3n], host) to the device; xf (device float [3n]) receives
  * the positions; the kinetic energy of v becomes the "current half step" one. */
 hx_status hx_gpu_update_upload(hx_gpu_update *u, const double *x, const double *v, float *xf,
@@ -114,6 +136,8 @@ void hx_gpu_update_read(const hx_gpu_update *u, hx_gpu_update_result *r);
 /* The home atoms' positions on the device (double [3n]), as of the last committed step: the
  * bonded kernels read them (molecules whole, double differences). */
 const double *hx_gpu_update_positions(const hx_gpu_update *u);
+/* The home atoms' velocities v(t - dt/2) on the device (double [3n]). */
+const double *hx_gpu_update_velocities(const hx_gpu_update *u);
 
 #ifdef __cplusplus
 }

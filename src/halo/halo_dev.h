@@ -1,0 +1,38 @@
+/* The halo exchange's services to the device search step (src/md/gpu/decomp_gpu.h): the plan's
+ * cheap adoption at a search step, and device-to-device messages between neighbouring domains
+ * through the backend's own transport (NVSHMEM puts and stores, CUDA IPC copies, MPI through
+ * pinned host memory, in-process copies). Backends implement the optional ops of
+ * src/halo/halo_impl.h. */
+#ifndef HX_HALO_HALO_DEV_H
+#define HX_HALO_HALO_DEV_H
+
+#include <stddef.h>
+
+#include "gpu/stream.h"
+#include "halox/halo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Messages: 0 the backend has none, 1 CPU-driven (the host reads sizes and moves bytes), 2 on
+ * the device only (capturable). */
+int hx_halo_msg_kind(const hx_halo *h);
+/* Collective: (re)allocate nchan channels of cap[c] bytes (equal on every process); send[i][c]
+ * and recv[i][c] receive local domain i's device buffers. */
+hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***send, void ***recv);
+/* Enqueue on stream (one of the GPU context's: library-internal, not checked again): every local
+ * domain i sends its message of channel c to dest[i] and receives src[i]'s (a message is
+ * [int64 bytes | payload]). */
+hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_stream stream);
+/* After a plan rebuild from counts (hx_plan_set_counts): when its capacities are those of the
+ * last update, the backend adopts it locally (no collective, no allocation); when they grew
+ * (the same on every process, a global maximum) this is hx_halo_update, collective: the rare
+ * slow path, which every process enters at the same search step. *updated (unless NULL): 1 when
+ * it was the update. */
+hx_status hx_halo_refresh(hx_halo *h, int *updated);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

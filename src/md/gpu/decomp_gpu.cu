@@ -1,0 +1,1972 @@
+/* The decomposed search step on the device (src/md/gpu/decomp_gpu.h): migration, the new local
+ * set, the plan's index maps and the local topology in kernels, messages through a transport,
+ * counts to the host once.
+ *
+ * Per search step and local domain, in stream order (docs/design/gpu-search.md has the why):
+ *
+ *   k_begin        counters of the control record reset
+ *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far"
+ *   per decomposed dimension d_k, up then down:
+ *     k_mig_pass   (one block) molecules leaving this way: marked, scanned, packed
+ *     message      to the neighbour, from the other one
+ *     k_mig_unpack (one block) arrivals appended to the pool
+ *   k_fin_a/b1/b2/c  kept home and pool molecules merged in increasing global index (a rank
+ *                  sort of the few arrivals, binary searches), atoms copied into the new home
+ *   k_home         (one block) SETTLE/SHAKE/bonded/free lists and masses of the new home, the
+ *                  local arrays' home part
+ *   per pulse:
+ *     k_pulse_send (one block) selection with corner rounding, stable order by the sender's
+ *                  zone, the index map into the device plan image, the atoms packed
+ *     message
+ *     k_pulse_recv (one block) the atoms appended to the local arrays
+ *   k_local_topo   type, charge, exclusions, position in the molecule of every local atom
+ *   the control record to pinned host memory; one synchronisation
+ *
+ * The single-block kernels scan with a running carry over tiles of the block's size: the
+ * element counts of one domain are 10^3-10^4, where one block's loop costs less than the three
+ * launches of a many-block scan, and the whole sequence has ~4 launches per message. With a
+ * transport that moves data on the device the sequence is captured once into a CUDA graph and
+ * replayed at every search step (its arguments never change between growths: the home lists of
+ * the new home are copied over the old ones at the end, not swapped). */
+#include "md/gpu/decomp_gpu_impl.cuh"
+#include "core/error.h"
+#include "core/timer.h"
+#include "core/wait.h"
+#include "dd/home.h"
+#include "gpu/context.h"
+#include "dd/plan_image.h"
+#include "halox/log.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- block scan ------------------------------------------------------------------------------ */
+
+static __device__ __forceinline__ int4 i4(int x, int y, int z, int w)
+{
+    return make_int4(x, y, z, w);
+}
+static __device__ __forceinline__ int4 i4add(int4 a, int4 b)
+{
+    return make_int4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
+}
+static __device__ __forceinline__ int4 i4sub(int4 a, int4 b)
+{
+    return make_int4(a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w);
+}
+static __device__ __forceinline__ int i4get(int4 a, int c)
+{
+    return c == 0 ? a.x : c == 1 ? a.y : c == 2 ? a.z : a.w;
+}
+static __device__ __forceinline__ int4 i4up(int4 v, int o)
+{
+    int4 r;
+    r.x = __shfl_up_sync(HX_FULL_MASK, v.x, o);
+    r.y = __shfl_up_sync(HX_FULL_MASK, v.y, o);
+    r.z = __shfl_up_sync(HX_FULL_MASK, v.z, o);
+    r.w = __shfl_up_sync(HX_FULL_MASK, v.w, o);
+    return r;
+}
+
+#ifdef HX_CUDA_EMULATION
+/* The emulation runs every warp shuffle as two barriers of host threads: a scan of tiles
+ * costs tens of them per tile. By default it scans in shared memory with one thread instead
+ * (three barriers); HALOX_EMU_SHUFFLE_SCAN=1 runs the GPU's code below (the tests do for one
+ * case). Read by the host at every search step (launch). */
+static int gdd_emu_shuffle = 0;
+static int4 gdd_scan4_serial(int4 v, int4 *total)
+{
+    __shared__ int4 buf[GDD_BT + 1];
+    buf[threadIdx.x] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int4 acc = i4(0, 0, 0, 0);
+        for (int t = 0; t < GDD_BT; t++) {
+            const int4 x = buf[t];
+            buf[t] = acc;
+            acc = i4add(acc, x);
+        }
+        buf[GDD_BT] = acc;
+    }
+    __syncthreads();
+    const int4 r = buf[threadIdx.x];
+    *total = buf[GDD_BT];
+    __syncthreads();
+    return r;
+}
+#endif
+
+/* Exclusive prefix of v over the block's GDD_BT threads (every thread calls it); *total: the
+ * block's sum. s: GDD_NW + 1 int4 of shared memory. */
+static __device__ int4 gdd_scan4(int4 v, int4 *total, int4 *s)
+{
+#ifdef HX_CUDA_EMULATION
+    if (!gdd_emu_shuffle)
+        return gdd_scan4_serial(v, total);
+#endif
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    int4 inc = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        const int4 t = i4up(inc, o);
+        if (lane >= o)
+            inc = i4add(inc, t);
+    }
+    if (lane == 31)
+        s[w] = inc;
+    __syncthreads();
+    if (w == 0) {
+        const int4 x = lane < GDD_NW ? s[lane] : i4(0, 0, 0, 0);
+        int4 xi = x;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int4 t = i4up(xi, o);
+            if (lane >= o)
+                xi = i4add(xi, t);
+        }
+        if (lane < GDD_NW)
+            s[lane] = i4sub(xi, x);
+        if (lane == 31)
+            s[GDD_NW] = xi;
+    }
+    __syncthreads();
+    const int4 r = i4add(s[w], i4sub(inc, v));
+    *total = s[GDD_NW];
+    __syncthreads(); /* s is reused by the next call */
+    return r;
+}
+
+static __device__ __forceinline__ void need(gdd_ctl *C, int cap, long long n)
+{
+    atomicMax(&C->need[cap], n > INT_MAX ? INT_MAX : (int)n);
+}
+
+/* ---- geometry, exactly as hx_dd_domain_of_point -----------------------------------------------
+ */
+
+static __device__ __forceinline__ int cell_of(const gdd_dev &D, double c, int d)
+{
+    const double xd = gdd_sub(c, gdd_mul(floor(gdd_div(c, D.box[d])), D.box[d]));
+    const int k = (int)gdd_div(xd, D.cell[d]);
+    return k < 0 ? 0 : (k >= D.grid[d] ? D.grid[d] - 1 : k);
+}
+
+static __device__ __forceinline__ int tgt_coord(int tgt, int d)
+{
+    return (tgt >> (10 * d)) & 1023;
+}
+
+/* ---- kernels ------------------------------------------------------------------------------- */
+
+/* The counters of a step; the current home's size from the last commit (device memory, so that
+ * the launch's arguments are the same at every step). */
+__global__ void k_begin(gdd_ctl *C, const int *cur)
+{
+    if (threadIdx.x != 0 || blockIdx.x != 0)
+        return;
+    int *w = (int *)C;
+    for (size_t k = 0; k < sizeof(gdd_ctl) / sizeof(int); k++)
+        w[k] = 0;
+    C->nmol_a = cur[0];
+    C->n_home_a = cur[1];
+    C->err_far = ~0ull;
+    C->first_o = -1;
+}
+
+/* Per home molecule: the centre (hx_molecule_centre), the wrap of hx_wrap_molecules (the
+ * molecule shifted by box edges so that its centre is in [0, box)), the centre again from the
+ * shifted atoms and the cell that owns it, as hx_migrate computes them. */
+__global__ void __launch_bounds__(GDD_MT) k_mig_init(gdd_dev D)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    gdd_ctl *C = D.ctl;
+    if (m >= C->nmol_a)
+        return;
+    const int a0 = D.ams[m], a1 = D.ams[m + 1];
+    const double n = (double)(a1 - a0);
+    double c[3] = {0.0, 0.0, 0.0}, s[3], c2[3] = {0.0, 0.0, 0.0};
+    for (int a = a0; a < a1; a++)
+        for (int d = 0; d < 3; d++)
+            c[d] = gdd_add(c[d], D.ax[3 * a + d]);
+    for (int d = 0; d < 3; d++) {
+        c[d] = gdd_div(c[d], n);
+        s[d] = gdd_mul(-floor(gdd_div(c[d], D.box[d])), D.box[d]);
+        if (gdd_add(c[d], s[d]) >= D.box[d]) /* rounding at the upper edge */
+            s[d] = gdd_sub(s[d], D.box[d]);
+    }
+    for (int a = a0; a < a1; a++)
+        for (int d = 0; d < 3; d++) {
+            double v = D.ax[3 * a + d];
+            if (s[d] != 0.0)
+                v = gdd_add(v, s[d]);
+            D.awx[3 * a + d] = v;
+            c2[d] = gdd_add(c2[d], v);
+        }
+    int t[3];
+    for (int d = 0; d < 3; d++)
+        t[d] = cell_of(D, gdd_div(c2[d], n), d);
+    D.atgt[m] = t[0] | (t[1] << 10) | (t[2] << 20);
+    D.akeep[m] = 1;
+    for (int k = 0; k < D.ndim; k++) {
+        const int d = D.dims[k], g = D.grid[d];
+        const int delta = ((t[d] - D.coord[d]) % g + g) % g;
+        if (delta > 1 && delta < g - 1) {
+            const int dom = (t[0] * D.grid[1] + t[1]) * D.grid[2] + t[2];
+            atomicMin(&C->err_far, ((unsigned long long)D.amg[m] << 32) | (unsigned)dom);
+        }
+    }
+}
+
+/* Molecule w of the migration's index space [home | pool]: leaves in this pass? */
+static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na, int d, int g,
+                                                 int dir, int *natoms)
+{
+    int keep, tgt;
+    if (w < na) {
+        keep = D.akeep[w];
+        tgt = D.atgt[w];
+        *natoms = D.ams[w + 1] - D.ams[w];
+    } else {
+        keep = D.pkeep[w - na];
+        tgt = D.ptgt[w - na];
+        *natoms = D.pna[w - na];
+    }
+    if (!keep)
+        return 0;
+    const int delta = ((tgt_coord(tgt, d) - D.coord[d]) % g + g) % g;
+    if (delta == 0)
+        return 0;
+    /* with two cells both neighbours are the same domain: everything goes "up" */
+    return (dir == 0) == (delta == 1);
+}
+
+/* One pass of hx_migrate: the molecules whose cell is the neighbour along d_k in direction dir
+ * (0 up, 1 down) are packed, in the order of the index space, and removed. */
+__global__ void __launch_bounds__(GDD_BT)
+    k_mig_pass(gdd_dev D, int k, int dir, char *sbuf, long long cap_bytes)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    gdd_ctl *C = D.ctl;
+    const int na = C->nmol_a, n = na + C->pool_nmol;
+    const int d = D.dims[k], g = D.grid[d];
+    int4 tot = i4(0, 0, 0, 0);
+    for (int base = 0; base < n; base += GDD_BT) {
+        const int w = base + (int)threadIdx.x;
+        int na_w = 0;
+        const int go = w < n && mig_leaves(D, w, na, d, g, dir, &na_w);
+        int4 t;
+        (void)gdd_scan4(i4(go, go ? na_w : 0, 0, 0), &t, s_scan);
+        tot = i4add(tot, t);
+    }
+    const long long bytes =
+        (long long)sizeof(gdd_msg_head) + 16LL * tot.x + (long long)sizeof(gdd_matom) * tot.y;
+    const int fits = bytes <= cap_bytes;
+    if (!fits && threadIdx.x == 0)
+        need(C, GDD_CAP_MIG, bytes);
+    gdd_mmol *recs = (gdd_mmol *)(sbuf + sizeof(gdd_msg_head));
+    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)tot.x);
+    int4 carry = i4(0, 0, 0, 0);
+    for (int base = 0; base < n; base += GDD_BT) {
+        const int w = base + (int)threadIdx.x;
+        int na_w = 0;
+        const int go = w < n && mig_leaves(D, w, na, d, g, dir, &na_w);
+        int4 t;
+        const int4 ex = gdd_scan4(i4(go, go ? na_w : 0, 0, 0), &t, s_scan);
+        if (go) {
+            const int first = carry.y + ex.y;
+            if (w < na) {
+                D.akeep[w] = 0;
+                if (fits) {
+                    recs[carry.x + ex.x] = {D.amg[w], na_w, D.atgt[w], first};
+                    const int a0 = D.ams[w];
+                    for (int j = 0; j < na_w; j++) {
+                        gdd_matom r;
+                        for (int c = 0; c < 3; c++) {
+                            r.x[c] = D.awx[3 * (a0 + j) + c];
+                            r.v[c] = D.av[3 * (a0 + j) + c];
+                        }
+                        r.gid = D.agid[a0 + j];
+                        r.molg = D.amolg[a0 + j];
+                        atoms[first + j] = r;
+                    }
+                }
+            } else {
+                const int q = w - na;
+                D.pkeep[q] = 0;
+                if (fits) {
+                    recs[carry.x + ex.x] = {D.pmg[q], na_w, D.ptgt[q], first};
+                    const int a0 = D.pms[q];
+                    for (int j = 0; j < na_w; j++) {
+                        gdd_matom r;
+                        for (int c = 0; c < 3; c++) {
+                            r.x[c] = D.px[3 * (a0 + j) + c];
+                            r.v[c] = D.pv[3 * (a0 + j) + c];
+                        }
+                        r.gid = D.pgid[a0 + j];
+                        r.molg = D.pmolg[a0 + j];
+                        atoms[first + j] = r;
+                    }
+                }
+            }
+        }
+        carry = i4add(carry, t);
+    }
+    if (threadIdx.x == 0) {
+        gdd_msg_head h;
+        memset(&h, 0, sizeof h);
+        h.bytes = fits ? bytes : (long long)sizeof h;
+        h.n = fits ? tot.x : 0;
+        h.natoms = fits ? tot.y : 0;
+        *(gdd_msg_head *)sbuf = h;
+    }
+}
+
+/* The molecules of a migration message join the pool. */
+__global__ void __launch_bounds__(GDD_BT) k_mig_unpack(gdd_dev D, const char *rbuf)
+{
+    gdd_ctl *C = D.ctl;
+    const gdd_msg_head h = *(const gdd_msg_head *)rbuf;
+    const int pm0 = C->pool_nmol, pa0 = C->pool_natoms;
+    const int fits = pm0 + h.n <= D.cap[GDD_CAP_PMOL] && pa0 + h.natoms <= D.cap[GDD_CAP_POOL];
+    if (!fits) {
+        if (threadIdx.x == 0) {
+            need(C, GDD_CAP_PMOL, (long long)pm0 + h.n);
+            need(C, GDD_CAP_POOL, (long long)pa0 + h.natoms);
+        }
+        return;
+    }
+    const gdd_mmol *recs = (const gdd_mmol *)(rbuf + sizeof(gdd_msg_head));
+    const gdd_matom *atoms = (const gdd_matom *)(rbuf + sizeof(gdd_msg_head) + 16 * (size_t)h.n);
+    for (int j = threadIdx.x; j < h.n; j += blockDim.x) {
+        const gdd_mmol r = recs[j];
+        const int q = pm0 + j;
+        D.pmg[q] = r.gid;
+        D.pna[q] = r.natoms;
+        D.pms[q] = pa0 + r.first;
+        D.pkeep[q] = 1;
+        D.ptgt[q] = r.tgt;
+    }
+    for (int j = threadIdx.x; j < h.natoms; j += blockDim.x) {
+        const gdd_matom r = atoms[j];
+        const int q = pa0 + j;
+        for (int c = 0; c < 3; c++) {
+            D.px[3 * q + c] = r.x[c];
+            D.pv[3 * q + c] = r.v[c];
+        }
+        D.pgid[q] = r.gid;
+        D.pmolg[q] = r.molg;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        C->pool_nmol = pm0 + h.n;
+        C->pool_natoms = pa0 + h.natoms;
+    }
+}
+
+/* The kept molecules: home ones (already in increasing global index) and arrived ones. */
+__global__ void __launch_bounds__(GDD_BT) k_fin_a(gdd_dev D)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    gdd_ctl *C = D.ctl;
+    const int na = C->nmol_a, n = na + C->pool_nmol;
+    int4 carry = i4(0, 0, 0, 0);
+    for (int base = 0; base < n; base += GDD_BT) {
+        const int w = base + (int)threadIdx.x;
+        const int kh = w < na && D.akeep[w];
+        const int kp = w >= na && w < n && D.pkeep[w - na];
+        int4 t;
+        const int4 ex = gdd_scan4(i4(kh, kp, 0, 0), &t, s_scan);
+        if (kh) {
+            D.hidx[carry.x + ex.x] = w;
+            D.hgid[carry.x + ex.x] = D.amg[w];
+        }
+        if (kp) {
+            D.plist[carry.y + ex.y] = w - na;
+            D.pg[carry.y + ex.y] = D.pmg[w - na];
+        }
+        carry = i4add(carry, t);
+    }
+    if (threadIdx.x == 0) {
+        C->nH = carry.x;
+        C->nP = carry.y;
+    }
+}
+
+/* Arrived molecules sorted by global index: each one's rank among them (few per step). */
+__global__ void __launch_bounds__(GDD_MT) k_fin_b1(gdd_dev D)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    const int nP = D.ctl->nP;
+    if (t >= nP)
+        return;
+    const int g = D.pg[t];
+    int r = 0;
+    for (int q = 0; q < nP; q++)
+        r += D.pg[q] < g;
+    D.psorted[r] = D.plist[t];
+    D.psg[r] = g;
+}
+
+static __device__ __forceinline__ int lower_bound(const int *a, int n, int key)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if (a[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Final position of every kept molecule: merged order of the two sorted lists. */
+__global__ void __launch_bounds__(GDD_MT) k_fin_b2(gdd_dev D)
+{
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    gdd_ctl *C = D.ctl;
+    const int nH = C->nH, nP = C->nP;
+    if (nH + nP > D.cap[GDD_CAP_HMOL]) {
+        if (t == 0)
+            need(C, GDD_CAP_HMOL, (long long)nH + nP);
+        return;
+    }
+    if (t < nH)
+        D.fsrc[t + lower_bound(D.psg, nP, D.hgid[t])] = D.hidx[t];
+    else if (t < nH + nP)
+        D.fsrc[(t - nH) + lower_bound(D.hgid, nH, D.psg[t - nH])] = -1 - D.psorted[t - nH];
+}
+
+/* The new home: atoms copied in the merged order, molecule starts. */
+__global__ void __launch_bounds__(GDD_BT) k_fin_c(gdd_dev D)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    gdd_ctl *C = D.ctl;
+    const int nm = C->nH + C->nP;
+    if (nm > D.cap[GDD_CAP_HMOL])
+        return; /* k_fin_b2 recorded it; the home stays empty */
+    const int cap = D.cap[GDD_CAP_HOME];
+    int4 carry = i4(0, 0, 0, 0);
+    for (int base = 0; base < nm; base += GDD_BT) {
+        const int f = base + (int)threadIdx.x;
+        int src = 0, na_f = 0;
+        if (f < nm) {
+            src = D.fsrc[f];
+            na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
+        }
+        int4 t;
+        const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
+        const int start = carry.x + ex.x;
+        if (f < nm && start + na_f <= cap) {
+            const int p = src >= 0 ? -1 : -1 - src;
+            const int a0 = src >= 0 ? D.ams[src] : D.pms[p];
+            const double *xs = src >= 0 ? D.awx : D.px;
+            const double *vs = src >= 0 ? D.av : D.pv;
+            const int *gs = src >= 0 ? D.agid : D.pgid;
+            const int *ms = src >= 0 ? D.amolg : D.pmolg;
+            for (int j = 0; j < na_f; j++) {
+                for (int c = 0; c < 3; c++) {
+                    D.bx[3 * (start + j) + c] = xs[3 * (a0 + j) + c];
+                    D.bv[3 * (start + j) + c] = vs[3 * (a0 + j) + c];
+                }
+                D.bgid[start + j] = gs[a0 + j];
+                D.bmolg[start + j] = ms[a0 + j];
+            }
+            D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[p];
+            D.bms[f] = start;
+        }
+        carry = i4add(carry, t);
+    }
+    if (threadIdx.x == 0) {
+        if (carry.x > cap) {
+            need(C, GDD_CAP_HOME, carry.x);
+            C->n_home = C->nmol = 0;
+        } else {
+            C->n_home = carry.x;
+            C->nmol = nm;
+            D.bms[nm] = carry.x;
+        }
+    }
+}
+
+/* The new home's molecule lists for the update and the bonded terms (by kind, in home order,
+ * as the GPU backend's set_local builds them), masses, and the home part of the local arrays. */
+__global__ void __launch_bounds__(GDD_BT) k_home(gdd_dev D)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    __shared__ int s_first;
+    gdd_ctl *C = D.ctl;
+    const int nm = C->nmol;
+    /* the home part of the local arrays must fit: else no local set (the step runs again) */
+    const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
+    if (threadIdx.x == 0)
+        s_first = -1;
+    __syncthreads();
+    int4 c1 = i4(0, 0, 0, 0), c2 = i4(0, 0, 0, 0);
+    for (int base = 0; base < nm; base += GDD_BT) {
+        const int m = base + (int)threadIdx.x;
+        int4 info = i4(0, 0, 0, 0), v1 = i4(0, 0, 0, 0), v2 = i4(0, 0, 0, 0);
+        int cls = 0, g = 0, a0 = 0, kind = 0;
+        if (m < nm) {
+            g = D.bmg[m];
+            cls = D.tab.mol_class[g];
+            info = D.tab.cl_info[cls];
+            kind = info.z;
+            a0 = D.bms[m];
+            const int st = (kind & GDD_K_SETTLE) != 0, sh = (kind & GDD_K_SHAKE) != 0;
+            const int bd = (kind & GDD_K_BONDED) != 0;
+            v1 = i4(st, sh, bd, st || sh ? 0 : info.x);
+            if (bd)
+                v2 = D.tab.cl_bcount[cls];
+        }
+        int4 t1, t2;
+        const int4 e1 = i4add(c1, gdd_scan4(v1, &t1, s_scan));
+        const int4 e2 = i4add(c2, gdd_scan4(v2, &t2, s_scan));
+        int4 so = i4(0, 0, 0, 0);
+        if (m < nm) {
+            if (v1.x) {
+                so = D.tab.cl_settle[cls];
+                D.settle[3 * e1.x + 0] = a0 + so.x;
+                D.settle[3 * e1.x + 1] = a0 + so.y;
+                D.settle[3 * e1.x + 2] = a0 + so.z;
+                if (e1.x == 0)
+                    s_first = a0 + so.x;
+            }
+            if (v1.y) {
+                D.shs[e1.y] = a0;
+                D.sht[e1.y] = D.tab.cl_settle[cls].w;
+                D.shg[e1.y] = g;
+            }
+            if (v1.z) {
+                D.bds[e1.z] = a0;
+                D.bdt[e1.z] = info.w;
+                D.bdg[e1.z] = g;
+                D.boff[e1.z] = e2;
+            }
+            for (int q = 0; q < v1.w; q++)
+                D.freeat[e1.w + q] = a0 + q;
+            for (int q = 0; q < info.x; q++) {
+                const int a = a0 + q;
+                D.hm[a] = D.tab.ca_m[info.y + q];
+                D.him[a] = D.tab.ca_invm[info.y + q];
+                if (!local_ok)
+                    continue;
+                for (int c = 0; c < 3; c++)
+                    D.lx[3 * a + c] = D.bx[3 * a + c];
+                D.lgid[a] = D.bgid[a];
+                D.lmol[a] = g;
+                D.lzone[a] = 0;
+                D.lfrom[a] = -1;
+            }
+        }
+        __syncthreads(); /* s_first */
+        if (m < nm && v1.x) {
+            /* the update's fast path: water w is atoms first + 3 w + (0, 1, 2), standard masses */
+            const int o = s_first + 3 * e1.x;
+            if (!(kind & GDD_K_STDWATER) || a0 + so.x != o || a0 + so.y != o + 1 ||
+                a0 + so.z != o + 2)
+                atomicOr(&C->settle_bad, 1);
+        }
+        c1 = i4add(c1, t1);
+        c2 = i4add(c2, t2);
+    }
+    if (threadIdx.x == 0) {
+        C->nsettle = c1.x;
+        C->nshake = c1.y;
+        C->nbonded = c1.z;
+        C->nfree = c1.w;
+        C->bcount[0] = c2.x;
+        C->bcount[1] = c2.y;
+        C->bcount[2] = c2.z;
+        C->bcount[3] = c2.w;
+        C->first_o = s_first;
+        C->n_local = local_ok ? C->n_home : 0;
+        C->map_len = 0;
+        if (!local_ok)
+            need(C, GDD_CAP_LOCAL, C->n_home);
+    }
+}
+
+/* hx_plan's selection of an atom for pulse P: distance to the receiver's cell along d_k from
+ * our lower boundary, plus, along earlier dimensions in which the atom is a halo atom, the
+ * squared distance past our upper boundary (corner rounding). */
+static __device__ __forceinline__ int pulse_select(const gdd_dev &D, const gdd_pulse &P, int a,
+                                                   int *ci)
+{
+    const double *xa = &D.lx[3 * a];
+    const double t = gdd_sub(xa[P.dim], P.lo);
+    double d2 = t > 0.0 ? gdd_mul(t, t) : 0.0;
+    const int bits = P.zbits[D.lzone[a]];
+    for (int kk = 0; kk < P.k; kk++) {
+        if (bits & (1 << kk)) {
+            const double u = gdd_sub(xa[D.dims[kk]], P.hi_prev[kk]);
+            if (u > 0.0)
+                d2 = gdd_add(d2, gdd_mul(u, u));
+        }
+    }
+    *ci = bits & ((1 << P.k) - 1);
+    return d2 < D.rc2;
+}
+
+/* One pulse of hx_plan_build at the sender: the candidates (every local atom for the first
+ * pulse of a dimension, else what the previous pulse received), those selected in a stable
+ * order by zone number (zone 0 first: dep_offset), the map, the packed atoms. */
+__global__ void __launch_bounds__(GDD_BT)
+    k_pulse_send(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    __shared__ unsigned long long s_deps;
+    gdd_ctl *C = D.ctl;
+    int c0 = 0, c1 = C->n_local;
+    if (P.pin > 0) {
+        c0 = C->atom_offset[p - 1];
+        c1 = c0 + C->recv_count[p - 1];
+    }
+    const int n = c1 - c0;
+    if (threadIdx.x == 0)
+        s_deps = 0;
+    int4 tot = i4(0, 0, 0, 0);
+    for (int base = 0; base < n; base += GDD_BT) {
+        const int e = base + (int)threadIdx.x;
+        int ci = 0;
+        const int sel = e < n && pulse_select(D, P, c0 + e, &ci);
+        int4 t;
+        (void)gdd_scan4(i4(sel && ci == 0, sel && ci == 1, sel && ci == 2, sel && ci == 3), &t,
+                        s_scan);
+        tot = i4add(tot, t);
+    }
+    /* counting sort by zone number: the classes' starts in the order of their zones */
+    int start[4];
+    for (int ci = 0; ci < 4; ci++) {
+        start[ci] = 0;
+        for (int cj = 0; cj < 4; cj++)
+            if (P.zone_of_ci[cj] < P.zone_of_ci[ci])
+                start[ci] += i4get(tot, cj);
+    }
+    const int count = tot.x + tot.y + tot.z + tot.w;
+    const int map0 = C->map_len;
+    const long long bytes = (long long)sizeof(gdd_pmsg_head) + (long long)sizeof(gdd_patom) * count;
+    const int fits_map = map0 + count <= D.cap[GDD_CAP_MAP];
+    const int fits = bytes <= cap_bytes;
+    gdd_patom *recs = (gdd_patom *)(sbuf + sizeof(gdd_pmsg_head));
+    int4 carry = i4(0, 0, 0, 0);
+    unsigned long long deps = 0;
+    for (int base = 0; base < n; base += GDD_BT) {
+        const int e = base + (int)threadIdx.x;
+        int ci = 0;
+        const int a = c0 + e;
+        const int sel = e < n && pulse_select(D, P, a, &ci);
+        int4 t;
+        const int4 ex = gdd_scan4(
+            i4(sel && ci == 0, sel && ci == 1, sel && ci == 2, sel && ci == 3), &t, s_scan);
+        if (sel) {
+            const int pos = start[ci] + i4get(carry, ci) + i4get(ex, ci);
+            if (fits_map)
+                D.imap[map0 + pos] = a;
+            if (fits) {
+                gdd_patom r;
+                for (int c = 0; c < 3; c++)
+                    r.x[c] = gdd_add(D.lx[3 * a + c], P.shift[c]);
+                r.gid = D.lgid[a];
+                r.mol = D.lmol[a];
+                recs[pos] = r;
+            }
+            if (D.lfrom[a] >= 0)
+                deps |= 1ull << D.lfrom[a];
+        }
+        carry = i4add(carry, t);
+    }
+    if (deps)
+        atomicOr(&s_deps, deps);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        gdd_pmsg_head h;
+        memset(&h, 0, sizeof h);
+        h.bytes = fits ? bytes : (long long)sizeof h;
+        h.n = fits ? count : 0;
+        for (int ci = 0; ci < 4; ci++)
+            if (fits && i4get(tot, ci) > 0)
+                h.zc[P.zone_of_ci[ci]] = i4get(tot, ci);
+        *(gdd_pmsg_head *)sbuf = h;
+        for (int ci = 0; ci < 4; ci++)
+            if (i4get(tot, ci) > 0)
+                C->send_zc[p][P.zone_of_ci[ci]] = i4get(tot, ci);
+        C->deps[p] = s_deps;
+        C->map_len = map0 + count;
+        if (!fits_map)
+            need(C, GDD_CAP_MAP, (long long)map0 + count);
+        if (!fits)
+            need(C, GDD_CAP_PMSG, bytes);
+    }
+}
+
+/* One pulse at the receiver: the atoms stored at the end of the local arrays, in the sender's
+ * zone order, each as the zone one cell further up along d_k. */
+__global__ void __launch_bounds__(GDD_BT)
+    k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf)
+{
+    gdd_ctl *C = D.ctl;
+    const gdd_pmsg_head h = *(const gdd_pmsg_head *)rbuf;
+    const int base = C->n_local;
+    const int fits = base + h.n <= D.cap[GDD_CAP_LOCAL];
+    int end[HX_MAX_ZONES], acc = 0;
+    for (int z = 0; z < HX_MAX_ZONES; z++) {
+        acc += h.zc[z];
+        end[z] = acc;
+    }
+    if (fits) {
+        const gdd_patom *recs = (const gdd_patom *)(rbuf + sizeof(gdd_pmsg_head));
+        for (int e = threadIdx.x; e < h.n; e += blockDim.x) {
+            const gdd_patom r = recs[e];
+            const int a = base + e;
+            int z = 0;
+            while (z < HX_MAX_ZONES - 1 && e >= end[z])
+                z++;
+            for (int c = 0; c < 3; c++)
+                D.lx[3 * a + c] = r.x[c];
+            D.lgid[a] = r.gid;
+            D.lmol[a] = r.mol;
+            D.lzone[a] = P.rz[z];
+            D.lfrom[a] = p;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        C->atom_offset[p] = base;
+        C->recv_count[p] = fits ? h.n : 0;
+        for (int z = 0; z < HX_MAX_ZONES; z++)
+            C->recv_zc[p][z] = fits ? h.zc[z] : 0;
+        if (fits)
+            C->n_local = base + h.n;
+        else
+            need(C, GDD_CAP_LOCAL, (long long)base + h.n);
+    }
+}
+
+/* Topology of every local atom from the class tables. */
+__global__ void __launch_bounds__(GDD_MT) k_local_topo(gdd_dev D)
+{
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a >= D.ctl->n_local)
+        return;
+    const int m = D.lmol[a];
+    const int cls = D.tab.mol_class[m];
+    const int pos = D.lgid[a] - D.tab.mol_first[m];
+    const int ca = D.tab.cl_info[cls].y + pos;
+    D.ltype[a] = D.tab.ca_type[ca];
+    D.lq[a] = D.tab.ca_q[ca];
+    D.lexcl[a] = D.tab.ca_excl[ca];
+    D.lmpos[a] = (unsigned char)pos;
+}
+
+/* The new home's lists become the current ones (copied, so that every launch's arguments stay
+ * the same from one search step to the next: a captured graph replays). */
+__global__ void __launch_bounds__(GDD_MT) k_commit(gdd_dev D)
+{
+    const gdd_ctl *C = D.ctl;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < C->n_home) {
+        D.agid[t] = D.bgid[t];
+        D.amolg[t] = D.bmolg[t];
+    }
+    if (t < C->nmol)
+        D.amg[t] = D.bmg[t];
+    if (t <= C->nmol)
+        D.ams[t] = D.bms[t];
+    if (t == 0) {
+        D.cur[0] = C->nmol;
+        D.cur[1] = C->n_home;
+    }
+}
+
+/* ---- the in-process transport ------------------------------------------------------------- */
+
+__global__ void __launch_bounds__(GDD_MT) k_copy_msg(const int4 *src, int4 *dst, long long cap)
+{
+    const long long bytes = *(const long long *)src;
+    const long long words = ((bytes < cap ? bytes : cap) + 15) / 16;
+    for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
+         w += (long long)gridDim.x * blockDim.x)
+        dst[w] = src[w];
+}
+
+typedef struct local_tr {
+    hx_comm *comm;
+    int nlocal, nchan;
+    int *local_of; /* [ndomains] local index of a domain */
+    size_t *cap;
+    void ***send, ***recv; /* [nlocal][nchan] */
+} local_tr;
+
+static void local_free_bufs(local_tr *t)
+{
+    for (int i = 0; t->send && i < t->nlocal; i++) {
+        for (int c = 0; c < t->nchan; c++) {
+            cudaFree(t->send[i][c]);
+            cudaFree(t->recv[i][c]);
+        }
+        free(t->send[i]);
+        free(t->recv[i]);
+    }
+    free(t->send);
+    free(t->recv);
+    free(t->cap);
+    t->send = t->recv = NULL;
+    t->cap = NULL;
+    t->nchan = 0;
+}
+
+static hx_status local_setup(void *ctx, int nchan, const size_t *cap, void ***send, void ***recv)
+{
+    local_tr *t = (local_tr *)ctx;
+    local_free_bufs(t);
+    t->send = (void ***)calloc((size_t)t->nlocal, sizeof *t->send);
+    t->recv = (void ***)calloc((size_t)t->nlocal, sizeof *t->recv);
+    t->cap = (size_t *)calloc((size_t)nchan + 1, sizeof *t->cap);
+    HX_CHECK(t->send && t->recv && t->cap, HX_ERR_NOMEM, "out of memory");
+    t->nchan = nchan;
+    for (int c = 0; c < nchan; c++)
+        t->cap[c] = (cap[c] + 15) & ~(size_t)15;
+    for (int i = 0; i < t->nlocal; i++) {
+        t->send[i] = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+        t->recv[i] = (void **)calloc((size_t)nchan + 1, sizeof(void *));
+        HX_CHECK(t->send[i] && t->recv[i], HX_ERR_NOMEM, "out of memory");
+        for (int c = 0; c < nchan; c++) {
+            HX_CUDA(cudaMalloc(&t->send[i][c], t->cap[c]));
+            HX_CUDA(cudaMalloc(&t->recv[i][c], t->cap[c]));
+            HX_CUDA(cudaMemset(t->send[i][c], 0, 16));
+            HX_CUDA(cudaMemset(t->recv[i][c], 0, 16));
+        }
+        send[i] = t->send[i];
+        recv[i] = t->recv[i];
+    }
+    return HX_OK;
+}
+
+static hx_status local_msg(void *ctx, int chan, const int *dest, const int *src, hx_stream s)
+{
+    local_tr *t = (local_tr *)ctx;
+    (void)src; /* every domain is here: the copies by sender cover every receiver */
+    for (int i = 0; i < t->nlocal; i++) {
+        const int j = t->local_of[dest[i]];
+        HX_CHECK(j >= 0, HX_ERR_INTERNAL, "in-process transport: domain %d is not here", dest[i]);
+        const unsigned nb = hx_div_up((long long)(t->cap[chan] / 16), GDD_MT);
+        HX_LAUNCH(k_copy_msg, nb < 64 ? nb : 64, GDD_MT, 0, s, (const int4 *)t->send[i][chan],
+                  (int4 *)t->recv[j][chan], (long long)t->cap[chan]);
+        HX_CUDA_LAUNCH("k_copy_msg");
+    }
+    return HX_OK;
+}
+
+static void local_destroy(void *ctx)
+{
+    local_tr *t = (local_tr *)ctx;
+    if (!t)
+        return;
+    local_free_bufs(t);
+    free(t->local_of);
+    free(t);
+}
+
+extern "C" hx_status hx_gpu_dd_transport_local(hx_comm *comm, hx_gpu_dd_transport *tr)
+{
+    HX_CHECK(comm && tr, HX_ERR_INVALID_ARG, "hx_gpu_dd_transport_local: NULL argument");
+    HX_CHECK(hx_comm_nranks(comm) == 1, HX_ERR_UNSUPPORTED,
+             "the in-process transport of the device decomposition needs every domain in this "
+             "process (the serial communicator); this job has %d processes",
+             hx_comm_nranks(comm));
+    memset(tr, 0, sizeof *tr);
+    local_tr *t = (local_tr *)calloc(1, sizeof *t);
+    HX_CHECK(t, HX_ERR_NOMEM, "out of memory");
+    t->comm = comm;
+    t->nlocal = hx_comm_nlocal(comm);
+    const int nd = hx_comm_ndomains(comm);
+    t->local_of = (int *)malloc(sizeof(int) * (size_t)(nd + 1));
+    if (!t->local_of) {
+        free(t);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    }
+    for (int d = 0; d < nd; d++)
+        t->local_of[d] = -1;
+    for (int i = 0; i < t->nlocal; i++)
+        t->local_of[hx_comm_local_domain(comm, i)] = i;
+    tr->ctx = t;
+    tr->name = "in-process";
+    tr->device_only = 1;
+    tr->setup = local_setup;
+    tr->msg = local_msg;
+    tr->destroy = local_destroy;
+    return HX_OK;
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+typedef struct gdd_dom {
+    gdd_dev D;     /* device pointers and constants: the kernels' argument */
+    gdd_ctl *hctl; /* pinned mirror of D.ctl */
+    hx_gpu_dd_counts counts;
+    hx_gpu_dd_local view;
+    int n_home_a, nmol_a; /* the current home (committed) */
+    char *img;            /* device plan image: header and per-pulse fields (the host's), maps */
+    size_t img_cap;
+    gdd_pulse pulse[HX_MAX_PULSES];
+    int mig_dest[6], mig_src[6]; /* per migration channel 2 k + dir */
+    int pdest[HX_MAX_PULSES], psrc[HX_MAX_PULSES];
+} gdd_dom;
+
+struct hx_gpu_decomp {
+    const hx_decomp *dec;
+    const hx_system *sys;
+    const hx_forcefield *ff;
+    hx_comm *comm;
+    hx_gpu_dd_transport tr;
+    int nlocal, ndim, dims[3], grid[3], npulses, nchan;
+    double box[3], cell[3], r_comm;
+    gdd_dom *dom;
+    int cap[GDD_NCAP];
+    size_t map_off;
+    void ***sendb, ***recvb; /* [nlocal][nchan], the transport's */
+    int growths;
+    long long stats[4]; /* home max, -home min, halo max, -halo min of the last step */
+    /* tables (device) */
+    int nclass;
+    int *mol_class, *mol_first, *ca_type;
+    int4 *cl_info, *cl_settle, *cl_bcount;
+    double *ca_q, *ca_m, *ca_invm;
+    uint32_t *ca_excl;
+    /* the graph of a search step (device-only transports) */
+    int use_graph, timing;
+    cudaGraphExec_t exec[3];
+    const double *graph_x[64], *graph_v[64]; /* the inputs it was captured with (first 64) */
+    cudaEvent_t ev[4];
+    /* dest/src arrays for the transport, per channel */
+    int *cdest, *csrc; /* [nchan][nlocal] */
+};
+
+static hx_status dmalloc(void *pp, size_t bytes)
+{
+    void **p = (void **)pp;
+    *p = NULL;
+    HX_CUDA(cudaMalloc(p, bytes > 0 ? bytes : 16));
+    return HX_OK;
+}
+
+/* ---- class tables ---- */
+
+typedef struct cls_host {
+    int natoms, off, kind, moltype;
+    int4 settle, bcount;
+} cls_host;
+
+static int same_class(const hx_system *s, int k, int mt, const cls_host *c, const int *ty,
+                      const double *q, const double *m, const uint32_t *ex)
+{
+    const int a0 = s->mol_start[k], n = s->mol_start[k + 1] - a0;
+    if (n != c->natoms || mt != c->moltype)
+        return 0;
+    for (int j = 0; j < n; j++) {
+        const int a = a0 + j;
+        const int t = s->type ? s->type[a] : 0;
+        const double qa = s->q ? s->q[a] : 0.0;
+        const double ma = s->m ? s->m[a] : 0.0;
+        const uint32_t ea = s->excl ? s->excl[a] : 0xffffffffu;
+        if (t != ty[c->off + j] || memcmp(&qa, &q[c->off + j], sizeof qa) ||
+            memcmp(&ma, &m[c->off + j], sizeof ma) || ea != ex[c->off + j])
+            return 0;
+    }
+    return 1;
+}
+
+/* Molecules with the same molecule type and the same per-atom type, charge, mass and
+ * exclusions form a class; its kind follows the GPU backend's set_local (rigid water with a
+ * water model: SETTLE; otherwise SHAKE when the type has constraints, bonded terms when it has
+ * any). Masses as the host path hands them to the update: m' = 1 / (1 / m), invm = 1 / m'. */
+static hx_status build_tables(hx_gpu_decomp *g)
+{
+    const hx_system *s = g->sys;
+    const hx_forcefield *ff = g->ff;
+    const int nmol = s->nmol;
+    hx_status st = HX_OK;
+    int ncl = 0, capc = 16, capa = 256, na = 0;
+    cls_host *cl = (cls_host *)malloc(sizeof *cl * (size_t)capc);
+    int *ty = (int *)malloc(sizeof(int) * (size_t)capa);
+    double *q = (double *)malloc(sizeof(double) * (size_t)capa);
+    double *m = (double *)malloc(sizeof(double) * (size_t)capa);
+    uint32_t *ex = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)capa);
+    int *mcls = (int *)malloc(sizeof(int) * ((size_t)nmol + 1));
+    double *cm = NULL, *cim = NULL;
+    int4 *ci = NULL, *cs = NULL, *cb = NULL;
+    const hx_water_model *w = ff ? hx_forcefield_water(ff) : NULL;
+    const int to = ff ? hx_forcefield_water_o_type(ff) : -1;
+    const int nmt = ff ? hx_forcefield_nmoltypes(ff) : 0;
+    int *tmap = (int *)malloc(sizeof(int) * ((size_t)nmt + 1));
+    if (!cl || !ty || !q || !m || !ex || !mcls || !tmap)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory for the molecule classes");
+    {
+        /* compact SHAKE types: the force field's constrained molecule types in its order (the
+         * GPU update's table when its lists come from the device) */
+        int nsh = 0;
+        for (int k = 0; k < nmt; k++) {
+            const hx_moltype *t = hx_forcefield_moltype(ff, k);
+            tmap[k] = t && !t->rigid_water && t->nconstraints > 0 ? nsh++ : -1;
+        }
+    }
+    for (int k = 0; k < nmol; k++) {
+        const int mt = s->mol_type ? s->mol_type[k] : -1;
+        int c = k > 0 ? mcls[k - 1] : -1;
+        if (c < 0 || !same_class(s, k, mt, &cl[c], ty, q, m, ex)) {
+            for (c = 0; c < ncl; c++)
+                if (same_class(s, k, mt, &cl[c], ty, q, m, ex))
+                    break;
+        }
+        if (c == ncl) {
+            const int a0 = s->mol_start[k], n = s->mol_start[k + 1] - a0;
+            if (n > HX_MAX_MOL_ATOMS)
+                HX_FAIL_GOTO(st, HX_ERR_UNSUPPORTED, done,
+                             "molecule %d has %d atoms: the device decomposition takes molecules "
+                             "of at most %d",
+                             k + 1, n, HX_MAX_MOL_ATOMS);
+            if (ncl == capc) {
+                capc *= 2;
+                cls_host *nc = (cls_host *)realloc(cl, sizeof *cl * (size_t)capc);
+                if (!nc)
+                    HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+                cl = nc;
+            }
+            while (na + n > capa) {
+                capa *= 2;
+                int *t1 = (int *)realloc(ty, sizeof(int) * (size_t)capa);
+                if (t1)
+                    ty = t1;
+                double *t2 = (double *)realloc(q, sizeof(double) * (size_t)capa);
+                if (t2)
+                    q = t2;
+                double *t3 = (double *)realloc(m, sizeof(double) * (size_t)capa);
+                if (t3)
+                    m = t3;
+                uint32_t *t4 = (uint32_t *)realloc(ex, sizeof(uint32_t) * (size_t)capa);
+                if (t4)
+                    ex = t4;
+                if (!t1 || !t2 || !t3 || !t4)
+                    HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+            }
+            cls_host *C = &cl[ncl];
+            memset(C, 0, sizeof *C);
+            C->natoms = n;
+            C->off = na;
+            C->moltype = mt;
+            for (int j = 0; j < n; j++) {
+                const int a = a0 + j;
+                ty[na + j] = s->type ? s->type[a] : 0;
+                q[na + j] = s->q ? s->q[a] : 0.0;
+                m[na + j] = s->m ? s->m[a] : 0.0;
+                ex[na + j] = s->excl ? s->excl[a] : 0xffffffffu;
+            }
+            const hx_moltype *t = ff && mt >= 0 ? hx_forcefield_moltype(ff, mt) : NULL;
+            if (!t || t->rigid_water) {
+                if (w) {
+                    int no = 0, nh = 0, pos[3] = {-1, -1, -1};
+                    for (int j = 0; j < n; j++) {
+                        if (ty[na + j] == to) {
+                            pos[0] = j;
+                            no++;
+                        } else if (nh < 2) {
+                            pos[1 + nh++] = j;
+                        }
+                    }
+                    if (no != 1 || nh != 2)
+                        HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, done,
+                                     "water molecule %d has %d oxygens and %d hydrogens", k + 1, no,
+                                     nh);
+                    C->kind = GDD_K_SETTLE;
+                    C->settle = make_int4(pos[0], pos[1], pos[2], -1);
+                    const double mo = 1.0 / (1.0 / m[na + pos[0]]);
+                    const double mh1 = 1.0 / (1.0 / m[na + pos[1]]);
+                    const double mh2 = 1.0 / (1.0 / m[na + pos[2]]);
+                    if (mo == w->m_o && mh1 == w->m_h && mh2 == w->m_h)
+                        C->kind |= GDD_K_STDWATER;
+                }
+            } else {
+                if (t->nconstraints > 0) {
+                    C->kind |= GDD_K_SHAKE;
+                    C->settle = make_int4(-1, -1, -1, tmap[mt]);
+                }
+                if (t->nbonds || t->nangles || t->ndihedrals || t->npairs) {
+                    C->kind |= GDD_K_BONDED;
+                    C->bcount = make_int4(t->nbonds, t->nangles, t->ndihedrals, t->npairs);
+                }
+            }
+            na += n;
+            ncl++;
+        }
+        mcls[k] = c;
+    }
+    cm = (double *)malloc(sizeof(double) * (size_t)(na + 1));
+    cim = (double *)malloc(sizeof(double) * (size_t)(na + 1));
+    ci = (int4 *)malloc(sizeof(int4) * (size_t)(ncl + 1));
+    cs = (int4 *)malloc(sizeof(int4) * (size_t)(ncl + 1));
+    cb = (int4 *)malloc(sizeof(int4) * (size_t)(ncl + 1));
+    if (!cm || !cim || !ci || !cs || !cb)
+        HX_FAIL_GOTO(st, HX_ERR_NOMEM, done, "out of memory");
+    for (int a = 0; a < na; a++) {
+        /* hx_decomp_update_local: invmass = 1 / m (0 without masses); the GPU backend's
+         * set_local: mass = 1 / invmass; the update: invm = 1 / mass */
+        const double inv = s->m ? 1.0 / m[a] : 0.0;
+        cm[a] = 1.0 / inv;
+        cim[a] = 1.0 / cm[a];
+    }
+    for (int c = 0; c < ncl; c++) {
+        ci[c] = make_int4(cl[c].natoms, cl[c].off, cl[c].kind, cl[c].moltype);
+        cs[c] = cl[c].settle;
+        cb[c] = cl[c].bcount;
+    }
+    g->nclass = ncl;
+    HX_TRY_GOTO(st, dmalloc(&g->mol_class, sizeof(int) * ((size_t)nmol + 1)), done);
+    HX_TRY_GOTO(st, dmalloc(&g->mol_first, sizeof(int) * ((size_t)nmol + 1)), done);
+    HX_TRY_GOTO(st, dmalloc(&g->cl_info, sizeof(int4) * (size_t)ncl), done);
+    HX_TRY_GOTO(st, dmalloc(&g->cl_settle, sizeof(int4) * (size_t)ncl), done);
+    HX_TRY_GOTO(st, dmalloc(&g->cl_bcount, sizeof(int4) * (size_t)ncl), done);
+    HX_TRY_GOTO(st, dmalloc(&g->ca_type, sizeof(int) * (size_t)na), done);
+    HX_TRY_GOTO(st, dmalloc(&g->ca_q, sizeof(double) * (size_t)na), done);
+    HX_TRY_GOTO(st, dmalloc(&g->ca_m, sizeof(double) * (size_t)na), done);
+    HX_TRY_GOTO(st, dmalloc(&g->ca_invm, sizeof(double) * (size_t)na), done);
+    HX_TRY_GOTO(st, dmalloc(&g->ca_excl, sizeof(uint32_t) * (size_t)na), done);
+    HX_CUDA_GOTO(st,
+                 cudaMemcpy(g->mol_class, mcls, sizeof(int) * (size_t)nmol, cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(st,
+                 cudaMemcpy(g->mol_first, s->mol_start, sizeof(int) * ((size_t)nmol + 1),
+                            cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(st, cudaMemcpy(g->cl_info, ci, sizeof(int4) * (size_t)ncl, cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(
+        st, cudaMemcpy(g->cl_settle, cs, sizeof(int4) * (size_t)ncl, cudaMemcpyHostToDevice), done);
+    HX_CUDA_GOTO(
+        st, cudaMemcpy(g->cl_bcount, cb, sizeof(int4) * (size_t)ncl, cudaMemcpyHostToDevice), done);
+    HX_CUDA_GOTO(st, cudaMemcpy(g->ca_type, ty, sizeof(int) * (size_t)na, cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(st, cudaMemcpy(g->ca_q, q, sizeof(double) * (size_t)na, cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(st, cudaMemcpy(g->ca_m, cm, sizeof(double) * (size_t)na, cudaMemcpyHostToDevice),
+                 done);
+    HX_CUDA_GOTO(
+        st, cudaMemcpy(g->ca_invm, cim, sizeof(double) * (size_t)na, cudaMemcpyHostToDevice), done);
+    HX_CUDA_GOTO(st,
+                 cudaMemcpy(g->ca_excl, ex, sizeof(uint32_t) * (size_t)na, cudaMemcpyHostToDevice),
+                 done);
+done:
+    free(cl);
+    free(ty);
+    free(q);
+    free(m);
+    free(ex);
+    free(mcls);
+    free(tmap);
+    free(cm);
+    free(cim);
+    free(ci);
+    free(cs);
+    free(cb);
+    return st;
+}
+
+/* ---- per-domain buffers ---- */
+
+#define GDD_NPTR 60
+/* Every device array of a domain with its size for the capacities in g->cap; keep: the current
+ * home's lists (contents kept across a growth). */
+typedef struct dom_arr {
+    void **p;
+    size_t bytes;
+    int keep;
+} dom_arr;
+
+static int dom_arrays(const hx_gpu_decomp *g, gdd_dev *D, dom_arr *a)
+{
+    const size_t H = (size_t)g->cap[GDD_CAP_HOME] + 1, M = (size_t)g->cap[GDD_CAP_HMOL] + 2;
+    const size_t P = (size_t)g->cap[GDD_CAP_POOL] + 1, Q = (size_t)g->cap[GDD_CAP_PMOL] + 1;
+    const size_t L = (size_t)g->cap[GDD_CAP_LOCAL] + 1;
+    const size_t I = sizeof(int), F = sizeof(double);
+    int n = 0;
+#define ARR(ptr, b, k) a[n++] = dom_arr{(void **)&(ptr), (b), (k)}
+    ARR(D->awx, 3 * H * F, 0);
+    ARR(D->agid, H * I, 1);
+    ARR(D->amolg, H * I, 1);
+    ARR(D->amg, M * I, 1);
+    ARR(D->ams, M * I, 1);
+    ARR(D->akeep, M * I, 0);
+    ARR(D->atgt, M * I, 0);
+    ARR(D->px, 3 * P * F, 0);
+    ARR(D->pv, 3 * P * F, 0);
+    ARR(D->pgid, P * I, 0);
+    ARR(D->pmolg, P * I, 0);
+    ARR(D->pmg, Q * I, 0);
+    ARR(D->pms, Q * I, 0);
+    ARR(D->pna, Q * I, 0);
+    ARR(D->pkeep, Q * I, 0);
+    ARR(D->ptgt, Q * I, 0);
+    ARR(D->hidx, M * I, 0);
+    ARR(D->hgid, M * I, 0);
+    ARR(D->plist, Q * I, 0);
+    ARR(D->pg, Q * I, 0);
+    ARR(D->psorted, Q * I, 0);
+    ARR(D->psg, Q * I, 0);
+    ARR(D->fsrc, M * I, 0);
+    ARR(D->bx, 3 * H * F, 0);
+    ARR(D->bv, 3 * H * F, 0);
+    ARR(D->bgid, H * I, 0);
+    ARR(D->bmolg, H * I, 0);
+    ARR(D->bmg, M * I, 0);
+    ARR(D->bms, M * I, 0);
+    ARR(D->lx, 3 * L * F, 0);
+    ARR(D->lgid, L * I, 0);
+    ARR(D->lmol, L * I, 0);
+    ARR(D->lzone, L * I, 0);
+    ARR(D->lfrom, L * I, 0);
+    ARR(D->ltype, L * I, 0);
+    ARR(D->lq, L * F, 0);
+    ARR(D->lexcl, L * sizeof(uint32_t), 0);
+    ARR(D->lmpos, L, 0);
+    ARR(D->hm, H * F, 0);
+    ARR(D->him, H * F, 0);
+    ARR(D->settle, 3 * M * I, 0);
+    ARR(D->freeat, H * I, 0);
+    ARR(D->shs, M * I, 0);
+    ARR(D->sht, M * I, 0);
+    ARR(D->shg, M * I, 0);
+    ARR(D->bds, M * I, 0);
+    ARR(D->bdt, M * I, 0);
+    ARR(D->bdg, M * I, 0);
+    ARR(D->boff, M * sizeof(int4), 0);
+#undef ARR
+    return n;
+}
+
+static void dom_free(hx_gpu_decomp *g, gdd_dom *d)
+{
+    dom_arr a[GDD_NPTR];
+    const int n = dom_arrays(g, &d->D, a);
+    for (int k = 0; k < n; k++) {
+        cudaFree(*a[k].p);
+        *a[k].p = NULL;
+    }
+    cudaFree(d->D.ctl);
+    d->D.ctl = NULL;
+    cudaFree(d->D.cur);
+    d->D.cur = NULL;
+    if (d->hctl)
+        cudaFreeHost(d->hctl);
+    d->hctl = NULL;
+    cudaFree(d->img);
+    d->img = NULL;
+}
+
+/* (Re)allocate a domain's arrays for g->cap; the current home's lists survive. */
+static hx_status dom_alloc(hx_gpu_decomp *g, gdd_dom *d)
+{
+    gdd_dev old = d->D;
+    dom_arr a[GDD_NPTR], ao[GDD_NPTR];
+    const int n = dom_arrays(g, &d->D, a);
+    (void)dom_arrays(g, &old, ao);
+    hx_status st = HX_OK;
+    for (int k = 0; k < n && st == HX_OK; k++) {
+        void *p = NULL;
+        st = dmalloc(&p, a[k].bytes);
+        if (st != HX_OK)
+            break;
+        if (a[k].keep && *ao[k].p) {
+            /* the lists of the current home: n_home_a atoms, nmol_a (+ 1) molecules */
+            const size_t need = (a[k].p == (void **)&d->D.agid || a[k].p == (void **)&d->D.amolg)
+                                    ? (size_t)d->n_home_a * sizeof(int)
+                                    : ((size_t)d->nmol_a + 1) * sizeof(int);
+            HX_CUDA_GOTO(st, cudaMemcpy(p, *ao[k].p, need, cudaMemcpyDeviceToDevice), out);
+        }
+    out:
+        if (*ao[k].p)
+            cudaFree(*ao[k].p);
+        *a[k].p = p;
+    }
+    HX_TRY(st);
+    if (!d->D.ctl)
+        HX_TRY(dmalloc(&d->D.ctl, sizeof(gdd_ctl)));
+    if (!d->D.cur)
+        HX_TRY(dmalloc(&d->D.cur, 2 * sizeof(int)));
+    if (!d->hctl)
+        HX_CUDA(cudaMallocHost((void **)&d->hctl, sizeof(gdd_ctl)));
+    const size_t ib = g->map_off + sizeof(int) * ((size_t)g->cap[GDD_CAP_MAP] + 1);
+    if (ib > d->img_cap) {
+        cudaFree(d->img);
+        d->img = NULL;
+        HX_TRY(dmalloc(&d->img, ib));
+        HX_CUDA(cudaMemset(d->img, 0, ib));
+        d->img_cap = ib;
+    }
+    d->D.imap = (int *)(d->img + g->map_off);
+    for (int c = 0; c < GDD_NCAP; c++)
+        d->D.cap[c] = g->cap[c];
+    return HX_OK;
+}
+
+/* ---- creation ---- */
+
+void hx_gpu_decomp_destroy(hx_gpu_decomp **gp)
+{
+    if (!gp || !*gp)
+        return;
+    hx_gpu_decomp *g = *gp;
+    for (int i = 0; g->dom && i < g->nlocal; i++)
+        dom_free(g, &g->dom[i]);
+    free(g->dom);
+    if (g->tr.destroy)
+        g->tr.destroy(g->tr.ctx);
+    free(g->sendb);
+    free(g->recvb);
+    free(g->cdest);
+    free(g->csrc);
+    void *tabs[] = {g->mol_class, g->mol_first, g->ca_type, g->cl_info, g->cl_settle,
+                    g->cl_bcount, g->ca_q,      g->ca_m,    g->ca_invm, g->ca_excl};
+    for (size_t k = 0; k < sizeof tabs / sizeof tabs[0]; k++)
+        cudaFree(tabs[k]);
+    for (int k = 0; k < 3; k++)
+        if (g->exec[k])
+            cudaGraphExecDestroy(g->exec[k]);
+    for (int k = 0; k < 4; k++)
+        if (g->ev[k])
+            cudaEventDestroy(g->ev[k]);
+    free(g);
+    *gp = NULL;
+}
+
+static int env_int(const char *name, int dflt)
+{
+    const char *e = getenv(name);
+    return e && e[0] ? atoi(e) : dflt;
+}
+
+static int cap_more(long long need, int cur)
+{
+    long long c = need + need / 4 + 64;
+    if (c < 2LL * cur)
+        c = 2LL * cur; /* a slow path is rare: grow enough that it stays so */
+    return c > INT_MAX / 64 ? INT_MAX / 64 : (int)c;
+}
+
+static hx_status setup_channels(hx_gpu_decomp *g)
+{
+    size_t cap[6 + HX_MAX_PULSES];
+    for (int c = 0; c < g->nchan; c++)
+        cap[c] = (size_t)(c < 2 * g->ndim ? g->cap[GDD_CAP_MIG] : g->cap[GDD_CAP_PMSG]);
+    return g->tr.setup(g->tr.ctx, g->nchan, cap, g->sendb, g->recvb);
+}
+
+/* Local geometry of the pulses and neighbours (host numbers, as hx_plan_build computes them). */
+static void dom_geometry(hx_gpu_decomp *g, gdd_dom *d, int i)
+{
+    const hx_dd *dd = hx_decomp_dd(g->dec);
+    const hx_domain_plan *pl = hx_plan_domain(hx_decomp_plan(g->dec), i);
+    gdd_dev *D = &d->D;
+    D->me = pl->domain;
+    for (int k = 0; k < 3; k++) {
+        D->coord[k] = pl->coord[k];
+        D->grid[k] = g->grid[k];
+        D->box[k] = g->box[k];
+        D->cell[k] = g->cell[k];
+        D->dims[k] = k < g->ndim ? g->dims[k] : 0;
+    }
+    D->ndim = g->ndim;
+    D->rc2 = g->r_comm * g->r_comm;
+    for (int k = 0; k < g->ndim; k++)
+        for (int dir = 0; dir < 2; dir++) {
+            int c[3] = {D->coord[0], D->coord[1], D->coord[2]};
+            c[g->dims[k]] += dir == 0 ? 1 : -1;
+            d->mig_dest[2 * k + dir] = hx_dd_domain_at(dd, c);
+            c[g->dims[k]] = D->coord[g->dims[k]] + (dir == 0 ? -1 : 1);
+            d->mig_src[2 * k + dir] = hx_dd_domain_at(dd, c);
+        }
+    int zbits[HX_MAX_ZONES];
+    for (int z = 0; z < HX_MAX_ZONES; z++) {
+        int s[3];
+        hx_zone_shift(z, s);
+        zbits[z] = s[0] | (s[1] << 1) | (s[2] << 2);
+    }
+    for (int p = 0; p < g->npulses; p++) {
+        const hx_pulse *P = &pl->pulses[p];
+        gdd_pulse *G = &d->pulse[p];
+        memset(G, 0, sizeof *G);
+        G->dim = P->dim;
+        G->k = P->dim_index;
+        G->pin = P->pulse_in_dim;
+        G->chan = 2 * g->ndim + p;
+        double hi;
+        hx_dd_cell_bounds(dd, P->dim, D->coord[P->dim], &G->lo, &hi);
+        for (int kk = 0; kk < G->k; kk++) {
+            double lo2;
+            hx_dd_cell_bounds(dd, g->dims[kk], D->coord[g->dims[kk]], &lo2, &G->hi_prev[kk]);
+        }
+        for (int c = 0; c < 3; c++)
+            G->shift[c] = P->shift[c];
+        for (int z = 0; z < HX_MAX_ZONES; z++) {
+            G->zbits[z] = zbits[z];
+            const int b = zbits[z] | (1 << G->k);
+            const int s[3] = {b & 1, (b >> 1) & 1, (b >> 2) & 1};
+            G->rz[z] = hx_zone_from_shift(s);
+        }
+        for (int ci = 0; ci < 4; ci++) {
+            if (ci >= (1 << G->k)) {
+                G->zone_of_ci[ci] = 100 + ci; /* no such candidates: after every zone */
+                continue;
+            }
+            const int b = ci | (G->pin > 0 ? 1 << G->k : 0);
+            const int s[3] = {b & 1, (b >> 1) & 1, (b >> 2) & 1};
+            G->zone_of_ci[ci] = hx_zone_from_shift(s);
+        }
+        d->pdest[p] = P->send_rank;
+        d->psrc[p] = P->recv_rank;
+    }
+}
+
+/* The current home's lists of local domain i to the device (creation: the one time they come
+ * from the host). */
+static hx_status upload_home(hx_gpu_decomp *g, gdd_dom *d, const hx_home *h)
+{
+    d->n_home_a = h->natoms;
+    d->nmol_a = h->nmol;
+    int *molg = (int *)malloc(sizeof(int) * ((size_t)h->natoms + 1));
+    HX_CHECK(molg, HX_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < h->nmol; k++)
+        for (int a = h->mol_start[k]; a < h->mol_start[k + 1]; a++)
+            molg[a] = h->mol_gid[k];
+    hx_status st = HX_OK;
+    if (h->natoms > 0) {
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(d->D.agid, h->gid, sizeof(int) * (size_t)h->natoms, cudaMemcpyHostToDevice),
+            out);
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(d->D.amolg, molg, sizeof(int) * (size_t)h->natoms, cudaMemcpyHostToDevice),
+            out);
+    }
+    if (h->nmol > 0)
+        HX_CUDA_GOTO(
+            st,
+            cudaMemcpy(d->D.amg, h->mol_gid, sizeof(int) * (size_t)h->nmol, cudaMemcpyHostToDevice),
+            out);
+    HX_CUDA_GOTO(st,
+                 cudaMemcpy(d->D.ams, h->mol_start, sizeof(int) * ((size_t)h->nmol + 1),
+                            cudaMemcpyHostToDevice),
+                 out);
+    {
+        const int cur[2] = {h->nmol, h->natoms};
+        HX_CUDA_GOTO(st, cudaMemcpy(d->D.cur, cur, sizeof cur, cudaMemcpyHostToDevice), out);
+    }
+out:
+    free(molg);
+    (void)g;
+    return st;
+}
+
+extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system *sys,
+                                          const hx_forcefield *ff, const hx_gpu_dd_transport *t,
+                                          hx_gpu_decomp **out)
+{
+    HX_CHECK(dec && sys && t && out && t->setup && t->msg, HX_ERR_INVALID_ARG,
+             "hx_gpu_decomp_create: NULL argument");
+    *out = NULL;
+    hx_gpu_decomp *g = (hx_gpu_decomp *)calloc(1, sizeof *g);
+    if (!g) {
+        if (t->destroy)
+            t->destroy(t->ctx);
+        HX_FAIL(HX_ERR_NOMEM, "out of memory");
+    }
+    g->tr = *t;
+    g->dec = dec;
+    g->sys = sys;
+    g->ff = ff;
+    g->comm = hx_decomp_comm(dec);
+    g->nlocal = hx_decomp_nlocal(dec);
+    const hx_dd *dd = hx_decomp_dd(dec);
+    g->ndim = hx_dd_ndim(dd, g->dims);
+    hx_dd_grid(dd, g->grid);
+    hx_dd_box(dd, g->box);
+    for (int k = 0; k < 3; k++)
+        g->cell[k] = hx_dd_cell_size(dd, k);
+    g->r_comm = hx_dd_r_comm(dd);
+    g->npulses = hx_dd_npulses(dd);
+    g->nchan = 2 * g->ndim + g->npulses;
+    g->map_off = hx_plan_image_map_offset(g->npulses);
+    /* graphs where the transport moves data on the device (a CPU-driven one synchronises
+     * inside the parts); HALOX_GPU_DD_GRAPH=0: direct launches */
+    g->use_graph = t->device_only && env_int("HALOX_GPU_DD_GRAPH", 1);
+    hx_status st = HX_OK;
+    for (int k = 0; k < 3; k++)
+        if (g->grid[k] >= 1024)
+            st = hx_error_set(HX_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
+                              "device decomposition: %d cells along %c, at most 1023", g->grid[k],
+                              "xyz"[k]);
+    if (st == HX_OK)
+        st = build_tables(g);
+    g->dom = (gdd_dom *)calloc((size_t)g->nlocal, sizeof *g->dom);
+    g->sendb = (void ***)calloc((size_t)g->nlocal, sizeof *g->sendb);
+    g->recvb = (void ***)calloc((size_t)g->nlocal, sizeof *g->recvb);
+    g->cdest = (int *)calloc((size_t)(g->nchan + 1) * (size_t)g->nlocal, sizeof(int));
+    g->csrc = (int *)calloc((size_t)(g->nchan + 1) * (size_t)g->nlocal, sizeof(int));
+    if (st == HX_OK && (!g->dom || !g->sendb || !g->recvb || !g->cdest || !g->csrc))
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    /* the global maxima of the start: home atoms and molecules, local atoms, map entries, the
+     * largest pulse */
+    long long *mx = (long long *)calloc((size_t)g->nlocal * 5 + 5, sizeof(long long));
+    long long gm[5] = {0, 0, 0, 0, 0};
+    if (st == HX_OK && !mx)
+        st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    for (int i = 0; st == HX_OK && i < g->nlocal; i++) {
+        const hx_decomp_local *l = hx_decomp_get_local(dec, i);
+        const hx_domain_plan *p = hx_plan_domain(hx_decomp_plan(dec), i);
+        mx[5 * i + 0] = l->home->natoms;
+        mx[5 * i + 1] = l->home->nmol;
+        mx[5 * i + 2] = p->n_local;
+        mx[5 * i + 3] = p->index_map_len;
+        for (int q = 0; q < p->npulses; q++)
+            if (p->pulses[q].send_count > mx[5 * i + 4])
+                mx[5 * i + 4] = p->pulses[q].send_count;
+        dom_geometry(g, &g->dom[i], i);
+    }
+    st = hx_comm_agree(g->comm, st);
+    if (st == HX_OK)
+        st = hx_comm_max_i64(g->comm, mx, gm, 5);
+    free(mx);
+    if (st == HX_OK) {
+        g->cap[GDD_CAP_HOME] = (int)(gm[0] + gm[0] / 4 + 64);
+        g->cap[GDD_CAP_HMOL] = (int)(gm[1] + gm[1] / 4 + 32);
+        g->cap[GDD_CAP_LOCAL] = (int)(gm[2] + gm[2] / 4 + 64);
+        g->cap[GDD_CAP_MAP] = (int)(gm[3] + gm[3] / 4 + 64);
+        g->cap[GDD_CAP_POOL] = g->cap[GDD_CAP_HOME] / 4 + 64;
+        g->cap[GDD_CAP_PMOL] = g->cap[GDD_CAP_HMOL] / 4 + 32;
+        g->cap[GDD_CAP_MIG] = (int)(sizeof(gdd_msg_head) + 16 * (size_t)g->cap[GDD_CAP_PMOL] +
+                                    sizeof(gdd_matom) * (size_t)g->cap[GDD_CAP_POOL]);
+        g->cap[GDD_CAP_PMSG] =
+            (int)(sizeof(gdd_pmsg_head) + sizeof(gdd_patom) * (size_t)(gm[4] + gm[4] / 4 + 64));
+        const int shrink = env_int("HALOX_TEST_GPU_DD_SHRINK", 0);
+        if (shrink > 1) {
+            /* tests: every capacity far too small, so the first search step takes the slow
+             * path (every process grows together, the step runs again) */
+            for (int c = 0; c < GDD_NCAP; c++) {
+                const int minimum = c == GDD_CAP_MIG || c == GDD_CAP_PMSG ? 128 : 4;
+                g->cap[c] = g->cap[c] / shrink > minimum ? g->cap[c] / shrink : minimum;
+            }
+            /* the current home must fit, it is uploaded */
+            g->cap[GDD_CAP_HOME] = (int)gm[0] + 1;
+            g->cap[GDD_CAP_HMOL] = (int)gm[1] + 1;
+        }
+    }
+    for (int i = 0; st == HX_OK && i < g->nlocal; i++) {
+        st = dom_alloc(g, &g->dom[i]);
+        if (st == HX_OK)
+            st = upload_home(g, &g->dom[i], hx_decomp_get_local(dec, i)->home);
+        gdd_tab *T = &g->dom[i].D.tab;
+        T->mol_class = g->mol_class;
+        T->mol_first = g->mol_first;
+        T->cl_info = g->cl_info;
+        T->cl_settle = g->cl_settle;
+        T->cl_bcount = g->cl_bcount;
+        T->ca_type = g->ca_type;
+        T->ca_q = g->ca_q;
+        T->ca_m = g->ca_m;
+        T->ca_invm = g->ca_invm;
+        T->ca_excl = g->ca_excl;
+    }
+    for (int i = 0; st == HX_OK && i < g->nlocal; i++) {
+        for (int c = 0; c < 2 * g->ndim; c++) {
+            g->cdest[c * g->nlocal + i] = g->dom[i].mig_dest[c];
+            g->csrc[c * g->nlocal + i] = g->dom[i].mig_src[c];
+        }
+        for (int p = 0; p < g->npulses; p++) {
+            g->cdest[(2 * g->ndim + p) * g->nlocal + i] = g->dom[i].pdest[p];
+            g->csrc[(2 * g->ndim + p) * g->nlocal + i] = g->dom[i].psrc[p];
+        }
+    }
+    for (int k = 0; k < 4 && st == HX_OK; k++)
+        if (cudaEventCreate(&g->ev[k]) != cudaSuccess)
+            st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaEventCreate failed");
+    /* collective from here: every rank allocates its channels (symmetric memory) together */
+    st = hx_comm_agree(g->comm, st);
+    if (st == HX_OK)
+        st = hx_comm_agree(g->comm, setup_channels(g));
+    if (st != HX_OK) {
+        hx_gpu_decomp_destroy(&g);
+        return st;
+    }
+    *out = g;
+    return HX_OK;
+}
+
+/* ---- the search step ---- */
+
+#define LAUNCH(k, grid, block, ...)                                                                \
+    do {                                                                                           \
+        HX_LAUNCH(k, grid, block, 0, s, __VA_ARGS__);                                              \
+        HX_CUDA_LAUNCH(#k);                                                                        \
+    } while (0)
+
+static hx_status msg(hx_gpu_decomp *g, int chan, hx_stream s)
+{
+    return g->tr.msg(g->tr.ctx, chan, g->cdest + (size_t)chan * g->nlocal,
+                     g->csrc + (size_t)chan * g->nlocal, s);
+}
+
+/* Part k of the step: 0 migration, 1 the new home and its lists, 2 the plan's pulses, the local
+ * topology and the control records to the host. */
+static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
+{
+    const int nl = g->nlocal;
+    if (part == 0) {
+        for (int i = 0; i < nl; i++) {
+            gdd_dom *d = &g->dom[i];
+            LAUNCH(k_begin, 1, 1, d->D.ctl, (const int *)d->D.cur);
+            LAUNCH(k_mig_init, hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT), GDD_MT, d->D);
+        }
+        for (int k = 0; k < g->ndim; k++)
+            for (int dir = 0; dir < 2; dir++) {
+                const int c = 2 * k + dir;
+                for (int i = 0; i < nl; i++)
+                    LAUNCH(k_mig_pass, 1, GDD_BT, g->dom[i].D, k, dir, (char *)g->sendb[i][c],
+                           (long long)g->cap[GDD_CAP_MIG]);
+                HX_TRY(msg(g, c, s));
+                for (int i = 0; i < nl; i++)
+                    LAUNCH(k_mig_unpack, 1, GDD_BT, g->dom[i].D, (const char *)g->recvb[i][c]);
+            }
+        return HX_OK;
+    }
+    if (part == 1) {
+        const unsigned nbm = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
+        for (int i = 0; i < nl; i++) {
+            const gdd_dev &D = g->dom[i].D;
+            LAUNCH(k_fin_a, 1, GDD_BT, D);
+            LAUNCH(k_fin_b1, hx_div_up(g->cap[GDD_CAP_PMOL], GDD_MT), GDD_MT, D);
+            LAUNCH(k_fin_b2, nbm, GDD_MT, D);
+            LAUNCH(k_fin_c, 1, GDD_BT, D);
+            LAUNCH(k_home, 1, GDD_BT, D);
+        }
+        return HX_OK;
+    }
+    for (int p = 0; p < g->npulses; p++) {
+        const int c = 2 * g->ndim + p;
+        for (int i = 0; i < nl; i++)
+            LAUNCH(k_pulse_send, 1, GDD_BT, g->dom[i].D, g->dom[i].pulse[p], p,
+                   (char *)g->sendb[i][c], (long long)g->cap[GDD_CAP_PMSG]);
+        HX_TRY(msg(g, c, s));
+        for (int i = 0; i < nl; i++)
+            LAUNCH(k_pulse_recv, 1, GDD_BT, g->dom[i].D, g->dom[i].pulse[p], p,
+                   (const char *)g->recvb[i][c]);
+    }
+    for (int i = 0; i < nl; i++)
+        LAUNCH(k_local_topo, hx_div_up(g->cap[GDD_CAP_LOCAL], GDD_MT), GDD_MT, g->dom[i].D);
+    for (int i = 0; i < nl; i++)
+        HX_CUDA(cudaMemcpyAsync(g->dom[i].hctl, g->dom[i].D.ctl, sizeof(gdd_ctl),
+                                cudaMemcpyDeviceToHost, s));
+    return HX_OK;
+}
+
+/* Launch the step, part by part (events between them time each part), directly or as the
+ * graphs captured for the current buffers. */
+static hx_status launch(hx_gpu_decomp *g, hx_stream s)
+{
+#ifdef HX_CUDA_EMULATION
+    {
+        const char *e = getenv("HALOX_EMU_SHUFFLE_SCAN");
+        gdd_emu_shuffle = e && e[0] == '1';
+    }
+#endif
+    int same = g->exec[0] != NULL;
+    for (int i = 0; same && i < g->nlocal && i < 64; i++)
+        same = g->graph_x[i] == g->dom[i].D.ax && g->graph_v[i] == g->dom[i].D.av;
+    if (g->use_graph && !same) {
+        for (int k = 0; k < 3; k++) {
+            if (g->exec[k])
+                cudaGraphExecDestroy(g->exec[k]);
+            g->exec[k] = NULL;
+            cudaGraph_t graph = NULL;
+            /* captured on the caller's stream (one of the GPU context's: no stream of our own),
+             * which runs nothing else meanwhile: capture only records */
+            HX_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+            const hx_status est = enqueue_part(g, k, s);
+            const cudaError_t ce = cudaStreamEndCapture(s, &graph);
+            if (est != HX_OK) {
+                if (graph)
+                    cudaGraphDestroy(graph);
+                return est;
+            }
+            HX_CUDA(ce);
+            const cudaError_t ie = cudaGraphInstantiate(&g->exec[k], graph, 0);
+            cudaGraphDestroy(graph);
+            HX_CUDA(ie);
+        }
+        for (int i = 0; i < g->nlocal && i < 64; i++) {
+            g->graph_x[i] = g->dom[i].D.ax;
+            g->graph_v[i] = g->dom[i].D.av;
+        }
+    }
+    HX_CUDA(cudaEventRecord(g->ev[0], s));
+    for (int k = 0; k < 3; k++) {
+        if (g->use_graph)
+            HX_CUDA(cudaGraphLaunch(g->exec[k], s));
+        else
+            HX_TRY(enqueue_part(g, k, s));
+        HX_CUDA(cudaEventRecord(g->ev[k + 1], s));
+    }
+    return HX_OK;
+}
+
+/* The counts of domain i from its control record; HX_ERR_PHYSICS for a molecule that moved
+ * more than one cell (hx_migrate's message). */
+static hx_status read_counts(hx_gpu_decomp *g, gdd_dom *d, long long step)
+{
+    const gdd_ctl *C = d->hctl;
+    hx_gpu_dd_counts *o = &d->counts;
+    memset(o, 0, sizeof *o);
+    o->n_home = C->n_home;
+    o->nmol = C->nmol;
+    o->n_local = C->n_local;
+    o->map_len = C->map_len;
+    for (int p = 0; p < g->npulses; p++) {
+        memcpy(o->send_zone_count[p], C->send_zc[p], sizeof o->send_zone_count[p]);
+        memcpy(o->recv_zone_count[p], C->recv_zc[p], sizeof o->recv_zone_count[p]);
+        o->deps[p] = C->deps[p];
+    }
+    o->nsettle = C->nsettle;
+    o->nshake = C->nshake;
+    o->nbonded = C->nbonded;
+    o->nfree = C->nfree;
+    o->settle_consecutive = !C->settle_bad;
+    o->settle_first = C->settle_bad ? -1 : C->first_o;
+    for (int k = 0; k < 4; k++)
+        o->bonded_count[k] = C->bcount[k];
+    if (C->err_far != ~0ull) {
+        const int mol = (int)(C->err_far >> 32), to = (int)(C->err_far & 0xffffffffu);
+        const hx_dd *dd = hx_decomp_dd(g->dec);
+        int ct[3], dim = 0;
+        hx_dd_coord_of(dd, to, ct);
+        for (int k = g->ndim - 1; k >= 0; k--) {
+            const int dk = g->dims[k], gk = g->grid[dk];
+            const int delta = ((ct[dk] - d->D.coord[dk]) % gk + gk) % gk;
+            if (delta > 1 && delta < gk - 1)
+                dim = dk;
+        }
+        HX_FAIL(HX_ERR_PHYSICS,
+                "at step %lld molecule %d (global index, 0-based) moved more than one cell along "
+                "%c since the last repartition: from domain %d to domain %d; the system is "
+                "unstable or nstlist is too long",
+                step, mol, "xyz"[dim], d -> D.me, to);
+    }
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
+                                       hx_stream s, long long *gmax, hx_gpu_dd_times *times)
+{
+    HX_CHECK(g && in, HX_ERR_INVALID_ARG, "hx_gpu_decomp_run: NULL argument");
+    const int nl = g->nlocal, np = g->npulses;
+    /* reduction: failure, needs, n_local and send counts (the plan's capacities), home and
+     * halo extremes (statistics) */
+    const int nv = 1 + GDD_NCAP + 1 + np + 4;
+    long long *vec = (long long *)calloc((size_t)nv * (size_t)(nl + 1), sizeof(long long));
+    HX_CHECK(vec, HX_ERR_NOMEM, "out of memory");
+    long long *red = vec + (size_t)nv * nl;
+    hx_gpu_dd_times tm;
+    memset(&tm, 0, sizeof tm);
+    hx_status st = HX_OK;
+    for (int attempt = 0;; attempt++) {
+        const double t0 = hx_wtime();
+        for (int i = 0; i < nl; i++) {
+            g->dom[i].D.ax = in[i].x;
+            g->dom[i].D.av = in[i].v;
+        }
+        st = launch(g, s);
+        /* bounded (the step deadline; NVSHMEM's message waits have their device deadline
+         * inside it): a stuck GPU becomes a failure every process agrees on below */
+        if (st == HX_OK)
+            st = hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(g->comm),
+                                    "the device search step of step %lld", step);
+        const double t1 = hx_wtime();
+        tm.device += t1 - t0;
+        if (st == HX_OK) {
+            float ms[3] = {0, 0, 0};
+            for (int k = 0; k < 3; k++)
+                if (cudaEventElapsedTime(&ms[k], g->ev[k], g->ev[k + 1]) != cudaSuccess)
+                    ms[k] = 0;
+            tm.migrate += 1e-3 * ms[0];
+            tm.local_set += 1e-3 * ms[1];
+            tm.plan += 1e-3 * ms[2];
+        }
+        memset(vec, 0, sizeof(long long) * (size_t)nv * nl);
+        for (int i = 0; i < nl && st == HX_OK; i++) {
+            gdd_dom *d = &g->dom[i];
+            st = read_counts(g, d, step);
+            long long *v = vec + (size_t)nv * i;
+            const gdd_ctl *C = d->hctl;
+            for (int c = 0; c < GDD_NCAP; c++)
+                v[1 + c] = C->need[c];
+            v[1 + GDD_NCAP] = C->n_local;
+            for (int p = 0; p < np; p++) {
+                int n = 0;
+                for (int z = 0; z < HX_MAX_ZONES; z++)
+                    n += C->send_zc[p][z];
+                v[2 + GDD_NCAP + p] = n;
+            }
+            v[2 + GDD_NCAP + np] = C->n_home;
+            v[3 + GDD_NCAP + np] = -(long long)C->n_home;
+            v[4 + GDD_NCAP + np] = C->n_local - C->n_home;
+            v[5 + GDD_NCAP + np] = -(long long)(C->n_local - C->n_home);
+        }
+        if (st != HX_OK)
+            for (int i = 0; i < nl; i++)
+                vec[(size_t)nv * i] = 1;
+        /* the one collective of the step: failures, overflows, maxima */
+        hx_status rst = hx_comm_max_i64(g->comm, vec, red, nv);
+        if (rst == HX_OK && red[0])
+            rst = hx_comm_agree(g->comm, st); /* someone failed: its message everywhere */
+        tm.counts += hx_wtime() - t1;
+        if (rst != HX_OK) {
+            free(vec);
+            return rst;
+        }
+        int grow = 0;
+        for (int c = 0; c < GDD_NCAP; c++)
+            if (red[1 + c] > g->cap[c])
+                grow = 1;
+        if (!grow)
+            break;
+        /* the slow path, entered by every process together: grow what overflowed anywhere and
+         * run the step again from the unchanged home */
+        HX_CHECK(attempt < 8, HX_ERR_INTERNAL,
+                 "device decomposition: buffers still too small after %d growths", attempt + 1);
+        const int old_mig = g->cap[GDD_CAP_MIG], old_pmsg = g->cap[GDD_CAP_PMSG];
+        for (int c = 0; c < GDD_NCAP; c++)
+            if (red[1 + c] > g->cap[c])
+                g->cap[c] = cap_more(red[1 + c], g->cap[c]);
+        /* growing the home store grows what is derived from it */
+        if (g->cap[GDD_CAP_POOL] < g->cap[GDD_CAP_HOME] / 8)
+            g->cap[GDD_CAP_POOL] = g->cap[GDD_CAP_HOME] / 8;
+        hx_log(HX_LOG_INFO,
+               "step %lld: device decomposition buffers grown (home %d atoms / %d molecules, "
+               "arrivals %d / %d, local %d, map %d, messages %d / %d bytes): running the search "
+               "step again",
+               step, g->cap[GDD_CAP_HOME], g->cap[GDD_CAP_HMOL], g->cap[GDD_CAP_POOL],
+               g->cap[GDD_CAP_PMOL], g->cap[GDD_CAP_LOCAL], g->cap[GDD_CAP_MAP],
+               g->cap[GDD_CAP_MIG], g->cap[GDD_CAP_PMSG]);
+        st = HX_OK;
+        for (int i = 0; i < nl && st == HX_OK; i++)
+            st = dom_alloc(g, &g->dom[i]);
+        st = hx_comm_agree(g->comm, st);
+        if (st == HX_OK && (g->cap[GDD_CAP_MIG] != old_mig || g->cap[GDD_CAP_PMSG] != old_pmsg))
+            st = hx_comm_agree(g->comm, setup_channels(g));
+        for (int k = 0; k < 3; k++) {
+            if (g->exec[k])
+                cudaGraphExecDestroy(g->exec[k]);
+            g->exec[k] = NULL;
+        }
+        g->growths++;
+        tm.retries++;
+        if (st != HX_OK) {
+            free(vec);
+            return st;
+        }
+    }
+    /* commit: the new home becomes the current one */
+    for (int i = 0; i < nl && st == HX_OK; i++) {
+        gdd_dom *d = &g->dom[i];
+        const int nt = (g->cap[GDD_CAP_HOME] > g->cap[GDD_CAP_HMOL] ? g->cap[GDD_CAP_HOME]
+                                                                    : g->cap[GDD_CAP_HMOL]) +
+                       2;
+        HX_LAUNCH(k_commit, hx_div_up(nt, GDD_MT), GDD_MT, 0, s, d->D);
+        if (cudaGetLastError() != cudaSuccess)
+            st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "k_commit launch failed");
+        d->n_home_a = d->counts.n_home;
+        d->nmol_a = d->counts.nmol;
+        hx_gpu_dd_local *v = &d->view;
+        const gdd_dev *D = &d->D;
+        v->c = &d->counts;
+        v->x = D->bx;
+        v->v = D->bv;
+        v->gid = D->bgid;
+        v->mol_gid = D->bmg;
+        v->mol_start = D->bms;
+        v->type = D->ltype;
+        v->mol = D->lmol;
+        v->q = D->lq;
+        v->excl = D->lexcl;
+        v->mol_pos = D->lmpos;
+        v->lgid = D->lgid;
+        v->zone = D->lzone;
+        v->mass = D->hm;
+        v->invmass = D->him;
+        v->settle = D->settle;
+        v->free_at = D->freeat;
+        v->shake_start = D->shs;
+        v->shake_type = D->sht;
+        v->shake_gid = D->shg;
+        v->bonded_start = D->bds;
+        v->bonded_type = D->bdt;
+        v->bonded_gid = D->bdg;
+        v->bonded_off = (const int *)D->boff;
+        v->index_map = D->imap;
+    }
+    if (gmax)
+        for (int k = 0; k <= np; k++)
+            gmax[k] = red[1 + GDD_NCAP + k];
+    for (int k = 0; k < 4; k++)
+        g->stats[k] = red[2 + GDD_NCAP + np + k];
+    free(vec);
+    if (times)
+        *times = tm;
+    return st;
+}
+
+extern "C" const hx_gpu_dd_local *hx_gpu_decomp_local(const hx_gpu_decomp *g, int i)
+{
+    return &g->dom[i].view;
+}
+
+extern "C" hx_status hx_gpu_decomp_image(const hx_gpu_decomp *g, int i, void **img, size_t *cap)
+{
+    HX_CHECK(g && i >= 0 && i < g->nlocal && img && cap, HX_ERR_INVALID_ARG,
+             "hx_gpu_decomp_image: bad argument");
+    *img = g->dom[i].img;
+    *cap = g->dom[i].img_cap;
+    return HX_OK;
+}
+
+extern "C" void hx_gpu_decomp_stats(const hx_gpu_decomp *g, long long *home_max,
+                                    long long *home_min, long long *halo_max, long long *halo_min)
+{
+    *home_max = g->stats[0];
+    *home_min = -g->stats[1];
+    *halo_max = g->stats[2];
+    *halo_min = -g->stats[3];
+}
+
+extern "C" hx_status hx_gpu_decomp_home_lists(const hx_gpu_decomp *g, int i, hx_home *h)
+{
+    HX_CHECK(g && h && i >= 0 && i < g->nlocal, HX_ERR_INVALID_ARG,
+             "hx_gpu_decomp_home_lists: bad argument");
+    const gdd_dom *d = &g->dom[i];
+    HX_TRY(hx_home_reserve(h, d->n_home_a, d->nmol_a));
+    if (d->n_home_a > 0)
+        HX_CUDA(cudaMemcpy(h->gid, d->D.agid, sizeof(int) * (size_t)d->n_home_a,
+                           cudaMemcpyDeviceToHost));
+    if (d->nmol_a > 0)
+        HX_CUDA(cudaMemcpy(h->mol_gid, d->D.amg, sizeof(int) * (size_t)d->nmol_a,
+                           cudaMemcpyDeviceToHost));
+    HX_CUDA(cudaMemcpy(h->mol_start, d->D.ams, sizeof(int) * ((size_t)d->nmol_a + 1),
+                       cudaMemcpyDeviceToHost));
+    h->natoms = d->n_home_a;
+    h->nmol = d->nmol_a;
+    return HX_OK;
+}
+
+extern "C" int hx_gpu_decomp_growths(const hx_gpu_decomp *g)
+{
+    return g->growths;
+}

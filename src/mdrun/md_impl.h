@@ -71,6 +71,8 @@ struct hx_md {
 };
 
 /* src/mdrun/schedule.c */
+/* HALOX_GPU_DD is not 0: a decomposed GPU run may take its search steps to the device */
+int hx_md_device_search_allowed(void);
 hx_status hx_md_repartition(hx_md *md, int first);
 hx_status hx_md_do_step(hx_md *md, int commit);
 /* Record a local failure (multi-rank) or return it (single process). */

@@ -429,12 +429,16 @@ extern "C" hx_status hx_gpu_bonded_set_molecules_device(hx_gpu_bonded *b, int nm
                 make_int4(kind_count(t, 0), kind_count(t, 1), kind_count(t, 2), kind_count(t, 3));
         }
         hx_status st = HX_OK;
+        /* on the stream of k_bd_items below, which reads them: a cudaMemcpy runs on the legacy
+         * default stream, which does not order the context's non-blocking streams, and from
+         * pageable memory it may return before its DMA has landed (the async form stages the
+         * pageable source before it returns, so ht and hk may be freed at once) */
         if (cudaMalloc((void **)&b->d_toff, sizeof(int4) * ((size_t)b->nmt + 1)) != cudaSuccess ||
             cudaMalloc((void **)&b->d_kcount, sizeof(int4) * ((size_t)b->nmt + 1)) != cudaSuccess ||
-            cudaMemcpy(b->d_toff, ht, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice) !=
-                cudaSuccess ||
-            cudaMemcpy(b->d_kcount, hk, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice) !=
-                cudaSuccess)
+            cudaMemcpyAsync(b->d_toff, ht, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice,
+                            stream) != cudaSuccess ||
+            cudaMemcpyAsync(b->d_kcount, hk, sizeof(int4) * (size_t)b->nmt, cudaMemcpyHostToDevice,
+                            stream) != cudaSuccess)
             st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
                               "bonded tables to the device: %s",
                               cudaGetErrorString(cudaGetLastError()));

@@ -96,6 +96,15 @@ hx_status hx_gpu_ctx_accept_stream(const hx_gpu_context *ctx, void *stream, cons
     HX_FAIL(HX_ERR_NOT_COMPILED, "%s: halox was built without CUDA: rebuild with nvcc available",
             who);
 }
+/* Only device backends wait for a stream; none exists without CUDA. */
+hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fmt, ...)
+{
+    (void)s;
+    (void)limit;
+    (void)rank;
+    (void)fmt;
+    return HX_OK;
+}
 void hx_gpu_context_params_default(hx_gpu_context_params *p)
 {
     memset(p, 0, sizeof *p);

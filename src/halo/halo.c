@@ -6,6 +6,7 @@
 #include "halo/halo_dev.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "core/wait.h"
 #include "gpu/context.h"
 #include "halox/version.h"
 
@@ -131,15 +132,31 @@ static hx_status check_gpu_context(const hx_halo_config *c, hx_comm *comm)
     return HX_OK;
 }
 
+/* After a device backend's set-up, update, refresh or message set-up (st: its status), with the
+ * context's device current: what it left on the legacy default stream is done. Those ops upload
+ * with cudaMemcpy and clear with cudaMemset (the pulse table and step words of nvshmem, the plan
+ * image's header, the search step's message buffers, regrown arrays), and the exchanges that
+ * read them run on the context's streams, which are non-blocking: nothing orders them after the
+ * default stream, a cudaMemset returns before it ran, and a cudaMemcpy from pageable memory
+ * may return before its DMA has landed. The CPU emulation runs every call as it is made and
+ * cannot show the race; on a GPU it is a kernel reading a stale pulse table or a cleared header. */
+static hx_status default_stream_done(hx_halo *h, hx_status st)
+{
+    if (st != HX_OK || !h->ops->device)
+        return st;
+    return hx_gpu_stream_wait(NULL, hx_wait_timeout_gpu(HX_WAIT_SETUP), hx_comm_rank(h->comm),
+                              "the %s exchange's set-up copies (default stream)", h->ops->name);
+}
+
 /* Every call into a device backend runs with the context's device current. */
 static hx_status halo_setup(hx_halo *h)
 {
-    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->setup(h));
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, default_stream_done(h, h->ops->setup(h)));
 }
 
 static hx_status halo_update(hx_halo *h)
 {
-    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, h->ops->update(h));
+    HX_GPU_ON(h->ops->device ? h->cfg.gpu : NULL, default_stream_done(h, h->ops->update(h)));
 }
 
 hx_status hx_halo_create(const hx_plan *plan, hx_comm *comm, const hx_halo_config *cfg,
@@ -222,7 +239,7 @@ hx_status hx_halo_refresh(hx_halo *h, int *updated)
         return hx_halo_update(h);
     hx_gpu_guard g;
     HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));
-    const hx_status st = h->ops->refresh(h);
+    const hx_status st = default_stream_done(h, h->ops->refresh(h));
     hx_gpu_leave(&g);
     HX_TRY(st);
     h->generation = p->generation;
@@ -249,7 +266,7 @@ hx_status hx_halo_msg_setup(hx_halo *h, int nchan, const size_t *cap, void ***se
     hx_gpu_guard g;
     hx_status st = hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g);
     HX_TRY(hx_comm_agree(h->comm, st));
-    st = h->ops->msg_setup(h, nchan, cap, send, recv);
+    st = default_stream_done(h, h->ops->msg_setup(h, nchan, cap, send, recv));
     hx_gpu_leave(&g);
     return hx_comm_agree(h->comm, st);
 }

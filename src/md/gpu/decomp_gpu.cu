@@ -1594,6 +1594,13 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
     st = hx_comm_agree(g->comm, st);
     if (st == HX_OK)
         st = hx_comm_agree(g->comm, setup_channels(g));
+    /* the tables, the homes' lists and the cleared buffers went by cudaMemcpy / cudaMemset
+     * (the legacy default stream): done before the first step runs on the caller's stream,
+     * which is one of the context's non-blocking ones */
+    if (st == HX_OK)
+        st = hx_comm_agree(g->comm, hx_gpu_stream_wait(NULL, hx_wait_timeout_gpu(HX_WAIT_SETUP),
+                                                       hx_comm_rank(g->comm),
+                                                       "the device search step's set-up copies"));
     if (st != HX_OK) {
         hx_gpu_decomp_destroy(&g);
         return st;
@@ -1859,6 +1866,11 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
         st = HX_OK;
         for (int i = 0; i < nl && st == HX_OK; i++)
             st = dom_alloc(g, &g->dom[i]);
+        /* dom_alloc's copies of the kept lists and its clearing of a grown plan image ran on
+         * the legacy default stream, which does not order the stream the step runs again on */
+        if (st == HX_OK)
+            st = hx_gpu_stream_wait(NULL, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(g->comm),
+                                    "the growth of the device search step's buffers");
         st = hx_comm_agree(g->comm, st);
         if (st == HX_OK && (g->cap[GDD_CAP_MIG] != old_mig || g->cap[GDD_CAP_PMSG] != old_pmsg))
             st = hx_comm_agree(g->comm, setup_channels(g));

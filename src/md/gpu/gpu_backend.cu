@@ -347,6 +347,14 @@ static hx_status gb_set_local_on(void *vimpl, int i, const hx_decomp_local *loc,
                 st, cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)loc->n_local, g->s_local),
                 done);
         HX_CUDA_GOTO(st, cudaStreamSynchronize(g->s_local), done);
+        /* the modules above upload their tables with cudaMemcpy and clear with cudaMemset: the
+         * legacy default stream, which does not order the context's non-blocking streams (a
+         * memset returns before it ran, a pageable copy may return before its DMA landed), and
+         * the search and the step's kernels read those tables */
+        HX_TRY_GOTO(st,
+                    hx_gpu_stream_wait(NULL, hx_wait_timeout_gpu(HX_WAIT_STEP), g->ctx->rank,
+                                       "the upload of local domain %d's tables", i),
+                    done);
         d->f_clean = 1;
     }
 done:

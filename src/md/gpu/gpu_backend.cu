@@ -569,7 +569,10 @@ static hx_status gb_download_on(void *vimpl, int i, hx_home *home)
 static hx_status gb_capture_begin_on(void *vimpl)
 {
     gb_impl *g = (gb_impl *)vimpl;
-    HX_CUDA(cudaStreamBeginCapture(g->s_local, cudaStreamCaptureModeGlobal));
+    /* thread-local: in global mode a potentially unsafe CUDA call by any other thread of the
+     * process during the capture (an NVSHMEM proxy thread, a CUDA-aware MPI progress thread)
+     * fails and invalidates the capture; this thread makes none (the capture only enqueues) */
+    HX_CUDA(cudaStreamBeginCapture(g->s_local, cudaStreamCaptureModeThreadLocal));
     g->capturing = 1;
     /* the other streams join the capture through the local stream */
     HX_CUDA(cudaEventRecord(g->ev_fork, g->s_local));

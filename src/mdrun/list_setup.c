@@ -36,10 +36,11 @@
  * migration's kernels and messages (about ten launches and one message per neighbour, 2-3 us
  * each under MPS), the counts' read-back and one small reduction (tens of us), the halo's
  * refresh without allocation, and the pair search (on one domain of 45k atoms the search step
- * costs 2.7 plain steps in all, gpu_md_bench, bench/results/h200-2026-12-04g-roofab): some
- * 250-400 us against plain steps of 110-150 us at 45k on 4 ranks. With sigma 20 the run would
- * take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of what
- * that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
+ * costs 3 plain steps in all, 238 against 80 us, gpu_md_bench in
+ * bench/results/h200-2026-12-04g-roofab): some 250-400 us against plain steps of 110-150 us at
+ * 45k on 4 ranks, 1-3 plain steps more than a plain step; 3 is the high end. With sigma 20 the run
+ * would take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of
+ * what that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
  * search step cannot start falls back to the host search (agreed) with the interval already
  * chosen. HALOX_SEARCH_COST_STEPS overrides either value; re-fit sigma when the device search
  * step is measured (scripts/h200_probe.sh gpusearch). The halo grows with the radius too; a

@@ -1054,9 +1054,12 @@ if [[ " $probes " == *" roofab2 "* ]]; then
             v=${spec%%:*} envs=()
             IFS=, read -r -a envs <<< "${spec#*:}"
             # without a graph a step launches k_home_terms, k_prune, k_nb_2h, k_update: the
-            # three named ones of steps 11 and 12
+            # three named ones of steps 22 and 23, after the second search (step 20), whose
+            # entries have the steady state's length (the first search's hold at most 16 items:
+            # 10,302 blocks at 45k against 7,177; docs/design/gpu-engine.md, "The kernels'
+            # instruction counts")
             probe roofab2_ncu_$v 100 env "${envs[@]}" ncu --clock-control none --set full \
-                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 30 \
+                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 63 \
                 --launch-count 6 -o "$OUT/logs/roofab2_ncu_$v" "$BUILD/tests/gpu_md_bench" \
                 --atoms 45000 --steps 30 --warmup 0 --configs 20:4:$itol --no-graph
             rep=$OUT/logs/roofab2_ncu_$v.ncu-rep

@@ -814,6 +814,10 @@ fi
 #           -gputasks 0000), every launch under timeout -s KILL; ns/day with every step counted,
 #           the ratio, and halox's search step by part (µs per search, slowest rank of each part,
 #           from its log), against the issue's targets;
+#  bench    `halox bench md` at 45k on 4 ranks (4x1x1, 2x2x1; nvshmem, 2000 steps after 200):
+#           the search step on the engine's step clock (search_step_clock_us: from the end of
+#           the step before it to its own end, device events) beside the plain step, the
+#           figure the issue's 300 us target is about; $RES/gpusearch/bench_md_45k_4r.json;
 #  tests    the other GPU tests of the device search step: test_gpu_decomp (bit for bit against
 #           the host decomposition), test_gpu_dd_search in one process, then over 2 and 8 ranks;
 #  ab       halox md --gpu on 4 ranks 4x1x1 with the search steps on the host (HALOX_GPU_DD=0),
@@ -825,7 +829,7 @@ fi
 # GPUSEARCH_SECONDS: stepping time per compare run (default 8); GPUSEARCH_STEPS: steps of the
 # A/B runs (default 5000).
 if [[ " $probes " == *" gpusearch "* ]]; then
-    gs_parts=" ${GPUSEARCH_PARTS:-check compare} "
+    gs_parts=" ${GPUSEARCH_PARTS:-check bench compare} "
     gs_dir=$RES/gpusearch
     mkdir -p "$gs_dir"
     # the outer launcher timeout: a rank spinning in a device wait ignores mpirun's signals
@@ -844,6 +848,26 @@ if [[ " $probes " == *" gpusearch "* ]]; then
     }
     if [[ $gs_parts == *" check "* ]]; then
         gs_tests dd_search_np4 250 4 test_gpu_dd_search_mpi
+    fi
+    if [[ $gs_parts == *" bench "* ]]; then
+        export HALOX_BENCH_COMMAND="mpirun -np 4 halox bench md --atoms 45000 --dd 4x1x1,2x2x1 --backends nvshmem --steps 2000 --warmup 200"
+        probe gs_bench 150 "${kpmpi[@]}" -np 4 "$HALOX" bench md --atoms 45000 \
+            --dd 4x1x1,2x2x1 --backends nvshmem --steps 2000 --warmup 200 \
+            -o "$gs_dir/bench_md_45k_4r.json"
+        unset HALOX_BENCH_COMMAND
+        python3 - "$gs_dir/bench_md_45k_4r.json" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError) as e:
+    sys.exit(f"    bench: no result ({e})")
+for r in d.get("runs", []):
+    dd = "x".join(map(str, r["dd"]))
+    print(f"    bench {dd} {r['backend']}: plain step {r['us_per_step']:.1f} us, search step "
+          f"{r.get('search_step_clock_us', float('nan')):.0f} us on the step clock (host's search "
+          f"{r['search_step_us']:.0f} us, on the {r.get('search_step_on')}), every step "
+          f"{r['ns_per_day_with_search']:.0f} ns/day at nstlist {r['nstlist']}")
+PY
     fi
     if [[ $gs_parts == *" compare "* ]]; then
         gt=$here/../../.tools/gmx-cuda-sm90.tar.xz
@@ -1030,9 +1054,12 @@ if [[ " $probes " == *" roofab2 "* ]]; then
             v=${spec%%:*} envs=()
             IFS=, read -r -a envs <<< "${spec#*:}"
             # without a graph a step launches k_home_terms, k_prune, k_nb_2h, k_update: the
-            # three named ones of steps 11 and 12
+            # three named ones of steps 22 and 23, after the second search (step 20), whose
+            # entries have the steady state's length (the first search's hold at most 16 items:
+            # 10,302 blocks at 45k against 7,177; docs/design/gpu-engine.md, "The kernels'
+            # instruction counts")
             probe roofab2_ncu_$v 100 env "${envs[@]}" ncu --clock-control none --set full \
-                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 30 \
+                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 63 \
                 --launch-count 6 -o "$OUT/logs/roofab2_ncu_$v" "$BUILD/tests/gpu_md_bench" \
                 --atoms 45000 --steps 30 --warmup 0 --configs 20:4:$itol --no-graph
             rep=$OUT/logs/roofab2_ncu_$v.ncu-rep

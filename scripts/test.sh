@@ -84,8 +84,11 @@ if [[ $quick -eq 0 ]]; then
 
     echo "== CPU emulation of the GPU code (two emulated devices), tests labelled emulation"
     eb=$build-emu
+    # The launcher's timeout (which ends a hung multi-rank test) at 900 s, not the GPU's 300: the
+    # emulation runs every GPU thread on the two cores, and on a loaded machine the 2-rank device
+    # search test took 300 s; its own deadlines still end a real hang first.
     cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
-        -DHALOX_WERROR=ON > "$eb.configure.log"
+        -DHALOX_GPU_LAUNCH_TIMEOUT=900 -DHALOX_WERROR=ON > "$eb.configure.log"
     # Also the fused NVSHMEM exchange (NVSHMEM emulated over shared memory between the ranks)
     # against the host backend on 2 and 4 ranks, its ordering faults (HALOX_TEST_INJECT) as
     # tests that must fail, and the emulation's own model and deadlines: about 30 s of build and
@@ -96,7 +99,7 @@ if [[ $quick -eq 0 ]]; then
     # shellcheck disable=SC2086 # one target per word
     cmake --build "$eb" -j "$jobs" --target $emu_targets > "$eb.build.log" 2>&1 ||
         { tail -30 "$eb.build.log"; exit 1; }
-    (cd "$eb" && ctest --output-on-failure -j 1 --timeout 600 -L emulation)
+    (cd "$eb" && ctest --output-on-failure -j 1 --timeout 960 -L emulation)
 fi
 
 echo "== Release build, full test suite"

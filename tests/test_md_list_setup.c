@@ -4,8 +4,9 @@
  *  - one domain: the largest of 20, 25, 40, 50, 80, 100 whose outer list, measured as
  *    (r + dr)^3 with dr = 0.6 ((8 - 1 + 4 - 1) / rho)^(1/3), is at most 1.5x the nstlist-10
  *    list, taking candidates in order until one reaches 1.4x;
- *  - decomposed: the lowest 1 + 0.077 (F - 1) + sigma / N (sigma 20, or
- *    HALOX_SEARCH_COST_STEPS) over the reference and 20 .. 300, F <= 4, no more halo pulses;
+ *  - decomposed: the lowest 1 + 0.077 (F - 1) + sigma / N (sigma 20 with the search on the
+ *    host, 3 with it on the device, or HALOX_SEARCH_COST_STEPS) over the reference and
+ *    20 .. 300, F <= 4, no more halo pulses;
  *  - the rolling prune: 4 parts, inner radius the estimate for 5 steps at a hundredth of the
  *    tolerance, parts raised while that is rc itself, off when it does not shorten the list by
  *    3 % in radius or when parts >= nstlist - 1.
@@ -250,6 +251,8 @@ int main(void)
     unsetenv("HALOX_GPU_PRUNE_PARTS");
     unsetenv("HALOX_GPU_PRUNE_TOLERANCE");
     unsetenv("HALOX_SEARCH_COST_STEPS");
+    /* the host's search cost (sigma 20) unless a case says otherwise */
+    setenv("HALOX_GPU_DD", "0", 1);
     int ncase = 0;
     hx_system *w3 = tmd_water_lattice("spce", 10, 0.02, 7);
     hx_system *w24 = tmd_water_lattice("spce", 20, 0.02, 7);
@@ -272,6 +275,13 @@ int main(void)
     setenv("HALOX_SEARCH_COST_STEPS", "3", 1);
     ncase++, check_case("water 24000 sigma 3", &s24, w24, 300.0, 2, 3.0, 0, 0, 0);
     unsetenv("HALOX_SEARCH_COST_STEPS");
+    /* the search step on the device (a GPU run, HALOX_GPU_DD not 0): its own cost, 3 plain
+     * steps; the one-domain rule is unchanged */
+    unsetenv("HALOX_GPU_DD");
+    ncase++, check_case("water 24000 device", &s24, w24, 300.0, 2, 3.0, 0, 0, 40);
+    ncase++, check_case("water 24000 device", &s24, w24, 300.0, 8, 3.0, 0, 0, 0);
+    ncase++, check_case("water 24000 device", &s24, w24, 300.0, 1, 3.0, 0, 0, 25);
+    setenv("HALOX_GPU_DD", "0", 1);
     ncase++, check_case("ethanol-water", &sm, mix, 300.0, 1, 20.0, 0, 0, 25);
     ncase++, check_case("ethanol-water", &sm, mix, 300.0, 2, 20.0, 0, 0, 0);
     /* the prune's rule at fixed intervals: off when the inner list is not 3 % shorter (6, 7, 8),

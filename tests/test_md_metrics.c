@@ -9,7 +9,8 @@
  *  - the engine's step timing (hx_md_params.step_timing) on the host clock: one record per
  *    step of the latest run, in order, searches flagged where the schedule searched, positive
  *    times; with HX_MD_STEP_BREAKDOWN the local work and the update of each step fit in its
- *    time, without it they are NaN; timing changes no result either. */
+ *    time, without it they are NaN; timing changes no result either; with HX_MD_STEP_SPANS a
+ *    record per search step and per span of plain steps between searches. */
 #include "halox/md.h"
 #include "test_md_common.h"
 
@@ -61,7 +62,7 @@ static void check_times(hx_md *md, long long first, int n, int breakdown)
         const hx_md_step_time *r = &rec[k];
         const long long step = first + k;
         const int search = k > 0 && step % 10 == 0;
-        int ok = r->step == step && r->search == search && !r->graph && r->us > 0;
+        int ok = r->step == step && r->search == search && !r->graph && r->us > 0 && r->nsteps == 1;
         if (breakdown)
             ok = ok && r->local_us > 0 && r->update_us > 0 && r->local_us + r->update_us <= r->us;
         else
@@ -72,6 +73,39 @@ static void check_times(hx_md *md, long long first, int n, int breakdown)
                    k, r->step, step, r->search, search, r->graph, r->us, r->local_us, r->update_us,
                    breakdown);
     }
+}
+
+/* HX_MD_STEP_SPANS over n steps from first (searches every 10 steps, not at the run's first
+ * step): a record per search step and one per span of plain steps between them, the spans'
+ * steps adding up to the run, on the host clock positive times. */
+static void check_spans(hx_md *md, long long first, int n)
+{
+    hx_md_step_time rec[32];
+    int got = -1;
+    T_OK(hx_md_get_step_times(md, rec, 32, &got));
+    long long step = first;
+    int k = 0, bad = 0;
+    while (step < first + n && k < got && k < 32) {
+        const hx_md_step_time *r = &rec[k];
+        const int search = step > first && step % 10 == 0;
+        /* a span ends before the next search or at the run's end */
+        long long last = step;
+        if (!search) {
+            while (last + 1 < first + n && (last + 1) % 10 != 0)
+                last++;
+        }
+        const int want_n = (int)(last - step + 1);
+        if ((r->step != last || r->search != search || r->nsteps != want_n || !(r->us > 0)) &&
+            bad++ < 4)
+            T_FAIL("span record %d: step %lld search %d nsteps %d %.3g us; want step %lld search "
+                   "%d nsteps %d, us > 0",
+                   k, r->step, r->search, r->nsteps, r->us, last, search, want_n);
+        step = last + 1;
+        k++;
+    }
+    T_CHECK(step == first + n && k == got,
+            "spans: %d records cover steps %lld..%lld, want %d records covering %lld..%lld", got,
+            first, step - 1, k, first, first + n - 1);
 }
 
 int main(void)
@@ -143,10 +177,16 @@ int main(void)
         check_times(c, 0, 20, 1);
         /* switched between runs; a run of 10 more steps */
         T_OK(hx_md_set_step_timing(c, HX_MD_STEP_TIMES));
-        T_CHECK(hx_md_set_step_timing(c, 3) == HX_ERR_INVALID_ARG, "step timing 3 accepted");
+        T_CHECK(hx_md_set_step_timing(c, 4) == HX_ERR_INVALID_ARG, "step timing 4 accepted");
         hx_md_set_steps(c, 10);
         T_OK(hx_md_run(c, NULL));
         check_times(c, 20, 10, 0);
+        /* spans: steps 30..54, searches at 40 and 50 (halox bench md's split of the device time
+         * between search steps and plain ones) */
+        T_OK(hx_md_set_step_timing(c, HX_MD_STEP_SPANS));
+        hx_md_set_steps(c, 25);
+        T_OK(hx_md_run(c, NULL));
+        check_spans(c, 30, 25);
         T_OK(hx_md_set_step_timing(c, HX_MD_STEP_TIMING_OFF));
         T_OK(hx_md_run(c, NULL));
         int n = -1;

@@ -470,8 +470,20 @@ typedef struct hx_md_params {
  *  - HX_MD_STEP_BREAKDOWN: also points at the step's start, after its local work (the local
  *    forces with what runs beside them) and after its update (on a GPU: event nodes of the
  *    step's CUDA graph), and every step waits for them: where a step's time goes, at the price
- *    of a slower step (benchmarks take the time per step from a run without it). */
-enum { HX_MD_STEP_TIMING_OFF = 0, HX_MD_STEP_TIMES = 1, HX_MD_STEP_BREAKDOWN = 2 };
+ *    of a slower step (benchmarks take the time per step from a run without it);
+ *  - HX_MD_STEP_SPANS: points only around the search steps (after the step before a search,
+ *    after the search step) and at the run's end: one record per search step and one per span
+ *    of plain steps between them (hx_md_step_time.nsteps), so that a benchmark splits the
+ *    device time between search steps and plain steps (the paper's convention leaves the
+ *    search steps out) for two events per pair-list interval: the plain steps run exactly as
+ *    untimed ones. A one-domain GPU search returns before its kernels finish, so the host's
+ *    time of the search (hx_md_timings.search) does not say what the search step costs. */
+enum {
+    HX_MD_STEP_TIMING_OFF = 0,
+    HX_MD_STEP_TIMES = 1,
+    HX_MD_STEP_BREAKDOWN = 2,
+    HX_MD_STEP_SPANS = 3
+};
 
 /* Defaults: dt 0.002, steps 0, rc 1.0, rlist 0 with tolerance 0.005, nstlist 10 (fixed:
  * nstlist_auto 0), nstcheck 10, prune_parts -1 (backend default), rlist_inner 0 (estimate),
@@ -606,6 +618,9 @@ typedef struct hx_md_step_time {
     long long step;
     int search; /* the step began with a pair search (repartition) */
     int graph;  /* replayed from the CUDA graph */
+    /* the steps this record covers: 1, or with HX_MD_STEP_SPANS a span of plain steps, the
+     * last of them `step` (us then covers them all; graph: the last one's) */
+    int nsteps;
     /* µs from the end of the previous step (for the run's first step: the run's start) to the
      * end of this one: device time on a GPU, which also counts the device waiting for the host,
      * wall time on the host */

@@ -94,10 +94,10 @@ hx_status hx_md_params_check(const hx_md_params *p, const hx_system *sys)
     HX_CHECK(p->nstmetrics >= 0, HX_ERR_INVALID_ARG, "nstmetrics = %d: must be >= 0",
              p->nstmetrics);
     HX_CHECK(p->nthreads >= 0, HX_ERR_INVALID_ARG, "threads = %d: must be >= 0", p->nthreads);
-    HX_CHECK(p->step_timing >= HX_MD_STEP_TIMING_OFF && p->step_timing <= HX_MD_STEP_BREAKDOWN,
+    HX_CHECK(p->step_timing >= HX_MD_STEP_TIMING_OFF && p->step_timing <= HX_MD_STEP_SPANS,
              HX_ERR_INVALID_ARG,
-             "step_timing = %d: use HX_MD_STEP_TIMING_OFF, HX_MD_STEP_TIMES or "
-             "HX_MD_STEP_BREAKDOWN",
+             "step_timing = %d: use HX_MD_STEP_TIMING_OFF, HX_MD_STEP_TIMES, "
+             "HX_MD_STEP_BREAKDOWN or HX_MD_STEP_SPANS",
              p->step_timing);
     HX_CHECK(p->nb_precision == HX_NB_DOUBLE || p->nb_precision == HX_NB_MIXED, HX_ERR_INVALID_ARG,
              "non-bonded precision %d: use double or mixed", p->nb_precision);

@@ -24,15 +24,27 @@
  * puts 25 first (91.8 us per step, 20: 92.2, 40: 92.5, 100: 96.2, 10: 96.5). GROMACS itself chose
  * 25 on the same H200 for the same box (its log there: rlist 1.068 -> 1.222).
  *
- * Decomposed: the search runs on the host (migration, plan, halo set-up, upload) and costs
- * 2.5-5 ms against plain steps of 75-140 us, 20-60 plain steps; the model's best then lies at
- * 125-200 for water (45k on two H200s: 331 ns/day at nstlist 10, 886 at 40, 1414 at 100), where
- * the GROMACS rule would stop at 25. So the model decides there, with the low end of the search
- * cost (sigma = 20: the interval is not stretched for a search cheaper than measured) and the
- * outer list at most 4x the reference (the step's growth was measured up to 6x). The constant
- * belongs to the host search: HALOX_SEARCH_COST_STEPS sets it, and a search moved onto the
- * device must come with its own value. The halo grows with the radius too; a candidate that
- * needs more pulses (or no grid fits) ends the candidates.
+ * Decomposed, search on the host (migration, plan, halo set-up, upload): 2.5-5 ms against plain
+ * steps of 75-140 us, 20-60 plain steps; the model's best then lies at 125-200 for water (45k on
+ * two H200s: 331 ns/day at nstlist 10, 886 at 40, 1414 at 100), where the GROMACS rule would
+ * stop at 25. So the model decides there, with the low end of the search cost (sigma = 20: the
+ * interval is not stretched for a search cheaper than measured) and the outer list at most 4x
+ * the reference (the step's growth was measured up to 6x).
+ *
+ * Decomposed, search on the device (a GPU run unless HALOX_GPU_DD=0; docs/design/gpu-search.md):
+ * sigma = 3, a prediction, not yet a measurement. The search step adds to a plain step the
+ * migration's kernels and messages (about ten launches and one message per neighbour, 2-3 us
+ * each under MPS), the counts' read-back and one small reduction (tens of us), the halo's
+ * refresh without allocation, and the pair search (on one domain of 45k atoms the search step
+ * costs 3 plain steps in all, 238 against 80 us, gpu_md_bench in
+ * bench/results/h200-2026-12-04g-roofab): some 250-400 us against plain steps of 110-150 us at
+ * 45k on 4 ranks, 1-3 plain steps more than a plain step; 3 is the high end. With sigma 20 the run
+ * would take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of
+ * what that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
+ * search step cannot start falls back to the host search (agreed) with the interval already
+ * chosen. HALOX_SEARCH_COST_STEPS overrides either value; re-fit sigma when the device search
+ * step is measured (scripts/h200_probe.sh gpusearch). The halo grows with the radius too; a
+ * candidate that needs more pulses (or no grid fits) ends the candidates.
  *
  * The rolling prune: a part pruned at step t serves steps t+1 .. t+parts, so its inner radius is
  * the buffer estimate for parts + 1 steps, at a hundredth of the run's tolerance. Measured on the
@@ -59,6 +71,7 @@
 #include "halox/decomp.h"
 #include "halox/md.h"
 #include "core/error.h"
+#include "mdrun/md_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -80,6 +93,7 @@ static const int try_dd[] = {20, 25, 40, 50, 80, 100, 125, 150, 200, 250, 300};
 #define LIST_FACTOR_CAP_DD 4.0
 #define STEP_LIST_SHARE 0.077
 #define DD_SEARCH_STEPS 20.0
+#define DD_DEVICE_SEARCH_STEPS 3.0
 /* a cluster-pair list of i clusters of 8 atoms and j halves of 4 (the GPU's) covers pairs to
  * about r + dr, dr = 0.6 ((8 - 1) + (4 - 1))^(1/3) / rho^(1/3) (GROMACS's estimate) */
 #define CLUSTER_I 8
@@ -183,9 +197,12 @@ static int dd_pulses(const hx_system *s, double rc, double rmol, double r, int n
     return n;
 }
 
-static hx_status search_cost_steps(double *sigma)
+/* sigma: a decomposed search step's cost in plain steps; *device: the search step will run on
+ * the device (a GPU run with the device search allowed) */
+static hx_status search_cost_steps(const hx_md_params *p, double *sigma, int *device)
 {
-    *sigma = DD_SEARCH_STEPS;
+    *device = p->backend && strcmp(p->backend, "gpu") == 0 && hx_md_device_search_allowed();
+    *sigma = *device ? DD_DEVICE_SEARCH_STEPS : DD_SEARCH_STEPS;
     const char *env = getenv("HALOX_SEARCH_COST_STEPS");
     if (env && env[0]) {
         char *end = NULL;
@@ -206,9 +223,9 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
     const double dr = cluster_reach(e->s), tol = p->verlet_buffer_tolerance;
     const double vref = pow(o->rlist_ref + dr, 3);
     double sigma = 0.0, rmol = 0.0, best = 0.0;
-    int pulses_ref = 0;
+    int pulses_ref = 0, on_device = 0;
     if (dd) {
-        HX_TRY(search_cost_steps(&sigma));
+        HX_TRY(search_cost_steps(p, &sigma, &on_device));
         hx_system_make_whole(e->s); /* as the engine's decomposition sees it */
         rmol = hx_system_molecule_radius(e->s);
         pulses_ref = dd_pulses(e->s, p->rc, rmol, o->rlist_ref, ndomains, grid);
@@ -276,8 +293,8 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
     if (dd)
         snprintf(o->note, sizeof o->note,
                  "decomposed: the lowest modelled cost, %.2f plain steps per step with a search "
-                 "step of %g; the outer list %.2fx the nstlist-%d list; %s",
-                 best, sigma, o->size_factor, o->nstlist_ref, stop);
+                 "step of %g on the %s; the outer list %.2fx the nstlist-%d list; %s",
+                 best, sigma, on_device ? "device" : "host", o->size_factor, o->nstlist_ref, stop);
     else
         snprintf(o->note, sizeof o->note,
                  "one domain: the outer list %.2fx the nstlist-%d list (GROMACS's GPU rule: "

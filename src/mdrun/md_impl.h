@@ -58,9 +58,12 @@ struct hx_md {
     /* step timing (hx_md_params.step_timing, src/mdrun/step_timing.c): the records of the latest
      * run; record r ends at clock point r + 1 (point 0: the run's start), st_read of them have
      * their time read back; clock_host: the last point on the host clock (backends without
-     * device clock points) */
+     * device clock points); clock_end: the step the run ends before; span_steps: plain steps
+     * since the latest point (HX_MD_STEP_SPANS) */
     hx_md_step_time *st;
     int nst, cap_st, st_read;
+    long long clock_end;
+    int span_steps;
     int clock_on;
     double clock_host;
     /* the search step runs on the device (backend dd_* ops, halo with device messages) */
@@ -68,6 +71,8 @@ struct hx_md {
 };
 
 /* src/mdrun/schedule.c */
+/* HALOX_GPU_DD is not 0: a decomposed GPU run may take its search steps to the device */
+int hx_md_device_search_allowed(void);
 hx_status hx_md_repartition(hx_md *md, int first);
 hx_status hx_md_do_step(hx_md *md, int commit);
 /* Record a local failure (multi-rank) or return it (single process). */

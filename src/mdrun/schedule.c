@@ -180,10 +180,15 @@ static hx_status update_dd_info(hx_md *md, const long long *dev_stats)
 /* Whether the search steps of this run go to the device: a backend that can, a decomposition,
  * a halo backend with device messages; HALOX_GPU_DD=0 keeps them on the host (the reference).
  * The same answer on every process (same backend, grid and environment). */
-static int want_device_search(const hx_md *md)
+int hx_md_device_search_allowed(void)
 {
     const char *e = getenv("HALOX_GPU_DD");
-    if (e && e[0] == '0')
+    return !(e && e[0] == '0');
+}
+
+static int want_device_search(const hx_md *md)
+{
+    if (!hx_md_device_search_allowed())
         return 0;
     return md->B->dd_start && md->B->dd_search && md->ndim > 0 && md->halo &&
            hx_halo_msg_kind(md->halo) > 0;

@@ -32,11 +32,15 @@ hx_status hx_md_clock_start(hx_md *md)
 {
     md->nst = md->st_read = 0;
     md->clock_on = 0;
+    md->clock_end = md->step + md->p.steps;
+    md->span_steps = 0;
     if (md->p.step_timing == HX_MD_STEP_TIMING_OFF)
         return HX_OK;
     /* what the run needs, before it starts: no allocation between its steps (a run of more
      * than a million steps grows its records as it goes) */
-    const long long n = md->p.steps + 1 < (1LL << 20) ? md->p.steps + 1 : (1LL << 20);
+    long long n = md->p.steps + 1 < (1LL << 20) ? md->p.steps + 1 : (1LL << 20);
+    if (md->p.step_timing == HX_MD_STEP_SPANS) /* two records per interval, and the last span */
+        n = 2 * (md->p.steps / md->p.nstlist) + 4 < n ? 2 * (md->p.steps / md->p.nstlist) + 4 : n;
     hx_status st = reserve_records(md, n);
     if (st == HX_OK && md->B->clock_reserve)
         st = md->B->clock_reserve(md->bimpl, (int)n + 1);
@@ -57,6 +61,18 @@ hx_status hx_md_clock_step(hx_md *md, int search, int graph, int breakdown)
 {
     if (!md->clock_on)
         return HX_OK;
+    /* spans: no point inside a span of plain steps; one after the step before a search (the
+     * next step searches when it is a multiple of nstlist, hx_md_do_step's rule), one after the
+     * search step, one at the run's end */
+    int nsteps = 1;
+    if (md->p.step_timing == HX_MD_STEP_SPANS && !search) {
+        const long long next = md->step + 1;
+        md->span_steps++;
+        if (next % md->p.nstlist != 0 && next < md->clock_end)
+            return HX_OK;
+        nsteps = md->span_steps;
+    }
+    md->span_steps = 0;
     if (md->nst == md->cap_st)
         HX_TRY(hx_md_note(md, reserve_records(md, 2LL * md->cap_st + 64)));
     if (md->nst == md->cap_st)
@@ -65,6 +81,7 @@ hx_status hx_md_clock_step(hx_md *md, int search, int graph, int breakdown)
     r->step = md->step;
     r->search = search;
     r->graph = graph;
+    r->nsteps = nsteps;
     r->us = r->local_us = r->update_us = NAN;
     /* the point first: reading the breakdown below waits for the device, and the wait must fall
      * into neither this step nor the next */
@@ -107,9 +124,10 @@ hx_status hx_md_set_step_timing(hx_md *md, int mode)
 {
     HX_CHECK(md, HX_ERR_INVALID_ARG, "hx_md_set_step_timing: NULL engine");
     HX_CHECK(mode == HX_MD_STEP_TIMING_OFF || mode == HX_MD_STEP_TIMES ||
-                 mode == HX_MD_STEP_BREAKDOWN,
+                 mode == HX_MD_STEP_BREAKDOWN || mode == HX_MD_STEP_SPANS,
              HX_ERR_INVALID_ARG,
-             "step timing %d: use HX_MD_STEP_TIMING_OFF, HX_MD_STEP_TIMES or HX_MD_STEP_BREAKDOWN",
+             "step timing %d: use HX_MD_STEP_TIMING_OFF, HX_MD_STEP_TIMES, HX_MD_STEP_BREAKDOWN "
+             "or HX_MD_STEP_SPANS",
              mode);
     if (mode != md->p.step_timing && md->graph_valid) {
         /* the breakdown's points are nodes of the captured step: capture it again */

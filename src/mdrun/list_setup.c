@@ -178,8 +178,8 @@ static double cluster_reach(const hx_system *sys)
 
 /* Halo pulses of the decomposition with pair-list radius r (its grid, or the one chosen for
  * ndomains); -1: no grid fits. */
-static int dd_pulses(const hx_system *s, double rc, double rmol, double r, int ndomains,
-                     const int grid[3])
+int hx_md_dd_pulses(const hx_system *s, double rc, double rmol, double r, int ndomains,
+                    const int grid[3])
 {
     int g[3] = {grid ? grid[0] : 0, grid ? grid[1] : 0, grid ? grid[2] : 0};
     if (g[0] <= 0 && hx_dd_choose_grid(s->box, r + rmol, rc, ndomains, g) != HX_OK) {
@@ -228,7 +228,7 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
         HX_TRY(search_cost_steps(p, &sigma, &on_device));
         hx_system_make_whole(e->s); /* as the engine's decomposition sees it */
         rmol = hx_system_molecule_radius(e->s);
-        pulses_ref = dd_pulses(e->s, p->rc, rmol, o->rlist_ref, ndomains, grid);
+        pulses_ref = hx_md_dd_pulses(e->s, p->rc, rmol, o->rlist_ref, ndomains, grid);
         if (pulses_ref < 0) {
             snprintf(o->note, sizeof o->note, "kept: no domain grid fits even at nstlist %d",
                      o->nstlist_ref);
@@ -251,7 +251,7 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
             break;
         }
         if (dd) {
-            const int np = dd_pulses(e->s, p->rc, rmol, r, ndomains, grid);
+            const int np = hx_md_dd_pulses(e->s, p->rc, rmol, r, ndomains, grid);
             if (np < 0 || np > pulses_ref) {
                 snprintf(stop, sizeof stop,
                          "nstlist %d (rlist %.3f nm) would need more halo "

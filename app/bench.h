@@ -29,7 +29,11 @@ typedef struct hx_bench_run {
      * ("search_step_retries" + "search_step_halo_updates"; NAN where absent), "nstlist" (0) */
     double search_step_us, search_parts_us[7], search_slow_paths;
     int search_on_device, nstlist;
-    char engine[16];   /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
+    char engine[16]; /* "cpu", "gpu", "gromacs" ("" when the file does not say) */
+    /* (warmup_steps + steps) / steps for a halox bench md run written before 2026-12-05, whose
+     * times per step were that much too low (the warm-up's steps were counted; see
+     * bench/warmup_erratum.py); 1 otherwise */
+    double warmup_error;
     double efficiency; /* parallel efficiency in its set (set by the report; NAN otherwise) */
 } hx_bench_run;
 

@@ -157,6 +157,13 @@ int hx_bench_load(const char *path, hx_bench_set *set, char *err, size_t errcap)
         }
         b->nstlist = num(r, "nstlist") > 0 ? (int)num(r, "nstlist") : 0;
         str(r, "engine", b->engine, sizeof b->engine);
+        /* halox bench md before the fix of 2026-12-05 counted the warm-up's steps */
+        b->warmup_error = 1.0;
+        if (strcmp(b->mode, "md") == 0 &&
+            (!strcmp(b->engine, "cpu") || !strcmp(b->engine, "gpu")) &&
+            num(r, "warmup_steps") > 0 && b->steps > 0 && set->date[0] &&
+            strcmp(set->date, "2026-12-05") < 0)
+            b->warmup_error = (num(r, "warmup_steps") + (double)b->steps) / (double)b->steps;
         if (!b->engine[0])
             snprintf(b->engine, sizeof b->engine, "%s",
                      strcmp(b->backend, "gromacs") == 0 ? "gromacs"
@@ -1035,6 +1042,16 @@ int hx_bench_report(const char *dir, const char *report_path)
                         sampled_exceeds(r) ? " †" : "");
             }
             fprintf(md, "\n");
+            double werr = 1.0;
+            for (int i = 0; i < set.nruns; i++)
+                werr = set.runs[i].warmup_error > werr ? set.runs[i].warmup_error : werr;
+            if (werr > 1.0)
+                fprintf(md,
+                        "**Too fast by up to %.2fx:** these runs were written before 2026-12-05, "
+                        "when halox bench md counted its warm-up's steps in its timed run's: each "
+                        "time per step above is low and each ns/day high by (warm-up + steps) / "
+                        "steps. `bench/warmup_erratum.py` prints the corrected figures.\n\n",
+                        werr);
             search_table(md, set.runs, set.nruns);
         }
         if (is_exchange)

@@ -99,6 +99,7 @@ typedef struct md_job {
     int gpu_ids[64], ngpu_ids; /* --gpu-id: CUDA device indices (0: none given) */
     /* run time */
     hx_comm *comm;
+    hx_comm *ctl;        /* a parallel run: the job's own, for its last agreement only (end_run) */
     hx_gpu_context *gpu; /* --gpu: the device of this rank and its streams */
     int root, nranks;
     FILE *flog, *fen, *ftr;
@@ -534,25 +535,72 @@ static hx_status step_hook(void *user, hx_md *md, long long step)
 /* ---- reporting --------------------------------------------------------------------------------
  */
 
-/* Report a failure once: the rank where it happened prints it; ranks that only learnt of it
- * (HX_ERR_REMOTE) stay quiet. In a parallel run every rank then ends the job, so that no rank
- * can be left waiting for a message that never comes. */
-static int fail_job(md_job *job, hx_status st)
+/* Say a failure once: the rank where it happened prints it (with its rank in a parallel run);
+ * ranks that only learnt of it (HX_ERR_REMOTE) stay quiet. Rank 0's log records it either way,
+ * so that the log says why the run ended. */
+static void report_failure(md_job *job, hx_status st)
 {
     hx_comm *comm = job->comm;
     if (st != HX_ERR_REMOTE) {
         if (comm && hx_comm_nranks(comm) > 1)
             fprintf(stderr, "[rank %d] ", hx_comm_rank(comm));
         hx_cli_report_error("md", st);
-        if (job->flog)
-            fprintf(job->flog, "error: %s\n", hx_last_error_message());
     }
-    if (job->flog)
+    if (job->flog) {
+        fprintf(job->flog, "error: %s\n", hx_last_error_message());
         fflush(job->flog);
+    }
     fflush(stderr);
-    if (comm && hx_comm_nranks(comm) > 1)
-        hx_comm_abort(comm, 1);
+}
+
+/* Report a failure and end the whole job at once (MPI_Abort in a parallel run): only for a
+ * failure after which a peer may not be reachable (see end_run), since MPI_Abort loses what the
+ * outputs had buffered and buries the message in the launcher's notice. */
+static int fail_job(md_job *job, hx_status st)
+{
+    report_failure(job, st);
+    if (job->comm && hx_comm_nranks(job->comm) > 1)
+        hx_comm_abort(job->comm, 1);
     return 1;
+}
+
+/* The end of the run on every rank, success or failure; returns 1 when the job failed.
+ *
+ * hx_md_run's failures are agreed: a hook, an output or a pulse that fails on one rank is noted
+ * by the engine (hx_md_note) and agreed at the next collective of the step schedule, so every
+ * rank returns it at the same step (the failing rank its own status and message, the others
+ * HX_ERR_REMOTE with that message); so are the collectives after the run (the last checkpoint,
+ * the gather, the timing reduction), and rank 0's own failures after them (the final
+ * configuration, the log, the energy file) find every other rank past its last wait for rank 0.
+ * In all these every rank comes here, and the job ends normally: the message once, by the rank
+ * where it happened, in rank 0's log too, the outputs flushed and closed, MPI_Finalize, exit
+ * code 1 (MPI_Abort lost the buffered outputs and printed its notice from every rank). A last
+ * agreement gives every rank the outcome (rank 0's late failures included) and checks that
+ * every rank is here; it runs on a communicator of the job's own (job->ctl), which the engine
+ * never uses, so that it cannot be matched with a collective of the step loop on a rank that is
+ * still in it.
+ *
+ * MPI_Abort stays where a peer may not be reachable:
+ *  - HX_ERR_TIMEOUT: this rank waited its deadline for a peer, which may be stuck in a kernel, a
+ *    hung hook or a file system, or be gone; no message reaches it, and the communicator is
+ *    unusable;
+ *  - the last agreement does not complete in time: a failure was not agreed (a rank that failed
+ *    alone where the engine returns at once, e.g. out of memory in a repartition; the others
+ *    wait for it in the step loop, reach their step deadline and abort as above). */
+static int end_run(md_job *job, hx_status st)
+{
+    if (st == HX_ERR_TIMEOUT)
+        return fail_job(job, st);
+    if (st != HX_OK)
+        report_failure(job, st);
+    if (!job->ctl)
+        return st != HX_OK; /* one process: nobody else to tell */
+    const hx_status all = hx_comm_agree(job->ctl, st);
+    if (all == HX_ERR_TIMEOUT)
+        return fail_job(job, all);
+    if (all != HX_OK && st == HX_OK)
+        report_failure(job, all); /* learnt only now: rank 0's log records it */
+    return all != HX_OK;
 }
 
 /* A failure before the run, where every rank holds the outcome of the same agreement (each
@@ -565,8 +613,10 @@ static int fail_job(md_job *job, hx_status st)
 static int startup_failed(md_job *job, hx_status st)
 {
     hx_comm *comm = job->comm;
-    if (!comm || hx_comm_nranks(comm) <= 1)
-        return fail_job(job, st);
+    if (!comm || hx_comm_nranks(comm) <= 1) {
+        report_failure(job, st);
+        return 1;
+    }
     if (job->root) {
         hx_cli_report_error("md", st);
         if (job->flog)
@@ -1085,6 +1135,8 @@ static int run_job(md_job *job, int parallel)
     hx_status st;
     int ngrid = job->grid[0] > 0 ? job->grid[0] * job->grid[1] * job->grid[2] : 1;
     st = parallel ? hx_comm_create_world(&job->comm) : hx_comm_create_serial(ngrid, &job->comm);
+    if (st == HX_OK && parallel && hx_comm_nranks(job->comm) > 1)
+        st = hx_comm_create_world(&job->ctl);
     if (st != HX_OK)
         return fail_job(job, st);
     job->root = hx_comm_rank(job->comm) == 0;
@@ -1140,7 +1192,9 @@ static int run_job(md_job *job, int parallel)
         gp.make_current = 1;
         st = hx_gpu_context_create(&gp, job->comm, &job->gpu);
         if (st != HX_OK) {
-            rc_exit = fail_job(job, st);
+            /* agreed by the context's own gathering of the devices (every rank returns the
+             * failure), except a timed-out wait there, where a peer may be stuck */
+            rc_exit = st == HX_ERR_TIMEOUT ? fail_job(job, st) : startup_failed(job, st);
             goto done;
         }
         job->p.gpu = job->gpu;
@@ -1279,8 +1333,8 @@ static int run_job(md_job *job, int parallel)
                         end, planned_end, hx_app_signal_name((int)tr.extra_max));
         }
     }
-    if (st != HX_OK)
-        rc_exit = fail_job(job, st);
+    if (end_run(job, st))
+        rc_exit = 1;
     else if (stopped)
         rc_exit = 128 + (int)(tr.extra_max > 0 ? tr.extra_max : SIGTERM);
 done:
@@ -1301,6 +1355,7 @@ done:
     hx_gpu_context_destroy(&job->gpu); /* after the engine, which runs on it */
     hx_system_destroy(&sys);
     hx_comm_destroy(&job->comm);
+    hx_comm_destroy(&job->ctl);
     return rc_exit;
 }
 

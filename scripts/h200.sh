@@ -143,10 +143,12 @@ mps_start && say "MPS started ($ngpus GPU(s))" || say "MPS did not start"
 # ---- 5. GPU tests, per placement ---------------------------------------------------------
 # Placements (name, MPS on/off, visible GPUs, tests):
 #   1gpu        every GPU test, every rank on GPU 0 under MPS (the one-GPU machine's setting);
-#   2gpu-1pp    with >= 2 GPUs: the 2-rank tests, one rank per GPU, without MPS, and the
-#               one-rank GPU context test (its context on GPU 1 while GPU 0 is current);
-#   2gpu-1pp-mps  the same under MPS;
-#   2gpu-spread   the 4- and 8-rank tests spread over both GPUs under MPS.
+#   Ngpu-1pp    with N >= 2 GPUs (N the count): the tests of 2 .. N ranks (2, 4, 8), one rank
+#               per GPU, without MPS, and the one-rank GPU context test (its context on GPU 1
+#               while GPU 0 is current);
+#   Ngpu-1pp-mps  the same under MPS;
+#   Ngpu-spread   the tests of more ranks than GPUs spread over all of them under MPS (none
+#               with 8 GPUs).
 # Each test runs on its own (ctest -R '^name$') under an outer SIGKILL timeout: a hung GPU process
 # ignores ctest's timeout. Results: logs/ctest_<placement>.log, one line per test in the summary,
 # prefixed with the placement.
@@ -192,17 +194,27 @@ if [[ $do_tests -eq 1 ]]; then
     say ""
     say "GPU tests ($(elapsed) s):"
     placements=${HALOX_H200_PLACEMENTS:-auto}
+    # rank counts of the multi-rank tests that fit one per GPU, and those that do not
+    all_gpus=$(seq -s, 0 $((ngpus - 1)))
+    fit='' over=''
+    for k in 2 4 8; do
+        if [[ $k -le $ngpus ]]; then fit=$fit${fit:+|}$k; else over=$over${over:+|}$k; fi
+    done
     if [[ $placements == auto ]]; then
         placements=1gpu
-        [[ $ngpus -ge 2 ]] && placements="2gpu-1pp 2gpu-1pp-mps 2gpu-spread 1gpu"
+        if [[ $ngpus -ge 2 ]]; then
+            placements="${ngpus}gpu-1pp ${ngpus}gpu-1pp-mps"
+            [[ -n $over ]] && placements="$placements ${ngpus}gpu-spread"
+            placements="$placements 1gpu"
+        fi
     fi
     for pl in $placements; do
         case $pl in
         1gpu) run_placement 1gpu 1 0 '.' ;;
-        2gpu-1pp) run_placement 2gpu-1pp 0 0,1 '_np2$|^test_gpu_context_np1$' ;;
-        2gpu-1pp-mps) run_placement 2gpu-1pp-mps 1 0,1 '_np2$' ;;
-        2gpu-spread) run_placement 2gpu-spread 1 0,1 '_np(4|8)$' ;;
-        *) say "  unknown placement '$pl'" ;;
+        "${ngpus}gpu-1pp") run_placement "$pl" 0 "$all_gpus" "_np($fit)\$|^test_gpu_context_np1\$" ;;
+        "${ngpus}gpu-1pp-mps") run_placement "$pl" 1 "$all_gpus" "_np($fit)\$" ;;
+        "${ngpus}gpu-spread") run_placement "$pl" 1 "$all_gpus" "_np($over)\$" ;;
+        *) say "  unknown placement '$pl' (with $ngpus GPU(s): 1gpu, ${ngpus}gpu-1pp, ${ngpus}gpu-1pp-mps, ${ngpus}gpu-spread)" ;;
         esac
     done
     mps_stop

@@ -32,6 +32,33 @@ probe() { # name timeout command...
     say "  $name: rc $?, $(($(date +%s) - t0)) s"
 }
 ps=${PROBE_STEPS:-1000}
+# ncu_kernels NAME TIMEOUT LABEL "KERNELS" SKIP COUNT STEPS [VAR=value...]: Nsight Compute on
+# gpu_md_bench (45k atoms, no graph, $itol the inner tolerance) with the settings given, launches
+# SKIP+1 .. SKIP+COUNT of the named kernels (space-separated). Writes $OUT/logs/NAME.txt (every
+# section), NAME_raw.csv, NAME_<kernel>_sass.csv (per instruction) and to the summary, LABEL
+# before each line, each kernel's top stalls (scripts/ncu_stalls.py) and its key figures; the
+# report itself is removed (too large to bring back). One function for roofab and roofab2.
+ncu_kernels() {
+    local name=$1 to=$2 label=$3 kernels=$4 skip=$5 count=$6 steps=$7
+    shift 7
+    local rep=$OUT/logs/$name.ncu-rep k
+    probe "$name" "$to" env "$@" ncu --clock-control none --set full --import-source no \
+        -k "regex:^(${kernels// /|})\$" --launch-skip "$skip" --launch-count "$count" \
+        -o "$OUT/logs/$name" "$BUILD/tests/gpu_md_bench" --atoms 45000 --steps "$steps" \
+        --warmup 0 --configs "20:4:$itol" --no-graph
+    [[ -f $rep ]] || return 0
+    ncu -i "$rep" --print-details all > "$OUT/logs/$name.txt" 2>&1
+    ncu -i "$rep" --page raw --csv > "$OUT/logs/${name}_raw.csv" 2>&1
+    for k in $kernels; do
+        ncu -i "$rep" -k "regex:^$k\$" --page source --csv --print-source sass \
+            > "$OUT/logs/${name}_${k}_sass.csv" 2>&1 || true
+        python3 "$here/scripts/ncu_stalls.py" "$OUT/logs/${name}_${k}_sass.csv" 6 2>&1 |
+            head -4 | cut -c1-150 | sed "s/^/    $label $k: /" | tee -a "$OUT/summary.txt"
+    done
+    grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc Active|Instructions Executed" \
+        "$OUT/logs/$name.txt" | cut -c1-130 | sed "s/^/    $label: /" | tee -a "$OUT/summary.txt"
+    rm -f "$rep"
+}
 mkdir -p "$OUT/logs/traces"
 # One exchange run of a probe, 11k atoms per domain: xrun NAME DD NP BACKENDS LABEL TRACE ENVS
 # [bench exchange arguments...]. Files probe_exchange_NAME.{json,log}; LABEL prefixes its lines
@@ -777,21 +804,7 @@ if [[ " $probes " == *" roofab "* ]]; then
         say "  compare: skipped (only $(left) s left)"
     fi
     if command -v ncu > /dev/null; then
-        probe roofab_ncu 150 env "${new_env[@]}" ncu --clock-control none --set full \
-            --import-source no -k "regex:^(k_nb_2h|k_update)\$" --launch-skip 20 \
-            --launch-count 2 -o "$OUT/logs/roofab_ncu" "$BUILD/tests/gpu_md_bench" --atoms 45000 \
-            --steps 40 --warmup 0 --configs 20:4:$itol --no-graph
-        if [[ -f $OUT/logs/roofab_ncu.ncu-rep ]]; then
-            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --print-details all > "$OUT/logs/roofab_ncu.txt" 2>&1
-            ncu -i "$OUT/logs/roofab_ncu.ncu-rep" --page raw --csv > "$OUT/logs/roofab_ncu_raw.csv" 2>&1
-            for k in k_nb_2h k_update; do
-                ncu -i "$OUT/logs/roofab_ncu.ncu-rep" -k "regex:^$k\$" --page source --csv \
-                    --print-source sass > "$OUT/logs/roofab_ncu_${k}_sass.csv" 2>&1 || true
-            done
-            grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy" \
-                "$OUT/logs/roofab_ncu.txt" | cut -c1-130 | sed 's/^/    ncu: /' | tee -a "$OUT/summary.txt"
-            rm -f "$OUT/logs/roofab_ncu.ncu-rep"
-        fi
+        ncu_kernels roofab_ncu 150 ncu "k_nb_2h k_update" 20 2 40 "${new_env[@]}"
     fi
     say "  roofab: gpu_md_bench tables (us per step, ns/day with searches, pair kernel, prune):"
     for spec in $variants; do
@@ -1054,24 +1067,12 @@ if [[ " $probes " == *" roofab2 "* ]]; then
             v=${spec%%:*} envs=()
             IFS=, read -r -a envs <<< "${spec#*:}"
             # without a graph a step launches k_home_terms, k_prune, k_nb_2h, k_update: the
-            # three named ones of steps 11 and 12
-            probe roofab2_ncu_$v 100 env "${envs[@]}" ncu --clock-control none --set full \
-                --import-source no -k "regex:^(k_nb_2h|k_update|k_prune)\$" --launch-skip 30 \
-                --launch-count 6 -o "$OUT/logs/roofab2_ncu_$v" "$BUILD/tests/gpu_md_bench" \
-                --atoms 45000 --steps 30 --warmup 0 --configs 20:4:$itol --no-graph
-            rep=$OUT/logs/roofab2_ncu_$v.ncu-rep
-            [[ -f $rep ]] || continue
-            ncu -i "$rep" --print-details all > "$OUT/logs/roofab2_ncu_$v.txt" 2>&1
-            ncu -i "$rep" --page raw --csv > "$OUT/logs/roofab2_ncu_${v}_raw.csv" 2>&1
-            for k in k_nb_2h k_update k_prune; do
-                ncu -i "$rep" -k "regex:^$k\$" --page source --csv --print-source sass \
-                    > "$OUT/logs/roofab2_ncu_${v}_${k}_sass.csv" 2>&1 || true
-                python3 "$here/scripts/ncu_stalls.py" "$OUT/logs/roofab2_ncu_${v}_${k}_sass.csv" 6 \
-                    2>&1 | head -4 | cut -c1-150 | sed "s/^/    ncu $v $k: /" | tee -a "$OUT/summary.txt"
-            done
-            grep -E "^  [a-z_]|^  void|Duration|Achieved Occupancy|Registers Per|Issue Slots Busy|Executed Ipc Active|Instructions Executed" \
-                "$OUT/logs/roofab2_ncu_$v.txt" | cut -c1-130 | sed "s/^/    ncu $v: /" | tee -a "$OUT/summary.txt"
-            rm -f "$rep"
+            # three named ones of steps 22 and 23, after the second search (step 20), whose
+            # entries have the steady state's length (the first search's hold at most 16 items:
+            # 10,302 blocks at 45k against 7,177; docs/design/gpu-engine.md, "The kernels'
+            # instruction counts")
+            ncu_kernels "roofab2_ncu_$v" 100 "ncu $v" "k_nb_2h k_update k_prune" 63 6 30 \
+                "${envs[@]}"
         done
     else
         say "  roofab2 ncu: skipped (no ncu, or only $(left) s left)"

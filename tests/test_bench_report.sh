@@ -19,7 +19,8 @@ cat > res/md.json <<'J'
            "local_work_us": 60, "nonlocal_work_us": 200, "non_overlap_us": 150},
           {"system": "water-spce", "atoms": 45000, "mode": "md", "backend": "nvshmem", "ranks": 4,
            "gpus": 1, "dd": [4, 1, 1], "us_per_step": 120, "ns_per_day": 1440,
-           "ns_per_day_with_search": 1300, "metrics_every": 10,
+           "ns_per_day_with_search": 1300, "metrics_every": 10, "engine": "gpu",
+           "steps": 3000, "warmup_steps": 300,
            "local_work_us": 65, "nonlocal_work_us": 40, "non_overlap_us": 5, "nstlist": 100,
            "search_step_us": 290, "search_step_on": "device", "search_step_retries": 0,
            "search_step_halo_updates": 1,
@@ -77,6 +78,10 @@ rc=$?
 check
 "$halox" bench report res > rep.out 2>&1 || fail "report exited $?: $(cat rep.out)"
 [ -s res/REPORT.md ] || fail "report: res/REPORT.md missing"
+# a bench md file of 2026-12-03 with a warm-up: its figures are too fast by (300 + 3000) / 3000
+grep -q "^\*\*Too fast by up to 1.10x:\*\* these runs were written before 2026-12-05" res/REPORT.md ||
+    fail "report: the warm-up count error of an old bench md file is not said"
+[ "$(grep -c 'Too fast by' res/REPORT.md)" = 1 ] || fail "report: the warm-up note where it does not belong"
 grep -q "^## md-dd$" res/REPORT.md && grep -q "^## exchange$" res/REPORT.md ||
     fail "report: a series heading is missing"
 # md rows: ns/day with every step counted first ("–" where the file has none), then the
@@ -143,6 +148,8 @@ PY
 check
 "$halox" bench report res > rep2.out 2>&1 && grep -q "| water-spce | 1500 | cpu | 1 | 0 | 1x1x1 |" res/REPORT.md ||
     fail "the report lacks the bench md run: $(cat rep2.out)"
+[ "$(grep -c 'Too fast by' res/REPORT.md)" = 1 ] ||
+    fail "report: a bench md file written today gets the warm-up note"
 "$halox" bench md --atoms 1500 --backends tpu > bad5.out 2>&1
 [ $? -eq 2 ] && grep -q "unknown backend 'tpu'" bad5.out || fail "bench md, bad backend: $(cat bad5.out)"
 

@@ -6,7 +6,9 @@
 #    message and a non-zero exit; an error every rank detects is printed once, by rank 0, and
 #    the job ends without MPI_Abort;
 #  - a rank that is killed, that exits, or that fails alone ends the whole job within a bounded
-#    time, with no halox process left behind.
+#    time, with no halox process left behind; a failure that the ranks agree on (a rank's step
+#    hook failing, rank 0's output failing after the run) ends every rank normally, without
+#    MPI_Abort, with the message once and no good output overwritten.
 #   test_dd_cli.sh <halox> <mpiexec> [mpiexec flags...]
 set -u
 halox=$1
@@ -122,20 +124,41 @@ print("grid %d x %d x %d" % tuple(p["grid"]), "pulses x %d, y %d, z %d" % tuple(
     echo "plan = md for $np_ ranks: $got"
 done
 
-# 3. faults end the job
+# 3. faults end the job. A rank that fails alone (error: its step hook fails) is agreed by the
+#    engine at the next search step, so the job ends without MPI_Abort (which printed its notice,
+#    lost the buffered outputs and left the failure on every rank's screen): every rank ends
+#    normally, the failing rank's message is printed once, rank 0's log records it, the energy
+#    file holds whole lines, the good file that -o names is not overwritten. kill and exit leave
+#    no one to agree with: the launcher ends the job.
+good_gro() { printf 'a good output that a failed run must not overwrite\n' > f.gro; }
+json_lines() { # every line of $1 is a whole JSON record
+    python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    json.loads(l)' "$1" 2> /dev/null
+}
 for mode in kill exit error; do
     check
+    good_gro
+    rm -f f.log f.jsonl
     start=$(date +%s)
     HALOX_FAULT_INJECT=$mode:1:12 timeout 120 "${mpiexec[@]}" -np 3 \
-        "$halox" md "${common[@]}" --steps 400 -o f.gro > fault_$mode.out 2>&1
+        "$halox" md "${common[@]}" --steps 400 -o f.gro -g f.log -e f.jsonl > fault_$mode.out 2>&1
     rc=$?
     took=$(($(date +%s) - start))
     [ $rc -ne 0 ] || fail "fault $mode: the job exited 0"
     [ $rc -ne 124 ] || fail "fault $mode: the job hung (killed by the 120 s timeout)"
     [ $took -le 60 ] || fail "fault $mode: the job took $took s to end"
+    grep -q "^a good output" f.gro || fail "fault $mode: the failed run overwrote f.gro"
     if [ "$mode" = error ]; then
-        grep -q "fault injected on rank 1 at step 12" fault_$mode.out ||
-            fail "fault error: the failing rank's message is missing"
+        n=$(grep -c "halox md: error: fault injected on rank 1 at step 12" fault_$mode.out)
+        [ "$n" -eq 1 ] || fail "fault error: the failing rank's message came $n times, not once"
+        [ "$(grep -c 'halox md: error:' fault_$mode.out)" -eq 1 ] ||
+            fail "fault error: more than one rank printed an error: $(grep error: fault_$mode.out)"
+        grep -qi "mpi_abort" fault_$mode.out &&
+            fail "fault error: an agreed failure ended the job with MPI_Abort: $(grep -i -m1 -A2 mpi_abort fault_$mode.out)"
+        grep -q "^error: rank 1 failed (HX_ERR_INTERNAL): fault injected on rank 1 at step 12" f.log ||
+            fail "fault error: rank 0's log does not record the failure: $(tail -2 f.log)"
+        json_lines f.jsonl || fail "fault error: the energy file has a partial line: $(tail -c 200 f.jsonl)"
     fi
     sleep 1
     if pgrep -f "$halox md" > /dev/null; then
@@ -144,5 +167,23 @@ for mode in kill exit error; do
     fi
     echo "fault $mode: exit $rc after ${took}s"
 done
+
+# 3b. rank 0 fails alone after the run's last collective (its energy file, /dev/full, fails when
+#     flushed at the end): the others learn of it in the job's last agreement and every rank
+#     ends normally, with a non-zero exit and rank 0's message once
+check
+start=$(date +%s)
+timeout 120 "${mpiexec[@]}" -np 2 "$halox" md "${common[@]}" -o late.gro -g late.log -e /dev/full \
+    > late.out 2>&1
+rc=$?
+took=$(($(date +%s) - start))
+n=$(grep -c "halox md: error:" late.out)
+{ [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$n" -eq 1 ] &&
+    grep -q "\[rank 0\] halox md: error: writing the energy file /dev/full failed" late.out; } ||
+    fail "late failure on rank 0: exit $rc, $n error lines: $(grep error late.out | head -3)"
+grep -qi "mpi_abort" late.out && fail "late failure on rank 0: the job ended with MPI_Abort"
+grep -q "^error: writing the energy file /dev/full failed" late.log ||
+    fail "late failure on rank 0: the log does not record it: $(tail -2 late.log)"
+echo "late failure on rank 0: exit $rc after ${took}s, $n message"
 
 finish test_dd_cli

@@ -1,4 +1,5 @@
 #include "test_ethanol_common.h"
+#include "core/geom.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -264,50 +265,12 @@ void tet_ethanol_bonded(const double *x, int h_constrained, double eps_r, tet_re
 
 /* ---- geometry ------------------------------------------------------------------------ */
 
-/* Place D with |CD| = R, angle B-C-D = th, dihedral A-B-C-D = ph (radians). */
-static void place(const double *A, const double *B, const double *C, double R, double th, double ph,
-                  double *D)
-{
-    double bc[3], ab[3], n[3], m[3];
-    for (int k = 0; k < 3; k++) {
-        bc[k] = C[k] - B[k];
-        ab[k] = B[k] - A[k];
-    }
-    double nb = sqrt(bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2]);
-    for (int k = 0; k < 3; k++)
-        bc[k] /= nb;
-    n[0] = ab[1] * bc[2] - ab[2] * bc[1];
-    n[1] = ab[2] * bc[0] - ab[0] * bc[2];
-    n[2] = ab[0] * bc[1] - ab[1] * bc[0];
-    double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    for (int k = 0; k < 3; k++)
-        n[k] /= nn;
-    m[0] = n[1] * bc[2] - n[2] * bc[1];
-    m[1] = n[2] * bc[0] - n[0] * bc[2];
-    m[2] = n[0] * bc[1] - n[1] * bc[0];
-    for (int k = 0; k < 3; k++)
-        D[k] = C[k] - R * cos(th) * bc[k] + R * sin(th) * cos(ph) * m[k] +
-               R * sin(th) * sin(ph) * n[k];
-}
-
 static void random_rotation(t_rng *r, double R[3][3])
 {
-    double q[4], s = 0;
-    for (int k = 0; k < 4; k++) {
+    double q[4];
+    for (int k = 0; k < 4; k++)
         q[k] = t_rng_normal(r);
-        s += q[k] * q[k];
-    }
-    s = sqrt(s);
-    double w = q[0] / s, x = q[1] / s, y = q[2] / s, z = q[3] / s;
-    R[0][0] = 1 - 2 * (y * y + z * z);
-    R[0][1] = 2 * (x * y - w * z);
-    R[0][2] = 2 * (x * z + w * y);
-    R[1][0] = 2 * (x * y + w * z);
-    R[1][1] = 1 - 2 * (x * x + z * z);
-    R[1][2] = 2 * (y * z - w * x);
-    R[2][0] = 2 * (x * z - w * y);
-    R[2][1] = 2 * (y * z + w * x);
-    R[2][2] = 1 - 2 * (x * x + y * y);
+    hx_geom_quat_rotation(q, R);
 }
 
 void tet_ethanol_coords(t_rng *r, const double c[3], double jitter, double x[3 * TET_NATOMS])
@@ -315,14 +278,14 @@ void tet_ethanol_coords(t_rng *r, const double c[3], double jitter, double x[3 *
     const double D = M_PI / 180.0;
     double p[TET_NATOMS][3] = {{0}};
     const double ref[3] = {0.0, 1.0, 0.0};
-    p[4][0] = 0.1529;                                    /* C2 on x */
-    place(ref, p[0], p[4], 0.141, 109.5 * D, 0.0, p[7]); /* O */
-    place(p[0], p[4], p[7], 0.0945, 108.5 * D, M_PI, p[8]);
-    place(p[7], p[0], p[4], 0.109, 110.7 * D, 120.0 * D, p[5]);
-    place(p[7], p[0], p[4], 0.109, 110.7 * D, -120.0 * D, p[6]);
-    place(p[7], p[4], p[0], 0.109, 110.7 * D, M_PI, p[1]);
-    place(p[7], p[4], p[0], 0.109, 110.7 * D, M_PI / 3.0, p[2]);
-    place(p[7], p[4], p[0], 0.109, 110.7 * D, -M_PI / 3.0, p[3]);
+    p[4][0] = 0.1529;                                             /* C2 on x */
+    hx_geom_zplace(ref, p[0], p[4], 0.141, 109.5 * D, 0.0, p[7]); /* O */
+    hx_geom_zplace(p[0], p[4], p[7], 0.0945, 108.5 * D, M_PI, p[8]);
+    hx_geom_zplace(p[7], p[0], p[4], 0.109, 110.7 * D, 120.0 * D, p[5]);
+    hx_geom_zplace(p[7], p[0], p[4], 0.109, 110.7 * D, -120.0 * D, p[6]);
+    hx_geom_zplace(p[7], p[4], p[0], 0.109, 110.7 * D, M_PI, p[1]);
+    hx_geom_zplace(p[7], p[4], p[0], 0.109, 110.7 * D, M_PI / 3.0, p[2]);
+    hx_geom_zplace(p[7], p[4], p[0], 0.109, 110.7 * D, -M_PI / 3.0, p[3]);
     double cg[3] = {0, 0, 0};
     for (int a = 0; a < TET_NATOMS; a++)
         for (int k = 0; k < 3; k++)

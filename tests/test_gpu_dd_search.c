@@ -14,7 +14,8 @@
  * on the rank count's grid(s); the CPU emulation runs gpu-mpi on 2 ranks, water only. For each: the
  * host-search run, the device-search run, and (--quick: water only) a device run that takes both
  * slow paths of a search step at its first search: the device decomposition's buffers start far too
- * small (HALOX_TEST_GPU_DD_SHRINK=8: every process grows them together and runs the step again) and
+ * small (fault site "gpu_dd.shrink" armed on every process: every process grows them together and
+ * runs the step again) and
  * the halo plan's capacities are made to grow (fault site "plan.grow" armed on every process: the
  * halo exchange is updated collectively instead of refreshed locally, its arrays move) - it must
  * give the device run's result. The device run itself must make no collective allocation at any
@@ -101,7 +102,7 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     else
         unsetenv("HALOX_GPU_DD");
     if (mode == 2)
-        setenv("HALOX_TEST_GPU_DD_SHRINK", "8", 1);
+        hx_fault_arm("gpu_dd.shrink"); /* on every process: the capacities are agreed */
     hx_md_params p;
     hx_md_params_default(&p);
     p.model = model;
@@ -126,7 +127,7 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     }
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
-    unsetenv("HALOX_TEST_GPU_DD_SHRINK");
+    hx_fault_arm(NULL);
     unsetenv("HALOX_GPU_DD");
     if (!md)
         return;

@@ -28,54 +28,24 @@
  * gpu-mpi, and gpu-direct up to its IPC handles; case 4 on two emulated GPUs, NVSHMEM emulated
  * over shared memory); elsewhere it reports SKIPPED with the reason.
  * Each case has a communicator of its own (a timed-out one is unusable). A watchdog alarm turns
- * a hang into a failure naming the case. */
+ * a hang into a failure naming the case (tests/waits_fixture.h, shared with test_waits). */
 #include "gpu_halo_fixture.h"
+#include "waits_fixture.h"
 #include "halox/error.h"
 #include "halox/gpu.h"
-#include "comm/comm_impl.h"
 #include "core/fault.h"
 
 #include <cuda_runtime_api.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#define DEADLINE 5.0 /* s: the step deadline of the cases */
-#define SLACK 4.0    /* s: what a loaded machine may add */
 #define WATCHDOG_SECONDS 90
 #define CULPRIT 1
 
-static int g_rank, ncases;
+static int g_rank;
 static hx_comm *g_world;
-static const char *volatile g_case = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char head[] = "FAIL test_gpu_waits: hung in case: ";
-    const char *c = g_case;
-    if (write(2, head, sizeof head - 1) < 0 || write(2, c, strlen(c)) < 0 || write(2, "\n", 1) < 0)
-        _exit(3);
-    _exit(3);
-}
-
-static double begin(const char *name)
-{
-    g_case = name;
-    alarm(WATCHDOG_SECONDS);
-    T_OK(hx_comm_agree(g_world, HX_OK));
-    return hx_wtime();
-}
-
-static void end(void)
-{
-    T_OK(hx_comm_agree(g_world, HX_OK));
-    alarm(0);
-    ncases++;
-}
 
 static const gh_config *config(const char *backend)
 {
@@ -89,11 +59,9 @@ static const gh_config *config(const char *backend)
 /* A case on a communicator of its own, with the step deadline for every wait on it. */
 static int make_case(gh_case *C)
 {
-    hx_comm *c = NULL;
-    T_OK(hx_comm_create_world(&c));
+    hx_comm *c = tw_case_comm();
     if (!c)
         return 0;
-    hx_comm_set_in_step(c, 1);
     static const int grid[3] = {2, 1, 1}; /* one pulse each way: each rank the other's neighbour */
     for (uint64_t seed = 3; seed < 40; seed++)
         if (gh_case_make(C, c, seed, grid, 0)) {
@@ -128,9 +96,9 @@ static hx_status exchange(gh_case *C, hx_halo *h, long long step, float *buf, in
 
 static void report(const char *what, const char *phase, hx_status st, double dt)
 {
-    printf("  rank %d, %s, %s: %s after %.2f s: %s\n", g_rank, what, phase, hx_status_name(st), dt,
-           hx_last_error_message());
-    fflush(stdout);
+    char label[160];
+    snprintf(label, sizeof label, "%s, %s", what, phase);
+    tw_report(label, st, dt);
 }
 
 /* After the agreement: rank 1's status and exactly its message, rank 0 HX_ERR_REMOTE with it. */
@@ -139,15 +107,11 @@ static void expect_agreed(const char *what, hx_status st, double dt, double with
 {
     report(what, "agreed", st, dt);
     char exp[1024];
-    if (g_rank == CULPRIT)
-        snprintf(exp, sizeof exp, "%s", msg);
-    else
-        snprintf(exp, sizeof exp, "rank %d failed (%s): %s", CULPRIT, hx_status_name(want), msg);
-    T_CHECK(st == (g_rank == CULPRIT ? want : HX_ERR_REMOTE) &&
-                strcmp(hx_last_error_message(), exp) == 0 && dt < within,
+    hx_status want_st;
+    const int agreed = tw_agreed(st, CULPRIT, want, msg, 0, &want_st, exp, sizeof exp);
+    T_CHECK(agreed && dt < within,
             "%s: rank %d returned %s '%s' after %.2f s; expected %s '%s' within %g s", what, g_rank,
-            hx_status_name(st), hx_last_error_message(), dt,
-            hx_status_name(g_rank == CULPRIT ? want : HX_ERR_REMOTE), exp, within);
+            hx_status_name(st), hx_last_error_message(), dt, hx_status_name(want_st), exp, within);
 }
 
 /* 1. A pulse of the coordinate exchange fails on rank 1 at step 2. */
@@ -161,7 +125,7 @@ static void case_pulse(const char *backend)
     float *buf = calloc(3 * (size_t)hx_plan_domain(C.plan, 0)->n_local + 4, sizeof(float));
     char name[96];
     snprintf(name, sizeof name, "%s: a pulse fails on rank 1 at step 2", backend);
-    const double t0 = begin(name);
+    const double t0 = tw_begin(name);
     hx_status st = h ? HX_OK : HX_ERR_INTERNAL;
     for (long long step = 1; step <= 3 && st == HX_OK; step++) {
         if (step == 2 && g_rank == CULPRIT)
@@ -177,11 +141,11 @@ static void case_pulse(const char *backend)
     char msg[160];
     snprintf(msg, sizeof msg,
              "rank %d: the coordinates of pulse 0 failed (fault injected by the test)", CULPRIT);
-    expect_agreed(name, st, hx_wtime() - t0, DEADLINE, HX_ERR_CUDA, msg);
+    expect_agreed(name, st, hx_wtime() - t0, TW_DEADLINE, HX_ERR_CUDA, msg);
     hx_halo_destroy(&h);
     free(buf);
     free_case(&C);
-    end();
+    tw_end();
 }
 
 /* 2. Rank 1's stream does not finish: a host function holds it until the checks are done. */
@@ -206,7 +170,7 @@ static void case_stall(void)
     T_OK(gh_halo_create(&C, config("gpu-mpi"), 20.0, 0, &h));
     float *buf = calloc(3 * (size_t)hx_plan_domain(C.plan, 0)->n_local + 4, sizeof(float));
     g_release = 0;
-    const double t0 = begin("gpu-mpi: rank 1's stream hangs at step 2");
+    const double t0 = tw_begin("gpu-mpi: rank 1's stream hangs at step 2");
     hx_status st = h ? HX_OK : HX_ERR_INTERNAL;
     for (long long step = 1; step <= 3 && st == HX_OK; step++) {
         if (step == 2 && g_rank == CULPRIT)
@@ -224,10 +188,10 @@ static void case_stall(void)
     snprintf(want, sizeof want,
              "rank %d: the GPU did not finish the packing of the coordinates of pulse 0 (gpu-mpi, "
              "exchange 1) within %g s",
-             CULPRIT, 0.75 * DEADLINE);
+             CULPRIT, 0.75 * TW_DEADLINE);
     if (g_rank == CULPRIT)
         T_CHECK(st == HX_ERR_TIMEOUT && strstr(hx_last_error_message(), want) &&
-                    dt > 0.75 * DEADLINE - 0.1,
+                    dt > 0.75 * TW_DEADLINE - 0.1,
                 "stall: rank %d returned %s after %.2f s, expected HX_ERR_TIMEOUT '%s ...': %s",
                 g_rank, hx_status_name(st), dt, want, hx_last_error_message());
     /* agreed: rank 1's report on both (a timed-out wait ranks before a forwarded failure) */
@@ -235,21 +199,17 @@ static void case_stall(void)
     const double dt2 = hx_wtime() - t0;
     report("gpu-mpi stall", "agreed", st, dt2);
     char exp[400];
-    if (g_rank == CULPRIT)
-        snprintf(exp, sizeof exp, "%s", want);
-    else
-        snprintf(exp, sizeof exp, "rank %d failed (HX_ERR_TIMEOUT): %s", CULPRIT, want);
-    T_CHECK(st == (g_rank == CULPRIT ? HX_ERR_TIMEOUT : HX_ERR_REMOTE) &&
-                strncmp(hx_last_error_message(), exp, strlen(exp)) == 0 && dt2 < DEADLINE + SLACK,
+    hx_status want_st;
+    const int agreed = tw_agreed(st, CULPRIT, HX_ERR_TIMEOUT, want, 1, &want_st, exp, sizeof exp);
+    T_CHECK(agreed && dt2 < TW_DEADLINE + TW_SLACK,
             "stall: rank %d agreed on %s '%s' after %.2f s; expected %s '%s ...' within %g s",
-            g_rank, hx_status_name(st), hx_last_error_message(), dt2,
-            hx_status_name(g_rank == CULPRIT ? HX_ERR_TIMEOUT : HX_ERR_REMOTE), exp,
-            DEADLINE + SLACK);
+            g_rank, hx_status_name(st), hx_last_error_message(), dt2, hx_status_name(want_st), exp,
+            TW_DEADLINE + TW_SLACK);
     g_release = 1;
     hx_halo_destroy(&h); /* stuck: its device memory is left allocated */
     free(buf);
     free_case(&C);
-    end();
+    tw_end();
 }
 
 /* 3. gpu-direct: rank 1 cannot export its memory at set-up. */
@@ -258,7 +218,7 @@ static void case_ipc(void)
     gh_case C;
     if (!make_case(&C))
         return;
-    const double t0 = begin("gpu-direct: rank 1 cannot export its memory at set-up");
+    const double t0 = tw_begin("gpu-direct: rank 1 cannot export its memory at set-up");
     if (g_rank == CULPRIT)
         hx_fault_arm("halo.ipc");
     hx_halo *h = NULL;
@@ -268,10 +228,10 @@ static void case_ipc(void)
     snprintf(msg, sizeof msg,
              "gpu-direct: rank %d could not export its memory (fault injected by the test)",
              CULPRIT);
-    expect_agreed("gpu-direct set-up", st, hx_wtime() - t0, DEADLINE, HX_ERR_CUDA, msg);
+    expect_agreed("gpu-direct set-up", st, hx_wtime() - t0, TW_DEADLINE, HX_ERR_CUDA, msg);
     hx_halo_destroy(&h);
     free_case(&C);
-    end();
+    tw_end();
 }
 
 /* 4. nvshmem: rank 1 withholds its coordinates of step 3; the default device deadline. */
@@ -287,7 +247,7 @@ static void case_withhold(void)
     T_OK(st);
     float *buf = calloc(3 * (size_t)hx_plan_domain(C.plan, 0)->n_local + 4, sizeof(float));
     const int gpus = hx_gpu_context_gpus(gh_gpu);
-    const double t0 = begin("nvshmem: rank 1 withholds a signal across GPUs");
+    const double t0 = tw_begin("nvshmem: rank 1 withholds a signal across GPUs");
     hx_status first = h ? HX_OK : HX_ERR_INTERNAL;
     for (long long step = 1; step <= 4 && h; step++) {
         hx_status a = exchange(&C, h, step, buf, 0);
@@ -304,19 +264,19 @@ static void case_withhold(void)
     snprintf(want, sizeof want,
              "nvshmem halo: rank 0 waited %g s for the coordinates of pulse 0 from rank 1 "
              "(step 3)",
-             0.5 * DEADLINE);
+             0.5 * TW_DEADLINE);
     if (g_rank == 0)
         T_CHECK((st == HX_ERR_NVSHMEM && strstr(hx_last_error_message(), want)) ||
                     (st == HX_ERR_REMOTE && strstr(hx_last_error_message(), want)),
                 "withhold: rank 0 returned %s, expected the device deadline's report '%s ...': %s",
                 hx_status_name(st), want, hx_last_error_message());
-    T_CHECK(st != HX_OK && dt < 2 * DEADLINE + SLACK,
+    T_CHECK(st != HX_OK && dt < 2 * TW_DEADLINE + TW_SLACK,
             "withhold: rank %d returned %s after %.2f s (expected an error within %g s)", g_rank,
-            hx_status_name(st), dt, 2 * DEADLINE + SLACK);
+            hx_status_name(st), dt, 2 * TW_DEADLINE + TW_SLACK);
     hx_halo_destroy(&h);
     free(buf);
     free_case(&C);
-    end();
+    tw_end();
     if (g_rank == 0)
         printf("  nvshmem: %s\n", gpus > 1 ? "the two ranks ran on two GPUs (across NVLink)"
                                            : "one GPU: the hang across GPUs was not checked");
@@ -326,7 +286,7 @@ int main(int argc, char **argv)
 {
     int size = 1;
     t_mpi_begin(&argc, &argv, &g_world, &g_rank, &size);
-    signal(SIGALRM, on_alarm);
+    tw_init("test_gpu_waits", g_world, WATCHDOG_SECONDS);
     hx_log_set_level(HX_LOG_ERROR);
     const int gpu = t_gpu_require("test_gpu_waits");
     if (!gpu || size != 2 || hx_halo_backend_available("gpu-mpi") != HX_OK) {
@@ -338,8 +298,8 @@ int main(int argc, char **argv)
         return T_SKIP_CODE;
     }
     if (!gh_gpu_begin(g_world))
-        return t_mpi_end(&g_world, "test_gpu_waits", ncases);
-    hx_wait_timeout_set(DEADLINE, 60.0);
+        return t_mpi_end(&g_world, "test_gpu_waits", tw_cases());
+    hx_wait_timeout_set(TW_DEADLINE, 60.0);
 #ifdef HX_CUDA_EMULATION
     const int emulated = 1;
 #else
@@ -356,5 +316,5 @@ int main(int argc, char **argv)
     else if (g_rank == 0)
         printf("  nvshmem: not compiled here (the hang across GPUs runs on the GPU machine)\n");
     gh_gpu_end();
-    return t_mpi_end(&g_world, "test_gpu_waits", ncases);
+    return t_mpi_end(&g_world, "test_gpu_waits", tw_cases());
 }

@@ -1,6 +1,6 @@
 /* The pair lists a run chooses (hx_md_list_setup_resolve, src/md/list_setup.c) against the rule
  * as documented in include/halox/md.h, recomputed here from the public buffer estimate
- * (hx_nb_rlist_from_tolerance) and the public decomposition (hx_dd_choose_grid, hx_dd_create):
+ * (hx_nb_rlist_from_tolerance) and the decomposition's pulse count (hx_md_dd_pulses):
  *  - one domain: the largest of 20, 25, 40, 50, 80, 100 whose outer list, measured as
  *    (r + dr)^3 with dr = 0.6 ((8 - 1 + 4 - 1) / rho)^(1/3), is at most 1.5x the nstlist-10
  *    list, taking candidates in order until one reaches 1.4x;
@@ -23,6 +23,7 @@
 
 #include "halox/dd.h"
 #include "halox/decomp.h"
+#include "mdrun/md_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -51,23 +52,11 @@ static double rest(const sysinfo *si, int nstlist, double temp, double tol, int 
     return r;
 }
 
+/* The pulse count is the decomposition's own mechanics (hx_dd_choose_grid, hx_dd_create: the
+ * dd tests check them); the rule that stops at a new pulse is what this test recomputes. */
 static int pulses(const hx_system *s, double r, int nd)
 {
-    const double rcomm = r + hx_system_molecule_radius(s);
-    int g[3];
-    if (hx_dd_choose_grid(s->box, rcomm, 1.0, nd, g) != HX_OK) {
-        hx_clear_error();
-        return -1;
-    }
-    hx_dd_params dp = {{s->box[0], s->box[1], s->box[2]}, {g[0], g[1], g[2]}, rcomm, 1.0};
-    hx_dd *dd = NULL;
-    if (hx_dd_create(&dp, &dd) != HX_OK) {
-        hx_clear_error();
-        return -1;
-    }
-    const int n = hx_dd_npulses(dd);
-    hx_dd_destroy(&dd);
-    return n;
+    return hx_md_dd_pulses(s, 1.0, hx_system_molecule_radius(s), r, nd, NULL);
 }
 
 /* The documented rule, from the public estimate. */

@@ -27,65 +27,23 @@
  *
  * Each case runs on a communicator of its own (a timed-out one is unusable) and starts after an
  * agreement on the world communicator. A watchdog alarm turns a hang into a failure naming the
- * case; CTest's timeout is the backstop. */
+ * case; CTest's timeout is the backstop (tests/waits_fixture.h, shared with test_gpu_waits). */
 #include "halox/halox.h"
 #include "halox/error.h"
-#include "comm/comm_impl.h"
 #include "core/fault.h"
 #include "plan_fixture.h"
 #include "test_md_common.h"
+#include "waits_fixture.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-/* s: the step deadline of the cases (a sanitizer build's steps stay well below it) */
-#define DEADLINE 5.0
-#define SLACK 4.0           /* s: what a loaded CI machine may add to it */
 #define WATCHDOG_SECONDS 60 /* a case that takes longer hung */
 
-static int g_rank, g_size, g_culprit, ncases;
+static int g_rank, g_size, g_culprit;
 static hx_comm *g_world;
-static const char *volatile g_case = "start";
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    static const char head[] = "FAIL test_waits: hung in case: ";
-    const char *c = g_case;
-    if (write(2, head, sizeof head - 1) < 0 || write(2, c, strlen(c)) < 0 || write(2, "\n", 1) < 0)
-        _exit(3);
-    _exit(3);
-}
-
-/* Every rank starts the case together; returns the start time. */
-static double begin(const char *name)
-{
-    g_case = name;
-    alarm(WATCHDOG_SECONDS);
-    T_OK(hx_comm_agree(g_world, HX_OK));
-    return hx_wtime();
-}
-
-static void end(void)
-{
-    T_OK(hx_comm_agree(g_world, HX_OK));
-    alarm(0);
-    ncases++;
-}
-
-/* A communicator of the case's own, with the step deadline for its collectives too. */
-static hx_comm *case_comm(void)
-{
-    hx_comm *c = NULL;
-    T_OK(hx_comm_create_world(&c));
-    if (c)
-        hx_comm_set_in_step(c, 1);
-    return c;
-}
 
 /* The host exchange on a 1D decomposition over the case's communicator. */
 typedef struct hcase {
@@ -101,7 +59,7 @@ typedef struct hcase {
 static int hcase_make(hcase *H)
 {
     memset(H, 0, sizeof *H);
-    H->c = case_comm();
+    H->c = tw_case_comm();
     const int grid[3] = {g_size, 1, 1};
     caseparams cp;
     t_rng r;
@@ -153,16 +111,9 @@ static hx_status exchange_f(hcase *H, int step)
 static int says_waited(const char *msg)
 {
     char head[64];
-    snprintf(head, sizeof head, "rank %d waited %g s for ", g_rank, DEADLINE);
+    snprintf(head, sizeof head, "rank %d waited %g s for ", g_rank, TW_DEADLINE);
     return strstr(msg, head) && strstr(msg, " of pulse ") &&
            (strstr(msg, " from rank ") || strstr(msg, " to receive "));
-}
-
-static void report(const char *what, hx_status st, double dt)
-{
-    printf("  rank %d, %s: %s after %.2f s: %s\n", g_rank, what, hx_status_name(st), dt,
-           hx_last_error_message());
-    fflush(stdout);
 }
 
 /* 1. A rank stops exchanging at step 3. */
@@ -170,7 +121,7 @@ static void case_stop(void)
 {
     hcase H;
     hcase_make(&H);
-    const double t0 = begin("a rank stops exchanging at step 3");
+    const double t0 = tw_begin("a rank stops exchanging at step 3");
     hx_status st = HX_OK;
     int step = 0;
     for (; step < 5 && st == HX_OK; step++) {
@@ -182,13 +133,13 @@ static void case_stop(void)
     }
     const double dt = hx_wtime() - t0;
     if (g_rank != g_culprit) {
-        report("stop", st, dt);
+        tw_report("stop", st, dt);
         const char *msg = hx_last_error_message();
-        T_CHECK(st == HX_ERR_TIMEOUT && step - 1 == 3 && dt < 2 * DEADLINE + SLACK &&
+        T_CHECK(st == HX_ERR_TIMEOUT && step - 1 == 3 && dt < 2 * TW_DEADLINE + TW_SLACK &&
                     says_waited(msg),
                 "stop: rank %d returned %s at step %d after %.2f s (expected HX_ERR_TIMEOUT at "
                 "step 3 within %g s, naming the wait): %s",
-                g_rank, hx_status_name(st), step - 1, dt, 2 * DEADLINE + SLACK, msg);
+                g_rank, hx_status_name(st), step - 1, dt, 2 * TW_DEADLINE + TW_SLACK, msg);
         /* the neighbour that receives from the rank that stopped names it */
         const hx_pulse *P = &hx_plan_domain(H.plan, 0)->pulses[0];
         char want[128];
@@ -198,7 +149,7 @@ static void case_stop(void)
                     want, msg);
     }
     hcase_free(&H);
-    end();
+    tw_end();
 }
 
 /* 2. A rank skips the coordinate exchange of step 3 and sends its forces. */
@@ -206,7 +157,7 @@ static void case_out_of_step(void)
 {
     hcase H;
     hcase_make(&H);
-    const double t0 = begin("a rank skips the coordinate exchange of step 3");
+    const double t0 = tw_begin("a rank skips the coordinate exchange of step 3");
     hx_status st = HX_OK;
     int step = 0;
     for (; step < 5 && st == HX_OK; step++) {
@@ -217,11 +168,11 @@ static void case_out_of_step(void)
     }
     const double dt = hx_wtime() - t0;
     const char *msg = hx_last_error_message();
-    report("out of step", st, dt);
-    T_CHECK(st != HX_OK && step - 1 >= 3 && dt < 2 * DEADLINE + SLACK,
+    tw_report("out of step", st, dt);
+    T_CHECK(st != HX_OK && step - 1 >= 3 && dt < 2 * TW_DEADLINE + TW_SLACK,
             "out of step: rank %d returned %s at step %d after %.2f s (expected an error at step "
             "3 or 4 within %g s): %s",
-            g_rank, hx_status_name(st), step - 1, dt, 2 * DEADLINE + SLACK, msg);
+            g_rank, hx_status_name(st), step - 1, dt, 2 * TW_DEADLINE + TW_SLACK, msg);
     const int oos = st == HX_ERR_INTERNAL && strstr(msg, "the ranks are out of step") != NULL;
     if (g_size == 2) {
         /* both ranks exchange with each other only: each receives the other's wrong kind. On a
@@ -231,28 +182,28 @@ static void case_out_of_step(void)
                                                : "expected the coordinates of pulse 0 from rank";
         const char *got = g_rank == g_culprit ? "and received the coordinates of pulse "
                                               : "and received the forces of pulse ";
-        T_CHECK(oos && step - 1 == 3 && dt < DEADLINE && strstr(msg, want) && strstr(msg, got),
+        T_CHECK(oos && step - 1 == 3 && dt < TW_DEADLINE && strstr(msg, want) && strstr(msg, got),
                 "out of step: rank %d returned %s at step %d after %.2f s, expected at once "
                 "HX_ERR_INTERNAL '... %s ... %s ...: the ranks are out of step': %s",
                 g_rank, hx_status_name(st), step - 1, dt, want, got, msg);
     }
     hcase_free(&H);
-    end();
+    tw_end();
 }
 
 /* 3. A rank skips an agreement. */
 static void case_collective(void)
 {
-    hx_comm *c = case_comm();
-    const double t0 = begin("a rank skips an agreement");
+    hx_comm *c = tw_case_comm();
+    const double t0 = tw_begin("a rank skips an agreement");
     if (g_rank != g_culprit && c) {
         hx_status st = hx_comm_agree(c, HX_OK);
         const double dt = hx_wtime() - t0;
-        report("collective", st, dt);
+        tw_report("collective", st, dt);
         char want[96];
         snprintf(want, sizeof want, "rank %d waited %g s in an agreement of all %d ranks", g_rank,
-                 DEADLINE, g_size);
-        T_CHECK(st == HX_ERR_TIMEOUT && dt < DEADLINE + SLACK &&
+                 TW_DEADLINE, g_size);
+        T_CHECK(st == HX_ERR_TIMEOUT && dt < TW_DEADLINE + TW_SLACK &&
                     strstr(hx_last_error_message(), want),
                 "collective: rank %d returned %s after %.2f s, expected HX_ERR_TIMEOUT '%s ...': "
                 "%s",
@@ -266,7 +217,7 @@ static void case_collective(void)
                 hx_last_error_message());
     }
     hx_comm_destroy(&c);
-    end();
+    tw_end();
 }
 
 /* ---- the engine --------------------------------------------------------------------------- */
@@ -287,7 +238,7 @@ static hx_status hook(void *user, hx_md *md, long long step)
     if (a->mode == 3 && step == a->step)
         hx_fault_arm("halo.pulse"); /* the step's first pulse fails on this rank */
     if (a->mode == 2 && step == 4) {
-        struct timespec ts = {(time_t)(2 * DEADLINE), 0};
+        struct timespec ts = {(time_t)(2 * TW_DEADLINE), 0};
         while (nanosleep(&ts, &ts) != 0) {
         }
     }
@@ -316,32 +267,28 @@ static hx_md *engine(hx_comm *c)
 static void expect_agreed(const char *what, hx_status st, double dt, long long reached, int culprit,
                           hx_status want, const char *msg, long long at)
 {
-    report(what, st, dt);
-    const char *got = hx_last_error_message();
+    tw_report(what, st, dt);
     char exp[512];
-    if (g_rank == culprit)
-        snprintf(exp, sizeof exp, "%s", msg);
-    else
-        snprintf(exp, sizeof exp, "rank %d failed (%s): %s", culprit, hx_status_name(want), msg);
-    T_CHECK(st == (g_rank == culprit ? want : HX_ERR_REMOTE) && strcmp(got, exp) == 0 &&
-                reached == at,
+    hx_status want_st;
+    const int agreed = tw_agreed(st, culprit, want, msg, 0, &want_st, exp, sizeof exp);
+    T_CHECK(agreed && reached == at,
             "%s: rank %d returned %s '%s' at step %lld after %.2f s; expected %s '%s' at step "
             "%lld",
-            what, g_rank, hx_status_name(st), got, reached, dt,
-            hx_status_name(g_rank == culprit ? want : HX_ERR_REMOTE), exp, at);
+            what, g_rank, hx_status_name(st), hx_last_error_message(), reached, dt,
+            hx_status_name(want_st), exp, at);
 }
 
 /* 4. A step hook fails on one rank. */
 static void case_hook(void)
 {
-    hx_comm *c = case_comm();
+    hx_comm *c = tw_case_comm();
     hx_md *md = engine(c);
     hook_arg a = {1, 0};
     hx_md_output out = {0};
     out.nstenergy = 100; /* no energy step before the search at step 10 */
     out.step_hook = hook;
     out.user = &a;
-    const double t0 = begin("hx_md_run: a step hook fails on one rank at step 3");
+    const double t0 = tw_begin("hx_md_run: a step hook fails on one rank at step 3");
     hx_status st = md ? hx_md_run(md, &out) : HX_ERR_INTERNAL;
     char msg[128];
     snprintf(msg, sizeof msg, "test hook: rank %d failed before step 3", g_culprit);
@@ -349,7 +296,7 @@ static void case_hook(void)
                   HX_ERR_IO, msg, 10);
     hx_md_destroy(&md);
     hx_comm_destroy(&c);
-    end();
+    tw_end();
 }
 
 /* 5. Rank 0's energy file cannot be written. */
@@ -368,63 +315,63 @@ static void case_output(void)
         return;
     }
     setvbuf(full, NULL, _IONBF, 0); /* the first line fails at once */
-    hx_comm *c = case_comm();
+    hx_comm *c = tw_case_comm();
     hx_md *md = engine(c);
     hx_md_output out = {0};
     out.energy = g_rank == 0 ? full : NULL;
     out.nstenergy = 5;
-    const double t0 = begin("hx_md_run: rank 0's energy file fails at step 0");
+    const double t0 = tw_begin("hx_md_run: rank 0's energy file fails at step 0");
     hx_status st = md ? hx_md_run(md, &out) : HX_ERR_INTERNAL;
     expect_agreed("output", st, hx_wtime() - t0, md ? hx_md_current_step(md) : -1, 0, HX_ERR_IO,
                   "step 0: writing the energy file failed (disk full?)", 5);
     hx_md_destroy(&md);
     hx_comm_destroy(&c);
     fclose(full);
-    end();
+    tw_end();
 }
 
 /* 6. A rank hangs in its hook at step 4 for two deadlines. */
 static void case_hang(void)
 {
-    hx_comm *c = case_comm();
+    hx_comm *c = tw_case_comm();
     hx_md *md = engine(c);
     hook_arg a = {2, 0};
     hx_md_output out = {0};
     out.nstenergy = 100;
     out.step_hook = hook;
     out.user = &a;
-    const double t0 = begin("hx_md_run: a rank hangs at step 4");
+    const double t0 = tw_begin("hx_md_run: a rank hangs at step 4");
     hx_status st = md ? hx_md_run(md, &out) : HX_ERR_INTERNAL;
     const double dt = hx_wtime() - t0;
     const char *msg = hx_last_error_message();
-    report("hang", st, dt);
+    tw_report("hang", st, dt);
     if (g_rank != g_culprit)
         T_CHECK(st == HX_ERR_TIMEOUT && strstr(msg, "(step 4)") && says_waited(msg) &&
-                    dt < 2 * DEADLINE + SLACK,
+                    dt < 2 * TW_DEADLINE + TW_SLACK,
                 "hang: rank %d returned %s after %.2f s, expected HX_ERR_TIMEOUT naming the wait "
                 "and '(step 4)' within %g s: %s",
-                g_rank, hx_status_name(st), dt, 2 * DEADLINE + SLACK, msg);
+                g_rank, hx_status_name(st), dt, 2 * TW_DEADLINE + TW_SLACK, msg);
     else
-        T_CHECK(st != HX_OK && dt < 4 * DEADLINE + SLACK,
+        T_CHECK(st != HX_OK && dt < 4 * TW_DEADLINE + TW_SLACK,
                 "hang: the hung rank %d returned %s after %.2f s (expected an error within %g s)",
-                g_rank, hx_status_name(st), dt, 4 * DEADLINE + SLACK);
+                g_rank, hx_status_name(st), dt, 4 * TW_DEADLINE + TW_SLACK);
     hx_md_destroy(&md);
     hx_comm_destroy(&c);
-    end();
+    tw_end();
 }
 
 /* 7. A pulse fails on one rank at step `at` (3: a plain step; 10: the search step). */
 static void case_pulse(long long at)
 {
-    hx_comm *c = case_comm();
+    hx_comm *c = tw_case_comm();
     hx_md *md = engine(c);
     hook_arg a = {3, at};
     hx_md_output out = {0};
     out.nstenergy = 100;
     out.step_hook = hook;
     out.user = &a;
-    const double t0 = begin(at == 10 ? "hx_md_run: a pulse fails on one rank at the search step"
-                                     : "hx_md_run: a pulse fails on one rank at step 3");
+    const double t0 = tw_begin(at == 10 ? "hx_md_run: a pulse fails on one rank at the search step"
+                                        : "hx_md_run: a pulse fails on one rank at step 3");
     hx_status st = md ? hx_md_run(md, &out) : HX_ERR_INTERNAL;
     hx_fault_arm(NULL);
     char msg[128];
@@ -434,18 +381,18 @@ static void case_pulse(long long at)
                   md ? hx_md_current_step(md) : -1, g_culprit, HX_ERR_INTERNAL, msg, 10);
     hx_md_destroy(&md);
     hx_comm_destroy(&c);
-    end();
+    tw_end();
 }
 
 int main(int argc, char **argv)
 {
     t_mpi_begin(&argc, &argv, &g_world, &g_rank, &g_size);
-    signal(SIGALRM, on_alarm);
+    tw_init("test_waits", g_world, WATCHDOG_SECONDS);
     hx_log_set_level(HX_LOG_ERROR);
     if (g_world && g_size >= 2) {
         g_culprit = g_size - 1;
         /* the step deadline of the cases; set-up (creating communicators, engines) keeps room */
-        hx_wait_timeout_set(DEADLINE, 60.0);
+        hx_wait_timeout_set(TW_DEADLINE, 60.0);
         case_stop();
         case_out_of_step();
         case_collective();
@@ -457,5 +404,5 @@ int main(int argc, char **argv)
     } else if (g_rank == 0) {
         printf("test_waits: needs 2 or more ranks\n");
     }
-    return t_mpi_end(&g_world, "test_waits", ncases);
+    return t_mpi_end(&g_world, "test_waits", tw_cases());
 }

@@ -35,6 +35,7 @@
 #include "halox/md.h"
 #include "halox/models.h"
 #include "core/error.h"
+#include "core/geom.h"
 #include "core/rng.h"
 
 #include <math.h>
@@ -105,32 +106,6 @@ static double angle0(const hx_moltype *t, int i, int j, int k)
     return 109.47 * M_PI / 180.0;
 }
 
-/* D with |CD| = R, angle B-C-D = th, dihedral A-B-C-D = ph. */
-static void zplace(const double *A, const double *B, const double *C, double R, double th,
-                   double ph, double *D)
-{
-    double bc[3], ab[3], n[3], m[3];
-    for (int k = 0; k < 3; k++) {
-        bc[k] = C[k] - B[k];
-        ab[k] = B[k] - A[k];
-    }
-    double nb = sqrt(bc[0] * bc[0] + bc[1] * bc[1] + bc[2] * bc[2]);
-    for (int k = 0; k < 3; k++)
-        bc[k] /= nb;
-    n[0] = ab[1] * bc[2] - ab[2] * bc[1];
-    n[1] = ab[2] * bc[0] - ab[0] * bc[2];
-    n[2] = ab[0] * bc[1] - ab[1] * bc[0];
-    double nn = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-    for (int k = 0; k < 3; k++)
-        n[k] /= nn;
-    m[0] = n[1] * bc[2] - n[2] * bc[1];
-    m[1] = n[2] * bc[0] - n[0] * bc[2];
-    m[2] = n[0] * bc[1] - n[1] * bc[0];
-    for (int k = 0; k < 3; k++)
-        D[k] = C[k] - R * cos(th) * bc[k] + R * sin(th) * cos(ph) * m[k] +
-               R * sin(th) * sin(ph) * n[k];
-}
-
 /* Ethanol at its equilibrium bond lengths and angles, staggered, the hydroxyl trans (conf 0)
  * or gauche (1, 2), centred on its centre of geometry. Positions: C1 H11 H12 H13 C2 H21 H22 O
  * HO. */
@@ -139,14 +114,14 @@ static void ethanol_template(const hx_moltype *t, int conf, double x[9][3])
     memset(x, 0, 9 * sizeof x[0]);
     const double ref[3] = {0.0, 1.0, 0.0}, third = 2.0 * M_PI / 3.0;
     x[4][0] = bond_length(t, 0, 4);
-    zplace(ref, x[0], x[4], bond_length(t, 4, 7), angle0(t, 0, 4, 7), 0.0, x[7]);
+    hx_geom_zplace(ref, x[0], x[4], bond_length(t, 4, 7), angle0(t, 0, 4, 7), 0.0, x[7]);
     const double hoh = conf == 0 ? M_PI : (conf == 1 ? M_PI / 3.0 : -M_PI / 3.0);
-    zplace(x[0], x[4], x[7], bond_length(t, 7, 8), angle0(t, 4, 7, 8), hoh, x[8]);
-    zplace(x[7], x[0], x[4], bond_length(t, 4, 5), angle0(t, 0, 4, 5), third, x[5]);
-    zplace(x[7], x[0], x[4], bond_length(t, 4, 6), angle0(t, 0, 4, 6), -third, x[6]);
+    hx_geom_zplace(x[0], x[4], x[7], bond_length(t, 7, 8), angle0(t, 4, 7, 8), hoh, x[8]);
+    hx_geom_zplace(x[7], x[0], x[4], bond_length(t, 4, 5), angle0(t, 0, 4, 5), third, x[5]);
+    hx_geom_zplace(x[7], x[0], x[4], bond_length(t, 4, 6), angle0(t, 0, 4, 6), -third, x[6]);
     for (int h = 1; h <= 3; h++)
-        zplace(x[7], x[4], x[0], bond_length(t, 0, h), angle0(t, 4, 0, h), M_PI + (h - 1) * third,
-               x[h]);
+        hx_geom_zplace(x[7], x[4], x[0], bond_length(t, 0, h), angle0(t, 4, 0, h),
+                       M_PI + (h - 1) * third, x[h]);
     double c[3] = {0, 0, 0};
     for (int a = 0; a < 9; a++)
         for (int k = 0; k < 3; k++)
@@ -158,22 +133,10 @@ static void ethanol_template(const hx_moltype *t, int conf, double x[9][3])
 
 static void random_rotation(hx_rng *r, double R[3][3])
 {
-    double q[4], s = 0;
-    for (int k = 0; k < 4; k++) {
+    double q[4];
+    for (int k = 0; k < 4; k++)
         q[k] = hx_rng_normal(r);
-        s += q[k] * q[k];
-    }
-    s = sqrt(s);
-    double w = q[0] / s, x = q[1] / s, y = q[2] / s, z = q[3] / s;
-    R[0][0] = 1 - 2 * (y * y + z * z);
-    R[0][1] = 2 * (x * y - w * z);
-    R[0][2] = 2 * (x * z + w * y);
-    R[1][0] = 2 * (x * y + w * z);
-    R[1][1] = 1 - 2 * (x * x + z * z);
-    R[1][2] = 2 * (y * z - w * x);
-    R[2][0] = 2 * (x * z - w * y);
-    R[2][1] = 2 * (y * z + w * x);
-    R[2][2] = 1 - 2 * (x * x + y * y);
+    hx_geom_quat_rotation(q, R);
 }
 
 /* ---- random insertion with a cell list ---------------------------------------------------- */

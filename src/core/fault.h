@@ -9,6 +9,9 @@
  *   "plan.grow"    hx_plan_set_counts (the device search step) takes counts one above every
  *                  capacity: the plan's capacities grow and the halo is updated collectively,
  *                  the slow path of a search step (armed on every process, which all take it)
+ *   "gpu_dd.shrink" hx_gpu_decomp_create's capacities (src/md/gpu/decomp_gpu.cu) divided by
+ *                  HX_GPU_DD_TEST_SHRINK: the first device search step overflows them and
+ *                  takes the slow path, every process growing together (armed on every process)
  *   "mpi.create"   hx_comm_create_mpi's allocations (src/comm/mpi.c)
  *   "mpi.reserve"  growth of the MPI reduction buffers
  *   "mpi.gather"   rank 0's buffer in hx_comm_gather_bytes

@@ -36,10 +36,11 @@
  * migration's kernels and messages (about ten launches and one message per neighbour, 2-3 us
  * each under MPS), the counts' read-back and one small reduction (tens of us), the halo's
  * refresh without allocation, and the pair search (on one domain of 45k atoms the search step
- * costs 2.7 plain steps in all, gpu_md_bench, bench/results/h200-2026-12-04g-roofab): some
- * 250-400 us against plain steps of 110-150 us at 45k on 4 ranks. With sigma 20 the run would
- * take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of what
- * that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
+ * costs 3 plain steps in all, 238 against 80 us, gpu_md_bench in
+ * bench/results/h200-2026-12-04g-roofab): some 250-400 us against plain steps of 110-150 us at
+ * 45k on 4 ranks, 1-3 plain steps more than a plain step; 3 is the high end. With sigma 20 the run
+ * would take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of
+ * what that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
  * search step cannot start falls back to the host search (agreed) with the interval already
  * chosen. HALOX_SEARCH_COST_STEPS overrides either value; re-fit sigma when the device search
  * step is measured (scripts/h200_probe.sh gpusearch). The halo grows with the radius too; a
@@ -177,8 +178,8 @@ static double cluster_reach(const hx_system *sys)
 
 /* Halo pulses of the decomposition with pair-list radius r (its grid, or the one chosen for
  * ndomains); -1: no grid fits. */
-static int dd_pulses(const hx_system *s, double rc, double rmol, double r, int ndomains,
-                     const int grid[3])
+int hx_md_dd_pulses(const hx_system *s, double rc, double rmol, double r, int ndomains,
+                    const int grid[3])
 {
     int g[3] = {grid ? grid[0] : 0, grid ? grid[1] : 0, grid ? grid[2] : 0};
     if (g[0] <= 0 && hx_dd_choose_grid(s->box, r + rmol, rc, ndomains, g) != HX_OK) {
@@ -227,7 +228,7 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
         HX_TRY(search_cost_steps(p, &sigma, &on_device));
         hx_system_make_whole(e->s); /* as the engine's decomposition sees it */
         rmol = hx_system_molecule_radius(e->s);
-        pulses_ref = dd_pulses(e->s, p->rc, rmol, o->rlist_ref, ndomains, grid);
+        pulses_ref = hx_md_dd_pulses(e->s, p->rc, rmol, o->rlist_ref, ndomains, grid);
         if (pulses_ref < 0) {
             snprintf(o->note, sizeof o->note, "kept: no domain grid fits even at nstlist %d",
                      o->nstlist_ref);
@@ -250,7 +251,7 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
             break;
         }
         if (dd) {
-            const int np = dd_pulses(e->s, p->rc, rmol, r, ndomains, grid);
+            const int np = hx_md_dd_pulses(e->s, p->rc, rmol, r, ndomains, grid);
             if (np < 0 || np > pulses_ref) {
                 snprintf(stop, sizeof stop,
                          "nstlist %d (rlist %.3f nm) would need more halo "

@@ -86,4 +86,11 @@ hx_status hx_md_clock_start(hx_md *md);
 void hx_md_clock_stop(hx_md *md);
 hx_status hx_md_clock_step(hx_md *md, int search, int graph, int breakdown);
 
+/* list_setup.c: halo pulses of the decomposition of s with pair-list radius r, molecule radius
+ * rmol and cut-off rc (on grid, or on the grid hx_dd_choose_grid picks for ndomains when grid is
+ * NULL or {0,...}); -1 when no grid fits. The interval choice stops where it would add a pulse;
+ * tests/test_md_list_setup.c recomputes that rule with it. */
+int hx_md_dd_pulses(const hx_system *s, double rc, double rmol, double r, int ndomains,
+                    const int grid[3]);
+
 #endif

@@ -38,7 +38,9 @@ hx_status hx_md_clock_start(hx_md *md)
         return HX_OK;
     /* what the run needs, before it starts: no allocation between its steps (a run of more
      * than a million steps grows its records as it goes) */
-    const long long n = md->p.steps + 1 < (1LL << 20) ? md->p.steps + 1 : (1LL << 20);
+    long long n = md->p.steps + 1 < (1LL << 20) ? md->p.steps + 1 : (1LL << 20);
+    if (md->p.step_timing == HX_MD_STEP_SPANS) /* two records per interval, and the last span */
+        n = 2 * (md->p.steps / md->p.nstlist) + 4 < n ? 2 * (md->p.steps / md->p.nstlist) + 4 : n;
     hx_status st = reserve_records(md, n);
     if (st == HX_OK && md->B->clock_reserve)
         st = md->B->clock_reserve(md->bimpl, (int)n + 1);

@@ -30,6 +30,7 @@
  * the new home are copied over the old ones at the end, not swapped). */
 #include "md/gpu/decomp_gpu_impl.cuh"
 #include "core/error.h"
+#include "core/fault.h"
 #include "core/timer.h"
 #include "core/wait.h"
 #include "dd/home.h"
@@ -1548,10 +1549,12 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
                                     sizeof(gdd_matom) * (size_t)g->cap[GDD_CAP_POOL]);
         g->cap[GDD_CAP_PMSG] =
             (int)(sizeof(gdd_pmsg_head) + sizeof(gdd_patom) * (size_t)(gm[4] + gm[4] / 4 + 64));
-        const int shrink = env_int("HALOX_TEST_GPU_DD_SHRINK", 0);
-        if (shrink > 1) {
-            /* tests: every capacity far too small, so the first search step takes the slow
-             * path (every process grows together, the step runs again) */
+        if (hx_fault_hit("gpu_dd.shrink")) {
+            /* tests (src/core/fault.h; armed on every process): every capacity far too small,
+             * so the first search step takes the slow path (every process grows together, the
+             * step runs again). A fault site, not an environment variable, so that nothing a
+             * user's environment holds can change the product's capacities. */
+            const int shrink = HX_GPU_DD_TEST_SHRINK;
             for (int c = 0; c < GDD_NCAP; c++) {
                 const int minimum = c == GDD_CAP_MIG || c == GDD_CAP_PMSG ? 128 : 4;
                 g->cap[c] = g->cap[c] / shrink > minimum ? g->cap[c] / shrink : minimum;

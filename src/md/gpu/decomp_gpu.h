@@ -23,7 +23,9 @@
  * a margin); a kernel that would exceed one writes nothing beyond it and records the size it
  * needed. The host reads those needs with the counts, agrees on them in the one reduction of the
  * step, and when any domain overflowed every process grows the buffers and runs the step again
- * from the unchanged state (the slow path; HALOX_TEST_GPU_DD_SHRINK forces it in tests). */
+ * from the unchanged state (the slow path; the tests force it with the fault site
+ * "gpu_dd.shrink", src/core/fault.h: hx_gpu_decomp_create's capacities divided by
+ * HX_GPU_DD_TEST_SHRINK). */
 #ifndef HX_GPU_DECOMP_GPU_H
 #define HX_GPU_DECOMP_GPU_H
 
@@ -37,6 +39,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* What the fault site "gpu_dd.shrink" divides the capacities by (the current home still fits) */
+#define HX_GPU_DD_TEST_SHRINK 8
 
 /* ---- transport ------------------------------------------------------------------------------ */
 

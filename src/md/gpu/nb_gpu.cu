@@ -749,7 +749,13 @@ __global__ __launch_bounds__(32 * GNB_PRUNE_WARPS,
         const float4 *xi_t = s_xi + ti;
         if (FAST) {
             const int k0 = en.z + w;
-            const int nq = en.w > k0 ? (en.w - k0 + GNB_PRUNE_WARPS - 1) / GNB_PRUNE_WARPS : 0;
+            /* the warp's item count through a shuffle from lane 0: the same on every lane
+             * anyway (w = t / 32), but only so does ptxas know it, and then the item index q, the
+             * shuffled mask and the branches on its bits are warp-uniform: no BSSY/BSYNC pair
+             * per i cluster (SASS) */
+            const int nq =
+                __shfl_sync(HX_FULL_MASK,
+                            en.w > k0 ? (en.w - k0 + GNB_PRUNE_WARPS - 1) / GNB_PRUNE_WARPS : 0, 0);
             for (int q0 = 0; q0 < nq; q0 += 32) {
                 const int kl = k0 + GNB_PRUNE_WARPS * (q0 + lane);
                 unsigned mall = 0u;

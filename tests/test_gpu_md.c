@@ -570,6 +570,10 @@ int main(int argc, char **argv)
     /* 5b. the same with HALOX_GPU_PDL=1 (issue 28, read at the pair module's creation): the
      * captured update behind a programmatic edge from the pair kernel (k_update waits for it in
      * the kernel); then a bad value, refused at the engine's creation with its name */
+    char pdl_keep[16] = "";
+    const char *pdl0 = getenv("HALOX_GPU_PDL"); /* a run with it set (the H200 probe's) */
+    if (pdl0)
+        snprintf(pdl_keep, sizeof pdl_keep, "%s", pdl0);
     setenv("HALOX_GPU_PDL", "1", 1);
     printf("with HALOX_GPU_PDL=1:\n");
     graph_checks(s, rc, rlist, quick ? 5 : 100, quick ? 3 : 10, quick ? 2 : 3);
@@ -591,7 +595,10 @@ int main(int argc, char **argv)
                 (int)st, hx_last_error());
         hx_md_destroy(&bad);
     }
-    unsetenv("HALOX_GPU_PDL");
+    if (pdl0)
+        setenv("HALOX_GPU_PDL", pdl_keep, 1);
+    else
+        unsetenv("HALOX_GPU_PDL");
 
     /* 6. v-rescale heating */
     heat_checks(s, rc, rlist, quick ? 4 : 20);

@@ -990,7 +990,8 @@ PY
 fi
 
 # roofab2 (issue 28, second round): the new defaults (comb-2hs, unrolled update) and the second
-# round's variants (docs/design/gpu-engine.md, "Second round"), in one call of <= 8 minutes:
+# round's variants (docs/design/gpu-engine.md, "Second round"; `pdl`: HALOX_GPU_PDL=1, "Round-2
+# variants", also in ROOFAB2_ALL), in one call of <= 8 minutes:
 #  1. the GPU tests (test_gpu_nb runs every pair kernel and prune variant itself; test_gpu_update
 #     the update's): under the defaults, then test_gpu_md/ethanol/engine_np1 with every variant
 #     on (ROOFAB2_ALL); MPS is off from here on (one process per test);

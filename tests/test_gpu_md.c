@@ -313,6 +313,7 @@ static void graph_checks(const hx_system *s, double rc, double rlist, int steps,
     hx_md_timings tm[3];
     hx_md_step_time *rec[3] = {NULL, NULL, NULL};
     int nrec[3] = {0, 0, 0};
+    int links[3] = {0, 0, 0}; /* captured updates handed the pair kernel's node (HALOX_GPU_PDL) */
     const char *name[3] = {"graph", "direct", "graph, breakdown"};
     const int first = 3 - npass, g = npass == 3 ? 0 : 2; /* the graph run compared with direct */
     for (int pass = first; pass < 3; pass++) {
@@ -325,6 +326,9 @@ static void graph_checks(const hx_system *s, double rc, double rlist, int steps,
         if (!md)
             continue;
         hx_md_get_timings(md, &tm[pass]);
+        hx_gpu_nb_stats ns;
+        hx_gpu_nb_get_stats(tg_md_nb(md), &ns);
+        links[pass] = ns.pdl_links;
         rec[pass] = calloc((size_t)steps + 1, sizeof *rec[pass]);
         T_OK(hx_md_get_step_times(md, rec[pass], steps + 1, &nrec[pass]));
         hx_md_destroy(&md);
@@ -355,6 +359,19 @@ static void graph_checks(const hx_system *s, double rc, double rlist, int steps,
             "steps replayed from the graph: %lld, %lld (no_graph), %lld (breakdown); expected "
             "%d, 0, %d",
             tm[g].graph_steps, tm[1].graph_steps, tm[2].graph_steps, steps - 1, steps - 1);
+    /* HALOX_GPU_PDL=1: every capture (the first replay, one after each search) handed the
+     * update its pair kernel's node, direct launches never; off: none */
+    {
+        const char *pe = getenv("HALOX_GPU_PDL");
+        const int pdl = pe && !strcmp(pe, "1");
+        const int captures = 1 + (steps - 1) / nstlist;
+        ncases++;
+        T_CHECK(links[1] == 0 && links[2] == (pdl ? captures : 0) &&
+                    (g == 2 || links[g] == (pdl ? captures : 0)),
+                "HALOX_GPU_PDL=%d: captured updates with the pair kernel's node: %d, %d (direct), "
+                "%d (breakdown); expected %d, 0, %d",
+                pdl, links[g], links[1], links[2], pdl ? captures : 0, pdl ? captures : 0);
+    }
     /* the records: one per step in order, the search (after step 0's, made at the engine's
      * creation) and graph flags where the schedule searched and replayed, positive times */
     for (int pass = first; pass < 3; pass++) {
@@ -549,6 +566,39 @@ int main(int argc, char **argv)
     /* 5. graph replay equals direct launches; step timing (quick: a search at step 3, its graph
      * captured again) */
     graph_checks(s, rc, rlist, quick ? 5 : 100, quick ? 3 : 10, quick ? 2 : 3);
+
+    /* 5b. the same with HALOX_GPU_PDL=1 (issue 28, read at the pair module's creation): the
+     * captured update behind a programmatic edge from the pair kernel (k_update waits for it in
+     * the kernel); then a bad value, refused at the engine's creation with its name */
+    char pdl_keep[16] = "";
+    const char *pdl0 = getenv("HALOX_GPU_PDL"); /* a run with it set (the H200 probe's) */
+    if (pdl0)
+        snprintf(pdl_keep, sizeof pdl_keep, "%s", pdl0);
+    setenv("HALOX_GPU_PDL", "1", 1);
+    printf("with HALOX_GPU_PDL=1:\n");
+    graph_checks(s, rc, rlist, quick ? 5 : 100, quick ? 3 : 10, quick ? 2 : 3);
+    setenv("HALOX_GPU_PDL", "yes", 1);
+    {
+        hx_md_params p;
+        hx_md_params_default(&p);
+        p.backend = "gpu";
+        p.gpu = tg_gpu();
+        p.rc = rc;
+        p.rlist = rlist;
+        p.continuation = 1;
+        hx_md *bad = NULL;
+        const hx_status st = hx_md_create(s, &p, &bad);
+        ncases++;
+        T_CHECK(st != HX_OK && !bad && strstr(hx_last_error(), "HALOX_GPU_PDL='yes'"),
+                "HALOX_GPU_PDL=yes: engine created (status %d), or the message '%s' does not name "
+                "it",
+                (int)st, hx_last_error());
+        hx_md_destroy(&bad);
+    }
+    if (pdl0)
+        setenv("HALOX_GPU_PDL", pdl_keep, 1);
+    else
+        unsetenv("HALOX_GPU_PDL");
 
     /* 6. v-rescale heating */
     heat_checks(s, rc, rlist, quick ? 4 : 20);

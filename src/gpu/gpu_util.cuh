@@ -22,6 +22,45 @@
 
 #define HX_FULL_MASK 0xffffffffu
 
+/* Programmatic dependent launch (sm_90; HALOX_GPU_PDL=1, src/md/gpu/update_gpu.cu): a kernel
+ * whose incoming graph edge is programmatic (cudaGraphDependencyTypeProgrammatic) may start once
+ * every block of the kernel before it has called hx_pdl_trigger (or ended). hx_pdl_wait blocks
+ * until those prerequisite grids have completed and their memory operations are visible, so the
+ * position of the trigger never matters for correctness, only for how early the dependent
+ * starts. Both are no-ops in a kernel without such an edge, below sm_90, and in the CPU
+ * emulation (where every stream operation ends before the next begins). */
+/* The host side: a capturing stream's dependency set with its edge data (the programmatic edge
+ * is built there, src/md/gpu/update_gpu.cu). CUDA 12.3 added the edge data as the _v3/_v2
+ * calls, which CUDA 13 made the plain ones; before 12.3 HALOX_GPU_PDL has no effect. */
+#if defined(HX_CUDA_EMULATION) || (defined(CUDART_VERSION) && CUDART_VERSION >= 13000)
+#define HX_PDL_CAPTURE 1
+#define HX_CAPTURE_INFO(s, status, deps, edata, n)                                                 \
+    cudaStreamGetCaptureInfo(s, status, NULL, NULL, deps, edata, n)
+#define HX_CAPTURE_SET(s, deps, edata, n)                                                          \
+    cudaStreamUpdateCaptureDependencies(s, deps, edata, n, cudaStreamSetCaptureDependencies)
+#elif defined(CUDART_VERSION) && CUDART_VERSION >= 12030
+#define HX_PDL_CAPTURE 1
+#define HX_CAPTURE_INFO(s, status, deps, edata, n)                                                 \
+    cudaStreamGetCaptureInfo_v3(s, status, NULL, NULL, deps, edata, n)
+#define HX_CAPTURE_SET(s, deps, edata, n)                                                          \
+    cudaStreamUpdateCaptureDependencies_v2(s, deps, edata, n, cudaStreamSetCaptureDependencies)
+#else
+#define HX_PDL_CAPTURE 0
+#endif
+
+static __device__ __forceinline__ void hx_pdl_wait(void)
+{
+#if !defined(HX_CUDA_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void hx_pdl_trigger(void)
+{
+#if !defined(HX_CUDA_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 /* 1/sqrt(x) by the special-function unit alone (rsqrt.approx.ftz: ~2 ulp, denormals flushed).
  * rsqrtf() adds a denormal-input fix-up around it (4 more instructions per pair in the pair
  * kernel); the pair kernels never take a denormal (masked pairs select their result away). */

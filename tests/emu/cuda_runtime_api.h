@@ -46,6 +46,7 @@ typedef enum cudaError {
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidContext = 201,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorIllegalState = 401,
     cudaErrorPeerAccessAlreadyEnabled = 704,
     cudaErrorNotSupported = 801,
     cudaErrorNotReady = 600,
@@ -125,6 +126,24 @@ typedef struct emu_event *cudaEvent_t;
 typedef struct emu_graph *cudaGraph_t;
 typedef struct emu_graph *cudaGraphExec_t;
 typedef struct emu_graph_node *cudaGraphNode_t;
+
+/* Edge data of a capture's dependencies (CUDA 12.3; the programmatic edge of HALOX_GPU_PDL=1):
+ * accepted and without effect, as the emulation runs a captured graph's operations one after
+ * the other (cudaStreamGetCaptureInfo in emu_runtime.cpp). */
+typedef enum cudaGraphDependencyType_enum {
+    cudaGraphDependencyTypeDefault = 0,
+    cudaGraphDependencyTypeProgrammatic = 1
+} cudaGraphDependencyType;
+typedef struct cudaGraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} cudaGraphEdgeData;
+#define cudaGraphKernelNodePortDefault 0
+#define cudaGraphKernelNodePortProgrammatic 1
+#define cudaStreamAddCaptureDependencies 0x0
+#define cudaStreamSetCaptureDependencies 0x1
 
 typedef struct cudaGraphExecUpdateResultInfo {
     int result;
@@ -287,6 +306,13 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g);
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st);
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus *st,
+                                     unsigned long long *id, cudaGraph_t *g,
+                                     const cudaGraphNode_t **deps, const cudaGraphEdgeData **edata,
+                                     size_t *n);
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t *deps,
+                                                const cudaGraphEdgeData *edata, size_t n,
+                                                unsigned int flags);
 
 cudaError_t cudaEventCreate(cudaEvent_t *e);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags);

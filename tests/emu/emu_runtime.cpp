@@ -8,6 +8,7 @@
 #include <barrier>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -438,6 +439,8 @@ const char *cudaGetErrorString(cudaError_t e)
         return "invalid device context";
     case cudaErrorInvalidResourceHandle:
         return "invalid resource handle";
+    case cudaErrorIllegalState:
+        return "the operation cannot be performed in the present state";
     case cudaErrorPeerAccessAlreadyEnabled:
         return "peer access is already enabled";
     case cudaErrorNotSupported:
@@ -468,6 +471,8 @@ const char *cudaGetErrorName(cudaError_t e)
         return "cudaErrorInvalidContext";
     case cudaErrorInvalidResourceHandle:
         return "cudaErrorInvalidResourceHandle";
+    case cudaErrorIllegalState:
+        return "cudaErrorIllegalState";
     case cudaErrorPeerAccessAlreadyEnabled:
         return "cudaErrorPeerAccessAlreadyEnabled";
     case cudaErrorNotSupported:
@@ -819,6 +824,52 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *st)
 {
     (void)s;
     *st = emu::capture_target ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+/* A capture is one chain of operations here (each runs after the one before it), so a stream's
+ * dependency set is always the chain: one node, the same at every query of the capture (code
+ * that keeps the node of an operation, as the pair module does for HALOX_GPU_PDL=1, finds it
+ * again among a later operation's dependencies). Its edge data is zero; an update of the set
+ * is checked and otherwise changes nothing: a programmatic edge in a chain run in order is
+ * exactly a full one. */
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus *st,
+                                     unsigned long long *id, cudaGraph_t *g,
+                                     const cudaGraphNode_t **deps, const cudaGraphEdgeData **edata,
+                                     size_t *n)
+{
+    (void)s;
+    static const cudaGraphEdgeData zero = {0, 0, 0, {0, 0, 0, 0, 0}};
+    static thread_local cudaGraphNode_t node;
+    if (!st || (edata && !deps))
+        return cudaErrorInvalidValue;
+    *st = emu::capture_target ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    node = reinterpret_cast<cudaGraphNode_t>(emu::capture_target);
+    const size_t k = emu::capture_target ? 1 : 0;
+    if (id)
+        *id = reinterpret_cast<uintptr_t>(emu::capture_target);
+    if (g)
+        *g = emu::capture_target;
+    if (deps)
+        *deps = k ? &node : nullptr;
+    if (edata)
+        *edata = k ? &zero : nullptr;
+    if (n)
+        *n = k;
+    return cudaSuccess;
+}
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t *deps,
+                                                const cudaGraphEdgeData *edata, size_t n,
+                                                unsigned int flags)
+{
+    (void)s;
+    if (!emu::capture_target)
+        return cudaErrorIllegalState;
+    if ((n && !deps) || flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    for (size_t k = 0; k < n; k++)
+        if (deps[k] != reinterpret_cast<cudaGraphNode_t>(emu::capture_target) ||
+            (edata && edata[k].type > cudaGraphDependencyTypeProgrammatic))
+            return cudaErrorInvalidValue;
     return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e)

@@ -584,6 +584,7 @@ __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restr
                                                   const uint2 *__restrict__ items,
                                                   const unsigned short *__restrict__ masks)
 {
+    hx_pdl_trigger(); /* HALOX_GPU_PDL=1: k_update may start (src/md/gpu/update_gpu.cu) */
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ float2 s_ci[GNB_SCA]; /* the i atoms' geometric-rule factors */
     const int t = threadIdx.x, lane = t & 31, ti = lane & 7, tj = lane >> 3, w = t >> 5;
@@ -1094,6 +1095,21 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
         nb->prune_at_update = pa && strcmp(pa, "update") == 0;
     }
     {
+        /* HALOX_GPU_PDL=1 (issue 28, to be measured): the update's graph edge from the local
+         * pair kernel made programmatic (hx_gpu_nb_local, hx_gpu_update_step); only where
+         * griddepcontrol exists (sm_90 and later) */
+        const char *e = getenv("HALOX_GPU_PDL");
+        if (e && strcmp(e, "0") != 0 && strcmp(e, "1") != 0)
+            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, fail,
+                         "HALOX_GPU_PDL='%s': give 0 (off, the default) or 1 (programmatic "
+                         "dependent launch of the update after the pair kernel)",
+                         e);
+        int major = 0;
+        HX_CUDA_GOTO(st, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
+                     fail);
+        nb->pdl = e && e[0] == '1' && major >= 9 && HX_PDL_CAPTURE;
+    }
+    {
         const char *e = getenv("HALOX_GPU_SEARCH_TIMING");
         nb->time_stages = e && e[0] == '1';
         const char *g = getenv("HALOX_GPU_SEARCH_GRAPH");
@@ -1473,6 +1489,20 @@ extern "C" hx_status hx_gpu_nb_local(hx_gpu_nb *nb, const float *x, float *f, in
     if (side)
         HX_CUDA(cudaEventRecord(nb->ev_prune, nb->s_prune));
     HX_TRY(run_pairs(nb, 0, flags, s));
+    nb->pdl_node = NULL;
+#if HX_PDL_CAPTURE
+    if (nb->pdl && nb->nent[0] > 0) {
+        /* in a capture the stream's dependency set is now the pair kernel's node alone: kept
+         * for the update, whose edge from it becomes programmatic (hx_gpu_nb_update_link) */
+        cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        const cudaGraphNode_t *deps = NULL;
+        const cudaGraphEdgeData *ed = NULL;
+        size_t nd = 0;
+        HX_CUDA(HX_CAPTURE_INFO(s, &cs, &deps, &ed, &nd));
+        if (cs == cudaStreamCaptureStatusActive && nd == 1)
+            nb->pdl_node = deps[0];
+    }
+#endif
     if (side)
         HX_CUDA(cudaStreamWaitEvent(s, nb->ev_prune, 0));
     if (defer) {
@@ -1498,6 +1528,9 @@ extern "C" hx_status hx_gpu_nb_update_link(hx_gpu_nb *nb, int commit, hx_gpu_upd
     link->xq = (float *)d->xq;
     link->swq = (const float *)d->swq;
     link->join = NULL;
+    link->pdl_from = (void *)nb->pdl_node; /* NULL unless captured with HALOX_GPU_PDL=1 */
+    nb->pdl_links += nb->pdl_node != NULL;
+    nb->pdl_node = NULL;
     nb->home_x_ready = commit != 0;
     if (nb->prune_due) {
         /* The local list's rolling prune beside the update (HALOX_GPU_PRUNE_AT=update, issue
@@ -1674,6 +1707,7 @@ extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
     s->searches = nb->searches;
     s->regrows = nb->regrows;
     s->search_captures = nb->search_captures;
+    s->pdl_links = nb->pdl_links;
     for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
         s->search_stage_ms[k] = nb->stage_ms[k];
 }

@@ -176,6 +176,9 @@ typedef struct hx_gpu_nb_stats {
     int prune_parts;
     int searches, regrows; /* searches done, buffer growths (a search is redone after one) */
     int search_captures;   /* captures of the search's graph (first, then after changes) */
+    /* HALOX_GPU_PDL=1: captured steps whose update was handed the local pair kernel's graph
+     * node, for its programmatic edge (hx_gpu_nb_update_link) */
+    int pdl_links;
     /* device time of each stage of the search, summed over the searches (ms), with
      * HALOX_GPU_SEARCH_TIMING=1 at create (events between the stages), else zero; names from
      * hx_gpu_search_stage_name */

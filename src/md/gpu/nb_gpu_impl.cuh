@@ -186,6 +186,11 @@ struct hx_gpu_nb {
     /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
      * step's gather is skipped */
     int home_x_ready;
+    /* HALOX_GPU_PDL=1 (read at create, off below sm_90): the graph node of the local pair
+     * kernel of the step being captured, for the update's programmatic edge (hx_gpu_nb_local
+     * to hx_gpu_nb_update_link); NULL when not capturing */
+    int pdl, pdl_links;
+    cudaGraphNode_t pdl_node;
 };
 
 /* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */

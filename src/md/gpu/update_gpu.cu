@@ -358,8 +358,14 @@ static __device__ __forceinline__ void upd_store(const upd_dev &d, const upd_lin
  * test_gpu_ethanol's constraint bars: dropped. */
 /* EARLY, KED (issue 28, to be measured): the slots of a staged block's waters loaded with the
  * staging loads (one round trip less after the staging barrier); the kinetic energy left as
- * per-block sums (ke_keep). */
-template <bool EARLY, bool KED>
+ * per-block sums (ke_keep).
+ * PDL (HALOX_GPU_PDL=1, issue 28, to be measured): launched through a programmatic edge from the
+ * local pair kernel (hx_gpu_update_step), the kernel may start while the pair kernel's last
+ * blocks still run. Before hx_pdl_wait it reads only what that kernel does not write: x, v, the
+ * slots and shifts (written by the search), the constraint tables, its own block sums; f, the
+ * pair forces fcl and every store come after it (the pair kernel reads the xq and fcl this
+ * kernel writes). Every thread passes hx_pdl_wait, whichever path it takes below. */
+template <bool EARLY, bool KED, bool PDL>
 __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
                                                         float *__restrict__ xf,
                                                         float *__restrict__ f, double lambda,
@@ -401,7 +407,18 @@ __global__ __launch_bounds__(UPD_THREADS) void k_update(upd_dev d, upd_link l,
             if (i < nst) {
                 rx[r] = d.x[c0 + i];
                 rv[r] = d.v[c0 + i];
-                rf[r] = f[c0 + i];
+                if (!PDL)
+                    rf[r] = f[c0 + i];
+            }
+        }
+        if (PDL) {
+            /* the loads above are in flight while the pair kernel ends */
+            hx_pdl_wait();
+#pragma unroll
+            for (int r = 0; r < 9; r++) {
+                const int i = threadIdx.x + r * UPD_THREADS;
+                if (i < nst)
+                    rf[r] = f[c0 + i];
             }
         }
 #pragma unroll
@@ -1122,6 +1139,88 @@ extern "C" hx_status hx_gpu_update_download(hx_gpu_update *u, double *x, double 
     return HX_OK;
 }
 
+template <bool PDL>
+static void upd_launch(const hx_gpu_update *u, unsigned grid, cudaStream_t s, const upd_link &l,
+                       float *xf, float *f, double lambda, int want_dev, int commit)
+{
+    if (u->early && u->d.ke_defer)
+        HX_LAUNCH((k_update<true, true, PDL>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+    else if (u->early)
+        HX_LAUNCH((k_update<true, false, PDL>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+    else if (u->d.ke_defer)
+        HX_LAUNCH((k_update<false, true, PDL>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+    else
+        HX_LAUNCH((k_update<false, false, PDL>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
+                  want_dev, commit);
+}
+
+/* HALOX_GPU_PDL=1: the edge of the next node captured in s (k_update) from the pair kernel's node
+ * `from` made programmatic; *pdl = 1 when it was, 0 when s is not capturing or `from` is not
+ * among its dependencies (then k_update is the plain one, behind full edges).
+ *
+ * Why the edge is built here and not with a launch attribute: the update runs on its own
+ * stream and joins the local and the halo streams through events, and the documented effect
+ * of cudaLaunchAttributeProgrammaticStreamSerialization is an overlap with the previous
+ * kernel in the same stream, which the update does not have. Moving the update onto the
+ * local stream would serialise what now overlaps the pair kernel (the home terms and rolling
+ * prune on the prune's stream, the bonded terms and halo work on the halo stream) or need a
+ * programmatic event per joined stream. Edge data in the capture (cudaGraphEdgeData, CUDA
+ * 12.3) says exactly what is meant: of k_update's dependencies, only the one on the local
+ * pair kernel becomes programmatic (port cudaGraphKernelNodePortProgrammatic: it fires when
+ * every block of that kernel has called griddepcontrol.launch_dependents, k_nb_2h's first
+ * instruction, or ended); every other dependency stays a full one, and a dependency that
+ * also reaches the pair kernel through another node (an energy fetch, a step-timing mark)
+ * keeps the update behind its completion, as before. Outside a capture (the first step,
+ * search and energy steps) nothing changes.
+ *
+ * Why an early trigger is safe: griddepcontrol.wait (cudaGridDependencySynchronize) waits
+ * until the prerequisite grids have completed and their memory operations are performed and
+ * visible to the waiting grid (CUDA programming guide, programmatic dependent launch), not
+ * only until they triggered: the trigger only decides when k_update's blocks may be scheduled,
+ * and every read of data the pair kernel writes, and every write of data it reads, comes after
+ * hx_pdl_wait in k_update. */
+static hx_status upd_pdl_edge(cudaStream_t s, cudaGraphNode_t from, int *pdl)
+{
+    *pdl = 0;
+#if HX_PDL_CAPTURE
+    enum { MAXDEP = 64 };
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *ed = NULL;
+    size_t n = 0;
+    HX_CUDA(HX_CAPTURE_INFO(s, &cs, &deps, &ed, &n));
+    if (cs != cudaStreamCaptureStatusActive || n == 0 || n > MAXDEP)
+        return HX_OK;
+    /* copies: the driver's arrays are valid only until the next call on the stream */
+    cudaGraphNode_t nd[MAXDEP];
+    cudaGraphEdgeData e[MAXDEP];
+    int found = 0;
+    for (size_t k = 0; k < n; k++) {
+        nd[k] = deps[k];
+        if (ed)
+            e[k] = ed[k];
+        else
+            memset(&e[k], 0, sizeof e[k]);
+        if (nd[k] == from && e[k].type == cudaGraphDependencyTypeDefault && e[k].from_port == 0) {
+            e[k].type = cudaGraphDependencyTypeProgrammatic;
+            e[k].from_port = cudaGraphKernelNodePortProgrammatic;
+            found = 1;
+        }
+    }
+    if (!found)
+        return HX_OK;
+    HX_CUDA(HX_CAPTURE_SET(s, nd, e, n));
+    *pdl = 1;
+#else
+    (void)s;
+    (void)from;
+#endif
+    return HX_OK;
+}
+
 extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, double lambda,
                                         int flags, const hx_gpu_update_link *link, hx_stream stream)
 {
@@ -1143,18 +1242,13 @@ extern "C" hx_status hx_gpu_update_step(hx_gpu_update *u, float *xf, float *f, d
     const int nt = u->d.nsettle + u->d.nshake + u->d.nfree;
     const unsigned grid = (unsigned)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
     u->upd_blocks = (int)grid;
-    if (u->early && u->d.ke_defer)
-        HX_LAUNCH((k_update<true, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda, want_dev,
-                  commit);
-    else if (u->early)
-        HX_LAUNCH((k_update<true, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
-                  want_dev, commit);
-    else if (u->d.ke_defer)
-        HX_LAUNCH((k_update<false, true>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
-                  want_dev, commit);
+    int pdl = 0;
+    if (link && link->pdl_from)
+        HX_TRY(upd_pdl_edge(s, (cudaGraphNode_t)link->pdl_from, &pdl));
+    if (pdl)
+        upd_launch<true>(u, grid, s, l, xf, f, lambda, want_dev, commit);
     else
-        HX_LAUNCH((k_update<false, false>), grid, UPD_THREADS, 0, s, u->d, l, xf, f, lambda,
-                  want_dev, commit);
+        upd_launch<false>(u, grid, s, l, xf, f, lambda, want_dev, commit);
     HX_CUDA_LAUNCH("k_update");
     if (link && link->join)
         HX_CUDA(cudaStreamWaitEvent(s, (cudaEvent_t)link->join, 0));

@@ -107,6 +107,10 @@ typedef struct hx_gpu_update_link {
      * module's rolling prune, HALOX_GPU_PRUNE_AT=update): the update's stream waits on it
      * after the update, so the step ends after both */
     void *join;
+    /* NULL, or the graph node (cudaGraphNode_t) of the pair kernel that produced fcl, in the
+     * stream capture under way (HALOX_GPU_PDL=1): the update's edge from it is made
+     * programmatic, and the update waits for it in the kernel (hx_gpu_update_step) */
+    void *pdl_from;
 } hx_gpu_update_link;
 
 /* One leap-frog step of the home atoms with forces f (device float [3n], zeroed afterwards),

@@ -777,42 +777,12 @@ __global__ __launch_bounds__(32 * GNB_PRUNE_WARPS,
                 }
             }
         } else {
-            /* main's loop, kept instruction for instruction for the A/B */
-            const int jb = ja + 4;
+            /* the default: mask, item and positions one after the other per item */
             for (int k = en.z + w; k < en.w; k += GNB_PRUNE_WARPS) {
                 /* the item is loaded with its mask in the source; ptxas sinks it behind the
                  * mask's test (SASS), FAST above does not */
                 const unsigned mo = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masko[k]), 0);
-                const uint2 it = __ldg(&items[k]);
-                const unsigned im = (mo | (mo >> 8)) & 0xffu;
-                unsigned nm = 0;
-                if (im) {
-                    const unsigned ex = it.y;
-                    const unsigned wa =
-                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + ja * GNB_CL + ti])
-                           : 0xffu;
-                    const unsigned wb =
-                        ex ? (unsigned)__ldg(&d.excl[(size_t)ex * GNB_SCA + jb * GNB_CL + ti])
-                           : 0xffu;
-                    const float4 xa = __ldg(&d.xq[it.x * GNB_CL + ja]);
-                    const float4 xb = __ldg(&d.xq[it.x * GNB_CL + jb]);
-                    unsigned bits = 0;
-#pragma unroll
-                    for (int ic = 0; ic < GNB_SCC; ic++) {
-                        if ((im >> ic) & 1u) {
-                            const float4 xi = xi_t[ic * GNB_CL];
-                            const float ax = xi.x - xa.x, ay = xi.y - xa.y, az = xi.z - xa.z;
-                            const float bx = xi.x - xb.x, by = xi.y - xb.y, bz = xi.z - xb.z;
-                            const float ra = fmaf(ax, ax, fmaf(ay, ay, az * az));
-                            const float rb = fmaf(bx, bx, fmaf(by, by, bz * bz));
-                            bits |= (ra < r2in ? 1u : 0u) << ic;
-                            bits |= (rb < r2in ? 1u : 0u) << (8 + ic);
-                        }
-                    }
-                    /* exclusion masks: bit ic of wa (half 0), of wb (half 1) */
-                    bits &= wa | (wb << 8);
-                    nm = __reduce_or_sync(HX_FULL_MASK, bits) & mo;
-                }
+                const unsigned nm = prune_item(d, mo, __ldg(&items[k]), xi_t, ti, ja, r2in);
                 if (lane == 0)
                     mask[k] = (unsigned short)nm;
                 ncp += (unsigned)__popc(nm);

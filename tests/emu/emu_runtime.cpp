@@ -77,19 +77,59 @@ static thread_local int t_device = 0;
 struct allocation {
     size_t bytes;
     int device;
+    bool guarded; /* cudaMalloc's: followed by guard_bytes of guard_byte */
 };
 static std::mutex alloc_mu;
 static std::map<const unsigned char *, allocation> allocations;
 
-static void alloc_add(void *p, size_t bytes)
+/* Every cudaMalloc is followed by a guard zone that no correct device code or copy touches; it
+ * is checked after every kernel, copy and memset and at cudaFree. A write past the end of a
+ * device buffer (an index off by a block, an array sized for one half step where the kernel
+ * keeps four) corrupts memory silently on a GPU, and on the host only under AddressSanitizer;
+ * here it ends the process with what wrote, the buffer's size and the offset. Reads past the
+ * end are not seen. */
+static const size_t guard_bytes = 256;
+static const unsigned char guard_byte = 0xa5;
+
+static void alloc_add_kind(void *p, size_t bytes, bool guarded)
 {
     std::lock_guard<std::mutex> l(alloc_mu);
-    allocations[(const unsigned char *)p] = allocation{bytes, t_device};
+    allocations[(const unsigned char *)p] = allocation{bytes, t_device, guarded};
+}
+static void alloc_add(void *p, size_t bytes)
+{
+    alloc_add_kind(p, bytes, false);
+}
+/* The guard of one allocation: abort with `what` when it was written. alloc_mu held. */
+static void guard_check_one(const unsigned char *base, const allocation &a, const char *what)
+{
+    if (!a.guarded)
+        return;
+    const unsigned char *g = base + a.bytes;
+    for (size_t k = 0; k < guard_bytes; k++)
+        if (g[k] != guard_byte) {
+            std::fprintf(stderr,
+                         "emulation: %s wrote past the end of a device allocation of %zu bytes "
+                         "(device %d, at %p): byte %zu after its end is 0x%02x\n",
+                         what, a.bytes, a.device, (const void *)base, k, g[k]);
+            std::abort();
+        }
+}
+/* Every allocation's guard (after a kernel, a copy or a memset). */
+static void guards_check(const char *what)
+{
+    std::lock_guard<std::mutex> l(alloc_mu);
+    for (const auto &e : allocations)
+        guard_check_one(e.first, e.second, what);
 }
 static void alloc_remove(void *p)
 {
     std::lock_guard<std::mutex> l(alloc_mu);
-    allocations.erase((const unsigned char *)p);
+    const auto it = allocations.find((const unsigned char *)p);
+    if (it == allocations.end())
+        return;
+    guard_check_one(it->first, it->second, "something before cudaFree");
+    allocations.erase(it);
 }
 /* The allocation containing p: its start and record; false when p is in none. */
 static bool alloc_find(const void *p, const unsigned char **base, allocation *a)
@@ -263,6 +303,15 @@ static void ctx_init(block_ctx &c, dim3 b, size_t smem)
     c.smem.assign(smem + 16, 0xff);
 }
 
+/* The guards after a grid, naming it by its shape (the kernel's name is not known here). */
+static void guards_after_grid(dim3 g, dim3 b)
+{
+    char what[96];
+    std::snprintf(what, sizeof what, "a kernel (grid %ux%ux%u, blocks of %ux%ux%u threads)", g.x,
+                  g.y, g.z, b.x, b.y, b.z);
+    guards_check(what);
+}
+
 void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
 {
     block_ctx c;
@@ -298,6 +347,7 @@ void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
     }
     for (auto &x : th)
         x.join();
+    guards_after_grid(g, b);
 }
 
 /* At most this many host threads in a grid whose blocks run at once. */
@@ -381,6 +431,7 @@ void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size
     }
     for (auto &x : th)
         x.join();
+    guards_after_grid(g, b);
 }
 
 void record_or_run(std::function<void()> op)
@@ -657,11 +708,12 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
-    void *q = std::malloc(bytes ? bytes : 1);
+    void *q = std::malloc(bytes + emu::guard_bytes);
     if (!q)
         return cudaErrorMemoryAllocation;
     std::memset(q, 0xff, bytes); /* NaN: reads of unwritten device memory show */
-    emu::alloc_add(q, bytes);
+    std::memset((unsigned char *)q + bytes, emu::guard_byte, emu::guard_bytes);
+    emu::alloc_add_kind(q, bytes, true);
     *p = q;
     return cudaSuccess;
 }
@@ -716,6 +768,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
         return cudaErrorStreamCaptureUnsupported;
     if (bytes)
         std::memmove(dst, src, bytes);
+    emu::guards_check("cudaMemcpy");
     return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
@@ -726,6 +779,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
     emu::record_or_run([dst, src, bytes]() {
         if (bytes)
             std::memmove(dst, src, bytes);
+        emu::guards_check("cudaMemcpyAsync");
     });
     return cudaSuccess;
 }
@@ -734,12 +788,16 @@ cudaError_t cudaMemset(void *p, int v, size_t bytes)
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     std::memset(p, v, bytes);
+    emu::guards_check("cudaMemset");
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
     (void)s;
-    emu::record_or_run([p, v, bytes]() { std::memset(p, v, bytes); });
+    emu::record_or_run([p, v, bytes]() {
+        std::memset(p, v, bytes);
+        emu::guards_check("cudaMemsetAsync");
+    });
     return cudaSuccess;
 }
 cudaError_t cudaStreamCreate(cudaStream_t *s)

@@ -702,6 +702,76 @@ extern "C" hx_status hx_gpu_update_reset(hx_gpu_update **up, const hx_gpu_update
     return st;
 }
 
+/* What both resets set alike (hx_gpu_update_reset from host tables, hx_gpu_update_reset_device
+ * from the device search's lists): the variant switches, the sizes, the water geometry's SETTLE
+ * constants, the box, the grids, and the buffers whose size follows from them. nfree: atoms
+ * integrated alone; nmol: molecules (atoms when there are no molecule ranges); settle0: the
+ * first atom of consecutive SETTLE waters, or -1. The per-block sums (UB_PART) hold four arrays
+ * of nbk blocks: the scratch of ke_finish and, with ke_defer, ke_keep's current, previous and
+ * uncommitted half steps. */
+static hx_status upd_common(hx_gpu_update *u, const hx_gpu_update_params *p, int nfree, int nmol,
+                            int settle0)
+{
+    upd_dev *d = &u->d;
+    const int n = p->n;
+    const size_t N = (size_t)n + 1;
+    {
+        const char *e = getenv("HALOX_GPU_UPDATE_EARLY");
+        u->early = e && e[0] == '1';
+        const char *k = getenv("HALOX_GPU_KE_DEFER");
+        d->ke_defer = k && k[0] == '1';
+    }
+    d->n = n;
+    d->nsettle = p->nsettle;
+    d->nshake = p->nshake;
+    d->nfree = nfree;
+    d->nmol = nmol;
+    d->dt = p->dt;
+    d->shake_tol = p->shake_tol > 0 ? p->shake_tol : HX_SHAKE_TOL;
+    d->m_o = p->m_o;
+    d->m_h = p->m_h;
+    d->d_oh = p->d_oh;
+    d->d_hh = p->d_hh;
+    d->settle0 = -1;
+    if (p->nsettle > 0) {
+        d->hc = 0.5 * p->d_hh;
+        const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
+        d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
+        d->rb = h - d->ra;
+        d->im_o = 1.0 / p->m_o;
+        d->im_h = 1.0 / p->m_h;
+        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
+        d->inv_ra = 1.0 / d->ra;
+        d->inv_2hc = 1.0 / (2.0 * d->hc);
+        d->settle0 = settle0;
+    }
+    for (int k = 0; k < 3; k++) {
+        d->periodic[k] = p->periodic[k] != 0;
+        d->box[k] = p->box[k];
+    }
+    const int nwork = p->nsettle + p->nshake + nfree; /* k_update's threads */
+    const int nt = nwork > n ? nwork : n;             /* k_ke's and k_to_float's too */
+    u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
+    u->upd_blocks = (int)hx_div_up(nwork > 0 ? nwork : 1, UPD_THREADS);
+    d->nbk = u->nblocks;
+    HX_TRY(ub_reserve(u, UB_X, 3 * N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_V, 3 * N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_INVM, N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_M, N * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_FREE_AT, N * sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_PART, 4 * (size_t)u->nblocks * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_DONE, sizeof(unsigned)));
+    HX_TRY(ub_reserve(u, UB_KE, 3 * sizeof(double)));
+    HX_TRY(ub_reserve(u, UB_DEV, sizeof(unsigned)));
+    HX_TRY(ub_reserve(u, UB_BAD, sizeof(int)));
+    HX_TRY(ub_reserve(u, UB_BAD_SHAKE, sizeof(int)));
+    if (!u->h_res)
+        HX_CUDA(cudaMallocHost((void **)&u->h_res, sizeof *u->h_res));
+    memset(u->h_res, 0, sizeof *u->h_res);
+    return HX_OK;
+}
+
 /* Everything create does but allocating the handle: checks, host tables, device buffers
  * (reserved in their slots), uploads, counters reset. */
 static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
@@ -717,15 +787,8 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
              HX_ERR_INVALID_ARG, "hx_gpu_update_create: SHAKE molecules without their types");
     hx_status st = HX_OK;
     const int n = p->n;
-    const size_t N = (size_t)n + 1;
     const int int_max = INT_MAX;
     upd_dev *d = &u->d;
-    {
-        const char *e = getenv("HALOX_GPU_UPDATE_EARLY");
-        u->early = e && e[0] == '1';
-        const char *k = getenv("HALOX_GPU_KE_DEFER");
-        d->ke_defer = k && k[0] == '1';
-    }
     u->p = *p;
     u->p.mass = NULL;
     u->p.mol_start = NULL;
@@ -830,60 +893,21 @@ static hx_status update_fill(hx_gpu_update *u, const hx_gpu_update_params *p)
         if (!in_settle[a])
             free_at[d->nfree++] = a;
     }
-    d->n = n;
-    d->nsettle = p->nsettle;
-    d->nmol = p->mol_start ? p->nmol : n;
-    d->dt = p->dt;
-    d->m_o = p->m_o;
-    d->m_h = p->m_h;
-    d->d_oh = p->d_oh;
-    d->d_hh = p->d_hh;
-    d->settle0 = -1;
-    if (p->nsettle > 0) {
-        d->hc = 0.5 * p->d_hh;
-        const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
-        d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
-        d->rb = h - d->ra;
-        d->im_o = 1.0 / p->m_o;
-        d->im_h = 1.0 / p->m_h;
-        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
-        d->inv_ra = 1.0 / d->ra;
-        d->inv_2hc = 1.0 / (2.0 * d->hc);
-        int fast = 1;
-        for (int w = 0; w < p->nsettle && fast; w++)
-            for (int j = 0; j < 3; j++) {
-                const int a = p->settle[3 * w + j];
-                fast &= a == p->settle[0] + 3 * w + j && p->mass[a] == (j ? p->m_h : p->m_o);
-            }
-        d->settle0 = fast ? p->settle[0] : -1;
-    }
-    for (int k = 0; k < 3; k++) {
-        d->periodic[k] = p->periodic[k] != 0;
-        d->box[k] = p->box[k];
-    }
     {
-        const int nt =
-            p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
-        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
+        /* SETTLE's waters consecutive (O, H, H) from the first group's oxygen: the update's
+         * staged path (k_update) */
+        int settle0 = -1;
+        if (p->nsettle > 0) {
+            int fast = 1;
+            for (int w = 0; w < p->nsettle && fast; w++)
+                for (int j = 0; j < 3; j++) {
+                    const int a = p->settle[3 * w + j];
+                    fast &= a == p->settle[0] + 3 * w + j && p->mass[a] == (j ? p->m_h : p->m_o);
+                }
+            settle0 = fast ? p->settle[0] : -1;
+        }
+        HX_TRY_GOTO(st, upd_common(u, p, d->nfree, p->mol_start ? p->nmol : n, settle0), done);
     }
-    HX_TRY_GOTO(st, ub_reserve(u, UB_X, 3 * N * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_V, 3 * N * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_INVM, N * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_M, N * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_FREE_AT, N * sizeof(int)), done);
-    d->nbk = u->nblocks;
-    u->upd_blocks = (int)hx_div_up(
-        p->nsettle + p->nshake + d->nfree > 0 ? p->nsettle + p->nshake + d->nfree : 1, UPD_THREADS);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_PART, 4 * (size_t)u->nblocks * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_DONE, sizeof(unsigned)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_KE, 3 * sizeof(double)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_DEV, sizeof(unsigned)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_BAD, sizeof(int)), done);
-    HX_TRY_GOTO(st, ub_reserve(u, UB_BAD_SHAKE, sizeof(int)), done);
-    if (!u->h_res)
-        HX_CUDA_GOTO(st, cudaMallocHost((void **)&u->h_res, sizeof *u->h_res), done);
-    memset(u->h_res, 0, sizeof *u->h_res);
     if (n > 0) {
         HX_CUDA_GOTO(st, cudaMemcpy(d->invm, invm, n * sizeof(double), cudaMemcpyHostToDevice),
                      done);
@@ -1013,7 +1037,6 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
     hx_gpu_update *u = *up;
     upd_dev *d = &u->d;
     const int n = p->n;
-    const size_t N = (size_t)n + 1;
     u->p = *p;
     u->p.mass = NULL;
     u->p.mol_start = NULL;
@@ -1021,57 +1044,10 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
     u->p.shake_start = u->p.shake_type = NULL;
     if (p->nshake > 0)
         HX_TRY(shake_tables_all(u, p->ff));
-    d->n = n;
-    d->nsettle = p->nsettle;
-    d->nshake = p->nshake;
-    d->nfree = L->nfree;
-    d->nmol = p->nmol;
-    d->dt = p->dt;
-    d->shake_tol = p->shake_tol > 0 ? p->shake_tol : HX_SHAKE_TOL;
-    d->m_o = p->m_o;
-    d->m_h = p->m_h;
-    d->d_oh = p->d_oh;
-    d->d_hh = p->d_hh;
-    d->settle0 = -1;
-    if (p->nsettle > 0) {
-        d->hc = 0.5 * p->d_hh;
-        const double h = sqrt(p->d_oh * p->d_oh - d->hc * d->hc);
-        d->ra = 2.0 * p->m_h * h / (p->m_o + 2.0 * p->m_h);
-        d->rb = h - d->ra;
-        d->im_o = 1.0 / p->m_o;
-        d->im_h = 1.0 / p->m_h;
-        d->inv_mt = 1.0 / (p->m_o + 2.0 * p->m_h);
-        d->inv_ra = 1.0 / d->ra;
-        d->inv_2hc = 1.0 / (2.0 * d->hc);
-        d->settle0 = L->settle_first;
-    }
-    for (int k = 0; k < 3; k++) {
-        d->periodic[k] = p->periodic[k] != 0;
-        d->box[k] = p->box[k];
-    }
-    {
-        const int nt =
-            p->nsettle + p->nshake + d->nfree > n ? p->nsettle + p->nshake + d->nfree : n;
-        u->nblocks = (int)hx_div_up(nt > 0 ? nt : 1, UPD_THREADS);
-    }
-    HX_TRY(ub_reserve(u, UB_X, 3 * N * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_V, 3 * N * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_INVM, N * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_M, N * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_SETTLE, (3 * (size_t)p->nsettle + 1) * sizeof(int)));
-    HX_TRY(ub_reserve(u, UB_FREE_AT, N * sizeof(int)));
+    HX_TRY(upd_common(u, p, L->nfree, p->nmol, L->settle_first));
     HX_TRY(ub_reserve(u, UB_MOL_START, ((size_t)p->nmol + 1) * sizeof(int)));
     HX_TRY(ub_reserve(u, UB_SH_START, ((size_t)p->nshake + 1) * sizeof(int)));
     HX_TRY(ub_reserve(u, UB_SH_TYPE, ((size_t)p->nshake + 1) * sizeof(int)));
-    HX_TRY(ub_reserve(u, UB_PART, (size_t)u->nblocks * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_DONE, sizeof(unsigned)));
-    HX_TRY(ub_reserve(u, UB_KE, 3 * sizeof(double)));
-    HX_TRY(ub_reserve(u, UB_DEV, sizeof(unsigned)));
-    HX_TRY(ub_reserve(u, UB_BAD, sizeof(int)));
-    HX_TRY(ub_reserve(u, UB_BAD_SHAKE, sizeof(int)));
-    if (!u->h_res)
-        HX_CUDA(cudaMallocHost((void **)&u->h_res, sizeof *u->h_res));
-    memset(u->h_res, 0, sizeof *u->h_res);
     u->h_res->bad = u->h_res->bad_shake = INT_MAX;
     const cudaMemcpyKind dd = cudaMemcpyDeviceToDevice;
     if (n > 0) {
@@ -1094,6 +1070,7 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
     static const int int_max[2] = {INT_MAX, INT_MAX};
     HX_CUDA(cudaMemsetAsync(d->done, 0, sizeof(unsigned), s));
     HX_CUDA(cudaMemsetAsync(d->ke, 0, 3 * sizeof(double), s));
+    HX_CUDA(cudaMemsetAsync(d->part, 0, 4 * (size_t)u->nblocks * sizeof(double), s));
     HX_CUDA(cudaMemsetAsync(d->dev, 0, sizeof(unsigned), s));
     HX_CUDA(cudaMemcpyAsync(d->bad, &int_max[0], sizeof(int), cudaMemcpyHostToDevice, s));
     HX_CUDA(cudaMemcpyAsync(d->bad_shake, &int_max[1], sizeof(int), cudaMemcpyHostToDevice, s));

@@ -6,9 +6,10 @@
  * masks, barriers, warp shuffles, atomics) and the host code around them run here, under
  * AddressSanitizer if asked. Device memory is host memory filled with 0xFF bytes (NaN as float)
  * so that reads of never-written memory show up, and followed by a guard zone that is checked
- * after every kernel, copy and memset: a write past a buffer's end aborts with what wrote. Streams are executed in issue order (every
- * call completes before it returns); stream capture records the calls and graph launches replay
- * them. Nothing here says anything about performance. Not part of the library.
+ * after every kernel, copy and memset: a write past a buffer's end aborts with what wrote. Streams
+ * are executed in issue order (every call completes before it returns); stream capture records the
+ * calls and graph launches replay them. Nothing here says anything about performance. Not part of
+ * the library.
  *
  * Several devices: HALOX_EMU_DEVICES=N (default 1, at most 16) makes N devices visible, each
  * with its own UUID (the same in every process, as a real GPU's). The current device is per host

@@ -82,12 +82,12 @@ struct allocation {
 static std::mutex alloc_mu;
 static std::map<const unsigned char *, allocation> allocations;
 
-/* Every cudaMalloc is followed by a guard zone that no correct device code or copy touches; it
- * is checked after every kernel, copy and memset and at cudaFree. A write past the end of a
- * device buffer (an index off by a block, an array sized for one half step where the kernel
- * keeps four) corrupts memory silently on a GPU, and on the host only under AddressSanitizer;
- * here it ends the process with what wrote, the buffer's size and the offset. Reads past the
- * end are not seen. */
+/* Every cudaMalloc is framed by guard zones (before its start and after its end) that no
+ * correct device code or copy touches; they are checked after every kernel, copy and memset and
+ * at cudaFree. A write outside a device buffer (an index off by a block, an array sized for one
+ * half step where the kernel keeps four) corrupts memory silently on a GPU, and on the host
+ * only under AddressSanitizer; here it ends the process with what wrote, the buffer's size and
+ * the offset. Reads outside are not seen. */
 static const size_t guard_bytes = 256;
 static const unsigned char guard_byte = 0xa5;
 
@@ -105,13 +105,21 @@ static void guard_check_one(const unsigned char *base, const allocation &a, cons
 {
     if (!a.guarded)
         return;
-    const unsigned char *g = base + a.bytes;
+    const unsigned char *g = base + a.bytes, *h = base - guard_bytes;
     for (size_t k = 0; k < guard_bytes; k++)
         if (g[k] != guard_byte) {
             std::fprintf(stderr,
                          "emulation: %s wrote past the end of a device allocation of %zu bytes "
                          "(device %d, at %p): byte %zu after its end is 0x%02x\n",
                          what, a.bytes, a.device, (const void *)base, k, g[k]);
+            std::abort();
+        }
+    for (size_t k = 0; k < guard_bytes; k++)
+        if (h[k] != guard_byte) {
+            std::fprintf(stderr,
+                         "emulation: %s wrote before the start of a device allocation of %zu "
+                         "bytes (device %d, at %p): byte %zu before its start is 0x%02x\n",
+                         what, a.bytes, a.device, (const void *)base, guard_bytes - k, h[k]);
             std::abort();
         }
 }
@@ -122,14 +130,18 @@ static void guards_check(const char *what)
     for (const auto &e : allocations)
         guard_check_one(e.first, e.second, what);
 }
-static void alloc_remove(void *p)
+/* Forgets p; true when it was a guarded allocation (then its memory starts guard_bytes before
+ * p). */
+static bool alloc_remove(void *p)
 {
     std::lock_guard<std::mutex> l(alloc_mu);
     const auto it = allocations.find((const unsigned char *)p);
     if (it == allocations.end())
-        return;
+        return false;
+    const bool guarded = it->second.guarded;
     guard_check_one(it->first, it->second, "something before cudaFree");
     allocations.erase(it);
+    return guarded;
 }
 /* The allocation containing p: its start and record; false when p is in none. */
 static bool alloc_find(const void *p, const unsigned char **base, allocation *a)
@@ -708,19 +720,21 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
-    void *q = std::malloc(bytes + emu::guard_bytes);
-    if (!q)
+    unsigned char *m = (unsigned char *)std::malloc(bytes + 2 * emu::guard_bytes);
+    if (!m)
         return cudaErrorMemoryAllocation;
+    unsigned char *q = m + emu::guard_bytes; /* malloc's alignment kept: guard_bytes is 256 */
+    std::memset(m, emu::guard_byte, emu::guard_bytes);
     std::memset(q, 0xff, bytes); /* NaN: reads of unwritten device memory show */
-    std::memset((unsigned char *)q + bytes, emu::guard_byte, emu::guard_bytes);
+    std::memset(q + bytes, emu::guard_byte, emu::guard_bytes);
     emu::alloc_add_kind(q, bytes, true);
     *p = q;
     return cudaSuccess;
 }
 cudaError_t cudaFree(void *p)
 {
-    if (p)
-        emu::alloc_remove(p);
+    if (p && emu::alloc_remove(p))
+        p = (unsigned char *)p - emu::guard_bytes;
     std::free(p);
     return cudaSuccess;
 }

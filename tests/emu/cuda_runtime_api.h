@@ -5,8 +5,8 @@
  * of a block runs as a host thread (tests/emu/emu_device.h), so the kernels' logic (indexing,
  * masks, barriers, warp shuffles, atomics) and the host code around them run here, under
  * AddressSanitizer if asked. Device memory is host memory filled with 0xFF bytes (NaN as float)
- * so that reads of never-written memory show up, and followed by a guard zone that is checked
- * after every kernel, copy and memset: a write past a buffer's end aborts with what wrote. Streams
+ * so that reads of never-written memory show up, and framed by guard zones that are checked
+ * after every kernel, copy and memset: a write outside a buffer aborts with what wrote. Streams
  * are executed in issue order (every call completes before it returns); stream capture records the
  * calls and graph launches replay them. Nothing here says anything about performance. Not part of
  * the library.

@@ -1151,21 +1151,6 @@ const hx_cmd hx_bench_cmd_suite = {
     run_suite,
 };
 
-static int parse_ranks(const char *text, int *out, int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (p && *p && n < max) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v <= 0 || v > 4096 || (*end && *end != ','))
-            return -1;
-        out[n++] = (int)v;
-        p = *end == ',' ? end + 1 : NULL;
-    }
-    return n;
-}
-
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
@@ -1285,7 +1270,7 @@ static int run_suite(int argc, char **argv)
         probe_gmx_gpu(&m);
     int ranks[32], nranks = 0;
     if (o.ranks) {
-        nranks = parse_ranks(o.ranks, ranks, 32);
+        nranks = hx_bench_parse_ints(o.ranks, 4096, ranks, 32);
         if (nranks <= 0) {
             fprintf(stderr,
                     "halox bench suite: error: --ranks '%s': give positive integers "

@@ -234,3 +234,13 @@ void t_domain_free(t_domain *ds)
     free(ds->mol);
     free(ds->gid);
 }
+
+void t_md_params(hx_md_params *p, const char *model, uint64_t seed)
+{
+    hx_md_params_default(p);
+    p->model = model;
+    p->dt = 0.002;
+    p->gen_vel = 1;
+    p->gen_temp = 300;
+    p->seed = seed;
+}

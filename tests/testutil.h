@@ -71,6 +71,10 @@ typedef struct t_domain {
 void t_domain_build(const hx_system *s, const int *owner, const int g[3], int dom, t_domain *ds);
 void t_domain_free(t_domain *ds);
 
+/* hx_md_params_default for model with velocities generated at 300 K from seed and a 2 fs step:
+ * the start the MD tests share (each then sets its cut-offs, backend, threads). */
+void t_md_params(hx_md_params *p, const char *model, uint64_t seed);
+
 #endif
 
 /* Tests that run under mpiexec use the library's program-level MPI entry points (only

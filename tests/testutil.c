@@ -244,3 +244,15 @@ void t_md_params(hx_md_params *p, const char *model, uint64_t seed)
     p->gen_temp = 300;
     p->seed = seed;
 }
+
+double t_max_pos_dev(const hx_system *a, const hx_system *b)
+{
+    double worst = 0;
+    for (int i = 0; i < 3 * a->natoms; i++) {
+        const double L = a->box[i % 3];
+        double d = a->x[i] - b->x[i];
+        d -= L * nearbyint(d / L);
+        worst = fmax(worst, fabs(d));
+    }
+    return worst;
+}

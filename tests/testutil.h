@@ -74,6 +74,9 @@ void t_domain_free(t_domain *ds);
 /* hx_md_params_default for model with velocities generated at 300 K from seed and a 2 fs step:
  * the start the MD tests share (each then sets its cut-offs, backend, threads). */
 void t_md_params(hx_md_params *p, const char *model, uint64_t seed);
+/* The largest distance between the positions of a and b (same atoms, a's box), each the
+ * minimum image: how far two runs of the same system have gone apart. */
+double t_max_pos_dev(const hx_system *a, const hx_system *b);
 
 #endif
 

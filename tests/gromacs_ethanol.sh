@@ -50,26 +50,8 @@ for c in "${cases[@]}"; do
         failed=$((failed + 1))
         continue
     fi
-    cat > "$tag.mdp" << EOF
-; one parameter file for halox md -f and gmx grompp -f
-integrator               = md
-dt                       = 0.002
-nsteps                   = 0
-continuation             = yes
-cutoff-scheme            = Verlet
-nstlist                  = 10
-verlet-buffer-tolerance  = -1
-rlist                    = $rc
-coulombtype              = reaction-field
-rcoulomb                 = $rc
-rvdw                     = $rc
-vdw-modifier             = potential-shift
-epsilon-r                = $epsr
-epsilon-rf               = $eps
-constraints              = none
-comm-mode                = none
-nstenergy                = 1
-EOF
+    rf_mdp "$tag" "$rc" "$eps" "$epsr" "constraints              = none
+comm-mode                = none"
     if ! single_point "$tag" "$label" "oplsaa-$water"; then
         failed=$((failed + 1))
         continue

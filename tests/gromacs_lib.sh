@@ -29,6 +29,33 @@ fresh_work() {
     mkdir -p "$1"
     cd "$1" || exit 1
 }
+# rf_mdp TAG RC EPS_RF EPS_R [LINES]: TAG.mdp, one parameter file for both codes: a single point
+# (nsteps = 0, continuation = yes: the coordinates as they are) with reaction field and
+# potential-shifted LJ at cut-off RC = rlist; LINES (more parameters) before nstenergy.
+rf_mdp() {
+    local tag=$1 rc=$2 eps=$3 epsr=$4 extra=${5:-}
+    {
+        cat << EOF
+; one parameter file for halox md -f and gmx grompp -f
+integrator               = md
+dt                       = 0.002
+nsteps                   = 0
+continuation             = yes
+cutoff-scheme            = Verlet
+nstlist                  = 10
+verlet-buffer-tolerance  = -1
+rlist                    = $rc
+coulombtype              = reaction-field
+rcoulomb                 = $rc
+rvdw                     = $rc
+vdw-modifier             = potential-shift
+epsilon-r                = $epsr
+epsilon-rf               = $eps
+EOF
+        [[ -z $extra ]] || printf '%s\n' "$extra"
+        echo "nstenergy                = 1"
+    } > "$tag.mdp"
+}
 # single_point TAG LABEL MODEL: `halox md -f TAG.mdp` (model MODEL) and `gmx_d grompp` of the
 # same .mdp with TAG.top, then `gmx_d mdrun -rerun` of TAG.gro (energies in TAG.rerun.edr).
 # Prints why and returns 1 when a step fails (logs under $work).

@@ -47,24 +47,7 @@ for c in "${cases[@]}"; do
         failed=$((failed + 1))
         continue
     fi
-    cat > "$tag.mdp" << EOF
-; one parameter file for halox md -f and gmx grompp -f
-integrator               = md
-dt                       = 0.002
-nsteps                   = 0
-continuation             = yes
-cutoff-scheme            = Verlet
-nstlist                  = 10
-verlet-buffer-tolerance  = -1
-rlist                    = $rc
-coulombtype              = reaction-field
-rcoulomb                 = $rc
-rvdw                     = $rc
-vdw-modifier             = potential-shift
-epsilon-r                = 1
-epsilon-rf               = $eps
-nstenergy                = 1
-EOF
+    rf_mdp "$tag" "$rc" "$eps" 1
     if ! single_point "$tag" "$label" "$model"; then
         failed=$((failed + 1))
         continue

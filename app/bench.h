@@ -72,5 +72,7 @@ hx_comm *hx_bench_world(const char *name, int *argc, char ***argv);
 hx_status hx_bench_gpu_context(hx_comm *world, const char *gpu_ids, hx_gpu_context **out);
 /* "AxBxC[,...]" into grids (at most max); the count, or the parse error in *st. */
 int hx_bench_parse_grids(const char *list, int (*grids)[3], int max, hx_status *st);
+/* "A[,B...]", each in 1..vmax, into out (at most max); the count, or -1 when one is not. */
+int hx_bench_parse_ints(const char *list, long vmax, int *out, int max);
 
 #endif

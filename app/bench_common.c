@@ -183,6 +183,21 @@ hx_comm *hx_bench_world(const char *name, int *argc, char ***argv)
     return world;
 }
 
+int hx_bench_parse_ints(const char *list, long vmax, int *out, int max)
+{
+    int n = 0;
+    const char *p = list;
+    while (p && *p && n < max) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v <= 0 || v > vmax || (*end && *end != ','))
+            return -1;
+        out[n++] = (int)v;
+        p = *end == ',' ? end + 1 : NULL;
+    }
+    return n;
+}
+
 int hx_bench_parse_grids(const char *list, int (*grids)[3], int max, hx_status *st)
 {
     char tmp[256];

@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,21 +253,6 @@ const hx_cmd hx_bench_cmd_md = {
     run_md_series,
 };
 
-static int parse_ints(const char *text, int *out, int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (p && *p && n < max) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v <= 0 || (*end && *end != ','))
-            return -1;
-        out[n++] = (int)v;
-        p = *end == ',' ? end + 1 : NULL;
-    }
-    return n;
-}
-
 static int run_md_series(int argc, char **argv)
 {
     mopts o = {"45000", NULL,   "gpu-mpi,gpu-direct,nvshmem",
@@ -304,7 +290,7 @@ static int run_md_series(int argc, char **argv)
     int pr = hx_cli_parse(&hx_bench_cmd_md, opts, (int)(sizeof opts / sizeof opts[0]), argc, argv);
     if (pr != 0)
         return pr > 0 ? 0 : 2;
-    int sizes[32], nsizes = parse_ints(o.atoms_list, sizes, 32);
+    int sizes[32], nsizes = hx_bench_parse_ints(o.atoms_list, LONG_MAX, sizes, 32);
     if (nsizes <= 0 || o.steps < 1 || o.warmup < 0 || o.nstlist < 1 || o.nstmetrics < 0 ||
         o.seed < 0) {
         fprintf(stderr, "halox bench md: error: need --atoms with positive sizes, --steps >= 1, "

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,6 +414,19 @@ static void fmtv(double v, char *buf, size_t cap)
         snprintf(buf, cap, "–");
 }
 
+/* Append printf-style to the gnuplot script s of capacity cap, *len of it used; a piece that
+ * does not fit leaves *len as it was. */
+__attribute__((format(printf, 4, 5))) static void script_add(char *s, size_t cap, size_t *len,
+                                                             const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(s + *len, cap - *len, fmt, ap);
+    va_end(ap);
+    if (w > 0 && (size_t)w < cap - *len)
+        *len += (size_t)w;
+}
+
 /* Lines (one per backend label) of y against x over the runs that pass `keep`. */
 static int plot_lines(const char *png, const char *title, const char *xlabel, const char *ylabel,
                       int logx, int logy, hx_bench_run *runs, int n, getter gx, getter gy)
@@ -422,15 +436,11 @@ static int plot_lines(const char *png, const char *title, const char *xlabel, co
     char *s = malloc(cap);
     if (!s)
         return -1;
-#define APP(...)                                                                                   \
-    do {                                                                                           \
-        int w_ = snprintf(s + len, cap - len, __VA_ARGS__);                                        \
-        if (w_ > 0 && (size_t)w_ < cap - len)                                                      \
-            len += (size_t)w_;                                                                     \
-    } while (0)
-    APP("set title '%s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\nset key top left\n"
-        "%s%s",
-        title, xlabel, ylabel, logx ? "set logscale x\n" : "", logy ? "set logscale y\n" : "");
+    script_add(s, cap, &len,
+               "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\nset grid\nset key top left\n"
+               "%s%s",
+               title, xlabel, ylabel, logx ? "set logscale x\n" : "",
+               logy ? "set logscale y\n" : "");
     /* inline data blocks: one $B<i> per backend label */
     char labels[32][96];
     int nl = 0;
@@ -455,21 +465,20 @@ static int plot_lines(const char *png, const char *title, const char *xlabel, co
         return 1; /* nothing to draw */
     }
     for (int k = 0; k < nl; k++) {
-        APP("$B%d << EOD\n", k);
+        script_add(s, cap, &len, "$B%d << EOD\n", k);
         for (int i = 0; i < n; i++) {
             char lab[96];
             label_of(&runs[i], lab, sizeof lab);
             if (strcmp(lab, labels[k]) == 0 && gy(&runs[i]) > 0 && gx(&runs[i]) > 0)
-                APP("%.6g %.6g\n", gx(&runs[i]), gy(&runs[i]));
+                script_add(s, cap, &len, "%.6g %.6g\n", gx(&runs[i]), gy(&runs[i]));
         }
-        APP("EOD\n");
+        script_add(s, cap, &len, "EOD\n");
     }
-    APP("plot ");
+    script_add(s, cap, &len, "plot ");
     for (int k = 0; k < nl; k++)
-        APP("%s$B%d using 1:2 with linespoints lw 2 pt %d title '%s'", k ? ", " : "", k, 5 + k,
-            labels[k]);
-    APP("\n");
-#undef APP
+        script_add(s, cap, &len, "%s$B%d using 1:2 with linespoints lw 2 pt %d title '%s'",
+                   k ? ", " : "", k, 5 + k, labels[k]);
+    script_add(s, cap, &len, "\n");
     int rc = gnuplot_png(png, s);
     free(s);
     return rc;
@@ -496,18 +505,12 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
     if (!s)
         return -1;
     int rows = 0, every = 0, mixed = 0, over = 0;
-#define APP(...)                                                                                   \
-    do {                                                                                           \
-        int w_ = snprintf(s + len, cap - len, __VA_ARGS__);                                        \
-        if (w_ > 0 && (size_t)w_ < cap - len)                                                      \
-            len += (size_t)w_;                                                                     \
-    } while (0)
     /* The CPU engine's steps are 30-50x the GPU's: on one axis the GPU bars would be flat, so
      * a picture with both shows the GPU runs only (the CPU runs have their tables). */
     int any_gpu = 0;
     for (int i = 0; i < n; i++)
         any_gpu |= strcmp(runs[i].engine, "gpu") == 0;
-    APP("$D << EOD\n");
+    script_add(s, cap, &len, "$D << EOD\n");
     for (int i = 0; i < n; i++) {
         const hx_bench_run *r = &runs[i];
         if (!(r->local_work_us >= 0) || !(r->us_per_step > 0) || !(r->non_overlap_us >= 0))
@@ -523,13 +526,13 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
         char lab[96];
         label_of(r, lab, sizeof lab);
         /* columns: x, label, measured step, local work, local + non-overlap, non-local */
-        APP("%d \"%s %dr %dx%dx%d %lldk%s\" %.3f %.3f %.3f %.3f\n", rows, lab, r->ranks, r->dd[0],
-            r->dd[1], r->dd[2], (r->atoms + 500) / 1000, x ? " †" : "", r->us_per_step,
-            r->local_work_us, r->local_work_us + r->non_overlap_us,
-            r->nonlocal_work_us >= 0 ? r->nonlocal_work_us : 0.0);
+        script_add(s, cap, &len, "%d \"%s %dr %dx%dx%d %lldk%s\" %.3f %.3f %.3f %.3f\n", rows, lab,
+                   r->ranks, r->dd[0], r->dd[1], r->dd[2], (r->atoms + 500) / 1000, x ? " †" : "",
+                   r->us_per_step, r->local_work_us, r->local_work_us + r->non_overlap_us,
+                   r->nonlocal_work_us >= 0 ? r->nonlocal_work_us : 0.0);
         rows++;
     }
-    APP("EOD\n");
+    script_add(s, cap, &len, "EOD\n");
     char how[160];
     if (every > 0 && !mixed)
         snprintf(how, sizeof how, "sampled with events on every %d%s step", every,
@@ -539,7 +542,9 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
                                                         : "th");
     else
         snprintf(how, sizeof how, "sampled with events on some steps");
-    APP("set title \"%s%s\\nbar: the measured step (wall time, search steps left out)\\ninside: "
+    script_add(
+        s, cap, &len,
+        "set title \"%s%s\\nbar: the measured step (wall time, search steps left out)\\ninside: "
         "the phases %s%s\"\n"
         "set ylabel 'µs per step'\nset style fill solid 0.8 border -1\n"
         "set xtics rotate by -30\nset key outside top center horizontal maxrows 2\n"
@@ -557,7 +562,6 @@ static int plot_breakdown(const char *png, const char *title, hx_bench_run *runs
         over ? "\\n†: the sampled phases exceed the step (sampling slows the steps it samples)"
              : "",
         rows - 1);
-#undef APP
     int rc = rows ? gnuplot_png(png, s) : 1;
     free(s);
     return rc;
@@ -578,31 +582,28 @@ static int plot_search(const char *png, const char *title, const hx_bench_run *r
     if (!s)
         return -1;
     int rows = 0;
-#define APP(...)                                                                                   \
-    do {                                                                                           \
-        int w_ = snprintf(s + len, cap - len, __VA_ARGS__);                                        \
-        if (w_ > 0 && (size_t)w_ < cap - len)                                                      \
-            len += (size_t)w_;                                                                     \
-    } while (0)
-    APP("$D << EOD\n");
+    script_add(s, cap, &len, "$D << EOD\n");
     for (int i = 0; i < n; i++) {
         const hx_bench_run *r = &runs[i];
         if (!has_search(r))
             continue;
         char lab[96];
         label_of(r, lab, sizeof lab);
-        APP("\"%s %dr %dx%dx%d %lldk%s\"", lab, r->ranks, r->dd[0], r->dd[1], r->dd[2],
-            (r->atoms + 500) / 1000,
-            r->search_on_device == 1   ? ", device"
-            : r->search_on_device == 0 ? ", host"
-                                       : "");
+        script_add(s, cap, &len, "\"%s %dr %dx%dx%d %lldk%s\"", lab, r->ranks, r->dd[0], r->dd[1],
+                   r->dd[2], (r->atoms + 500) / 1000,
+                   r->search_on_device == 1   ? ", device"
+                   : r->search_on_device == 0 ? ", host"
+                                              : "");
         for (int k = 0; k < 6; k++)
-            APP(" %.3f", r->search_parts_us[k] > 0 ? r->search_parts_us[k] : 0.0);
-        APP("\n");
+            script_add(s, cap, &len, " %.3f",
+                       r->search_parts_us[k] > 0 ? r->search_parts_us[k] : 0.0);
+        script_add(s, cap, &len, "\n");
         rows++;
     }
-    APP("EOD\n");
-    APP("set title \"%s\\nµs per search step, each part on its slowest rank; where the step "
+    script_add(s, cap, &len, "EOD\n");
+    script_add(
+        s, cap, &len,
+        "set title \"%s\\nµs per search step, each part on its slowest rank; where the step "
         "ran\"\n"
         "set ylabel 'µs per search step'\nset style data histograms\n"
         "set style histogram rowstacked\nset style fill solid 0.8 border -1\nset boxwidth 0.6\n"
@@ -611,9 +612,8 @@ static int plot_search(const char *png, const char *title, const hx_bench_run *r
         "plot $D using 2:xtic(1) title '%s'",
         title, search_part_names[0]);
     for (int k = 1; k < 6; k++)
-        APP(", '' using %d title '%s'", k + 2, search_part_names[k]);
-    APP("\n");
-#undef APP
+        script_add(s, cap, &len, ", '' using %d title '%s'", k + 2, search_part_names[k]);
+    script_add(s, cap, &len, "\n");
     int rc = rows ? gnuplot_png(png, s) : 1;
     free(s);
     return rc;

@@ -478,6 +478,29 @@ static suite_run *plan_add(plan *p)
     return r;
 }
 
+/* A new pending run of series on the box system (model, backend, atoms, ranks; grid NULL: none);
+ * warmup < 0: a tenth of the steps. NULL when out of memory. */
+static suite_run *plan_run(plan *p, const char *series, const char *kind, const char *system,
+                           const char *model, const char *backend, long long atoms, int ranks,
+                           const int grid[3], int steps, int warmup)
+{
+    suite_run *r = plan_add(p);
+    if (!r)
+        return NULL;
+    r->series = series;
+    r->kind = kind;
+    snprintf(r->system, sizeof r->system, "%s", system);
+    snprintf(r->model, sizeof r->model, "%s", model);
+    snprintf(r->backend, sizeof r->backend, "%s", backend);
+    r->atoms = atoms;
+    r->ranks = ranks;
+    if (grid)
+        memcpy(r->grid, grid, sizeof r->grid);
+    r->steps = steps;
+    r->warmup = warmup >= 0 ? warmup : steps / 10;
+    return r;
+}
+
 static void skip(suite_run *r, const char *why)
 {
     r->state = R_SKIPPED;
@@ -546,18 +569,10 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
                         if ((n == 1) != (strcmp(b, "gpu") == 0) && strcmp(b, "cpu") != 0)
                             continue;
                         const int primary_b = bi <= 4;
-                        suite_run *r = plan_add(p);
+                        suite_run *r =
+                            plan_run(p, "md", kind, sysname, model, b, atoms, n, g[gi],
+                                     strcmp(b, "cpu") == 0 ? cpu_steps : gpu_steps, o->warmup);
                         HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
-                        r->series = "md";
-                        r->kind = kind;
-                        snprintf(r->system, sizeof r->system, "%s", sysname);
-                        snprintf(r->model, sizeof r->model, "%s", model);
-                        snprintf(r->backend, sizeof r->backend, "%s", b);
-                        r->atoms = atoms;
-                        r->ranks = n;
-                        memcpy(r->grid, g[gi], sizeof r->grid);
-                        r->steps = strcmp(b, "cpu") == 0 ? cpu_steps : gpu_steps;
-                        r->warmup = o->warmup >= 0 ? o->warmup : r->steps / 10;
                         r->tier = (small ? 0 : 2) + !(primary_grid && primary_b) + ki;
                         snprintf(r->id, sizeof r->id, "md_%s_%lld_%dr_%dx%dx%d_%s", sysname, atoms,
                                  n, g[gi][0], g[gi][1], g[gi][2], b);
@@ -573,18 +588,9 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
                      * thread-MPI ranks spread over the GPUs as halox's (rank i on GPU i mod GPUs)
                      */
                     if (in_list(o->series, "gromacs") && gpu_md_planned(o)) {
-                        suite_run *r = plan_add(p);
+                        suite_run *r = plan_run(p, "gromacs", kind, sysname, model, "gromacs-gpu",
+                                                atoms, n, g[gi], gpu_steps, o->warmup);
                         HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
-                        r->series = "gromacs";
-                        r->kind = kind;
-                        snprintf(r->system, sizeof r->system, "%s", sysname);
-                        snprintf(r->model, sizeof r->model, "%s", model);
-                        snprintf(r->backend, sizeof r->backend, "gromacs-gpu");
-                        r->atoms = atoms;
-                        r->ranks = n;
-                        memcpy(r->grid, g[gi], sizeof r->grid);
-                        r->steps = gpu_steps;
-                        r->warmup = o->warmup >= 0 ? o->warmup : r->steps / 10;
                         r->tier = (small ? 0 : 2) + !primary_grid + ki;
                         snprintf(r->id, sizeof r->id, "gromacs-gpu_%s_%lld_%dr_%dx%dx%d", sysname,
                                  atoms, n, g[gi][0], g[gi][1], g[gi][2]);
@@ -597,17 +603,10 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
                     /* the exchange-only series: water only, a run per grid over the sizes per
                      * domain (atoms per domain x pulses) */
                     if (ki == 0 && si == 0 && n > 1 && in_list(o->series, "exchange")) {
-                        suite_run *r = plan_add(p);
+                        suite_run *r =
+                            plan_run(p, "exchange", kind, "water-spce", "", x_backends, 0, n, g[gi],
+                                     o->steps > 0 ? o->steps : 1000, o->warmup);
                         HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
-                        r->series = "exchange";
-                        r->kind = kind;
-                        snprintf(r->system, sizeof r->system, "water-spce");
-                        snprintf(r->backend, sizeof r->backend, "%s", x_backends);
-                        r->atoms = 0;
-                        r->ranks = n;
-                        memcpy(r->grid, g[gi], sizeof r->grid);
-                        r->steps = o->steps > 0 ? o->steps : 1000;
-                        r->warmup = o->warmup >= 0 ? o->warmup : r->steps / 10;
                         r->tier = 0;
                         snprintf(r->id, sizeof r->id, "exchange_%dr_%dx%dx%d", n, g[gi][0],
                                  g[gi][1], g[gi][2]);
@@ -621,17 +620,9 @@ static hx_status make_plan(const suite_opts *o, const machine *m, const int *ran
             }
             /* GROMACS on the CPU, the same box, every rank count in one call of cpu_md.py */
             if (in_list(o->series, "gromacs")) {
-                suite_run *r = plan_add(p);
+                suite_run *r = plan_run(p, "gromacs", kind, sysname, model, "gromacs", atoms,
+                                        ranks[nranks - 1], NULL, cpu_steps, 0);
                 HX_CHECK(r, HX_ERR_NOMEM, "out of memory");
-                r->series = "gromacs";
-                r->kind = kind;
-                snprintf(r->system, sizeof r->system, "%s", sysname);
-                snprintf(r->model, sizeof r->model, "%s", model);
-                snprintf(r->backend, sizeof r->backend, "gromacs");
-                r->atoms = atoms;
-                r->ranks = ranks[nranks - 1];
-                r->steps = cpu_steps;
-                r->warmup = 0;
                 r->tier = (small ? 0 : 2) + ki;
                 snprintf(r->id, sizeof r->id, "gromacs_%s_%lld", sysname, atoms);
                 r->est_s = 0;
@@ -1160,21 +1151,6 @@ const hx_cmd hx_bench_cmd_suite = {
     run_suite,
 };
 
-static int parse_ranks(const char *text, int *out, int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (p && *p && n < max) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v <= 0 || v > 4096 || (*end && *end != ','))
-            return -1;
-        out[n++] = (int)v;
-        p = *end == ',' ? end + 1 : NULL;
-    }
-    return n;
-}
-
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
@@ -1294,7 +1270,7 @@ static int run_suite(int argc, char **argv)
         probe_gmx_gpu(&m);
     int ranks[32], nranks = 0;
     if (o.ranks) {
-        nranks = parse_ranks(o.ranks, ranks, 32);
+        nranks = hx_bench_parse_ints(o.ranks, 4096, ranks, 32);
         if (nranks <= 0) {
             fprintf(stderr,
                     "halox bench suite: error: --ranks '%s': give positive integers "

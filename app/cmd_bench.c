@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -319,23 +320,6 @@ out:
     return st;
 }
 
-static int parse_list_int(const char *text, int *out, int max)
-{
-    int n = 0;
-    const char *p = text;
-    while (p && *p && n < max) {
-        char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v <= 0)
-            return -1;
-        out[n++] = (int)v;
-        p = *end == ',' ? end + 1 : NULL;
-        if (end && *end && *end != ',')
-            return -1;
-    }
-    return n;
-}
-
 static int run_exchange(int argc, char **argv)
 {
     xopts o = {.apd_list = "11000",
@@ -381,7 +365,7 @@ static int run_exchange(int argc, char **argv)
                         "--batch >= 1 and --rlist >= --rc\n");
         return 2;
     }
-    int apd[32], napd = parse_list_int(o.apd_list, apd, 32);
+    int apd[32], napd = hx_bench_parse_ints(o.apd_list, LONG_MAX, apd, 32);
     if (napd <= 0) {
         fprintf(stderr,
                 "halox bench exchange: error: --atoms-per-domain '%s': give positive "

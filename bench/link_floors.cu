@@ -31,31 +31,14 @@
 #include <string.h>
 #include <time.h>
 
-#define DEADLINE_NS 2000000000ull
+#define BENCH_NAME "link_floors"
+#include "bench_gpu.cuh"
+
 #define CHUNK_BYTES 16384 /* one bulk copy; two of them in shared memory */
 #define MAX_BYTES (128 * 1024)
 
 enum { V_FLAG, V_STORES, V_BULK, V_N };
 static const char *const vname[V_N] = {"flag", "stores", "bulk"};
-
-static __device__ __forceinline__ uint64_t gtimer(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-static __device__ __forceinline__ uint64_t ld_acq(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void st_rel(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 /* Thread 0 polls until *flag reaches s; the block waits for it. Returns 0 on a missed deadline. */
 static __device__ int block_wait(const uint64_t *flag, uint64_t s)
@@ -146,26 +129,6 @@ __global__ void k_pingpong(int variant, int first, float4 *peer_buf, uint64_t *p
         __syncthreads();
     }
 }
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "link_floors: rank %d: %s:%d: %s: %s\n", rank, __FILE__, __LINE__,     \
-                    #call, cudaGetErrorString(e_));                                                \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
-
-#define HK(call)                                                                                   \
-    do {                                                                                           \
-        hx_status s_ = (call);                                                                     \
-        if (s_ != HX_OK) {                                                                         \
-            fprintf(stderr, "link_floors: rank %d: %s:%d: %s failed: %s\n", rank, __FILE__,        \
-                    __LINE__, #call, hx_last_error_message());                                     \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
 
 /* what one rank publishes: its receive buffer's IPC handle and its GPU's identity */
 typedef struct peer_info {

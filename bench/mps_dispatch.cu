@@ -32,26 +32,8 @@
 #include <string.h>
 #include <time.h>
 
-#define DEADLINE_NS 2000000000ull
-
-static __device__ __forceinline__ uint64_t gtimer(void)
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-static __device__ __forceinline__ uint64_t ld_acq(const uint64_t *p)
-{
-    uint64_t v;
-    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-static __device__ __forceinline__ void st_rel(uint64_t *p, uint64_t v)
-{
-    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
+#define BENCH_NAME "mps_dispatch"
+#include "bench_gpu.cuh"
 
 __global__ void k_empty(void) {}
 
@@ -73,26 +55,6 @@ __global__ void k_ring(uint64_t *flags, int rank, int nranks, uint64_t s0, uint6
         }
     }
 }
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "mps_dispatch: rank %d: %s:%d: %s: %s\n", rank, __FILE__, __LINE__,    \
-                    #call, cudaGetErrorString(e_));                                                \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
-
-#define HK(call)                                                                                   \
-    do {                                                                                           \
-        hx_status s_ = (call);                                                                     \
-        if (s_ != HX_OK) {                                                                         \
-            fprintf(stderr, "mps_dispatch: rank %d: %s:%d: %s failed: %s\n", rank, __FILE__,       \
-                    __LINE__, #call, hx_last_error_message());                                     \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
 
 /* Max over ranks of a per-rank time in us (exchanged in picoseconds). */
 static int max_over_ranks(hx_comm *c, double v, double *out)

@@ -64,13 +64,16 @@ bench gpu_md timeout $(($(left) / 3)) "$BUILD/tests/gpu_md_bench" --atoms 45000,
     --git-revision "$HALOX_GIT_REVISION"
 
 # GPU halo exchange (issue 11): every backend side by side, the paper's smallest per-GPU size
-xb() { # name np args...
-    local name=$1 np=$2
-    shift 2
-    export HALOX_BENCH_COMMAND="mpirun -np $np halox bench exchange $* -o $name.json"
-    bench "$name" timeout 150 "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
-        "$HALOX" bench exchange "$@" -o "$RES/$name.json"
+# hb SERIES LIMIT NAME NP ARGS...: halox bench SERIES on NP ranks (at most LIMIT s), results in
+# $RES/NAME.json, the command it stands for recorded in them
+hb() {
+    local series=$1 limit=$2 name=$3 np=$4
+    shift 4
+    export HALOX_BENCH_COMMAND="mpirun -np $np halox bench $series $* -o $name.json"
+    bench "$name" timeout "$limit" "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
+        "$HALOX" bench "$series" "$@" -o "$RES/$name.json"
 }
+xb() { hb exchange 150 "$@"; } # name np args...
 steps=2000 warm=200
 [[ $QUICK -eq 1 ]] && steps=300 warm=50
 xb exchange_2x2x2_8pe_11k 8 --dd 2x2x2 --atoms-per-domain 11000 --steps $steps --warmup $warm \
@@ -88,13 +91,7 @@ python3 "$(dirname "${BASH_SOURCE[0]}")/h200_table.py" "$RES" 2>&1 | tee -a "$OU
 
 # The MD step through the engine (issues 12 and 13): one GPU alone, then the decomposed step on
 # 4 and 8 ranks of the one GPU under MPS, every halo backend side by side (halox bench md)
-mb() { # name np args...
-    local name=$1 np=$2
-    shift 2
-    export HALOX_BENCH_COMMAND="mpirun -np $np halox bench md $* -o $name.json"
-    bench "$name" timeout 200 "${mpi[@]}" -x HALOX_BENCH_COMMAND --bind-to none -np "$np" \
-        "$HALOX" bench md "$@" -o "$RES/$name.json"
-}
+mb() { hb md 200 "$@"; } # name np args...
 msteps=3000 mwarm=300
 [[ $QUICK -eq 1 ]] && msteps=600 mwarm=100
 mb md_1gpu 1 --atoms 45000,180000,360000 --backends gpu --steps $msteps --warmup $mwarm

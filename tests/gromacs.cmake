@@ -1,6 +1,7 @@
 # Comparisons with GROMACS (label "gromacs"). Both tests need `gmx` on PATH at test time and
 # report SKIPPED (exit 77) with the reason when it is not there, so a minimal CI machine without
-# GROMACS still runs the suite green. Scripts: tests/gromacs_*.sh, bench/gromacs/.
+# GROMACS still runs the suite green. Scripts: tests/gromacs_*.sh (gromacs_lib.sh: what they
+# share), bench/gromacs/.
 #
 #   gromacs_reference  the GROMACS tooling (topology, mdp, which energy terms) against an
 #                      independent Python evaluation of the formulas; needs no halox.

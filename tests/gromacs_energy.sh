@@ -35,20 +35,13 @@ halox=$1
 src=$2
 work=$3
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-command -v gmx >/dev/null 2>&1 || skip "gmx (GROMACS) is not on PATH; scripts/setup.sh installs it"
-command -v python3 >/dev/null 2>&1 || skip "python3 is not on PATH"
-[[ -x $halox ]] || skip "halox binary '$halox' does not exist"
-for sub in build md; do
-    "$halox" "$sub" --help >/dev/null 2>&1 || skip "'halox $sub' is not available in this build"
-done
+# shellcheck source=tests/gromacs_lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/gromacs_lib.sh"
+need_gmx
+need_python3
+need_halox
 
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
+fresh_work "$work"
 
 binaries=(gmx)
 if command -v gmx_d >/dev/null 2>&1; then

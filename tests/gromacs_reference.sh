@@ -19,17 +19,11 @@ set -uo pipefail
 
 src=$1
 work=$2
-if ! command -v gmx >/dev/null 2>&1; then
-    echo "SKIP: gmx (GROMACS) is not on PATH; scripts/setup.sh installs it"
-    exit 77
-fi
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "SKIP: python3 is not on PATH"
-    exit 77
-fi
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
+# shellcheck source=tests/gromacs_lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/gromacs_lib.sh"
+need_gmx
+need_python3
+fresh_work "$work"
 
 if ! gmx solvate -cs spc216.gro -box 2.4 2.4 2.4 -o box.gro >solvate.log 2>&1; then
     tail -n 20 solvate.log

@@ -24,16 +24,11 @@ set -uo pipefail
 halox=$1
 work=$2
 
-skip() {
-    echo "SKIP: $*"
-    exit 77
-}
-command -v gmx_d > /dev/null 2>&1 ||
-    skip "gmx_d (double-precision GROMACS) is not on PATH; Debian's gromacs package has it"
-command -v python3 > /dev/null 2>&1 || skip "python3 is not on PATH"
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
+# shellcheck source=tests/gromacs_lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/gromacs_lib.sh"
+need_gmx_d
+need_python3
+fresh_work "$work"
 
 passed=0
 failed=0
@@ -52,42 +47,8 @@ for c in "${cases[@]}"; do
         failed=$((failed + 1))
         continue
     fi
-    cat > "$tag.mdp" << EOF
-; one parameter file for halox md -f and gmx grompp -f
-integrator               = md
-dt                       = 0.002
-nsteps                   = 0
-continuation             = yes
-cutoff-scheme            = Verlet
-nstlist                  = 10
-verlet-buffer-tolerance  = -1
-rlist                    = $rc
-coulombtype              = reaction-field
-rcoulomb                 = $rc
-rvdw                     = $rc
-vdw-modifier             = potential-shift
-epsilon-r                = 1
-epsilon-rf               = $eps
-nstenergy                = 1
-EOF
-    if ! "$halox" md -f "$tag.mdp" -c "$tag.gro" --model "$model" -o "$tag.out.gro" \
-        -g "$tag.md.log" --threads 1 > "$tag.halox.txt" 2> "$tag.halox.err"; then
-        cat "$tag.halox.err"
-        echo "FAIL $label: halox md -f failed"
-        failed=$((failed + 1))
-        continue
-    fi
-    if ! gmx_d grompp -f "$tag.mdp" -c "$tag.gro" -p "$tag.top" -o "$tag.tpr" -po "$tag.mdout.mdp" \
-        -maxwarn 0 > "$tag.grompp.log" 2>&1; then
-        tail -n 30 "$tag.grompp.log"
-        echo "FAIL $label: gmx grompp refused the written topology (log: $work/$tag.grompp.log)"
-        failed=$((failed + 1))
-        continue
-    fi
-    if ! gmx_d mdrun -s "$tag.tpr" -rerun "$tag.gro" -deffnm "$tag.rerun" -nt 1 -pin off \
-        > "$tag.mdrun.log" 2>&1; then
-        tail -n 20 "$tag.mdrun.log"
-        echo "FAIL $label: gmx_d mdrun -rerun failed"
+    rf_mdp "$tag" "$rc" "$eps" 1
+    if ! single_point "$tag" "$label" "$model"; then
         failed=$((failed + 1))
         continue
     fi

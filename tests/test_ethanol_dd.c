@@ -150,14 +150,10 @@ int main(int argc, char **argv)
 #endif
     }
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = "oplsaa";
+    t_md_params(&p, "oplsaa", 5);
     p.rc = 1.0;
     p.rlist = 1.3;
     p.nstcheck = 1;
-    p.gen_vel = 1;
-    p.gen_temp = 300;
-    p.seed = 5;
     p.nthreads = 1;
     hx_md_energies ref[NSTEPS + 1];
     T_OK(run_series(sys, &p, NULL, NULL, ref));

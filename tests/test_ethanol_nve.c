@@ -38,12 +38,7 @@ int main(void)
     if (!sys)
         return t_finish("test_ethanol_nve", ncases);
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = "oplsaa";
-    p.dt = 0.002;
-    p.gen_vel = 1;
-    p.gen_temp = 300;
-    p.seed = 8;
+    t_md_params(&p, "oplsaa", 8);
     p.nthreads = 2;
     p.nstcheck = 1;
     hx_md *md = NULL;

@@ -27,16 +27,9 @@ void tg_fill(float *d, int n3, float v);
 /* Device float [3n] to host double. */
 void tg_download_f(const float *d, double *f, int n3);
 
-/* Local set of domain dom of a g[0] x g[1] x g[2] grid (see tests/test_nb_split.c for the
- * construction): home = molecules whose first atom is in the domain's cell (the system's
- * molecules must be whole with first atoms in the box), zone z = every molecule of the upper
- * neighbour at zone z's shift, moved by a box edge where the neighbour wraps. */
-typedef struct tg_domain {
-    hx_local_set set;
-    hx_zone_range rg[HX_MAX_ZONES];
-    double *x, *q;
-    int *type, *mol;
-} tg_domain;
+/* t_domain_build (tests/testutil.h) with home = molecules whose first atom is in the domain's
+ * cell (the system's molecules must be whole with first atoms in the box). */
+typedef t_domain tg_domain;
 void tg_domain_build(const hx_system *s, const int g[3], int dom, tg_domain *ds);
 void tg_domain_free(tg_domain *ds);
 /* Put every molecule whole with its first atom in the box. */

@@ -65,18 +65,6 @@ static hx_md *make(const hx_system *s, const char *backend, const char *halo, hx
     return make_r(s, backend, halo, comm, grid, stress, 0.0);
 }
 
-static double max_pos_dev(const hx_system *a, const hx_system *b)
-{
-    double worst = 0;
-    for (int i = 0; i < 3 * a->natoms; i++) {
-        const double L = a->box[i % 3];
-        double d = a->x[i] - b->x[i];
-        d -= L * nearbyint(d / L);
-        worst = fmax(worst, fabs(d));
-    }
-    return worst;
-}
-
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -117,7 +105,7 @@ int main(int argc, char **argv)
         if (two) {
             T_OK(tg_trajectory(two, nsteps, e, NULL));
             T_OK(hx_md_gather(two));
-            rep = max_pos_dev(hx_md_system(two), xref);
+            rep = t_max_pos_dev(hx_md_system(two), xref);
         }
         hx_md_destroy(&two);
     }
@@ -173,7 +161,7 @@ int main(int argc, char **argv)
                     wk = k;
                 }
             T_OK(hx_md_gather(md));
-            double dx = g_rank == 0 ? max_pos_dev(hx_md_system(md), xref) : 0.0;
+            double dx = g_rank == 0 ? t_max_pos_dev(hx_md_system(md), xref) : 0.0;
             hx_md_dd_info di;
             hx_md_get_dd_info(md, &di);
             if (g_rank == 0)

@@ -159,18 +159,6 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     hx_md_destroy(&md);
 }
 
-static double max_pos_dev(const hx_system *a, const hx_system *b)
-{
-    double worst = 0;
-    for (int i = 0; i < 3 * a->natoms; i++) {
-        const double L = a->box[i % 3];
-        double d = a->x[i] - b->x[i];
-        d -= L * nearbyint(d / L);
-        worst = fmax(worst, fabs(d));
-    }
-    return worst;
-}
-
 static void compare(const char *tag, const run *a, const run *b, int nsteps, int natoms)
 {
     if (!a->ok || !b->ok)
@@ -186,7 +174,7 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
         wl = fmax(wl, t_reldiff(a->elj[k], b->elj[k], 1.0));
         wc = fmax(wc, t_reldiff(a->ecoul[k], b->ecoul[k], 1.0));
     }
-    const double dx = g_rank == 0 && a->x && b->x ? max_pos_dev(a->x, b->x) : 0.0;
+    const double dx = g_rank == 0 && a->x && b->x ? t_max_pos_dev(a->x, b->x) : 0.0;
     if (g_rank == 0)
         printf("%-36s %d steps: total energy %.2e kJ/mol/atom (step %d), LJ %.1e, Coulomb %.1e "
                "relative, positions %.2e nm\n",

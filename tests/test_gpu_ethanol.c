@@ -213,12 +213,7 @@ static void modules(const hx_system *s, const hx_forcefield *ff)
 static hx_md *make(const hx_system *s, const char *backend)
 {
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = "oplsaa";
-    p.dt = 0.002;
-    p.gen_vel = 1;
-    p.gen_temp = 300;
-    p.seed = 8;
+    t_md_params(&p, "oplsaa", 8);
     p.rlist = 1.1;
     p.nstlist = 10;
     p.backend = backend;

@@ -28,12 +28,7 @@ static const char *term_name[7] = {"LJ",        "Coulomb", "bonds",     "angles"
 static hx_md *make(const hx_system *s, hx_comm *comm, const int *grid)
 {
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = "oplsaa";
-    p.dt = 0.002;
-    p.gen_vel = 1;
-    p.gen_temp = 300;
-    p.seed = 3;
+    t_md_params(&p, "oplsaa", 3);
     p.rlist = 1.1;
     p.nstlist = 10;
     p.backend = "gpu";

@@ -80,10 +80,7 @@ static void run(const char *model, int natoms, int reverse)
         return;
     /* a constrained start with velocities: the CPU engine's preparation */
     hx_md_params mp;
-    hx_md_params_default(&mp);
-    mp.model = model;
-    mp.gen_vel = 1;
-    mp.gen_temp = 300;
+    t_md_params(&mp, model, 1); /* the default seed */
     mp.rlist = 1.1;
     mp.nthreads = 1;
     hx_md *md = NULL;

@@ -17,86 +17,6 @@
 
 static int ncases;
 
-typedef struct dom_set {
-    hx_local_set set;
-    hx_zone_range rg[HX_MAX_ZONES];
-    double *x, *q;
-    int *type, *mol, *gid;
-} dom_set;
-
-/* Local set of domain `dom` of a g[0] x g[1] x g[2] grid: home molecules (first atom in the
- * domain's cell) as zone 0, then for every other zone all molecules of the upper neighbour
- * domain at that zone's shift, moved by a box edge where the neighbour wraps. */
-static void build_domain(const hx_system *s, const int *owner, const int g[3], int dom, dom_set *ds)
-{
-    int dims[3], ndim = 0;
-    for (int d = 0; d < 3; d++)
-        if (g[d] > 1)
-            dims[ndim++] = d;
-    int c[3] = {dom / (g[1] * g[2]), (dom / g[2]) % g[1], dom % g[2]};
-    int n = s->natoms;
-    ds->x = malloc(sizeof(double) * 3 * (size_t)n);
-    ds->q = malloc(sizeof(double) * (size_t)n);
-    ds->type = malloc(sizeof(int) * (size_t)n);
-    ds->mol = malloc(sizeof(int) * (size_t)n);
-    ds->gid = malloc(sizeof(int) * (size_t)n);
-    int nl = 0, nz = hx_zone_count(ndim);
-    for (int z = 0; z < nz; z++) {
-        int sh[3], src[3];
-        double shift[3] = {0, 0, 0};
-        hx_zone_shift(z, sh);
-        for (int d = 0; d < 3; d++)
-            src[d] = c[d];
-        for (int k = 0; k < ndim; k++) {
-            int d = dims[k];
-            src[d] = c[d] + sh[k];
-            if (src[d] >= g[d]) {
-                src[d] -= g[d];
-                shift[d] = s->box[d];
-            }
-        }
-        int sdom = (src[0] * g[1] + src[1]) * g[2] + src[2];
-        ds->rg[z].begin = nl;
-        ds->rg[z].zone = z;
-        for (int m = 0; m < s->nmol; m++) {
-            if (owner[m] != sdom)
-                continue;
-            for (int a = s->mol_start[m]; a < s->mol_start[m + 1]; a++) {
-                for (int d = 0; d < 3; d++)
-                    ds->x[3 * nl + d] = s->x[3 * a + d] + shift[d];
-                ds->q[nl] = s->q[a];
-                ds->type[nl] = s->type[a];
-                ds->mol[nl] = m;
-                ds->gid[nl] = a;
-                nl++;
-            }
-        }
-        ds->rg[z].end = nl;
-    }
-    memset(&ds->set, 0, sizeof ds->set);
-    ds->set.n = nl;
-    ds->set.x = ds->x;
-    ds->set.type = ds->type;
-    ds->set.q = ds->q;
-    ds->set.mol = ds->mol;
-    ds->set.nranges = nz;
-    ds->set.ranges = ds->rg;
-    ds->set.ndim = ndim;
-    for (int d = 0; d < 3; d++) {
-        ds->set.periodic[d] = g[d] == 1;
-        ds->set.box[d] = s->box[d];
-    }
-}
-
-static void free_domain(dom_set *ds)
-{
-    free(ds->x);
-    free(ds->q);
-    free(ds->type);
-    free(ds->mol);
-    free(ds->gid);
-}
-
 static double maxabs(const double *v, int n)
 {
     double m = 0;
@@ -139,8 +59,8 @@ static void run(const char *model, int nside, const int g[3], double rc, double 
              g[1], g[2], rc, rlist, prec == HX_NB_DOUBLE ? "double" : "mixed", nthreads,
              (unsigned long long)seed);
     for (int dom = 0; dom < ndom; dom++) {
-        dom_set ds;
-        build_domain(s, owner, g, dom, &ds);
+        t_domain ds;
+        t_domain_build(s, owner, g, dom, &ds);
         int nl = ds.set.n, nh = ds.rg[0].end;
         hx_nb *nb = NULL;
         T_OK(hx_nb_create(ff, &p, nthreads, &nb));
@@ -258,7 +178,7 @@ static void run(const char *model, int nside, const int g[3], double rc, double 
         free(fb);
         free(fc);
         hx_nb_destroy(&nb);
-        free_domain(&ds);
+        t_domain_free(&ds);
     }
     if (prec == HX_NB_DOUBLE) {
         tmd_ref ref;

@@ -161,3 +161,98 @@ int t_gpu_require(const char *name)
     }
     return 1;
 }
+
+/* ---- domain local sets ------------------------------------------------------------------ */
+#include "halox/md.h"
+
+void t_domain_build(const hx_system *s, const int *owner, const int g[3], int dom, t_domain *ds)
+{
+    int dims[3], ndim = 0;
+    for (int d = 0; d < 3; d++)
+        if (g[d] > 1)
+            dims[ndim++] = d;
+    int c[3] = {dom / (g[1] * g[2]), (dom / g[2]) % g[1], dom % g[2]};
+    int n = s->natoms;
+    ds->x = malloc(sizeof(double) * 3 * (size_t)(n + 1));
+    ds->q = malloc(sizeof(double) * (size_t)(n + 1));
+    ds->type = malloc(sizeof(int) * (size_t)(n + 1));
+    ds->mol = malloc(sizeof(int) * (size_t)(n + 1));
+    ds->gid = malloc(sizeof(int) * (size_t)(n + 1));
+    int nl = 0, nz = hx_zone_count(ndim);
+    for (int z = 0; z < nz; z++) {
+        int sh[3], src[3];
+        double shift[3] = {0, 0, 0};
+        hx_zone_shift(z, sh);
+        for (int d = 0; d < 3; d++)
+            src[d] = c[d];
+        for (int k = 0; k < ndim; k++) {
+            int d = dims[k];
+            src[d] = c[d] + sh[k];
+            if (src[d] >= g[d]) {
+                src[d] -= g[d];
+                shift[d] = s->box[d];
+            }
+        }
+        int sdom = (src[0] * g[1] + src[1]) * g[2] + src[2];
+        ds->rg[z].begin = nl;
+        ds->rg[z].zone = z;
+        for (int m = 0; m < s->nmol; m++) {
+            if (owner[m] != sdom)
+                continue;
+            for (int a = s->mol_start[m]; a < s->mol_start[m + 1]; a++) {
+                for (int d = 0; d < 3; d++)
+                    ds->x[3 * nl + d] = s->x[3 * a + d] + shift[d];
+                ds->q[nl] = s->q[a];
+                ds->type[nl] = s->type[a];
+                ds->mol[nl] = m;
+                ds->gid[nl] = a;
+                nl++;
+            }
+        }
+        ds->rg[z].end = nl;
+    }
+    memset(&ds->set, 0, sizeof ds->set);
+    ds->set.n = nl;
+    ds->set.x = ds->x;
+    ds->set.type = ds->type;
+    ds->set.q = ds->q;
+    ds->set.mol = ds->mol;
+    ds->set.nranges = nz;
+    ds->set.ranges = ds->rg;
+    ds->set.ndim = ndim;
+    for (int d = 0; d < 3; d++) {
+        ds->set.periodic[d] = g[d] == 1;
+        ds->set.box[d] = s->box[d];
+    }
+}
+
+void t_domain_free(t_domain *ds)
+{
+    free(ds->x);
+    free(ds->q);
+    free(ds->type);
+    free(ds->mol);
+    free(ds->gid);
+}
+
+void t_md_params(hx_md_params *p, const char *model, uint64_t seed)
+{
+    hx_md_params_default(p);
+    p->model = model;
+    p->dt = 0.002;
+    p->gen_vel = 1;
+    p->gen_temp = 300;
+    p->seed = seed;
+}
+
+double t_max_pos_dev(const hx_system *a, const hx_system *b)
+{
+    double worst = 0;
+    for (int i = 0; i < 3 * a->natoms; i++) {
+        const double L = a->box[i % 3];
+        double d = a->x[i] - b->x[i];
+        d -= L * nearbyint(d / L);
+        worst = fmax(worst, fabs(d));
+    }
+    return worst;
+}

@@ -57,6 +57,27 @@ int t_gro_same(const struct hx_system *got, const struct hx_system *want, int ve
 /* Print "N passed, N failed" style summary for the program and return its exit code. */
 int t_finish(const char *name, int ncases);
 
+/* Local set of domain dom of a g[0] x g[1] x g[2] grid with halos of whole upper-neighbour
+ * domains: home (zone 0) = the molecules m with owner[m] == dom, zone z = every molecule of the
+ * upper neighbour at zone z's shift, moved by a box edge where the neighbour wraps; gid = the
+ * system's index of each local atom. Free with t_domain_free. */
+#include "halox/md.h"
+typedef struct t_domain {
+    hx_local_set set;
+    hx_zone_range rg[HX_MAX_ZONES];
+    double *x, *q;
+    int *type, *mol, *gid;
+} t_domain;
+void t_domain_build(const hx_system *s, const int *owner, const int g[3], int dom, t_domain *ds);
+void t_domain_free(t_domain *ds);
+
+/* hx_md_params_default for model with velocities generated at 300 K from seed and a 2 fs step:
+ * the start the MD tests share (each then sets its cut-offs, backend, threads). */
+void t_md_params(hx_md_params *p, const char *model, uint64_t seed);
+/* The largest distance between the positions of a and b (same atoms, a's box), each the
+ * minimum image: how far two runs of the same system have gone apart. */
+double t_max_pos_dev(const hx_system *a, const hx_system *b);
+
 #endif
 
 /* Tests that run under mpiexec use the library's program-level MPI entry points (only

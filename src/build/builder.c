@@ -29,6 +29,7 @@
 #include "halox/log.h"
 #include "halox/models.h"
 #include "core/error.h"
+#include "core/geom.h"
 #include "core/rng.h"
 #include "build/water_boxes.h"
 
@@ -113,16 +114,8 @@ static void random_rotation(hx_rng *r, double R[3][3])
     double w = s1 * sin(2 * M_PI * u2), x = s1 * cos(2 * M_PI * u2);
     double y = s2 * sin(2 * M_PI * u3), z = s2 * cos(2 * M_PI * u3);
     double n = 1.0 / sqrt(w * w + x * x + y * y + z * z);
-    w *= n, x *= n, y *= n, z *= n;
-    R[0][0] = 1 - 2 * (y * y + z * z);
-    R[0][1] = 2 * (x * y - w * z);
-    R[0][2] = 2 * (x * z + w * y);
-    R[1][0] = 2 * (x * y + w * z);
-    R[1][1] = 1 - 2 * (x * x + z * z);
-    R[1][2] = 2 * (y * z - w * x);
-    R[2][0] = 2 * (x * z - w * y);
-    R[2][1] = 2 * (y * z + w * x);
-    R[2][2] = 1 - 2 * (x * x + y * y);
+    const double q[4] = {w * n, x * n, y * n, z * n};
+    hx_geom_unit_quat_rotation(q, R);
 }
 
 /* ---- molecule template ------------------------------------------------------------------ */

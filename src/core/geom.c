@@ -31,7 +31,13 @@ void hx_geom_zplace(const double A[3], const double B[3], const double C[3], dou
 void hx_geom_quat_rotation(const double q[4], double R[3][3])
 {
     const double s = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    const double w = q[0] / s, x = q[1] / s, y = q[2] / s, z = q[3] / s;
+    const double u[4] = {q[0] / s, q[1] / s, q[2] / s, q[3] / s};
+    hx_geom_unit_quat_rotation(u, R);
+}
+
+void hx_geom_unit_quat_rotation(const double q[4], double R[3][3])
+{
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
     R[0][0] = 1 - 2 * (y * y + z * z);
     R[0][1] = 2 * (x * y - w * z);
     R[0][2] = 2 * (x * z + w * y);

@@ -12,4 +12,8 @@ void hx_geom_zplace(const double A[3], const double B[3], const double C[3], dou
  * q's components drawn from a normal distribution the rotation is uniform over SO(3). */
 void hx_geom_quat_rotation(const double q[4], double R[3][3]);
 
+/* The same for a q the caller has normalised (its own way: the water builder multiplies by
+ * 1/|q|, and its files stay the same bit for bit only if that rounding is kept). */
+void hx_geom_unit_quat_rotation(const double q[4], double R[3][3]);
+
 #endif

@@ -234,6 +234,35 @@ static hx_status pulse_fault(const hx_halo *h, int q, const char *what)
             hx_comm_rank(h->comm), what, q);
 }
 
+/* One pulse through MPI (gpu-mpi): sb bytes from the device at src to rank `to`, rb bytes from
+ * rank `from` into the device at dst, on device pointers when MPI is CUDA-aware, else staged
+ * through the pinned host buffers. The wait before the sendrecv also completes the previous
+ * pulse's use of the buffers (its copy out of hrecv; for the forces, its unpack from drecv).
+ * `copy` names the data in the copies' errors ("" or "force "), `wait` in the wait's; fn is the
+ * exchange reporting. */
+static void mpi_pulse(hx_halo *h, hx_stream s, int q, int tag, const char *fn, const char *copy,
+                      const char *wait, const void *src, size_t sb, int to, void *dst, size_t rb,
+                      int from, hx_first_error *fe)
+{
+    const base_impl *m = (const base_impl *)h->impl;
+    if (!m->cuda_aware && fe->st == HX_OK && sb &&
+        cudaMemcpyAsync(m->hsend, src, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+        hx_first_error_keep(fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, fn,
+                                             "gpu-mpi: the %scopy of pulse %d to the host: %s",
+                                             copy, q, cudaGetErrorString(cudaGetLastError())));
+    if (fe->st == HX_OK)
+        hx_first_error_keep(fe, pulse_wait(h, s, q, wait));
+    const void *sp = m->cuda_aware ? src : m->hsend;
+    void *rp = m->cuda_aware ? dst : m->hrecv;
+    hx_first_error_keep(
+        fe, hx_comm_sendrecv_tagged(h->comm, tag, fe->st, &to, &sp, &sb, &from, &rp, &rb));
+    if (!m->cuda_aware && fe->st == HX_OK && rb &&
+        cudaMemcpyAsync(dst, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
+        hx_first_error_keep(fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, fn,
+                                             "gpu-mpi: the %scopy of pulse %d to the device: %s",
+                                             copy, q, cudaGetErrorString(cudaGetLastError())));
+}
+
 static void close_peers(base_impl *m)
 {
     for (int q = 0; q < m->npulses; q++) {
@@ -675,33 +704,9 @@ static hx_status base_exchange_x(hx_halo *h, hx_stream s)
                 hx_first_error_keep(&fe, pulse_wait(h, s, q, "the copy of the coordinates"));
             hx_first_error_keep(&fe,
                                 handshake(h, q, P->send_rank, P->recv_rank, HX_MSG_TOKEN_X, fe.st));
-        } else if (m->cuda_aware) {
-            if (fe.st == HX_OK)
-                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
-            const void *sp = m->dsend;
-            void *rp = land;
-            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
-                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
         } else {
-            if (fe.st == HX_OK && sb &&
-                cudaMemcpyAsync(m->hsend, m->dsend, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
-                hx_first_error_keep(&fe,
-                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
-                                                 "gpu-mpi: the copy of pulse %d to the host: %s", q,
-                                                 cudaGetErrorString(cudaGetLastError())));
-            /* also completes the previous pulse's copy out of hrecv before it is overwritten */
-            if (fe.st == HX_OK)
-                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the packing of the coordinates"));
-            const void *sp = m->hsend;
-            void *rp = m->hrecv;
-            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->send_rank,
-                                                             &sp, &sb, &P->recv_rank, &rp, &rb));
-            if (fe.st == HX_OK && rb &&
-                cudaMemcpyAsync(land, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
-                hx_first_error_keep(&fe,
-                                    hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
-                                                 "gpu-mpi: the copy of pulse %d to the device: %s",
-                                                 q, cudaGetErrorString(cudaGetLastError())));
+            mpi_pulse(h, s, q, tag, __func__, "", "the packing of the coordinates", m->dsend, sb,
+                      P->send_rank, land, rb, P->recv_rank, &fe);
         }
         h->stats.bytes_sent += (long long)sb;
     }
@@ -743,34 +748,9 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
             hx_first_error_keep(&fe,
                                 handshake(h, q, P->recv_rank, P->send_rank, HX_MSG_TOKEN_F, fe.st));
             in = m->drecv + 3 * (size_t)P->buf_offset;
-        } else if (m->cuda_aware) {
-            if (fe.st == HX_OK)
-                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
-            const void *sp = out;
-            void *rp = m->drecv;
-            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
-                                                             &sp, &sb, &P->send_rank, &rp, &rb));
         } else {
-            if (fe.st == HX_OK && sb &&
-                cudaMemcpyAsync(m->hsend, out, sb, cudaMemcpyDeviceToHost, s) != cudaSuccess)
-                hx_first_error_keep(
-                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
-                                      "gpu-mpi: the force copy of pulse %d to the host: %s", q,
-                                      cudaGetErrorString(cudaGetLastError())));
-            /* also: the previous pulse's unpack no longer reads drecv, its copy no longer hrecv */
-            if (fe.st == HX_OK)
-                hx_first_error_keep(&fe, pulse_wait(h, s, q, "the forces"));
-            const void *sp = m->hsend;
-            void *rp = m->hrecv;
-            hx_first_error_keep(&fe, hx_comm_sendrecv_tagged(h->comm, tag, fe.st, &P->recv_rank,
-                                                             &sp, &sb, &P->send_rank, &rp, &rb));
-            if (fe.st == HX_OK && rb &&
-                cudaMemcpyAsync(m->drecv, m->hrecv, rb, cudaMemcpyHostToDevice, s) != cudaSuccess)
-                hx_first_error_keep(
-                    &fe, hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
-                                      "gpu-mpi: the force copy of pulse %d to the device: "
-                                      "%s",
-                                      q, cudaGetErrorString(cudaGetLastError())));
+            mpi_pulse(h, s, q, tag, __func__, "force ", "the forces", out, sb, P->recv_rank,
+                      m->drecv, rb, P->send_rank, &fe);
         }
         /* one pulse at a time, distinct atoms within a pulse: plain adds, the host's order */
         if (fe.st == HX_OK)

@@ -28,15 +28,6 @@
 #define BT_SIN sin
 #define BT_FABS fabs
 #include "md/bonded_terms_impl.h"
-#undef BT_R
-#undef BT_FN
-#undef BT_C
-#undef BT_SQRT
-#undef BT_ACOS
-#undef BT_ATAN2
-#undef BT_COS
-#undef BT_SIN
-#undef BT_FABS
 
 #ifdef HX_BT_FLOAT
 #define BT_R float
@@ -49,15 +40,6 @@
 #define BT_SIN sinf
 #define BT_FABS fabsf
 #include "md/bonded_terms_impl.h"
-#undef BT_R
-#undef BT_FN
-#undef BT_C
-#undef BT_SQRT
-#undef BT_ACOS
-#undef BT_ATAN2
-#undef BT_COS
-#undef BT_SIN
-#undef BT_FABS
 #endif
 
 #endif

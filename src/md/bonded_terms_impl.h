@@ -1,6 +1,7 @@
 /* Body of src/md/bonded_terms.h, included once per precision with BT_R (the real type), BT_FN
- * (the name of an instance), BT_C (a constant of that type) and the math functions defined. No
- * include guard on purpose; include bonded_terms.h, never this file. */
+ * (the name of an instance), BT_C (a constant of that type) and the math functions defined, which
+ * it undefines at its end for the next instance. No include guard on purpose; include
+ * bonded_terms.h, never this file. */
 
 HX_HD BT_R BT_FN(dot)(const BT_R *a, const BT_R *b)
 {
@@ -105,3 +106,13 @@ HX_HD void BT_FN(pair14)(const BT_R *d, BT_R c6, BT_R c12, BT_R epsfac, BT_R qq,
     for (int k = 0; k < 3; k++)
         fi[k] = fs * d[k];
 }
+
+#undef BT_R
+#undef BT_FN
+#undef BT_C
+#undef BT_SQRT
+#undef BT_ACOS
+#undef BT_ATAN2
+#undef BT_COS
+#undef BT_SIN
+#undef BT_FABS

@@ -9,7 +9,11 @@
  *   NBK_V4     vector of 4 reals (one j cluster)
  *   NBK_VE     vector of NBK_W doubles (energy accumulators)
  *   NBK_W      lanes; a vector holds NBK_W/4 i atoms x the 4 j atoms of one cluster
- *   NBK_ENERGY 1: also pair energies; 0: forces only (energies untouched)
+ *   NBK_ENERGY 1: also pair energies; 0: forces only (energies untouched). Left undefined,
+ *              this header includes itself once for each, giving name_e1 and name_e0, and then
+ *              undefines the variant's macros (NBK_NAME, NBK_ATTR, NBK_RSQRT and, unless
+ *              NBK_KEEP_SHAPE is defined for a next variant of the same vector shape, the
+ *              shape macros NBK_V ... NBK_WIDE, NBK_LANES, NBK_CAT) for the next instantiation.
  *   NBK_GOUTER 1: loop over i-atom vectors outside the j loop (for double), 0: inside
  *   NBK_LANES(b)  optional, NBK_W == 4 only: lane mask vector of 4 exclusion bits b
  *   NBK_RSQRT(y, r2)  y = 1/sqrt(r2) for a vector
@@ -24,6 +28,31 @@
  * or masked off by the pair's exclusion bits get 1/r = 0 before any power of it is taken (no
  * overflow, no denormals from padding atoms far away), and their forces and energies are zeroed
  * with bitwise ANDs, so nothing of a masked lane can leak into a sum. */
+
+#ifndef NBK_ENERGY
+#define NBK_ENERGY 1
+#include "nb_kernel.h"
+#undef NBK_ENERGY
+#define NBK_ENERGY 0
+#include "nb_kernel.h"
+#undef NBK_ENERGY
+#undef NBK_NAME
+#undef NBK_ATTR
+#undef NBK_RSQRT
+#ifndef NBK_KEEP_SHAPE
+#undef NBK_V
+#undef NBK_VI
+#undef NBK_V4
+#undef NBK_VE
+#undef NBK_W
+#undef NBK_GOUTER
+#undef NBK_LANES
+#undef NBK_DUP
+#undef NBK_CAT
+#undef NBK_FOLD
+#undef NBK_WIDE
+#endif
+#else
 
 #define NBK_NG (4 * 4 / NBK_W) /* vectors per cluster pair */
 #define NBK_FN(name, e) NBK_FN2(name, e)
@@ -214,3 +243,5 @@ NBK_ATTR static void NBK_FN(NBK_NAME, NBK_ENERGY)(const nbk_args *restrict a,
 #undef NBK_FN
 #undef NBK_FN2
 #undef NBK_IPV
+
+#endif /* NBK_ENERGY */

@@ -79,25 +79,7 @@ static inline void rsqrt_d4_portable(const vd4 *r2p, vd4 *out)
 #define NBK_WIDE(v) (v)
 #define NBK_RSQRT(y, r2) rsqrt_f4_portable(&(r2), &(y))
 #define NBK_LANES(b4) lanes_i4[b4]
-#define NBK_ENERGY 1
 #include "nb_kernel.h"
-#undef NBK_ENERGY
-#define NBK_ENERGY 0
-#include "nb_kernel.h"
-#undef NBK_ENERGY
-#undef NBK_LANES
-#undef NBK_NAME
-#undef NBK_ATTR
-#undef NBK_RSQRT
-#undef NBK_V
-#undef NBK_VI
-#undef NBK_V4
-#undef NBK_VE
-#undef NBK_W
-#undef NBK_GOUTER
-#undef NBK_DUP
-#undef NBK_FOLD
-#undef NBK_WIDE
 #if HX_HAVE_AVX2_KERNELS
 /* AVX2: 2 i atoms x 4 j atoms per 32-byte vector */
 #define NBK_V vf8
@@ -114,25 +96,7 @@ static inline void rsqrt_d4_portable(const vd4 *r2p, vd4 *out)
 #define NBK_NAME kernel_f_avx2
 #define NBK_ATTR HX_AVX2_ATTR
 #define NBK_RSQRT(y, r2) ((y) = 1.0f / __builtin_ia32_sqrtps256(r2))
-#define NBK_ENERGY 1
 #include "nb_kernel.h"
-#undef NBK_ENERGY
-#define NBK_ENERGY 0
-#include "nb_kernel.h"
-#undef NBK_ENERGY
-#undef NBK_NAME
-#undef NBK_ATTR
-#undef NBK_RSQRT
-#undef NBK_V
-#undef NBK_VI
-#undef NBK_V4
-#undef NBK_VE
-#undef NBK_W
-#undef NBK_GOUTER
-#undef NBK_DUP
-#undef NBK_CAT
-#undef NBK_FOLD
-#undef NBK_WIDE
 #endif
 #undef NBK_REAL
 
@@ -151,28 +115,14 @@ static inline void rsqrt_d4_portable(const vd4 *r2p, vd4 *out)
 #define NBK_NAME kernel_d_generic
 #define NBK_ATTR
 #define NBK_RSQRT(y, r2) rsqrt_d4_portable(&(r2), &(y))
-#define NBK_ENERGY 1
+#define NBK_KEEP_SHAPE /* the AVX2 double kernel below has the same vector shape */
 #include "nb_kernel.h"
-#undef NBK_ENERGY
-#define NBK_ENERGY 0
-#include "nb_kernel.h"
-#undef NBK_ENERGY
-#undef NBK_NAME
-#undef NBK_ATTR
-#undef NBK_RSQRT
+#undef NBK_KEEP_SHAPE
 #if HX_HAVE_AVX2_KERNELS
 #define NBK_NAME kernel_d_avx2
 #define NBK_ATTR HX_AVX2_ATTR
 #define NBK_RSQRT(y, r2) ((y) = 1.0 / __builtin_ia32_sqrtpd256(r2))
-#define NBK_ENERGY 1
 #include "nb_kernel.h"
-#undef NBK_ENERGY
-#define NBK_ENERGY 0
-#include "nb_kernel.h"
-#undef NBK_ENERGY
-#undef NBK_NAME
-#undef NBK_ATTR
-#undef NBK_RSQRT
 #endif
 
 /* Adapters with one signature for the function pointer. */

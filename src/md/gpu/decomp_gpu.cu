@@ -275,39 +275,26 @@ __global__ void __launch_bounds__(GDD_BT)
         int4 t;
         const int4 ex = gdd_scan4(i4(go, go ? na_w : 0, 0, 0), &t, s_scan);
         if (go) {
-            const int first = carry.y + ex.y;
-            if (w < na) {
-                D.akeep[w] = 0;
-                if (fits) {
-                    recs[carry.x + ex.x] = {D.amg[w], na_w, D.atgt[w], first};
-                    const int a0 = D.ams[w];
-                    for (int j = 0; j < na_w; j++) {
-                        gdd_matom r;
-                        for (int c = 0; c < 3; c++) {
-                            r.x[c] = D.awx[3 * (a0 + j) + c];
-                            r.v[c] = D.av[3 * (a0 + j) + c];
-                        }
-                        r.gid = D.agid[a0 + j];
-                        r.molg = D.amolg[a0 + j];
-                        atoms[first + j] = r;
+            /* a home molecule (w < na) or one of the pool's (w - na) */
+            const int first = carry.y + ex.y, home = w < na, k = home ? w : w - na;
+            (home ? D.akeep : D.pkeep)[k] = 0;
+            if (fits) {
+                recs[carry.x + ex.x] = {home ? D.amg[k] : D.pmg[k], na_w,
+                                        home ? D.atgt[k] : D.ptgt[k], first};
+                const int a0 = home ? D.ams[k] : D.pms[k];
+                const double *xs = home ? D.awx : D.px;
+                const double *vs = home ? D.av : D.pv;
+                const int *gs = home ? D.agid : D.pgid;
+                const int *ms = home ? D.amolg : D.pmolg;
+                for (int j = 0; j < na_w; j++) {
+                    gdd_matom r;
+                    for (int c = 0; c < 3; c++) {
+                        r.x[c] = xs[3 * (a0 + j) + c];
+                        r.v[c] = vs[3 * (a0 + j) + c];
                     }
-                }
-            } else {
-                const int q = w - na;
-                D.pkeep[q] = 0;
-                if (fits) {
-                    recs[carry.x + ex.x] = {D.pmg[q], na_w, D.ptgt[q], first};
-                    const int a0 = D.pms[q];
-                    for (int j = 0; j < na_w; j++) {
-                        gdd_matom r;
-                        for (int c = 0; c < 3; c++) {
-                            r.x[c] = D.px[3 * (a0 + j) + c];
-                            r.v[c] = D.pv[3 * (a0 + j) + c];
-                        }
-                        r.gid = D.pgid[a0 + j];
-                        r.molg = D.pmolg[a0 + j];
-                        atoms[first + j] = r;
-                    }
+                    r.gid = gs[a0 + j];
+                    r.molg = ms[a0 + j];
+                    atoms[first + j] = r;
                 }
             }
         }

@@ -1,5 +1,6 @@
 #include "testutil.h"
 
+#include "halox/md.h"
 #include "halox/system.h"
 
 #include <math.h>
@@ -163,7 +164,6 @@ int t_gpu_require(const char *name)
 }
 
 /* ---- domain local sets ------------------------------------------------------------------ */
-#include "halox/md.h"
 
 void t_domain_build(const hx_system *s, const int *owner, const int g[3], int dom, t_domain *ds)
 {

@@ -21,17 +21,19 @@
  * give the device run's result. The device run itself must make no collective allocation at any
  * search step (no slow-path run, no halo update: the capacities' headroom holds).
  *
- * Tolerances. Per step (energies every step, hx_md_step): total energy within 2e-6 kJ/mol per
- * atom and |dLJ|, |dCoulomb| within 1e-6 relative of their sums; end positions within 1e-4 nm.
+ * Tolerances. Per step (energies every step, hx_md_step): the total energy, |dLJ| and |dCoulomb|
+ * within 1e-6 relative (the total's difference relative to |LJ| + |Coulomb|, the float sums that
+ * carry the rounding: about 2e-5 kJ/mol per atom for SPC/E); end positions within 1e-4 nm.
  * The runs differ only by the order of float atomics (in the emulation too: a block's threads
  * run concurrently), ~1e-7 relative per step, grown by a few dozen steps of a liquid. Measured
  * in the emulation: water identical, the mixture 1e-8 kJ/mol per atom and 5e-10 nm (its bonded
- * forces are atomics). A molecule on the wrong domain or a halo atom missing changes energies
- * by 1e-3 kJ/mol per atom and more. Also checked: the device run did search on the device
- * (dd_searches), the host run did not, the slow-path run took both slow paths (dd_retries > 0,
- * dd_halo_updates > 0).
- * Fault injection: the device bonded list not rebuilt at the search step fails the mixture
- * (SETTLE cannot constrain a water that the stale bonded terms pushed). */
+ * forces are atomics); on an H200 (4 ranks, 1500-3000 atoms of water, 40 steps) up to 2.9e-6
+ * kJ/mol per atom, 1.4e-7 of |LJ| + |Coulomb|, positions 5e-6 nm (an absolute bar of 2e-6 per
+ * atom was below that). A molecule on the wrong domain or a halo atom missing changes energies
+ * by 1e-3 kJ/mol per atom and more, 5e-5 relative. Also checked: the device run did search on the
+ * device (dd_searches), the host run did not, the slow-path run took both slow paths (dd_retries >
+ * 0, dd_halo_updates > 0). Fault injection: the device bonded list not rebuilt at the search step
+ * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed). */
 #include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/build.h"
@@ -163,12 +165,15 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
 {
     if (!a->ok || !b->ok)
         return;
-    double we = 0, wl = 0, wc = 0;
+    double we = 0, wr = 0, wl = 0, wc = 0;
     int ke = 0;
     for (int k = 0; k <= nsteps; k++) {
-        const double de = fabs(a->etot[k] - b->etot[k]) / natoms;
-        if (de > we) {
-            we = de;
+        const double de = fabs(a->etot[k] - b->etot[k]);
+        /* relative to the size of the pair terms, whose float sums carry the rounding */
+        const double rel = de / fmax(fabs(a->elj[k]) + fabs(a->ecoul[k]), 1e-300);
+        if (rel > wr) {
+            wr = rel;
+            we = de / natoms;
             ke = k;
         }
         wl = fmax(wl, t_reldiff(a->elj[k], b->elj[k], 1.0));
@@ -176,10 +181,12 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
     }
     const double dx = g_rank == 0 && a->x && b->x ? t_max_pos_dev(a->x, b->x) : 0.0;
     if (g_rank == 0)
-        printf("%-36s %d steps: total energy %.2e kJ/mol/atom (step %d), LJ %.1e, Coulomb %.1e "
-               "relative, positions %.2e nm\n",
-               tag, nsteps, we, ke, wl, wc, dx);
-    T_CHECK(we <= 2e-6, "%s: total energy of step %d differs by %.3e kJ/mol per atom", tag, ke, we);
+        printf("%-36s %d steps: total energy %.2e kJ/mol/atom = %.1e of |LJ|+|Coulomb| (step %d), "
+               "LJ %.1e, Coulomb %.1e relative, positions %.2e nm\n",
+               tag, nsteps, we, wr, ke, wl, wc, dx);
+    T_CHECK(wr <= 1e-6,
+            "%s: total energy of step %d differs by %.3e kJ/mol per atom, %.2e of |LJ|+|Coulomb|",
+            tag, ke, we, wr);
     T_CHECK(wl <= 1e-6 && wc <= 1e-6, "%s: LJ / Coulomb differ by %.2e / %.2e relative", tag, wl,
             wc);
     T_CHECK(dx <= 1e-4, "%s: end positions differ by %.3e nm", tag, dx);

@@ -876,8 +876,11 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
 {
-    (void)s;
     (void)mode;
+    /* as CUDA: the legacy default stream cannot be captured (it synchronises with every
+     * blocking stream); code that capturing on it worked here failed on the GPU */
+    if (s == nullptr)
+        return cudaErrorStreamCaptureUnsupported;
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     emu::capture_target = new emu_graph;

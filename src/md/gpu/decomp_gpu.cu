@@ -1676,10 +1676,12 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
         gdd_emu_shuffle = e && e[0] == '1';
     }
 #endif
+    /* the legacy default stream (NULL) cannot be captured: direct launches there */
+    const int graph = g->use_graph && s != NULL;
     int same = g->exec[0] != NULL;
     for (int i = 0; same && i < g->nlocal && i < 64; i++)
         same = g->graph_x[i] == g->dom[i].D.ax && g->graph_v[i] == g->dom[i].D.av;
-    if (g->use_graph && !same) {
+    if (graph && !same) {
         for (int k = 0; k < 3; k++) {
             if (g->exec[k])
                 cudaGraphExecDestroy(g->exec[k]);
@@ -1707,7 +1709,7 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
     }
     HX_CUDA(cudaEventRecord(g->ev[0], s));
     for (int k = 0; k < 3; k++) {
-        if (g->use_graph)
+        if (graph)
             HX_CUDA(cudaGraphLaunch(g->exec[k], s));
         else
             HX_TRY(enqueue_part(g, k, s));

@@ -144,7 +144,9 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **g);
  * reduction over the job: failures, overflows, maxima) and, when a capacity overflowed anywhere,
  * grows and runs again. gmax receives the global maxima [n_local, send_count of each pulse] that
  * the plan's capacities need (hx_plan_set_counts). On return the results of every local domain
- * are in hx_gpu_decomp_local; the home order of the next step is the new one. */
+ * are in hx_gpu_decomp_local; the home order of the next step is the new one. stream: where the
+ * step's parts run, replayed as graphs (HALOX_GPU_DD_GRAPH, default on); NULL, the legacy default
+ * stream, cannot be captured, so there they are launched directly. */
 hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
                             hx_stream stream, long long *gmax, hx_gpu_dd_times *times);
 const hx_gpu_dd_local *hx_gpu_decomp_local(const hx_gpu_decomp *g, int i);

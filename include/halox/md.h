@@ -595,6 +595,9 @@ typedef struct hx_md_timings {
      * refresh). Both slow paths are entered by every process at the same search step. */
     double search_halo_x;
     double search_dev_migrate, search_dev_local_set, search_dev_plan, search_counts;
+    /* host wall time of the search steps on the device alone (part of search, which also
+     * holds the run's first search, the host's set-up), s */
+    double search_dd;
     long long dd_searches, dd_retries, dd_halo_updates;
     double update; /* leap-frog, SETTLE, kinetic energy, s */
     double reduce; /* energy reductions over ranks, s */

@@ -304,6 +304,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
         md->tm.searches++;
         md->last_search = md->step;
         md->tm.search += hx_wtime() - t0;
+        md->tm.search_dd += hx_wtime() - t0;
         return HX_OK;
     }
     double t1 = t0;

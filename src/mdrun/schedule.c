@@ -303,8 +303,9 @@ hx_status hx_md_repartition(hx_md *md, int first)
         md->last_missed = -1;
         md->tm.searches++;
         md->last_search = md->step;
-        md->tm.search += hx_wtime() - t0;
-        md->tm.search_dd += hx_wtime() - t0;
+        const double dt = hx_wtime() - t0;
+        md->tm.search += dt;
+        md->tm.search_dd += dt;
         return HX_OK;
     }
     double t1 = t0;

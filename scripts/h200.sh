@@ -6,13 +6,13 @@
 # env.txt, logs.tar.gz (every log) and results.tar.gz (benchmark JSON).
 #
 #   scripts/h200.sh [--build-only] [--tests] [--sanitize] [--bench] [--bench-quick]
-#                   [--bench-suite] [--filter REGEX] [--build DIR] [--exec FILE]
+#                   [--bench-suite] [--filter REGEX] [--build DIR] [--exec FILE]...
 #
 # Without a selection it runs --tests --sanitize --bench. --bench-suite runs `halox bench --suite
 # paper` in what is left of the call instead of the fixed benchmark list (scripts/h200_bench.sh;
 # HALOX_SUITE_ARGS adds options, e.g. "--max-atoms 720000"). --filter limits ctest (-R). --exec
 # sources FILE after the tests (MPS running; RES, BUILD, HALOX and say set): a one-off
-# measurement, e.g. scripts/h200_probe.sh. The
+# measurement, e.g. scripts/h200_probe.sh; given several times, the files run in order. The
 # machine has no network: cJSON comes from the .deb files in .deps/ when it is not installed
 # (carry .deps with the call), NVSHMEM from the nvidia-nvshmem-cu13 wheel that is installed
 # there. NVLink multicast stays off (NVSHMEM_DISABLE_NVLS=1) everywhere.
@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$here/out/h200}
 mkdir -p "$OUT/logs" "$OUT/results"
 build=/tmp/halox-h200-build
-do_tests=0 do_san=0 do_bench=0 bench_quick=0 bench_suite=0 build_only=0 filter="" exec_file=""
+do_tests=0 do_san=0 do_bench=0 bench_quick=0 bench_suite=0 build_only=0 filter="" exec_files=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
     --tests) do_tests=1 ;;
@@ -32,13 +32,13 @@ while [[ $# -gt 0 ]]; do
     --build-only) build_only=1 ;;
     --filter) filter=$2; shift ;;
     --build) build=$2; shift ;;
-    --exec) exec_file=$2; shift ;;
+    --exec) exec_files+=("$2"); shift ;;
     -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "h200.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
-if [[ $do_tests -eq 0 && $do_san -eq 0 && $do_bench -eq 0 && $build_only -eq 0 && -z $exec_file ]]; then
+if [[ $do_tests -eq 0 && $do_san -eq 0 && $do_bench -eq 0 && $build_only -eq 0 && ${#exec_files[@]} -eq 0 ]]; then
     do_tests=1 do_san=1 do_bench=1
 fi
 summary=$OUT/summary.txt
@@ -240,13 +240,14 @@ if [[ $do_san -eq 1 ]] && command -v compute-sanitizer > /dev/null; then
 fi
 
 # ---- 7. a one-off measurement -------------------------------------------------------------
-if [[ -n $exec_file ]]; then
+# --exec may be given several times: the files run in order, each with what is left of the call.
+for exec_file in "${exec_files[@]}"; do
     say ""
     say "$exec_file ($(elapsed) s):"
     export RES=$OUT/results BUILD=$build HALOX=$build/halox
     # shellcheck source=/dev/null
     source "$exec_file"
-fi
+done
 
 # ---- 8. benchmarks ------------------------------------------------------------------------
 # Each line: a name and a command run from the build directory; the command writes its JSON to

@@ -700,7 +700,7 @@ static __device__ __forceinline__ unsigned prune_item(const gnb_dev &d, const un
  * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
  * its in-range bits of both halves for one OR reduction over the warp per item instead of two
  * votes per i cluster.
- * FAST (HALOX_GPU_PRUNE=fast, issue 28): a warp's items' outer masks and items are loaded at
+ * FAST (the default; HALOX_GPU_PRUNE=classic for the other, issue 28): a warp's items' outer masks and items are loaded at
  * once, a lane each, and taken by shuffles, so that an item waits for one latency (its j
  * positions) instead of three (mask, item sunk behind the mask's test by ptxas, positions); and
  * no __threadfence before the part counter's atomic (it waited for the block's mask stores:
@@ -1057,10 +1057,13 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_pairs, cudaEventDisableTiming), fail);
     HX_CUDA_GOTO(st, cudaEventCreateWithFlags(&nb->ev_prune_upd, cudaEventDisableTiming), fail);
     {
-        /* the rolling prune's variants (issue 28, to be measured): k_prune<true>, and the
-         * prune beside the update instead of beside the pair kernel */
+        /* the rolling prune's variants (issue 28): k_prune<true> is the default since it
+         * measured 1.1 us (1.4 %) faster per step at 45k and 0.9-1 % at 180k/360k, in every
+         * round (docs/design/gpu-engine.md, "Round-2 variants: measured");
+         * HALOX_GPU_PRUNE=classic keeps k_prune<false>. And the prune beside the update instead
+         * of beside the pair kernel (measured slower: not the default) */
         const char *pf = getenv("HALOX_GPU_PRUNE");
-        nb->prune_fast = pf && strcmp(pf, "fast") == 0;
+        nb->prune_fast = !(pf && strcmp(pf, "classic") == 0);
         const char *pa = getenv("HALOX_GPU_PRUNE_AT");
         nb->prune_at_update = pa && strcmp(pa, "update") == 0;
     }

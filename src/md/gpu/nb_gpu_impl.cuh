@@ -165,7 +165,7 @@ struct hx_gpu_nb {
     cudaStream_t s_prune;
     cudaEvent_t ev_prune, ev_pairs, ev_prune_upd;
     int prune_at_update, prune_due;
-    int prune_fast; /* HALOX_GPU_PRUNE=fast: k_prune<true> */
+    int prune_fast; /* k_prune<true> (the default; HALOX_GPU_PRUNE=classic: k_prune<false>) */
     /* and the non-local list's beside the non-local pair kernel (hx_gpu_nb_nonlocal) */
     cudaStream_t s_prune_nl;
     cudaEvent_t ev_gather_nl, ev_prune_nl;

@@ -700,11 +700,11 @@ static __device__ __forceinline__ unsigned prune_item(const gnb_dev &d, const un
  * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
  * its in-range bits of both halves for one OR reduction over the warp per item instead of two
  * votes per i cluster.
- * FAST (the default; HALOX_GPU_PRUNE=classic for the other, issue 28): a warp's items' outer masks and items are loaded at
- * once, a lane each, and taken by shuffles, so that an item waits for one latency (its j
- * positions) instead of three (mask, item sunk behind the mask's test by ptxas, positions); and
- * no __threadfence before the part counter's atomic (it waited for the block's mask stores:
- * nothing reads them before the next launch, which orders them anyway). */
+ * FAST (the default; HALOX_GPU_PRUNE=classic for the other, issue 28): a warp's items' outer masks
+ * and items are loaded at once, a lane each, and taken by shuffles, so that an item waits for one
+ * latency (its j positions) instead of three (mask, item sunk behind the mask's test by ptxas,
+ * positions); and no __threadfence before the part counter's atomic (it waited for the block's mask
+ * stores: nothing reads them before the next launch, which orders them anyway). */
 template <bool FAST>
 __global__ __launch_bounds__(32 * GNB_PRUNE_WARPS,
                              8) void k_prune(gnb_dev d, const int4 *__restrict__ ent,

@@ -417,7 +417,7 @@ for line in open(sys.argv[1]):
                  "rlist_inner_nm": num(f[5]), "prune_parts": None if f[6] == "None" else int(f[6]),
                  "nstlist_automatic": f[7] == "True"})
 out = {"meta": {"git_revision": sys.argv[3], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "what": "halox md --gpu on one H200: defaults (automatic nstlist) against explicit "
+                "what": "halox md --gpu on one GPU (env.txt names it): defaults (automatic nstlist) against explicit "
                         "intervals, ns/day with every step counted (the Performance line)",
                 "commands": "halox md -c wN.gro --gpu --steps S --gen-vel 300 [--nstlist K]"},
        "runs": rows, "summary": []}

@@ -525,11 +525,12 @@ typedef struct hx_md_list_setup {
  *  - one domain (the search runs on the GPU, ~0.2-3 plain steps' time): GROMACS's GPU rule,
  *    the largest candidate whose outer list is at most 1.5x the reference list, taking
  *    candidates in order until one reaches 1.4x;
- *  - decomposed (the search runs on the host: 2.5-5 ms, 20-60 plain steps): the candidate of
- *    lowest modelled cost per step, 1 + 0.077 (F - 1) + 20 / N for a list F times the
- *    reference's (the step's share that grows with the outer list, measured on one H200) and a
- *    search step of 20 plain steps (the low end of the measured range; HALOX_SEARCH_COST_STEPS
- *    overrides it), among those with F <= 4.
+ *  - decomposed: the candidate of lowest modelled cost per step, 1 + 0.077 (F - 1) + sigma / N
+ *    for a list F times the reference's (the step's share that grows with the outer list,
+ *    measured on one H200) and a search step of sigma plain steps: 8 with the search step on
+ *    the device (a gpu run unless HALOX_GPU_DD=0; measured 8.0-8.4 at 45k on 4 ranks), 20 on
+ *    the host (2.5-5 ms, 20-60 plain steps: the low end); HALOX_SEARCH_COST_STEPS overrides
+ *    it; among those with F <= 4.
  * The rolling prune (gpu backend, prune_parts -1): HALOX_GPU_PRUNE_PARTS or 4 parts; the inner
  * radius from the buffer estimate for a lifetime of parts + 1 steps at a hundredth of the
  * tolerance (HALOX_GPU_PRUNE_TOLERANCE overrides it), the parts raised while that radius is rc

@@ -32,18 +32,24 @@
  * the reference (the step's growth was measured up to 6x).
  *
  * Decomposed, search on the device (a GPU run unless HALOX_GPU_DD=0; docs/design/gpu-search.md):
- * sigma = 3, a prediction, not yet a measurement. The search step adds to a plain step the
+ * sigma = 8, measured: at 45k on 4 ranks of one GPU (H100, MPS, nvshmem; bench/results/
+ * h100-2026-12-05b-gpusearch) the search step took 1008 / 1150 us on the engine's step clock
+ * against plain steps of 111 / 122 us (4x1x1 / 2x2x1): 8.0 and 8.4 plain steps more than a
+ * plain step; and `halox md --gpu` there ran nstlist 100 4 % faster than the nstlist 40 that
+ * sigma 3 chose (1239 against 1189 ns/day, h100-2026-12-05d-waitcost-autonstlist), as this
+ * model with sigma 8 predicts (5 %). What follows is the prediction sigma 3 came from, written
+ * before the step ran on a GPU; it missed the waits between the step's parts (a host round trip
+ * each, queued behind the other ranks' kernels under MPS). The search step adds to a plain step the
  * migration's kernels and messages (about ten launches and one message per neighbour, 2-3 us
  * each under MPS), the counts' read-back and one small reduction (tens of us), the halo's
  * refresh without allocation, and the pair search (on one domain of 45k atoms the search step
  * costs 3 plain steps in all, 238 against 80 us, gpu_md_bench in
  * bench/results/h200-2026-12-04g-roofab): some 250-400 us against plain steps of 110-150 us at
- * 45k on 4 ranks, 1-3 plain steps more than a plain step; 3 is the high end. With sigma 20 the run
- * would take nstlist 150 and an outer list 3x the reference for a search that costs a seventh of
- * what that interval was chosen for; with 3 the model picks 40-50. The run that finds the device
+ * 45k on 4 ranks, 1-3 plain steps more than a plain step. The run that finds the device
  * search step cannot start falls back to the host search (agreed) with the interval already
  * chosen. HALOX_SEARCH_COST_STEPS overrides either value; re-fit sigma when the device search
- * step is measured (scripts/h200_probe.sh gpusearch). The halo grows with the radius too; a
+ * step changes (scripts/h200_probe.sh gpusearch: search_step_clock_us / us_per_step - 1 of
+ * its bench part). The halo grows with the radius too; a
  * candidate that needs more pulses (or no grid fits) ends the candidates.
  *
  * The rolling prune: a part pruned at step t serves steps t+1 .. t+parts, so its inner radius is
@@ -93,7 +99,7 @@ static const int try_dd[] = {20, 25, 40, 50, 80, 100, 125, 150, 200, 250, 300};
 #define LIST_FACTOR_CAP_DD 4.0
 #define STEP_LIST_SHARE 0.077
 #define DD_SEARCH_STEPS 20.0
-#define DD_DEVICE_SEARCH_STEPS 3.0
+#define DD_DEVICE_SEARCH_STEPS 8.0
 /* a cluster-pair list of i clusters of 8 atoms and j halves of 4 (the GPU's) covers pairs to
  * about r + dr, dr = 0.6 ((8 - 1) + (4 - 1))^(1/3) / rho^(1/3) (GROMACS's estimate) */
 #define CLUSTER_I 8

@@ -38,8 +38,10 @@
  * plain step; and `halox md --gpu` there ran nstlist 100 4 % faster than the nstlist 40 that
  * sigma 3 chose (1239 against 1189 ns/day, h100-2026-12-05d-waitcost-autonstlist), as this
  * model with sigma 8 predicts (5 %). What follows is the prediction sigma 3 came from, written
- * before the step ran on a GPU; it missed the waits between the step's parts (a host round trip
- * each, queued behind the other ranks' kernels under MPS). The search step adds to a plain step the
+ * before the step ran on a GPU; the device parts alone took 352 us, not tens (one block per
+ * domain walking its atoms, four processes sharing the GPU), and the host's set-up between the
+ * counts and the pair search another ~260 (docs/design/gpu-search.md, "Limits"). The search
+ * step adds to a plain step the
  * migration's kernels and messages (about ten launches and one message per neighbour, 2-3 us
  * each under MPS), the counts' read-back and one small reduction (tens of us), the halo's
  * refresh without allocation, and the pair search (on one domain of 45k atoms the search step

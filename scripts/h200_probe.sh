@@ -835,7 +835,9 @@ fi
 #           the host decomposition), test_gpu_dd_search in one process, then over 2 and 8 ranks;
 #  ab       halox md --gpu on 4 ranks 4x1x1 with the search steps on the host (HALOX_GPU_DD=0),
 #           with the device step's parts launched directly (HALOX_GPU_DD_GRAPH=0) and with the
-#           defaults: the search step by part of each.
+#           defaults: the search step by part of each;
+#  ktimes   halox md --gpu on 4 ranks, 4x1x1 and 2x2x1, with every kernel of the device parts
+#           timed (HALOX_GPU_DD_KTIMES=1): rank 0's table per kernel into the summary.
 # JSON: $RES/gpusearch/compare.json (compare_gpu.py's: provenance, every run with its
 # search_step_parts_us) and $RES/gpusearch/gpusearch.json (per configuration ns/day, GROMACS,
 # the ratio, the search step and its parts, each target met or not; the A/B runs).
@@ -924,6 +926,24 @@ PY
             rm -f "$OUT/logs/gs_ab_$name.gro"
         done
         unset HALOX_GPU_DD HALOX_GPU_DD_GRAPH
+    fi
+    if [[ $gs_parts == *" ktimes "* ]]; then
+        # every kernel of the device parts timed (HALOX_GPU_DD_KTIMES=1: direct launches, an
+        # event after each; rank 0's table at the end of its log), 4x1x1 and 2x2x1
+        gs_w45=$OUT/logs/gs_w45k.gro
+        [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
+            -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+        export HALOX_GPU_DD_KTIMES=1
+        for dd in 4x1x1 2x2x1; do
+            probe "gs_ktimes_$dd" 200 "${kpmpi[@]}" -x HALOX_GPU_DD_KTIMES -np 4 "$HALOX" md \
+                --gpu -c "$gs_w45" --dd "$dd" --steps "${GPUSEARCH_STEPS:-5000}" \
+                -o "$OUT/logs/gs_ktimes_$dd.gro" -g "$OUT/logs/gs_ktimes_$dd.md.log"
+            grep -hE "device search step by kernel|(^|\] ) +(k_[a-z0-9_]+|message) " \
+                "$OUT/logs/probe_gs_ktimes_$dd.log" 2>/dev/null | cut -c1-200 |
+                sed "s/^/    ktimes $dd: /" | tee -a "$OUT/summary.txt"
+            rm -f "$OUT/logs/gs_ktimes_$dd.gro"
+        done
+        unset HALOX_GPU_DD_KTIMES
     fi
     # the summary: per configuration the figures and the issue's targets; the A/B runs
     python3 - "$gs_dir" "$OUT/logs" "$here" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"

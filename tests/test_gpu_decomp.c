@@ -19,7 +19,8 @@
  * Cases: water 1D/2D/3D grids, two pulses in 1D, 2D and 3D, the ethanol-water mixture (SHAKE
  * and bonded molecules), the slow path (fault site "gpu_dd.shrink": every capacity far too small
  * at the start, grown by all domains together, the step run again, the same result), and a
- * molecule moved two cells (HX_ERR_PHYSICS naming it, as the host path fails). */
+ * molecule moved two cells (HX_ERR_PHYSICS naming it, as the host path fails); and a case with
+ * the per-kernel timing on (HALOX_GPU_DD_KTIMES=1: the same results, every kernel timed). */
 #include "halox/halox.h"
 #include "halox/build.h"
 #include "halox/io.h"
@@ -53,6 +54,8 @@ typedef struct tcase {
 } tcase;
 
 static int quick = 0;
+/* the run with HALOX_GPU_DD_KTIMES=1: its kernel times checked (check_kernel_times) */
+static int kt_check = 0;
 
 /* ---- host references -------------------------------------------------------------------- */
 
@@ -377,6 +380,45 @@ static void from_md(hx_decomp *dec, hx_md *md)
 
 /* ---- a case -------------------------------------------------------------------------------- */
 
+/* HALOX_GPU_DD_KTIMES=1: every kernel of the step and the messages timed at every run (each
+ * kernel once per local domain and run at least), the times not negative, and their sum within
+ * the parts' events (the marks lie between the step's first and last event). */
+static void check_kernel_times(const tcase *tc, const hx_gpu_decomp *g, int nl, int searches,
+                               double parts_s)
+{
+    static const char *want[] = {"k_begin",      "k_mig_init", "k_mig_pass",   "message",
+                                 "k_mig_unpack", "k_fin_a",    "k_fin_b1",     "k_fin_b2",
+                                 "k_fin_c",      "k_home",     "k_pulse_send", "k_pulse_recv",
+                                 "k_local_topo"};
+    const char *name[32];
+    double ms[32];
+    long long launches[32], runs = 0;
+    const int nk = hx_gpu_decomp_kernel_times(g, 32, name, ms, launches, &runs);
+    T_CHECK(runs >= searches && nk > 0, "%s: kernel times of %lld runs, %d kernels (%d searches)",
+            tc->name, runs, nk, searches);
+    double sum = 0.0;
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        int j = 0;
+        while (j < nk && strcmp(name[j], want[w]) != 0)
+            j++;
+        T_CHECK(j < nk, "%s: no time for %s", tc->name, want[w]);
+        if (j == nk)
+            continue;
+        const long long min = strcmp(want[w], "message") == 0 ? runs : runs * nl;
+        T_CHECK(launches[j] >= min && ms[j] >= 0.0,
+                "%s: %s: %lld launches (at least %lld), %.4f ms", tc->name, want[w], launches[j],
+                min, ms[j]);
+    }
+    for (int j = 0; j < nk; j++)
+        sum += ms[j];
+    T_CHECK(sum > 0.0 && 1e-3 * sum <= parts_s * (1.0 + 1e-3) + 1e-6,
+            "%s: kernel times sum to %.4f ms, the parts' events to %.4f ms", tc->name, sum,
+            1e3 * parts_s);
+    printf("%-32s kernel times (HALOX_GPU_DD_KTIMES=1): %d kernels, %lld runs, %.3f of %.3f ms "
+           "of the parts\n",
+           tc->name, nk, runs, sum, 1e3 * parts_s);
+}
+
 static hx_system *make_system(const tcase *tc, hx_forcefield **ff)
 {
     hx_system *s = NULL;
@@ -471,6 +513,7 @@ static void run_case(const tcase *tc)
     T_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess,
             "cudaStreamCreateWithFlags");
     int moved = 0, crossed_periodic = 0, migrated = 0;
+    double parts_s = 0.0; /* the step's device parts, summed over the runs (events) */
     for (int step = 1; step <= tc->searches && hx_test_failures == fails0; step++) {
         if (md)
             from_md(dec, md);
@@ -498,6 +541,8 @@ static void run_case(const tcase *tc)
         const hx_status dst =
             hx_gpu_decomp_run(g, step, in, step % 2 ? (hx_stream)stream : NULL, gmax, &tm);
         const hx_status hst = hx_decomp_repartition(dec, step);
+        if (dst == HX_OK)
+            parts_s += tm.migrate + tm.local_set + tm.plan;
         if (blow) {
             T_CHECK(dst == HX_ERR_PHYSICS && hst == HX_ERR_PHYSICS,
                     "%s: a molecule moved two cells: device %s, host %s", tc->name,
@@ -561,6 +606,8 @@ static void run_case(const tcase *tc)
            tc->name, tc->grid[0], tc->grid[1], tc->grid[2], pulses[0], pulses[1], pulses[2],
            sys->natoms, moved, migrated, hx_gpu_decomp_growths(g),
            hx_test_failures == fails0 ? "identical" : "FAILED");
+    if (kt_check)
+        check_kernel_times(tc, g, nl, moved, parts_s);
     for (int i = 0; i < nl; i++) {
         cudaFree(xs[i]);
         cudaFree(vs[i]);
@@ -631,6 +678,18 @@ int main(int argc, char **argv)
             (only < 0 && quick && k % 3 == 2 && !cases[k].shrink && !cases[k].blowup))
             continue;
         run_case(&cases[k]);
+        ran++;
+    }
+    if (only < 0) {
+        /* the per-kernel timing (a diagnosis): direct launches, the same results; a two-pulse
+         * grid with a slow path, so that every kernel runs and runs repeat */
+        static const tcase kt = {
+            "water 4x2x1 kernel times", 0, 3000, {4, 2, 1}, 0.9, 0.95, 3, 0.3, 1, 0, 24, 0.0};
+        setenv("HALOX_GPU_DD_KTIMES", "1", 1);
+        kt_check = 1;
+        run_case(&kt);
+        kt_check = 0;
+        unsetenv("HALOX_GPU_DD_KTIMES");
         ran++;
     }
     tg_gpu_end();

@@ -903,6 +903,9 @@ typedef struct gdd_dom {
     int pdest[HX_MAX_PULSES], psrc[HX_MAX_PULSES];
 } gdd_dom;
 
+#define GDD_KT_EV 1024  /* events per run: past them a run's later launches go untimed */
+#define GDD_KT_NAMES 32 /* distinct kernels (and "message") */
+
 struct hx_gpu_decomp {
     const hx_decomp *dec;
     const hx_system *sys;
@@ -930,6 +933,15 @@ struct hx_gpu_decomp {
     cudaEvent_t ev[4];
     /* dest/src arrays for the transport, per channel */
     int *cdest, *csrc; /* [nchan][nlocal] */
+    /* HALOX_GPU_DD_KTIMES=1 (diagnosis, kt_mark below): an event after every launch and message
+     * of a run, the gaps summed per kernel */
+    int kt, kn, nkn;
+    long long kruns, kdropped;
+    cudaEvent_t *kev;             /* [GDD_KT_EV] */
+    const char *kname[GDD_KT_EV]; /* the launch behind each event of the run (literals) */
+    const char *kt_name[GDD_KT_NAMES];
+    double kt_ms[GDD_KT_NAMES];
+    long long kt_calls[GDD_KT_NAMES];
 };
 
 static hx_status dmalloc(void *pp, size_t bytes)
@@ -1323,8 +1335,42 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **gp)
     for (int k = 0; k < 4; k++)
         if (g->ev[k])
             cudaEventDestroy(g->ev[k]);
+    if (g->kt && g->kruns > 0) {
+        hx_log(HX_LOG_INFO,
+               "device search step by kernel (HALOX_GPU_DD_KTIMES=1: direct launches, an event "
+               "after each; %lld runs, %d local domain(s)%s): kernel, launches per run, device "
+               "us per run",
+               g->kruns, g->nlocal,
+               g->kdropped ? ", some launches past the event limit untimed" : "");
+        for (int j = 0; j < g->nkn; j++)
+            hx_log(HX_LOG_INFO, "  %-14s %6.1f %9.1f", g->kt_name[j],
+                   (double)g->kt_calls[j] / (double)g->kruns, 1e3 * g->kt_ms[j] / (double)g->kruns);
+    }
+    for (int k = 0; g->kev && k < GDD_KT_EV; k++)
+        if (g->kev[k])
+            cudaEventDestroy(g->kev[k]);
+    free(g->kev);
     free(g);
     *gp = NULL;
+}
+
+extern "C" int hx_gpu_decomp_kernel_times(const hx_gpu_decomp *g, int max, const char **name,
+                                          double *ms, long long *launches, long long *runs)
+{
+    if (runs)
+        *runs = g && g->kt ? g->kruns : 0;
+    if (!g || !g->kt)
+        return 0;
+    const int n = g->nkn < max ? g->nkn : max;
+    for (int j = 0; j < n; j++) {
+        if (name)
+            name[j] = g->kt_name[j];
+        if (ms)
+            ms[j] = g->kt_ms[j];
+        if (launches)
+            launches[j] = g->kt_calls[j];
+    }
+    return n;
 }
 
 static int env_int(const char *name, int dflt)
@@ -1488,6 +1534,11 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
     /* graphs where the transport moves data on the device (a CPU-driven one synchronises
      * inside the parts); HALOX_GPU_DD_GRAPH=0: direct launches */
     g->use_graph = t->device_only && env_int("HALOX_GPU_DD_GRAPH", 1);
+    /* HALOX_GPU_DD_KTIMES=1: each kernel's device time (a graph cannot be timed inside: direct
+     * launches then) */
+    g->kt = env_int("HALOX_GPU_DD_KTIMES", 0) == 1;
+    if (g->kt)
+        g->use_graph = 0;
     hx_status st = HX_OK;
     for (int k = 0; k < 3; k++)
         if (g->grid[k] >= 1024)
@@ -1580,6 +1631,15 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
     for (int k = 0; k < 4 && st == HX_OK; k++)
         if (cudaEventCreate(&g->ev[k]) != cudaSuccess)
             st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaEventCreate failed");
+    if (st == HX_OK && g->kt) {
+        g->kev = (cudaEvent_t *)calloc(GDD_KT_EV, sizeof *g->kev);
+        if (!g->kev)
+            st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+        for (int k = 0; k < GDD_KT_EV && st == HX_OK; k++)
+            if (cudaEventCreate(&g->kev[k]) != cudaSuccess)
+                st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                  "cudaEventCreate failed (HALOX_GPU_DD_KTIMES)");
+    }
     /* collective from here: every rank allocates its channels (symmetric memory) together */
     st = hx_comm_agree(g->comm, st);
     if (st == HX_OK)
@@ -1601,16 +1661,59 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
 
 /* ---- the search step ---- */
 
+/* HALOX_GPU_DD_KTIMES=1: an event after the launch or message just enqueued. The gap to the
+ * event before it is that launch's device time where the GPU is the bottleneck (long kernels),
+ * the host's launch interval where it is not (short ones): a diagnosis of where a search step's
+ * device parts go, not a figure of the graph-replayed step. */
+static hx_status kt_mark(hx_gpu_decomp *g, const char *name, hx_stream s)
+{
+    if (!g->kt)
+        return HX_OK;
+    if (g->kn >= GDD_KT_EV) {
+        g->kdropped++;
+        return HX_OK;
+    }
+    HX_CUDA(cudaEventRecord(g->kev[g->kn], s));
+    g->kname[g->kn++] = name;
+    return HX_OK;
+}
+
+/* After the run's stream wait: the gaps from the run's first event (ev[0]) summed per name. */
+static void kt_collect(hx_gpu_decomp *g)
+{
+    cudaEvent_t prev = g->ev[0];
+    for (int j = 0; j < g->kn; j++) {
+        float ms = 0.0f;
+        if (cudaEventElapsedTime(&ms, prev, g->kev[j]) != cudaSuccess)
+            ms = 0.0f;
+        prev = g->kev[j];
+        int q = 0;
+        while (q < g->nkn && strcmp(g->kt_name[q], g->kname[j]) != 0)
+            q++;
+        if (q == g->nkn) {
+            if (g->nkn == GDD_KT_NAMES)
+                continue;
+            g->kt_name[g->nkn++] = g->kname[j];
+        }
+        g->kt_ms[q] += ms;
+        g->kt_calls[q]++;
+    }
+    g->kn = 0;
+    g->kruns++;
+}
+
 #define LAUNCH(k, grid, block, ...)                                                                \
     do {                                                                                           \
         HX_LAUNCH(k, grid, block, 0, s, __VA_ARGS__);                                              \
         HX_CUDA_LAUNCH(#k);                                                                        \
+        HX_TRY(kt_mark(g, #k, s));                                                                 \
     } while (0)
 
 static hx_status msg(hx_gpu_decomp *g, int chan, hx_stream s)
 {
-    return g->tr.msg(g->tr.ctx, chan, g->cdest + (size_t)chan * g->nlocal,
-                     g->csrc + (size_t)chan * g->nlocal, s);
+    HX_TRY(g->tr.msg(g->tr.ctx, chan, g->cdest + (size_t)chan * g->nlocal,
+                     g->csrc + (size_t)chan * g->nlocal, s));
+    return kt_mark(g, "message", s);
 }
 
 /* Part k of the step: 0 migration, 1 the new home and its lists, 2 the plan's pulses, the local
@@ -1708,6 +1811,7 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
         }
     }
     HX_CUDA(cudaEventRecord(g->ev[0], s));
+    g->kn = 0;
     for (int k = 0; k < 3; k++) {
         if (graph)
             HX_CUDA(cudaGraphLaunch(g->exec[k], s));
@@ -1798,6 +1902,8 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
             tm.migrate += 1e-3 * ms[0];
             tm.local_set += 1e-3 * ms[1];
             tm.plan += 1e-3 * ms[2];
+            if (g->kt)
+                kt_collect(g);
         }
         memset(vec, 0, sizeof(long long) * (size_t)nv * nl);
         for (int i = 0; i < nl && st == HX_OK; i++) {

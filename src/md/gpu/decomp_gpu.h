@@ -138,6 +138,15 @@ hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system *sys, const
                                const hx_gpu_dd_transport *t, hx_gpu_decomp **out);
 void hx_gpu_decomp_destroy(hx_gpu_decomp **g);
 
+/* With HALOX_GPU_DD_KTIMES=1 in the environment at create (a diagnosis; the step then launches
+ * directly, never as graphs): each kernel's device time, from an event after every launch and
+ * message ("message"), summed over the runs of the search step so far (a run: one launch of
+ * the step; slow-path runs count). Up to max entries in launch order of first appearance:
+ * name (a string literal), ms (total), launches (total); returns the count and *runs; 0 when
+ * off. The destroy logs the table (info level). */
+int hx_gpu_decomp_kernel_times(const hx_gpu_decomp *g, int max, const char **name, double *ms,
+                               long long *launches, long long *runs);
+
 /* Collective: the search step. in[i]: the home state of local domain i in the order of the
  * previous search (the homes of dec at creation); step: for messages. Runs migration, the new
  * local set and the plan's index maps on the device, reads the counts, agrees on them (one

@@ -11,21 +11,25 @@
  *     message      to the neighbour, from the other one
  *     k_mig_unpack (one block) arrivals appended to the pool
  *   k_fin_a/b1/b2/c  kept home and pool molecules merged in increasing global index (a rank
- *                  sort of the few arrivals, binary searches), atoms copied into the new home
- *   k_home         (one block) SETTLE/SHAKE/bonded/free lists and masses of the new home, the
- *                  local arrays' home part
+ *                  sort of the few arrivals, binary searches), the new home's molecule starts
+ *   k_fin_d        the atoms copied into the new home
+ *   k_home         (one block) SETTLE/SHAKE/bonded/free lists of the new home: sizes, offsets
+ *   k_home_w       the lists, masses, the local arrays' home part
  *   per pulse:
- *     k_pulse_send (one block) selection with corner rounding, stable order by the sender's
- *                  zone, the index map into the device plan image, the atoms packed
+ *     k_pulse_sel  every candidate's class under the selection with corner rounding
+ *     k_pulse_scan (one block) ranks within the classes (stable order by the sender's zone)
+ *     k_pulse_pack the index map into the device plan image, the atoms packed
  *     message
- *     k_pulse_recv (one block) the atoms appended to the local arrays
+ *     k_pulse_recv the atoms appended to the local arrays
  *   k_local_topo   type, charge, exclusions, position in the molecule of every local atom
  *   the control record to pinned host memory; one synchronisation
  *
- * The single-block kernels scan with a running carry over tiles of the block's size: the
- * element counts of one domain are 10^3-10^4, where one block's loop costs less than the three
- * launches of a many-block scan, and the whole sequence has ~4 launches per message. With a
- * transport that moves data on the device the sequence is captured once into a CUDA graph and
+ * The single-block kernels scan with a running carry over tiles of the block's size and touch
+ * a few ints per element: the element counts of one domain are 10^3-10^4, where one block's
+ * loop costs less than the three launches of a many-block scan. Whatever moves an atom's data
+ * runs in many blocks (one block's loads and stores of 10^4 atoms took 60-90 µs on an H100:
+ * one SM's share of the memory system). With a transport that moves data on the device the
+ * sequence is captured once into a CUDA graph and
  * replayed at every search step (its arguments never change between growths: the home lists of
  * the new home are copied over the old ones at the end, not swapped). */
 #include "md/gpu/decomp_gpu_impl.cuh"
@@ -162,13 +166,14 @@ static __device__ __forceinline__ int tgt_coord(int tgt, int d)
 
 /* The counters of a step; the current home's size from the last commit (device memory, so that
  * the launch's arguments are the same at every step). */
-__global__ void k_begin(gdd_ctl *C, const int *cur)
+__global__ void __launch_bounds__(GDD_MT) k_begin(gdd_ctl *C, const int *cur)
 {
-    if (threadIdx.x != 0 || blockIdx.x != 0)
-        return;
     int *w = (int *)C;
-    for (size_t k = 0; k < sizeof(gdd_ctl) / sizeof(int); k++)
+    for (size_t k = threadIdx.x; k < sizeof(gdd_ctl) / sizeof(int); k += blockDim.x)
         w[k] = 0;
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
     C->nmol_a = cur[0];
     C->n_home_a = cur[1];
     C->err_far = ~0ull;
@@ -426,7 +431,8 @@ __global__ void __launch_bounds__(GDD_MT) k_fin_b2(gdd_dev D)
         D.fsrc[(t - nH) + lower_bound(D.hgid, nH, D.psg[t - nH])] = -1 - D.psorted[t - nH];
 }
 
-/* The new home: atoms copied in the merged order, molecule starts. */
+/* The new home's molecule starts in the merged order (the scan alone: a few ints per molecule;
+ * the atoms are copied by k_fin_d's many blocks). */
 __global__ void __launch_bounds__(GDD_BT) k_fin_c(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
@@ -445,24 +451,9 @@ __global__ void __launch_bounds__(GDD_BT) k_fin_c(gdd_dev D)
         }
         int4 t;
         const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
-        const int start = carry.x + ex.x;
-        if (f < nm && start + na_f <= cap) {
-            const int p = src >= 0 ? -1 : -1 - src;
-            const int a0 = src >= 0 ? D.ams[src] : D.pms[p];
-            const double *xs = src >= 0 ? D.awx : D.px;
-            const double *vs = src >= 0 ? D.av : D.pv;
-            const int *gs = src >= 0 ? D.agid : D.pgid;
-            const int *ms = src >= 0 ? D.amolg : D.pmolg;
-            for (int j = 0; j < na_f; j++) {
-                for (int c = 0; c < 3; c++) {
-                    D.bx[3 * (start + j) + c] = xs[3 * (a0 + j) + c];
-                    D.bv[3 * (start + j) + c] = vs[3 * (a0 + j) + c];
-                }
-                D.bgid[start + j] = gs[a0 + j];
-                D.bmolg[start + j] = ms[a0 + j];
-            }
-            D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[p];
-            D.bms[f] = start;
+        if (f < nm) {
+            D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[-1 - src];
+            D.bms[f] = carry.x + ex.x;
         }
         carry = i4add(carry, t);
     }
@@ -478,88 +469,77 @@ __global__ void __launch_bounds__(GDD_BT) k_fin_c(gdd_dev D)
     }
 }
 
+/* The new home's atoms, a thread per molecule (none when k_fin_c found no room: nmol 0). */
+__global__ void __launch_bounds__(GDD_MT) k_fin_d(gdd_dev D)
+{
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
+    if (f >= D.ctl->nmol)
+        return;
+    const int src = D.fsrc[f], start = D.bms[f], na_f = D.bms[f + 1] - start;
+    const int p = src >= 0 ? -1 : -1 - src;
+    const int a0 = src >= 0 ? D.ams[src] : D.pms[p];
+    const double *xs = src >= 0 ? D.awx : D.px;
+    const double *vs = src >= 0 ? D.av : D.pv;
+    const int *gs = src >= 0 ? D.agid : D.pgid;
+    const int *ms = src >= 0 ? D.amolg : D.pmolg;
+    for (int j = 0; j < na_f; j++) {
+        for (int c = 0; c < 3; c++) {
+            D.bx[3 * (start + j) + c] = xs[3 * (a0 + j) + c];
+            D.bv[3 * (start + j) + c] = vs[3 * (a0 + j) + c];
+        }
+        D.bgid[start + j] = gs[a0 + j];
+        D.bmolg[start + j] = ms[a0 + j];
+    }
+}
+
+/* Per new home molecule: its kind and what it adds to the SETTLE / SHAKE / bonded / free lists
+ * (v1) and to the bonded interactions by kind (v2). */
+static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g, int *cls,
+                                                int4 *info, int4 *v1, int4 *v2)
+{
+    *g = D.bmg[m];
+    *cls = D.tab.mol_class[*g];
+    *info = D.tab.cl_info[*cls];
+    const int kind = info->z;
+    const int st = (kind & GDD_K_SETTLE) != 0, sh = (kind & GDD_K_SHAKE) != 0;
+    const int bd = (kind & GDD_K_BONDED) != 0;
+    *v1 = i4(st, sh, bd, st || sh ? 0 : info->x);
+    *v2 = bd ? D.tab.cl_bcount[*cls] : i4(0, 0, 0, 0);
+}
+
 /* The new home's molecule lists for the update and the bonded terms (by kind, in home order,
- * as the GPU backend's set_local builds them), masses, and the home part of the local arrays. */
+ * as the GPU backend's set_local builds them): the scan alone, each molecule's offsets into the
+ * lists (ho1, ho2) and the lists' sizes; k_home_w writes them with many blocks. */
 __global__ void __launch_bounds__(GDD_BT) k_home(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
-    __shared__ int s_first;
     gdd_ctl *C = D.ctl;
     const int nm = C->nmol;
-    /* the home part of the local arrays must fit: else no local set (the step runs again) */
-    const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
-    if (threadIdx.x == 0)
-        s_first = -1;
-    __syncthreads();
     int4 c1 = i4(0, 0, 0, 0), c2 = i4(0, 0, 0, 0);
+    int first = -1;
     for (int base = 0; base < nm; base += GDD_BT) {
         const int m = base + (int)threadIdx.x;
         int4 info = i4(0, 0, 0, 0), v1 = i4(0, 0, 0, 0), v2 = i4(0, 0, 0, 0);
-        int cls = 0, g = 0, a0 = 0, kind = 0;
-        if (m < nm) {
-            g = D.bmg[m];
-            cls = D.tab.mol_class[g];
-            info = D.tab.cl_info[cls];
-            kind = info.z;
-            a0 = D.bms[m];
-            const int st = (kind & GDD_K_SETTLE) != 0, sh = (kind & GDD_K_SHAKE) != 0;
-            const int bd = (kind & GDD_K_BONDED) != 0;
-            v1 = i4(st, sh, bd, st || sh ? 0 : info.x);
-            if (bd)
-                v2 = D.tab.cl_bcount[cls];
-        }
+        int g = 0, cls = 0;
+        if (m < nm)
+            home_mol(D, m, &g, &cls, &info, &v1, &v2);
         int4 t1, t2;
         const int4 e1 = i4add(c1, gdd_scan4(v1, &t1, s_scan));
         const int4 e2 = i4add(c2, gdd_scan4(v2, &t2, s_scan));
-        int4 so = i4(0, 0, 0, 0);
         if (m < nm) {
-            if (v1.x) {
-                so = D.tab.cl_settle[cls];
-                D.settle[3 * e1.x + 0] = a0 + so.x;
-                D.settle[3 * e1.x + 1] = a0 + so.y;
-                D.settle[3 * e1.x + 2] = a0 + so.z;
-                if (e1.x == 0)
-                    s_first = a0 + so.x;
-            }
-            if (v1.y) {
-                D.shs[e1.y] = a0;
-                D.sht[e1.y] = D.tab.cl_settle[cls].w;
-                D.shg[e1.y] = g;
-            }
-            if (v1.z) {
-                D.bds[e1.z] = a0;
-                D.bdt[e1.z] = info.w;
-                D.bdg[e1.z] = g;
-                D.boff[e1.z] = e2;
-            }
-            for (int q = 0; q < v1.w; q++)
-                D.freeat[e1.w + q] = a0 + q;
-            for (int q = 0; q < info.x; q++) {
-                const int a = a0 + q;
-                D.hm[a] = D.tab.ca_m[info.y + q];
-                D.him[a] = D.tab.ca_invm[info.y + q];
-                if (!local_ok)
-                    continue;
-                for (int c = 0; c < 3; c++)
-                    D.lx[3 * a + c] = D.bx[3 * a + c];
-                D.lgid[a] = D.bgid[a];
-                D.lmol[a] = g;
-                D.lzone[a] = 0;
-                D.lfrom[a] = -1;
-            }
-        }
-        __syncthreads(); /* s_first */
-        if (m < nm && v1.x) {
-            /* the update's fast path: water w is atoms first + 3 w + (0, 1, 2), standard masses */
-            const int o = s_first + 3 * e1.x;
-            if (!(kind & GDD_K_STDWATER) || a0 + so.x != o || a0 + so.y != o + 1 ||
-                a0 + so.z != o + 2)
-                atomicOr(&C->settle_bad, 1);
+            D.ho1[m] = e1;
+            D.ho2[m] = e2;
+            if (v1.x && e1.x == 0)
+                first = D.bms[m] + D.tab.cl_settle[cls].x;
         }
         c1 = i4add(c1, t1);
         c2 = i4add(c2, t2);
     }
+    if (first >= 0) /* one thread: the first SETTLE group's oxygen */
+        C->first_o = first;
     if (threadIdx.x == 0) {
+        /* the home part of the local arrays must fit: else no local set (the step runs again) */
+        const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
         C->nsettle = c1.x;
         C->nshake = c1.y;
         C->nbonded = c1.z;
@@ -568,12 +548,64 @@ __global__ void __launch_bounds__(GDD_BT) k_home(gdd_dev D)
         C->bcount[1] = c2.y;
         C->bcount[2] = c2.z;
         C->bcount[3] = c2.w;
-        C->first_o = s_first;
         C->n_local = local_ok ? C->n_home : 0;
         C->map_len = 0;
         if (!local_ok)
             need(C, GDD_CAP_LOCAL, C->n_home);
     }
+}
+
+/* The lists k_home sized, masses, and the home part of the local arrays: a thread per molecule.
+ */
+__global__ void __launch_bounds__(GDD_MT) k_home_w(gdd_dev D)
+{
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    gdd_ctl *C = D.ctl;
+    if (m >= C->nmol)
+        return;
+    const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
+    int4 info, v1, v2;
+    int g, cls;
+    home_mol(D, m, &g, &cls, &info, &v1, &v2);
+    const int4 e1 = D.ho1[m], e2 = D.ho2[m];
+    const int a0 = D.bms[m], kind = info.z;
+    if (v1.x) {
+        const int4 so = D.tab.cl_settle[cls];
+        D.settle[3 * e1.x + 0] = a0 + so.x;
+        D.settle[3 * e1.x + 1] = a0 + so.y;
+        D.settle[3 * e1.x + 2] = a0 + so.z;
+        /* the update's fast path: water w is atoms first + 3 w + (0, 1, 2), standard masses */
+        const int o = C->first_o + 3 * e1.x;
+        if (!(kind & GDD_K_STDWATER) || a0 + so.x != o || a0 + so.y != o + 1 || a0 + so.z != o + 2)
+            atomicOr(&C->settle_bad, 1);
+    }
+    if (v1.y) {
+        D.shs[e1.y] = a0;
+        D.sht[e1.y] = D.tab.cl_settle[cls].w;
+        D.shg[e1.y] = g;
+    }
+    if (v1.z) {
+        D.bds[e1.z] = a0;
+        D.bdt[e1.z] = info.w;
+        D.bdg[e1.z] = g;
+        D.boff[e1.z] = e2;
+    }
+    for (int q = 0; q < v1.w; q++)
+        D.freeat[e1.w + q] = a0 + q;
+    for (int q = 0; q < info.x; q++) {
+        const int a = a0 + q;
+        D.hm[a] = D.tab.ca_m[info.y + q];
+        D.him[a] = D.tab.ca_invm[info.y + q];
+        if (!local_ok)
+            continue;
+        for (int c = 0; c < 3; c++)
+            D.lx[3 * a + c] = D.bx[3 * a + c];
+        D.lgid[a] = D.bgid[a];
+        D.lmol[a] = g;
+        D.lzone[a] = 0;
+        D.lfrom[a] = -1;
+    }
+    (void)v2;
 }
 
 /* hx_plan's selection of an atom for pulse P: distance to the receiver's cell along d_k from
@@ -597,131 +629,151 @@ static __device__ __forceinline__ int pulse_select(const gdd_dev &D, const gdd_p
     return d2 < D.rc2;
 }
 
-/* One pulse of hx_plan_build at the sender: the candidates (every local atom for the first
- * pulse of a dimension, else what the previous pulse received), those selected in a stable
- * order by zone number (zone 0 first: dep_offset), the map, the packed atoms. */
-__global__ void __launch_bounds__(GDD_BT)
-    k_pulse_send(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
+/* Candidates of pulse p at the sender: every local atom for the first pulse of a dimension,
+ * else what the previous pulse received. */
+static __device__ __forceinline__ void pulse_cands(const gdd_ctl *C, const gdd_pulse &P, int p,
+                                                   int *c0, int *n)
 {
-    __shared__ int4 s_scan[GDD_NW + 1];
+    *c0 = 0;
+    *n = C->n_local;
+    if (P.pin > 0) {
+        *c0 = C->atom_offset[p - 1];
+        *n = C->recv_count[p - 1];
+    }
+}
+
+/* One pulse of hx_plan_build at the sender, in three kernels: the selection (many blocks: each
+ * candidate's class, 1 + its corner bits, or 0; the pulse's dependencies), the scan (one block,
+ * over a byte per candidate: each selected one's rank in its class, the counts, the message's
+ * header), the map and the packed atoms (many blocks), in a stable order by zone number (zone
+ * 0 first: dep_offset). */
+__global__ void __launch_bounds__(GDD_MT) k_pulse_sel(gdd_dev D, gdd_pulse P, int p)
+{
     __shared__ unsigned long long s_deps;
     gdd_ctl *C = D.ctl;
-    int c0 = 0, c1 = C->n_local;
-    if (P.pin > 0) {
-        c0 = C->atom_offset[p - 1];
-        c1 = c0 + C->recv_count[p - 1];
-    }
-    const int n = c1 - c0;
+    int c0, n;
+    pulse_cands(C, P, p, &c0, &n);
     if (threadIdx.x == 0)
         s_deps = 0;
-    int4 tot = i4(0, 0, 0, 0);
+    __syncthreads();
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < n) {
+        int ci = 0;
+        const int a = c0 + e;
+        const int sel = pulse_select(D, P, a, &ci);
+        D.psel[e] = (unsigned char)(sel ? 1 + ci : 0);
+        if (sel && D.lfrom[a] >= 0)
+            atomicOr(&s_deps, 1ull << D.lfrom[a]);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && s_deps)
+        atomicOr(&C->deps[p], s_deps);
+}
+
+__global__ void __launch_bounds__(GDD_BT)
+    k_pulse_scan(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
+{
+    __shared__ int4 s_scan[GDD_NW + 1];
+    gdd_ctl *C = D.ctl;
+    int c0, n;
+    pulse_cands(C, P, p, &c0, &n);
+    int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int e = base + (int)threadIdx.x;
-        int ci = 0;
-        const int sel = e < n && pulse_select(D, P, c0 + e, &ci);
+        const int code = e < n ? D.psel[e] : 0;
         int4 t;
-        (void)gdd_scan4(i4(sel && ci == 0, sel && ci == 1, sel && ci == 2, sel && ci == 3), &t,
-                        s_scan);
-        tot = i4add(tot, t);
+        const int4 ex = gdd_scan4(i4(code == 1, code == 2, code == 3, code == 4), &t, s_scan);
+        if (code)
+            D.prank[e] = i4get(carry, code - 1) + i4get(ex, code - 1);
+        carry = i4add(carry, t);
     }
+    if (threadIdx.x != 0)
+        return;
+    const int4 tot = carry;
     /* counting sort by zone number: the classes' starts in the order of their zones */
-    int start[4];
     for (int ci = 0; ci < 4; ci++) {
-        start[ci] = 0;
+        int start = 0;
         for (int cj = 0; cj < 4; cj++)
             if (P.zone_of_ci[cj] < P.zone_of_ci[ci])
-                start[ci] += i4get(tot, cj);
+                start += i4get(tot, cj);
+        C->pstart[ci] = start;
     }
     const int count = tot.x + tot.y + tot.z + tot.w;
     const int map0 = C->map_len;
+    C->atom_offset[p] = C->n_local; /* where k_pulse_recv stores what this domain receives */
     const long long bytes = (long long)sizeof(gdd_pmsg_head) + (long long)sizeof(gdd_patom) * count;
     const int fits_map = map0 + count <= D.cap[GDD_CAP_MAP];
     const int fits = bytes <= cap_bytes;
-    gdd_patom *recs = (gdd_patom *)(sbuf + sizeof(gdd_pmsg_head));
-    int4 carry = i4(0, 0, 0, 0);
-    unsigned long long deps = 0;
-    for (int base = 0; base < n; base += GDD_BT) {
-        const int e = base + (int)threadIdx.x;
-        int ci = 0;
-        const int a = c0 + e;
-        const int sel = e < n && pulse_select(D, P, a, &ci);
-        int4 t;
-        const int4 ex = gdd_scan4(
-            i4(sel && ci == 0, sel && ci == 1, sel && ci == 2, sel && ci == 3), &t, s_scan);
-        if (sel) {
-            const int pos = start[ci] + i4get(carry, ci) + i4get(ex, ci);
-            if (fits_map)
-                D.imap[map0 + pos] = a;
-            if (fits) {
-                gdd_patom r;
-                for (int c = 0; c < 3; c++)
-                    r.x[c] = gdd_add(D.lx[3 * a + c], P.shift[c]);
-                r.gid = D.lgid[a];
-                r.mol = D.lmol[a];
-                recs[pos] = r;
-            }
-            if (D.lfrom[a] >= 0)
-                deps |= 1ull << D.lfrom[a];
-        }
-        carry = i4add(carry, t);
-    }
-    if (deps)
-        atomicOr(&s_deps, deps);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        gdd_pmsg_head h;
-        memset(&h, 0, sizeof h);
-        h.bytes = fits ? bytes : (long long)sizeof h;
-        h.n = fits ? count : 0;
-        for (int ci = 0; ci < 4; ci++)
-            if (fits && i4get(tot, ci) > 0)
-                h.zc[P.zone_of_ci[ci]] = i4get(tot, ci);
-        *(gdd_pmsg_head *)sbuf = h;
-        for (int ci = 0; ci < 4; ci++)
-            if (i4get(tot, ci) > 0)
-                C->send_zc[p][P.zone_of_ci[ci]] = i4get(tot, ci);
-        C->deps[p] = s_deps;
-        C->map_len = map0 + count;
-        if (!fits_map)
-            need(C, GDD_CAP_MAP, (long long)map0 + count);
-        if (!fits)
-            need(C, GDD_CAP_PMSG, bytes);
+    C->pmap0 = map0;
+    C->pfits = (fits ? 1 : 0) | (fits_map ? 2 : 0);
+    gdd_pmsg_head h;
+    memset(&h, 0, sizeof h);
+    h.bytes = fits ? bytes : (long long)sizeof h;
+    h.n = fits ? count : 0;
+    for (int ci = 0; ci < 4; ci++)
+        if (fits && i4get(tot, ci) > 0)
+            h.zc[P.zone_of_ci[ci]] = i4get(tot, ci);
+    *(gdd_pmsg_head *)sbuf = h;
+    for (int ci = 0; ci < 4; ci++)
+        if (i4get(tot, ci) > 0)
+            C->send_zc[p][P.zone_of_ci[ci]] = i4get(tot, ci);
+    C->map_len = map0 + count;
+    if (!fits_map)
+        need(C, GDD_CAP_MAP, (long long)map0 + count);
+    if (!fits)
+        need(C, GDD_CAP_PMSG, bytes);
+}
+
+__global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, int p, char *sbuf)
+{
+    const gdd_ctl *C = D.ctl;
+    int c0, n;
+    pulse_cands(C, P, p, &c0, &n);
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n)
+        return;
+    const int code = D.psel[e];
+    if (!code)
+        return;
+    const int a = c0 + e, pos = C->pstart[code - 1] + D.prank[e];
+    if (C->pfits & 2)
+        D.imap[C->pmap0 + pos] = a;
+    if (C->pfits & 1) {
+        gdd_patom r;
+        for (int c = 0; c < 3; c++)
+            r.x[c] = gdd_add(D.lx[3 * a + c], P.shift[c]);
+        r.gid = D.lgid[a];
+        r.mol = D.lmol[a];
+        ((gdd_patom *)(sbuf + sizeof(gdd_pmsg_head)))[pos] = r;
     }
 }
 
 /* One pulse at the receiver: the atoms stored at the end of the local arrays, in the sender's
- * zone order, each as the zone one cell further up along d_k. */
-__global__ void __launch_bounds__(GDD_BT)
+ * zone order, each as the zone one cell further up along d_k; a thread per atom. The first
+ * free slot is atom_offset[p], which this domain's k_pulse_scan set from n_local (unchanged
+ * since): block 0 moves n_local on while other blocks still store. */
+__global__ void __launch_bounds__(GDD_MT)
     k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf)
 {
     gdd_ctl *C = D.ctl;
     const gdd_pmsg_head h = *(const gdd_pmsg_head *)rbuf;
-    const int base = C->n_local;
+    const int base = C->atom_offset[p];
     const int fits = base + h.n <= D.cap[GDD_CAP_LOCAL];
-    int end[HX_MAX_ZONES], acc = 0;
-    for (int z = 0; z < HX_MAX_ZONES; z++) {
-        acc += h.zc[z];
-        end[z] = acc;
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (fits && e < h.n) {
+        const gdd_patom r = ((const gdd_patom *)(rbuf + sizeof(gdd_pmsg_head)))[e];
+        const int a = base + e;
+        int z = 0, end = h.zc[0];
+        while (z < HX_MAX_ZONES - 1 && e >= end)
+            end += h.zc[++z];
+        for (int c = 0; c < 3; c++)
+            D.lx[3 * a + c] = r.x[c];
+        D.lgid[a] = r.gid;
+        D.lmol[a] = r.mol;
+        D.lzone[a] = P.rz[z];
+        D.lfrom[a] = p;
     }
-    if (fits) {
-        const gdd_patom *recs = (const gdd_patom *)(rbuf + sizeof(gdd_pmsg_head));
-        for (int e = threadIdx.x; e < h.n; e += blockDim.x) {
-            const gdd_patom r = recs[e];
-            const int a = base + e;
-            int z = 0;
-            while (z < HX_MAX_ZONES - 1 && e >= end[z])
-                z++;
-            for (int c = 0; c < 3; c++)
-                D.lx[3 * a + c] = r.x[c];
-            D.lgid[a] = r.gid;
-            D.lmol[a] = r.mol;
-            D.lzone[a] = P.rz[z];
-            D.lfrom[a] = p;
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        C->atom_offset[p] = base;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
         C->recv_count[p] = fits ? h.n : 0;
         for (int z = 0; z < HX_MAX_ZONES; z++)
             C->recv_zc[p][z] = fits ? h.zc[z] : 0;
@@ -1240,6 +1292,10 @@ static int dom_arrays(const hx_gpu_decomp *g, gdd_dev *D, dom_arr *a)
     ARR(D->bdt, M * I, 0);
     ARR(D->bdg, M * I, 0);
     ARR(D->boff, M * sizeof(int4), 0);
+    ARR(D->ho1, M * sizeof(int4), 0);
+    ARR(D->ho2, M * sizeof(int4), 0);
+    ARR(D->psel, L, 0);
+    ARR(D->prank, L * I, 0);
 #undef ARR
     return n;
 }
@@ -1724,7 +1780,7 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
     if (part == 0) {
         for (int i = 0; i < nl; i++) {
             gdd_dom *d = &g->dom[i];
-            LAUNCH(k_begin, 1, 1, d->D.ctl, (const int *)d->D.cur);
+            LAUNCH(k_begin, 1, GDD_MT, d->D.ctl, (const int *)d->D.cur);
             LAUNCH(k_mig_init, hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT), GDD_MT, d->D);
         }
         for (int k = 0; k < g->ndim; k++)
@@ -1741,24 +1797,32 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
     }
     if (part == 1) {
         const unsigned nbm = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
+        const unsigned nhm = hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT);
         for (int i = 0; i < nl; i++) {
             const gdd_dev &D = g->dom[i].D;
             LAUNCH(k_fin_a, 1, GDD_BT, D);
             LAUNCH(k_fin_b1, hx_div_up(g->cap[GDD_CAP_PMOL], GDD_MT), GDD_MT, D);
             LAUNCH(k_fin_b2, nbm, GDD_MT, D);
             LAUNCH(k_fin_c, 1, GDD_BT, D);
+            LAUNCH(k_fin_d, nhm, GDD_MT, D);
             LAUNCH(k_home, 1, GDD_BT, D);
+            LAUNCH(k_home_w, nhm, GDD_MT, D);
         }
         return HX_OK;
     }
     for (int p = 0; p < g->npulses; p++) {
         const int c = 2 * g->ndim + p;
-        for (int i = 0; i < nl; i++)
-            LAUNCH(k_pulse_send, 1, GDD_BT, g->dom[i].D, g->dom[i].pulse[p], p,
-                   (char *)g->sendb[i][c], (long long)g->cap[GDD_CAP_PMSG]);
+        const unsigned nbl = hx_div_up(g->cap[GDD_CAP_LOCAL], GDD_MT);
+        for (int i = 0; i < nl; i++) {
+            const gdd_dev &D = g->dom[i].D;
+            LAUNCH(k_pulse_sel, nbl, GDD_MT, D, g->dom[i].pulse[p], p);
+            LAUNCH(k_pulse_scan, 1, GDD_BT, D, g->dom[i].pulse[p], p, (char *)g->sendb[i][c],
+                   (long long)g->cap[GDD_CAP_PMSG]);
+            LAUNCH(k_pulse_pack, nbl, GDD_MT, D, g->dom[i].pulse[p], p, (char *)g->sendb[i][c]);
+        }
         HX_TRY(msg(g, c, s));
         for (int i = 0; i < nl; i++)
-            LAUNCH(k_pulse_recv, 1, GDD_BT, g->dom[i].D, g->dom[i].pulse[p], p,
+            LAUNCH(k_pulse_recv, nbl, GDD_MT, g->dom[i].D, g->dom[i].pulse[p], p,
                    (const char *)g->recvb[i][c]);
     }
     for (int i = 0; i < nl; i++)

@@ -51,6 +51,9 @@ typedef struct gdd_ctl {
     int send_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     int recv_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     unsigned long long deps[HX_MAX_PULSES];
+    int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_scan) */
+    int pmap0;     /* its first index map entry */
+    int pfits;     /* bit 0: its message fits, bit 1: its map */
 } gdd_ctl;
 
 /* Per pulse, host-computed geometry (kernel argument). */
@@ -101,7 +104,10 @@ typedef struct gdd_dev {
     unsigned char *lmpos;
     double *hm, *him;
     int *settle, *freeat, *shs, *sht, *shg, *bds, *bdt, *bdg;
-    int4 *boff; /* per bonded molecule: first interaction of each kind within its kind */
+    int4 *boff;          /* per bonded molecule: first interaction of each kind within its kind */
+    int4 *ho1, *ho2;     /* per new home molecule: its offsets into the lists (k_home) */
+    unsigned char *psel; /* per pulse candidate: 0, or 1 + its class (k_pulse_sel) */
+    int *prank;          /* per selected candidate: its rank within its class */
     int *imap;
     int cap[GDD_NCAP];
     int me, coord[3], grid[3], ndim, dims[3];

@@ -62,6 +62,7 @@ typedef struct gnb_zone_grid {
 
 /* Written by the search kernels, read by the host after the search. */
 typedef struct gnb_status {
+    int n; /* atoms of the search (written by the host before it: the kernels' count) */
     int overflow;
     int ncols, nsc;
     int zsc[GNB_MAXZ + 1];  /* first super-cluster of each zone, zsc[nzones] = nsc */

@@ -35,7 +35,8 @@
 __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_dev d)
 {
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    const bool valid = a < d.n;
+    const int n = d.st->n;
+    const bool valid = a < n;
     const int z = valid ? d.azone[a] : 0;
     float w[3] = {0.0f, 0.0f, 0.0f};
     if (valid) {
@@ -75,7 +76,7 @@ __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_d
         while (m) {
             const int b = f0 + __ffs((int)m) - 1;
             m &= m - 1u;
-            if (b <= a || b >= d.n)
+            if (b <= a || b >= n)
                 continue;
             float r2 = 0.0f;
 #pragma unroll
@@ -185,7 +186,7 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     /* every lane of the warp takes part in the column match below: past the atoms as -1 */
     int col = -1;
-    if (a < d.n) {
+    if (a < d.st->n) {
         const gnb_zone_grid g = d.grid[d.azone[a]];
         const float4 w = d.wpos[a];
         int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
@@ -283,7 +284,7 @@ __global__ __launch_bounds__(256) void k_fill(gnb_dev d)
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a < d.n)
+    if (a < d.st->n)
         d.colfill[d.col_start[d.acol[a]] + d.apos[a]] = a;
 }
 
@@ -1253,6 +1254,10 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
                 init.zext[z][3 + k] = knb;
             }
     }
+    /* the atoms of this search: read by the kernels from the status record the search uploads
+     * first, not from the launch arguments, so that a decomposed run's search graph (its atom
+     * count changes at every search) replays instead of being captured again */
+    init.n = d->n;
     *nb->h_st = init;
     /* the shared-memory limits, set outside any capture */
     const size_t sort_smem = (size_t)d->sort_cap * (sizeof(float) + sizeof(int));
@@ -1268,7 +1273,9 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         /* captured again when anything the launches take changed: buffers or capacities
          * after a growth, the entry length, the atoms, the positions' address; on a stream of
          * its own (the caller's may be the legacy default stream, which cannot capture) */
-        if (!nb->search_exec || nb->search_x != x || memcmp(&nb->search_d, d, sizeof *d) != 0) {
+        gnb_dev cmp = *d;
+        cmp.n = nb->search_d.n; /* the kernels take n from the status record */
+        if (!nb->search_exec || nb->search_x != x || memcmp(&nb->search_d, &cmp, sizeof cmp) != 0) {
             cudaGraph_t graph = NULL;
             HX_CUDA(cudaStreamBeginCapture(nb->s_capture, cudaStreamCaptureModeThreadLocal));
             const hx_status est = enqueue_search(nb, x, nb->s_capture);
@@ -1325,7 +1332,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     } while (0)
     STAGE(0);
     HX_CUDA(cudaMemcpyAsync(d->st, nb->h_st, sizeof(gnb_status), cudaMemcpyHostToDevice, s));
-    const unsigned ga = hx_div_up(d->n, 256);
+    /* sized for the capacity: the atom count is the status record's (run_search) */
+    const unsigned ga = hx_div_up(nb->cap_atoms > d->n ? nb->cap_atoms : d->n, 256);
     HX_LAUNCH(k_prep, ga, 256, 0, s, x, *d);
     HX_CUDA_LAUNCH("k_prep");
     STAGE(1);

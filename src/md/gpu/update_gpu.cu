@@ -642,6 +642,46 @@ __global__ __launch_bounds__(UPD_THREADS) void k_to_float(upd_dev d, float *__re
         xf[k] = (float)d.x[k];
 }
 
+/* hx_gpu_update_reset_device in one launch: the device search step's arrays copied in
+ * (positions also to float), the per-run scratch and result words reset. One kernel instead of
+ * ~15 copies and sets: each API call is a few microseconds of the host's on the search step,
+ * more with several processes sharing the GPU. */
+__global__ __launch_bounds__(UPD_THREADS) void k_reset_from(upd_dev d, hx_gpu_update_dev_lists L,
+                                                            float *__restrict__ xf)
+{
+    const long long t0 = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long k = t0; k < 3LL * d.n; k += step) {
+        const double x = L.x[k];
+        d.x[k] = x;
+        d.v[k] = L.v[k];
+        xf[k] = (float)x;
+    }
+    for (long long k = t0; k < d.n; k += step) {
+        d.invm[k] = L.invm[k];
+        d.m[k] = L.mass[k];
+    }
+    for (long long k = t0; k < d.nfree; k += step)
+        d.free_at[k] = L.free_at[k];
+    for (long long k = t0; k < 3LL * d.nsettle; k += step)
+        d.settle[k] = L.settle[k];
+    for (long long k = t0; k <= d.nmol; k += step)
+        d.mol_start[k] = L.mol_start[k];
+    for (long long k = t0; k < d.nshake; k += step) {
+        d.sh_start[k] = L.shake_start[k];
+        d.sh_type[k] = L.shake_type[k];
+    }
+    for (long long k = t0; k < 4LL * d.nbk; k += step)
+        d.part[k] = 0.0;
+    if (t0 == 0) {
+        *d.done = 0;
+        d.ke[0] = d.ke[1] = d.ke[2] = 0.0;
+        *d.dev = 0;
+        *d.bad = INT_MAX;
+        *d.bad_shake = INT_MAX;
+    }
+}
+
 /* ---- host -------------------------------------------------------------------------------- */
 
 extern "C" void hx_gpu_update_destroy(hx_gpu_update **up)
@@ -1049,34 +1089,15 @@ extern "C" hx_status hx_gpu_update_reset_device(hx_gpu_update **up, const hx_gpu
     HX_TRY(ub_reserve(u, UB_SH_START, ((size_t)p->nshake + 1) * sizeof(int)));
     HX_TRY(ub_reserve(u, UB_SH_TYPE, ((size_t)p->nshake + 1) * sizeof(int)));
     u->h_res->bad = u->h_res->bad_shake = INT_MAX;
-    const cudaMemcpyKind dd = cudaMemcpyDeviceToDevice;
-    if (n > 0) {
-        HX_CUDA(cudaMemcpyAsync(d->x, L->x, 3 * (size_t)n * sizeof(double), dd, s));
-        HX_CUDA(cudaMemcpyAsync(d->v, L->v, 3 * (size_t)n * sizeof(double), dd, s));
-        HX_CUDA(cudaMemcpyAsync(d->invm, L->invm, (size_t)n * sizeof(double), dd, s));
-        HX_CUDA(cudaMemcpyAsync(d->m, L->mass, (size_t)n * sizeof(double), dd, s));
+    {
+        const long long most = 3LL * (n > p->nsettle ? n : p->nsettle) + p->nmol + 1 + 4LL * d->nbk;
+        const unsigned blocks =
+            (unsigned)(most < 256LL * UPD_THREADS ? hx_div_up(most, UPD_THREADS)
+                                                  : 256); /* grid-stride past that */
+        HX_LAUNCH(k_reset_from, blocks > 0 ? blocks : 1, UPD_THREADS, 0, s, u->d, *L, xf);
+        HX_CUDA_LAUNCH("k_reset_from");
     }
-    if (L->nfree > 0)
-        HX_CUDA(cudaMemcpyAsync(d->free_at, L->free_at, (size_t)L->nfree * sizeof(int), dd, s));
-    if (p->nsettle > 0)
-        HX_CUDA(cudaMemcpyAsync(d->settle, L->settle, 3 * (size_t)p->nsettle * sizeof(int), dd, s));
-    HX_CUDA(
-        cudaMemcpyAsync(d->mol_start, L->mol_start, ((size_t)p->nmol + 1) * sizeof(int), dd, s));
-    if (p->nshake > 0) {
-        HX_CUDA(
-            cudaMemcpyAsync(d->sh_start, L->shake_start, (size_t)p->nshake * sizeof(int), dd, s));
-        HX_CUDA(cudaMemcpyAsync(d->sh_type, L->shake_type, (size_t)p->nshake * sizeof(int), dd, s));
-    }
-    static const int int_max[2] = {INT_MAX, INT_MAX};
-    HX_CUDA(cudaMemsetAsync(d->done, 0, sizeof(unsigned), s));
-    HX_CUDA(cudaMemsetAsync(d->ke, 0, 3 * sizeof(double), s));
-    HX_CUDA(cudaMemsetAsync(d->part, 0, 4 * (size_t)u->nblocks * sizeof(double), s));
-    HX_CUDA(cudaMemsetAsync(d->dev, 0, sizeof(unsigned), s));
-    HX_CUDA(cudaMemcpyAsync(d->bad, &int_max[0], sizeof(int), cudaMemcpyHostToDevice, s));
-    HX_CUDA(cudaMemcpyAsync(d->bad_shake, &int_max[1], sizeof(int), cudaMemcpyHostToDevice, s));
     if (n > 0) {
-        HX_LAUNCH(k_to_float, hx_div_up(3LL * n, UPD_THREADS), UPD_THREADS, 0, s, u->d, xf);
-        HX_CUDA_LAUNCH("k_to_float");
         HX_LAUNCH(k_ke, hx_div_up(n, UPD_THREADS), UPD_THREADS, 0, s, u->d);
         HX_CUDA_LAUNCH("k_ke");
     }

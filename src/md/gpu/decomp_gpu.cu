@@ -7,7 +7,9 @@
  *   k_begin        counters of the control record reset
  *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far"
  *   per decomposed dimension d_k, up then down:
- *     k_mig_pass   (one block) molecules leaving this way: marked, scanned, packed
+ *     k_mig_mark   molecules leaving this way marked
+ *     k_mig_scan   (one block) their records and atoms numbered, the message's header
+ *     k_mig_pack   records and atoms packed, the leavers taken off
  *     message      to the neighbour, from the other one
  *     k_mig_unpack (one block) arrivals appended to the pool
  *   k_fin_a/b1/b2/c  kept home and pool molecules merged in increasing global index (a rank
@@ -248,70 +250,89 @@ static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na
 }
 
 /* One pass of hx_migrate: the molecules whose cell is the neighbour along d_k in direction dir
- * (0 up, 1 down) are packed, in the order of the index space, and removed. */
-__global__ void __launch_bounds__(GDD_BT)
-    k_mig_pass(gdd_dev D, int k, int dir, char *sbuf, long long cap_bytes)
+ * (0 up, 1 down) are packed, in the order of the index space, and removed. Three kernels: the
+ * mark (many blocks: each molecule's atom count if it leaves, else 0), the scan (one block, an
+ * int per molecule: each leaver's record and first atom, the message's header), the pack (many
+ * blocks: records and atoms, the leavers taken off). */
+__global__ void __launch_bounds__(GDD_MT) k_mig_mark(gdd_dev D, int k, int dir)
+{
+    const gdd_ctl *C = D.ctl;
+    const int na = C->nmol_a, n = na + C->pool_nmol;
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= n)
+        return;
+    const int d = D.dims[k];
+    int na_w = 0;
+    D.mgo[w] = mig_leaves(D, w, na, d, D.grid[d], dir, &na_w) ? na_w : 0;
+}
+
+__global__ void __launch_bounds__(GDD_BT) k_mig_scan(gdd_dev D, char *sbuf, long long cap_bytes)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
-    const int na = C->nmol_a, n = na + C->pool_nmol;
-    const int d = D.dims[k], g = D.grid[d];
-    int4 tot = i4(0, 0, 0, 0);
-    for (int base = 0; base < n; base += GDD_BT) {
-        const int w = base + (int)threadIdx.x;
-        int na_w = 0;
-        const int go = w < n && mig_leaves(D, w, na, d, g, dir, &na_w);
-        int4 t;
-        (void)gdd_scan4(i4(go, go ? na_w : 0, 0, 0), &t, s_scan);
-        tot = i4add(tot, t);
-    }
-    const long long bytes =
-        (long long)sizeof(gdd_msg_head) + 16LL * tot.x + (long long)sizeof(gdd_matom) * tot.y;
-    const int fits = bytes <= cap_bytes;
-    if (!fits && threadIdx.x == 0)
-        need(C, GDD_CAP_MIG, bytes);
-    gdd_mmol *recs = (gdd_mmol *)(sbuf + sizeof(gdd_msg_head));
-    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)tot.x);
+    const int n = C->nmol_a + C->pool_nmol;
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int w = base + (int)threadIdx.x;
-        int na_w = 0;
-        const int go = w < n && mig_leaves(D, w, na, d, g, dir, &na_w);
+        const int na_w = w < n ? D.mgo[w] : 0;
         int4 t;
-        const int4 ex = gdd_scan4(i4(go, go ? na_w : 0, 0, 0), &t, s_scan);
-        if (go) {
-            /* a home molecule (w < na) or one of the pool's (w - na) */
-            const int first = carry.y + ex.y, home = w < na, k = home ? w : w - na;
-            (home ? D.akeep : D.pkeep)[k] = 0;
-            if (fits) {
-                recs[carry.x + ex.x] = {home ? D.amg[k] : D.pmg[k], na_w,
-                                        home ? D.atgt[k] : D.ptgt[k], first};
-                const int a0 = home ? D.ams[k] : D.pms[k];
-                const double *xs = home ? D.awx : D.px;
-                const double *vs = home ? D.av : D.pv;
-                const int *gs = home ? D.agid : D.pgid;
-                const int *ms = home ? D.amolg : D.pmolg;
-                for (int j = 0; j < na_w; j++) {
-                    gdd_matom r;
-                    for (int c = 0; c < 3; c++) {
-                        r.x[c] = xs[3 * (a0 + j) + c];
-                        r.v[c] = vs[3 * (a0 + j) + c];
-                    }
-                    r.gid = gs[a0 + j];
-                    r.molg = ms[a0 + j];
-                    atoms[first + j] = r;
-                }
-            }
+        const int4 ex = gdd_scan4(i4(na_w > 0, na_w, 0, 0), &t, s_scan);
+        if (na_w > 0) {
+            D.mrec[w] = carry.x + ex.x;
+            D.mfirst[w] = carry.y + ex.y;
         }
         carry = i4add(carry, t);
     }
-    if (threadIdx.x == 0) {
-        gdd_msg_head h;
-        memset(&h, 0, sizeof h);
-        h.bytes = fits ? bytes : (long long)sizeof h;
-        h.n = fits ? tot.x : 0;
-        h.natoms = fits ? tot.y : 0;
-        *(gdd_msg_head *)sbuf = h;
+    if (threadIdx.x != 0)
+        return;
+    const long long bytes =
+        (long long)sizeof(gdd_msg_head) + 16LL * carry.x + (long long)sizeof(gdd_matom) * carry.y;
+    const int fits = bytes <= cap_bytes;
+    if (!fits)
+        need(C, GDD_CAP_MIG, bytes);
+    C->mig_n = carry.x;
+    C->mig_fits = fits;
+    gdd_msg_head h;
+    memset(&h, 0, sizeof h);
+    h.bytes = fits ? bytes : (long long)sizeof h;
+    h.n = fits ? carry.x : 0;
+    h.natoms = fits ? carry.y : 0;
+    *(gdd_msg_head *)sbuf = h;
+}
+
+__global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, char *sbuf)
+{
+    const gdd_ctl *C = D.ctl;
+    const int na = C->nmol_a, n = na + C->pool_nmol;
+    const int w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= n)
+        return;
+    const int na_w = D.mgo[w];
+    if (na_w == 0)
+        return;
+    /* a home molecule (w < na) or one of the pool's (w - na) */
+    const int home = w < na, k = home ? w : w - na;
+    (home ? D.akeep : D.pkeep)[k] = 0;
+    if (!C->mig_fits)
+        return;
+    const int first = D.mfirst[w];
+    gdd_mmol *recs = (gdd_mmol *)(sbuf + sizeof(gdd_msg_head));
+    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)C->mig_n);
+    recs[D.mrec[w]] = {home ? D.amg[k] : D.pmg[k], na_w, home ? D.atgt[k] : D.ptgt[k], first};
+    const int a0 = home ? D.ams[k] : D.pms[k];
+    const double *xs = home ? D.awx : D.px;
+    const double *vs = home ? D.av : D.pv;
+    const int *gs = home ? D.agid : D.pgid;
+    const int *ms = home ? D.amolg : D.pmolg;
+    for (int j = 0; j < na_w; j++) {
+        gdd_matom r;
+        for (int c = 0; c < 3; c++) {
+            r.x[c] = xs[3 * (a0 + j) + c];
+            r.v[c] = vs[3 * (a0 + j) + c];
+        }
+        r.gid = gs[a0 + j];
+        r.molg = ms[a0 + j];
+        atoms[first + j] = r;
     }
 }
 
@@ -1226,7 +1247,7 @@ done:
 
 /* ---- per-domain buffers ---- */
 
-#define GDD_NPTR 60
+#define GDD_NPTR 64
 /* Every device array of a domain with its size for the capacities in g->cap; keep: the current
  * home's lists (contents kept across a growth). */
 typedef struct dom_arr {
@@ -1296,6 +1317,9 @@ static int dom_arrays(const hx_gpu_decomp *g, gdd_dev *D, dom_arr *a)
     ARR(D->ho2, M * sizeof(int4), 0);
     ARR(D->psel, L, 0);
     ARR(D->prank, L * I, 0);
+    ARR(D->mgo, (M + Q) * I, 0);
+    ARR(D->mrec, (M + Q) * I, 0);
+    ARR(D->mfirst, (M + Q) * I, 0);
 #undef ARR
     return n;
 }
@@ -1783,12 +1807,16 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
             LAUNCH(k_begin, 1, GDD_MT, d->D.ctl, (const int *)d->D.cur);
             LAUNCH(k_mig_init, hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT), GDD_MT, d->D);
         }
+        const unsigned nmig = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
         for (int k = 0; k < g->ndim; k++)
             for (int dir = 0; dir < 2; dir++) {
                 const int c = 2 * k + dir;
-                for (int i = 0; i < nl; i++)
-                    LAUNCH(k_mig_pass, 1, GDD_BT, g->dom[i].D, k, dir, (char *)g->sendb[i][c],
+                for (int i = 0; i < nl; i++) {
+                    LAUNCH(k_mig_mark, nmig, GDD_MT, g->dom[i].D, k, dir);
+                    LAUNCH(k_mig_scan, 1, GDD_BT, g->dom[i].D, (char *)g->sendb[i][c],
                            (long long)g->cap[GDD_CAP_MIG]);
+                    LAUNCH(k_mig_pack, nmig, GDD_MT, g->dom[i].D, (char *)g->sendb[i][c]);
+                }
                 HX_TRY(msg(g, c, s));
                 for (int i = 0; i < nl; i++)
                     LAUNCH(k_mig_unpack, 1, GDD_BT, g->dom[i].D, (const char *)g->recvb[i][c]);

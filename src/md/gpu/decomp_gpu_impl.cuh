@@ -54,6 +54,8 @@ typedef struct gdd_ctl {
     int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_scan) */
     int pmap0;     /* its first index map entry */
     int pfits;     /* bit 0: its message fits, bit 1: its map */
+    int mig_n;     /* the migration pass being built: its molecules (k_mig_scan) */
+    int mig_fits;  /* its message fits */
 } gdd_ctl;
 
 /* Per pulse, host-computed geometry (kernel argument). */
@@ -108,6 +110,8 @@ typedef struct gdd_dev {
     int4 *ho1, *ho2;     /* per new home molecule: its offsets into the lists (k_home) */
     unsigned char *psel; /* per pulse candidate: 0, or 1 + its class (k_pulse_sel) */
     int *prank;          /* per selected candidate: its rank within its class */
+    int *mgo, *mrec, *mfirst; /* migration pass, per molecule of [home | pool]: its atoms if it
+                                 leaves (else 0), its record and first atom in the message */
     int *imap;
     int cap[GDD_NCAP];
     int me, coord[3], grid[3], ndim, dims[3];

@@ -779,6 +779,11 @@ static void write_log_footer(md_job *job, const hx_md *md, const hx_app_timing *
                 t.searches);
     hx_app_timing_write(flog, tr);
     hx_app_search_write(flog, tr, &t);
+    if (t.graph_captures > 0)
+        fprintf(flog,
+                "step graph: %lld captures (again after every search: the lists' sizes are its "
+                "launches'), %.1f us each on the host (rank 0), %lld steps replayed\n",
+                t.graph_captures, 1e6 * t.graph_capture / (double)t.graph_captures, t.graph_steps);
     double nst = (double)(t.steps > 0 ? t.steps : 1);
     double us = 1e6 * t.total / nst, ns_day, hours_ns;
     hx_app_performance(rp->dt, t.steps, t.total, &ns_day, &hours_ns);

@@ -837,7 +837,9 @@ fi
 #           with the device step's parts launched directly (HALOX_GPU_DD_GRAPH=0) and with the
 #           defaults: the search step by part of each;
 #  ktimes   halox md --gpu on 4 ranks, 4x1x1 and 2x2x1, with every kernel of the device parts
-#           timed (HALOX_GPU_DD_KTIMES=1): rank 0's table per kernel into the summary.
+#           timed (HALOX_GPU_DD_KTIMES=1): rank 0's table per kernel into the summary;
+#  stages   halox md --gpu on 4 ranks 4x1x1 with the pair search timed by stage
+#           (HALOX_GPU_SEARCH_TIMING=1): every domain's line and the step graph's captures.
 # JSON: $RES/gpusearch/compare.json (compare_gpu.py's: provenance, every run with its
 # search_step_parts_us) and $RES/gpusearch/gpusearch.json (per configuration ns/day, GROMACS,
 # the ratio, the search step and its parts, each target met or not; the A/B runs).
@@ -944,6 +946,23 @@ PY
             rm -f "$OUT/logs/gs_ktimes_$dd.gro"
         done
         unset HALOX_GPU_DD_KTIMES
+    fi
+    if [[ $gs_parts == *" stages "* ]]; then
+        # the pair search's device time by stage in a decomposed run (HALOX_GPU_SEARCH_TIMING=1:
+        # direct launches, events between the stages; each domain's line at the end of the
+        # log) and the step graph's captures (defaults otherwise), 4x1x1
+        gs_w45=$OUT/logs/gs_w45k.gro
+        [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
+            -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+        export HALOX_GPU_SEARCH_TIMING=1
+        probe gs_stages_4x1x1 200 "${kpmpi[@]}" -x HALOX_GPU_SEARCH_TIMING -np 4 "$HALOX" md \
+            --gpu -c "$gs_w45" --dd 4x1x1 --steps "${GPUSEARCH_STEPS:-5000}" \
+            -o "$OUT/logs/gs_stages.gro" -g "$OUT/logs/gs_stages_4x1x1.md.log"
+        unset HALOX_GPU_SEARCH_TIMING
+        grep -hE "pair search by stage|step graph:|search step:" "$OUT/logs/gs_stages_4x1x1.md.log" \
+            "$OUT/logs/probe_gs_stages_4x1x1.log" 2>/dev/null | cut -c1-260 |
+            sed "s/^/    stages 4x1x1: /" | tee -a "$OUT/summary.txt"
+        rm -f "$OUT/logs/gs_stages.gro"
     fi
     # the summary: per configuration the figures and the issue's targets; the A/B runs
     python3 - "$gs_dir" "$OUT/logs" "$here" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"

@@ -157,6 +157,20 @@ int main(int argc, char **argv)
         T_CHECK(rt <= 2e-4, "step 100 temperature: GPU %.8g CPU %.8g", e1g.temperature,
                 e1c.temperature);
         T_CHECK(de <= 0.05, "GPU total energy moved by %.3g kJ/mol/atom in 100 steps", de);
+        /* the step's graph is captured once, then again only after a search (a replayed step
+         * with stale list sizes would miss pairs): at most one capture per search and the run's
+         * first, each timed */
+        ncases++;
+        T_CHECK(tg.graph_steps == 0 ||
+                    (tg.graph_captures >= 1 && tg.graph_captures <= tg.searches + 1 &&
+                     tg.graph_capture > 0.0),
+                "step graph: %lld captures (%.1f us) for %lld replayed steps and %lld searches",
+                tg.graph_captures, 1e6 * tg.graph_capture, tg.graph_steps, tg.searches);
+        if (rank == 0)
+            printf("step graph: %lld captures, %.1f us each, %lld steps replayed\n",
+                   tg.graph_captures,
+                   tg.graph_captures > 0 ? 1e6 * tg.graph_capture / tg.graph_captures : 0.0,
+                   tg.graph_steps);
     } else {
         T_FAIL("engine set-up failed (cpu %p, gpu %p)", (void *)cpu, (void *)gpu);
     }

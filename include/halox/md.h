@@ -615,6 +615,11 @@ typedef struct hx_md_timings {
     double local_work_us, nonlocal_work_us, non_overlap_us;
     /* steps replayed from a CUDA graph (counted like steps: since the engine's creation) */
     long long graph_steps;
+    /* captures of the plain step's graph in this run (again after every search: the launches
+     * take the new lists' sizes) and their host wall time (capture and instantiation or
+     * update), s */
+    long long graph_captures;
+    double graph_capture;
 } hx_md_timings;
 
 /* One step timed by hx_md_run (hx_md_params.step_timing). */

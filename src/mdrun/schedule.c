@@ -521,6 +521,8 @@ hx_status hx_md_do_step(hx_md *md, int commit)
             mark(md, bd, HX_MARK_UPDATE_END);
             NOTE(B->capture_end(md->bimpl));
             md->graph_valid = 1;
+            md->tm.graph_captures++;
+            md->tm.graph_capture += hx_wtime() - t0;
         }
         NOTE(B->replay(md->bimpl));
         md->tm.update += hx_wtime() - t0;

@@ -36,6 +36,7 @@
 #include "md/gpu/nb_gpu.h"
 #include "md/gpu/update_gpu.h"
 #include "halox/gpu.h"
+#include "halox/log.h"
 #include "md/backend.h"
 
 #include <stdio.h>
@@ -83,9 +84,33 @@ typedef struct gb_impl {
     cudaEvent_t ev_dd;
 } gb_impl;
 
+/* HALOX_GPU_SEARCH_TIMING=1: the pair search's device time by stage, per local domain, into the
+ * log (a diagnosis: the events between the stages make the search launch directly) */
+static void gb_log_search_stages(const gb_impl *g, int i)
+{
+    hx_gpu_nb_stats s;
+    hx_gpu_nb_get_stats(g->dom[i].nb, &s);
+    double sum = 0.0;
+    for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
+        sum += s.search_stage_ms[k];
+    if (s.searches <= 0 || !(sum > 0.0))
+        return;
+    char line[512];
+    int len = snprintf(line, sizeof line,
+                       "pair search by stage (HALOX_GPU_SEARCH_TIMING=1; "
+                       "domain %d, %d searches), device us per search:",
+                       i, s.searches);
+    for (int k = 0; k < HX_GPU_SEARCH_STAGES && len > 0 && len < (int)sizeof line; k++)
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s %.1f",
+                        hx_gpu_search_stage_name(k), 1e3 * s.search_stage_ms[k] / s.searches);
+    hx_log(HX_LOG_INFO, "%s; %.1f in all", line, 1e3 * sum / s.searches);
+}
+
 static void gb_destroy_on(gb_impl *g)
 {
     for (int i = 0; g->dom && i < g->nlocal; i++) {
+        if (g->dom[i].nb)
+            gb_log_search_stages(g, i);
         hx_gpu_nb_destroy(&g->dom[i].nb);
         hx_gpu_update_destroy(&g->dom[i].up);
         hx_gpu_bonded_destroy(&g->dom[i].bd);

@@ -912,10 +912,13 @@ PY
         gs_tests dd_search_np2 250 2 test_gpu_dd_search_mpi
         gs_tests dd_search_np8 290 8 test_gpu_dd_search_mpi
     fi
-    if [[ $gs_parts == *" ab "* ]]; then
-        gs_w45=$OUT/logs/gs_w45k.gro
+    gs_w45=$OUT/logs/gs_w45k.gro
+    gs_water45k() { # the 45k SPC/E box of the ab, ktimes and stages runs, built once
         [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
             -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+    }
+    if [[ $gs_parts == *" ab "* ]]; then
+        gs_water45k
         for v in "default:" "host:HALOX_GPU_DD=0" "nograph:HALOX_GPU_DD_GRAPH=0"; do
             name=${v%%:*}
             export HALOX_GPU_DD=1 HALOX_GPU_DD_GRAPH=1
@@ -932,9 +935,7 @@ PY
     if [[ $gs_parts == *" ktimes "* ]]; then
         # every kernel of the device parts timed (HALOX_GPU_DD_KTIMES=1: direct launches, an
         # event after each; rank 0's table at the end of its log), 4x1x1 and 2x2x1
-        gs_w45=$OUT/logs/gs_w45k.gro
-        [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
-            -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+        gs_water45k
         export HALOX_GPU_DD_KTIMES=1
         for dd in 4x1x1 2x2x1; do
             probe "gs_ktimes_$dd" 200 "${kpmpi[@]}" -x HALOX_GPU_DD_KTIMES -np 4 "$HALOX" md \
@@ -951,9 +952,7 @@ PY
         # the pair search's device time by stage in a decomposed run (HALOX_GPU_SEARCH_TIMING=1:
         # direct launches, events between the stages; each domain's line at the end of the
         # log) and the step graph's captures (defaults otherwise), 4x1x1
-        gs_w45=$OUT/logs/gs_w45k.gro
-        [[ -f $gs_w45 ]] || "$HALOX" build water --model spce --atoms 45000 --seed 1 \
-            -o "$gs_w45" > "$OUT/logs/gs_build.log" 2>&1
+        gs_water45k
         export HALOX_GPU_SEARCH_TIMING=1
         probe gs_stages_4x1x1 200 "${kpmpi[@]}" -x HALOX_GPU_SEARCH_TIMING -np 4 "$HALOX" md \
             --gpu -c "$gs_w45" --dd 4x1x1 --steps "${GPUSEARCH_STEPS:-5000}" \

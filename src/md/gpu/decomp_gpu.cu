@@ -249,6 +249,23 @@ static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na
     return (dir == 0) == (delta == 1);
 }
 
+/* Where a molecule's atoms are: the current home's (wrapped positions) or the pool's. */
+typedef struct mol_src {
+    const double *x, *v;
+    const int *gid, *molg;
+    int a0;
+} mol_src;
+static __device__ __forceinline__ mol_src home_or_pool(const gdd_dev &D, int home, int k)
+{
+    mol_src m;
+    m.x = home ? D.awx : D.px;
+    m.v = home ? D.av : D.pv;
+    m.gid = home ? D.agid : D.pgid;
+    m.molg = home ? D.amolg : D.pmolg;
+    m.a0 = home ? D.ams[k] : D.pms[k];
+    return m;
+}
+
 /* One pass of hx_migrate: the molecules whose cell is the neighbour along d_k in direction dir
  * (0 up, 1 down) are packed, in the order of the index space, and removed. Three kernels: the
  * mark (many blocks: each molecule's atom count if it leaves, else 0), the scan (one block, an
@@ -290,8 +307,6 @@ __global__ void __launch_bounds__(GDD_BT) k_mig_scan(gdd_dev D, char *sbuf, long
     const int fits = bytes <= cap_bytes;
     if (!fits)
         need(C, GDD_CAP_MIG, bytes);
-    C->mig_n = carry.x;
-    C->mig_fits = fits;
     gdd_msg_head h;
     memset(&h, 0, sizeof h);
     h.bytes = fits ? bytes : (long long)sizeof h;
@@ -313,25 +328,23 @@ __global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, char *sbuf)
     /* a home molecule (w < na) or one of the pool's (w - na) */
     const int home = w < na, k = home ? w : w - na;
     (home ? D.akeep : D.pkeep)[k] = 0;
-    if (!C->mig_fits)
+    /* k_mig_scan's header: no molecules when the message did not fit (there is a leaver) */
+    const int nrec = ((const gdd_msg_head *)sbuf)->n;
+    if (nrec == 0)
         return;
     const int first = D.mfirst[w];
     gdd_mmol *recs = (gdd_mmol *)(sbuf + sizeof(gdd_msg_head));
-    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)C->mig_n);
+    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)nrec);
     recs[D.mrec[w]] = {home ? D.amg[k] : D.pmg[k], na_w, home ? D.atgt[k] : D.ptgt[k], first};
-    const int a0 = home ? D.ams[k] : D.pms[k];
-    const double *xs = home ? D.awx : D.px;
-    const double *vs = home ? D.av : D.pv;
-    const int *gs = home ? D.agid : D.pgid;
-    const int *ms = home ? D.amolg : D.pmolg;
+    const mol_src m = home_or_pool(D, home, k);
     for (int j = 0; j < na_w; j++) {
         gdd_matom r;
         for (int c = 0; c < 3; c++) {
-            r.x[c] = xs[3 * (a0 + j) + c];
-            r.v[c] = vs[3 * (a0 + j) + c];
+            r.x[c] = m.x[3 * (m.a0 + j) + c];
+            r.v[c] = m.v[3 * (m.a0 + j) + c];
         }
-        r.gid = gs[a0 + j];
-        r.molg = ms[a0 + j];
+        r.gid = m.gid[m.a0 + j];
+        r.molg = m.molg[m.a0 + j];
         atoms[first + j] = r;
     }
 }
@@ -497,19 +510,14 @@ __global__ void __launch_bounds__(GDD_MT) k_fin_d(gdd_dev D)
     if (f >= D.ctl->nmol)
         return;
     const int src = D.fsrc[f], start = D.bms[f], na_f = D.bms[f + 1] - start;
-    const int p = src >= 0 ? -1 : -1 - src;
-    const int a0 = src >= 0 ? D.ams[src] : D.pms[p];
-    const double *xs = src >= 0 ? D.awx : D.px;
-    const double *vs = src >= 0 ? D.av : D.pv;
-    const int *gs = src >= 0 ? D.agid : D.pgid;
-    const int *ms = src >= 0 ? D.amolg : D.pmolg;
+    const mol_src m = home_or_pool(D, src >= 0, src >= 0 ? src : -1 - src);
     for (int j = 0; j < na_f; j++) {
         for (int c = 0; c < 3; c++) {
-            D.bx[3 * (start + j) + c] = xs[3 * (a0 + j) + c];
-            D.bv[3 * (start + j) + c] = vs[3 * (a0 + j) + c];
+            D.bx[3 * (start + j) + c] = m.x[3 * (m.a0 + j) + c];
+            D.bv[3 * (start + j) + c] = m.v[3 * (m.a0 + j) + c];
         }
-        D.bgid[start + j] = gs[a0 + j];
-        D.bmolg[start + j] = ms[a0 + j];
+        D.bgid[start + j] = m.gid[m.a0 + j];
+        D.bmolg[start + j] = m.molg[m.a0 + j];
     }
 }
 
@@ -726,7 +734,7 @@ __global__ void __launch_bounds__(GDD_BT)
     const int fits_map = map0 + count <= D.cap[GDD_CAP_MAP];
     const int fits = bytes <= cap_bytes;
     C->pmap0 = map0;
-    C->pfits = (fits ? 1 : 0) | (fits_map ? 2 : 0);
+    C->pmap_fits = fits_map;
     gdd_pmsg_head h;
     memset(&h, 0, sizeof h);
     h.bytes = fits ? bytes : (long long)sizeof h;
@@ -757,9 +765,9 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
     if (!code)
         return;
     const int a = c0 + e, pos = C->pstart[code - 1] + D.prank[e];
-    if (C->pfits & 2)
+    if (C->pmap_fits)
         D.imap[C->pmap0 + pos] = a;
-    if (C->pfits & 1) {
+    if (((const gdd_pmsg_head *)sbuf)->n > 0) { /* k_pulse_scan's header: 0 if it did not fit */
         gdd_patom r;
         for (int c = 0; c < 3; c++)
             r.x[c] = gdd_add(D.lx[3 * a + c], P.shift[c]);

@@ -53,9 +53,7 @@ typedef struct gdd_ctl {
     unsigned long long deps[HX_MAX_PULSES];
     int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_scan) */
     int pmap0;     /* its first index map entry */
-    int pfits;     /* bit 0: its message fits, bit 1: its map */
-    int mig_n;     /* the migration pass being built: its molecules (k_mig_scan) */
-    int mig_fits;  /* its message fits */
+    int pmap_fits; /* its index map fits (the message's fit is in its header) */
 } gdd_ctl;
 
 /* Per pulse, host-computed geometry (kernel argument). */

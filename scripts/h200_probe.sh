@@ -839,7 +839,8 @@ fi
 #  ktimes   halox md --gpu on 4 ranks, 4x1x1 and 2x2x1, with every kernel of the device parts
 #           timed (HALOX_GPU_DD_KTIMES=1): rank 0's table per kernel into the summary;
 #  stages   halox md --gpu on 4 ranks 4x1x1 with the pair search timed by stage
-#           (HALOX_GPU_SEARCH_TIMING=1): every domain's line and the step graph's captures.
+#           (HALOX_GPU_SEARCH_TIMING=1): every domain's line and the step graph's captures;
+#  nstlist  the decomposed runs' defaults against explicit pair-list intervals (see there).
 # JSON: $RES/gpusearch/compare.json (compare_gpu.py's: provenance, every run with its
 # search_step_parts_us) and $RES/gpusearch/gpusearch.json (per configuration ns/day, GROMACS,
 # the ratio, the search step and its parts, each target met or not; the A/B runs).
@@ -962,6 +963,79 @@ PY
             "$OUT/logs/probe_gs_stages_4x1x1.log" 2>/dev/null | cut -c1-260 |
             sed "s/^/    stages 4x1x1: /" | tee -a "$OUT/summary.txt"
         rm -f "$OUT/logs/gs_stages.gro"
+    fi
+    if [[ $gs_parts == *" nstlist "* ]]; then
+        # the decomposed step against the pair-list interval: halox md --gpu on the 45k box with
+        # its defaults and with --nstlist N (GPUSEARCH_NSTLIST, default "40 50 60 80 100"), on
+        # GPUSEARCH_NST_CONFIGS (default "4:4x1x1 4:2x2x1 8:2x2x2"), alternating order per
+        # config; a row per run: ns/day with every step counted, us per step, the search step
+        # (us per search, slowest rank), the plain step (us per step less the searches' share),
+        # the interval and outer radius. What the automatic interval of a decomposed run is
+        # fitted to (src/mdrun/list_setup.c). JSON: $gs_dir/nstlist.json.
+        gs_water45k
+        nrows=$OUT/logs/gs_nstlist_rows.txt
+        : > "$nrows"
+        k=0
+        for cfg in ${GPUSEARCH_NST_CONFIGS:-4:4x1x1 4:2x2x1 8:2x2x2}; do
+            np=${cfg%%:*} dd=${cfg#*:}
+            list="default ${GPUSEARCH_NSTLIST:-40 50 60 80 100}"
+            k=$((k + 1))
+            [[ $((k % 2)) -eq 0 ]] && list=$(echo "$list" | tr ' ' '\n' | tac | tr '\n' ' ')
+            for c in $list; do
+                if [[ $(left) -lt 25 ]]; then
+                    say "    nstlist $dd $c: skipped (the call's time is spent)"
+                    continue
+                fi
+                extra=()
+                [[ $c != default ]] && extra=(--nstlist "$c")
+                nm=gs_nst_${dd}_$c
+                timeout -s KILL 90 "${pmpi[@]}" -np "$np" "$HALOX" md --gpu -c "$gs_w45" \
+                    --dd "$dd" --steps "${GPUSEARCH_NST_STEPS:-6000}" "${extra[@]}" \
+                    -e "$OUT/logs/$nm.jsonl" -o "$OUT/logs/$nm.gro" -g "$OUT/logs/$nm.md.log" \
+                    > "$OUT/logs/$nm.out" 2>&1
+                rc=$?
+                rm -f "$OUT/logs/$nm.gro"
+                python3 - "$OUT/logs/$nm" "$np" "$dd" "$c" "$rc" "$nrows" << 'PY' |
+import json, re, sys
+base, np_, dd, c, rc, rows = sys.argv[1:7]
+run, perf, srch = {}, None, None
+try:
+    run = json.loads(open(base + ".jsonl").readline())["run"]
+except Exception:
+    pass
+try:
+    log = open(base + ".md.log").read()
+    m = re.search(r"^performance: ([0-9.]+) ns/day, ([0-9.]+) us/step", log, re.M)
+    perf = (float(m.group(1)), float(m.group(2))) if m else None
+    m = re.search(r"^search step: ([0-9.]+) us per search", log, re.M)
+    srch = float(m.group(1)) if m else None
+except OSError:
+    pass
+n = run.get("nstlist")
+plain = perf[1] - srch / n if perf and srch is not None and n else None
+r = {"ranks": int(np_), "dd": dd, "asked": c, "rc": int(rc), "nstlist": n,
+     "rlist_nm": run.get("rlist_nm"), "automatic": run.get("nstlist_automatic"),
+     "ns_per_day": perf[0] if perf else None, "us_per_step": perf[1] if perf else None,
+     "search_us": srch, "plain_step_us": plain}
+with open(rows, "a") as fo:
+    fo.write(json.dumps(r) + "\n")
+f = lambda v, s: format(v, s) if isinstance(v, (int, float)) else "-"
+print(f"    nstlist {dd} {c:>7s}: rc {rc}, nstlist {n}, rlist {f(r['rlist_nm'], '.3f')}, "
+      f"{f(r['ns_per_day'], '.1f')} ns/day, {f(r['us_per_step'], '.1f')} us/step, search "
+      f"{f(srch, '.0f')} us, plain {f(plain, '.1f')} us")
+PY
+                    tee -a "$OUT/summary.txt"
+            done
+        done
+        python3 - "$nrows" "$gs_dir/nstlist.json" "${HALOX_GIT_REVISION:-unknown}" << 'PY'
+import json, sys, time
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+json.dump({"meta": {"git_revision": sys.argv[3],
+                    "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    "what": "halox md --gpu, 45k SPC/E, ranks on one GPU under MPS (env.txt): "
+                            "defaults against --nstlist N; ns/day with every step counted"},
+           "runs": rows}, open(sys.argv[2], "w"), indent=1)
+PY
     fi
     # the summary: per configuration the figures and the issue's targets; the A/B runs
     python3 - "$gs_dir" "$OUT/logs" "$here" << 'PY' 2>&1 | tee -a "$OUT/summary.txt"

@@ -1163,8 +1163,9 @@ static hx_status dev_alloc(void **p, size_t bytes)
 
 #define GROW_TO(need, cap) ((need) + (need) / 4 + 64 > (cap) ? (need) + (need) / 4 + 64 : (cap))
 
-/* (Re)allocate the search buffers for the capacities in nb->d (contents are not kept). */
-static hx_status alloc_search(hx_gpu_nb *nb)
+/* (Re)allocate the search buffers for the capacities in nb->d (contents are not kept); s: the
+ * stream the search then runs on. */
+static hx_status alloc_search(hx_gpu_nb *nb, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
     void **ptrs[] = {
@@ -1204,8 +1205,9 @@ static hx_status alloc_search(hx_gpu_nb *nb)
     }
     HX_TRY(dev_alloc((void **)&d->excl, (size_t)d->cap_excl * GNB_SCA));
     HX_TRY(dev_alloc((void **)&d->lb_work, 27 * sc * sizeof(int)));
-    /* mask 0 is "no exclusions"; never read, but defined */
-    HX_CUDA(cudaMemset(d->excl, 0xff, GNB_SCA));
+    /* mask 0 is "no exclusions"; never read, but defined: on the search's stream, which a
+     * plain cudaMemset (legacy default stream) does not order against */
+    HX_CUDA(cudaMemsetAsync(d->excl, 0xff, GNB_SCA, s));
     return HX_OK;
 }
 
@@ -1409,7 +1411,7 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
     }
     if (!d->perm) {
         initial_caps(nb);
-        HX_TRY(alloc_search(nb));
+        HX_TRY(alloc_search(nb, s));
     }
     /* entry length: enough entries to fill the GPU several times over (64-thread blocks) */
     {
@@ -1493,7 +1495,7 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
                "again",
                d->cap_cols, d->cap_sc, d->cap_items[0], d->cap_items[1], d->cap_ent[0],
                d->cap_ent[1], d->cap_excl, d->sort_cap, d->cand_cap);
-        HX_TRY(alloc_search(nb));
+        HX_TRY(alloc_search(nb, s));
     }
     nb->nsc = st->nsc;
     nb->ncols = st->ncols;

@@ -7,28 +7,30 @@
  *   k_begin        counters of the control record reset
  *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far"
  *   per decomposed dimension d_k, up then down:
- *     k_mig_mark   molecules leaving this way marked
- *     k_mig_scan   (one block) their records and atoms numbered, the message's header
+ *     k_mig_mark_scan  molecules leaving this way marked; the last block numbers their records
+ *                  and atoms and writes the message's header
  *     k_mig_pack   records and atoms packed, the leavers taken off
  *     message      to the neighbour, from the other one
  *     k_mig_unpack (one block) arrivals appended to the pool
- *   k_fin_a/b1/b2/c  kept home and pool molecules merged in increasing global index (a rank
- *                  sort of the few arrivals, binary searches), the new home's molecule starts
- *   k_fin_d        the atoms copied into the new home
- *   k_home         (one block) SETTLE/SHAKE/bonded/free lists of the new home: sizes, offsets
- *   k_home_w       the lists, masses, the local arrays' home part
+ *   k_fin_a        (one block) kept home and pool molecules, the few arrivals rank-sorted
+ *   k_fin_b        the two sorted lists merged by binary searches; the last block: the new
+ *                  home's molecule starts, the sizes and offsets of its SETTLE/SHAKE/bonded/free
+ *                  lists
+ *   k_fin_d        the atoms copied into the new home; the lists, masses, the local arrays'
+ *                  home part with the atoms' topology
  *   per pulse:
- *     k_pulse_sel  every candidate's class under the selection with corner rounding
- *     k_pulse_scan (one block) ranks within the classes (stable order by the sender's zone)
+ *     k_pulse_sel_scan  every candidate's class under the selection with corner rounding; the
+ *                  last block ranks them within the classes (stable order by the sender's zone)
  *     k_pulse_pack the index map into the device plan image, the atoms packed
  *     message
- *     k_pulse_recv the atoms appended to the local arrays
- *   k_local_topo   type, charge, exclusions, position in the molecule of every local atom
+ *     k_pulse_recv the atoms appended to the local arrays, with their topology
  *   the control record to pinned host memory; one synchronisation
  *
- * The single-block kernels scan with a running carry over tiles of the block's size and touch
- * a few ints per element: the element counts of one domain are 10^3-10^4, where one block's
- * loop costs less than the three launches of a many-block scan. Whatever moves an atom's data
+ * The scans run in one block with a running carry over tiles of the block's size and touch a
+ * few ints per element: the element counts of one domain are 10^3-10^4, where one block's loop
+ * costs less than the three launches of a many-block scan. Where a many-block pass feeds a scan,
+ * the scan is that kernel's last block (gdd_last), not a kernel of its own: with 4-8 processes
+ * on one GPU each kernel boundary costs 4-8 us. Whatever moves an atom's data
  * runs in many blocks (one block's loads and stores of 10^4 atoms took 60-90 µs on an H100:
  * one SM's share of the memory system). With a transport that moves data on the device the
  * sequence is captured once into a CUDA graph and
@@ -142,6 +144,36 @@ static __device__ int4 gdd_scan4(int4 v, int4 *total, int4 *s)
     *total = s[GDD_NW];
     __syncthreads(); /* s is reused by the next call */
     return r;
+}
+
+/* Whether this block is the last of its grid to get here: the many-block kernels that feed a
+ * one-block scan end with it, run by that block, instead of a kernel of their own (a kernel
+ * boundary costs 4-8 us with 4-8 processes launching on one GPU under MPS, and a search step has
+ * dozens). Every thread of the block calls it once, after its writes; the other blocks' writes
+ * are visible to the last one (each thread fences them before its block counts itself), which
+ * reads them with gdd_ldv (past its multiprocessor's L1). The last block sets the counter back to
+ * 0 for the next kernel. */
+static __device__ bool gdd_last(gdd_ctl *C)
+{
+    __shared__ int s_last;
+    __threadfence(); /* every thread's writes before the block counts itself */
+    __syncthreads();
+    if (threadIdx.x == 0)
+        s_last = atomicAdd(&C->tick, 1u) == gridDim.x - 1u;
+    __syncthreads();
+    const bool last = s_last != 0;
+    if (last) {
+        __threadfence();
+        if (threadIdx.x == 0)
+            C->tick = 0u;
+    }
+    return last;
+}
+
+/* A value another block of the running kernel wrote (gdd_last). */
+template <typename T> static __device__ __forceinline__ T gdd_ldv(const T *p)
+{
+    return *(const volatile T *)p;
 }
 
 static __device__ __forceinline__ void need(gdd_ctl *C, int cap, long long n)
@@ -267,31 +299,29 @@ static __device__ __forceinline__ mol_src home_or_pool(const gdd_dev &D, int hom
 }
 
 /* One pass of hx_migrate: the molecules whose cell is the neighbour along d_k in direction dir
- * (0 up, 1 down) are packed, in the order of the index space, and removed. Three kernels: the
- * mark (many blocks: each molecule's atom count if it leaves, else 0), the scan (one block, an
- * int per molecule: each leaver's record and first atom, the message's header), the pack (many
- * blocks: records and atoms, the leavers taken off). */
-__global__ void __launch_bounds__(GDD_MT) k_mig_mark(gdd_dev D, int k, int dir)
-{
-    const gdd_ctl *C = D.ctl;
-    const int na = C->nmol_a, n = na + C->pool_nmol;
-    const int w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= n)
-        return;
-    const int d = D.dims[k];
-    int na_w = 0;
-    D.mgo[w] = mig_leaves(D, w, na, d, D.grid[d], dir, &na_w) ? na_w : 0;
-}
-
-__global__ void __launch_bounds__(GDD_BT) k_mig_scan(gdd_dev D, char *sbuf, long long cap_bytes)
+ * (0 up, 1 down) are packed, in the order of the index space, and removed. Two kernels: the mark
+ * and scan (blocks of GDD_BT: each molecule's atom count if it leaves, else 0; then the last
+ * block alone scans, an int per molecule: each leaver's record and first atom, the message's
+ * header), the pack (many blocks: records and atoms, the leavers taken off). */
+__global__ void __launch_bounds__(GDD_BT)
+    k_mig_mark_scan(gdd_dev D, int k, int dir, char *sbuf, long long cap_bytes)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
-    const int n = C->nmol_a + C->pool_nmol;
+    const int na = C->nmol_a, n = na + C->pool_nmol;
+    {
+        const int w = blockIdx.x * blockDim.x + threadIdx.x;
+        const int d = D.dims[k];
+        int na_w = 0;
+        if (w < n)
+            D.mgo[w] = mig_leaves(D, w, na, d, D.grid[d], dir, &na_w) ? na_w : 0;
+    }
+    if (!gdd_last(C))
+        return;
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int w = base + (int)threadIdx.x;
-        const int na_w = w < n ? D.mgo[w] : 0;
+        const int na_w = w < n ? gdd_ldv(&D.mgo[w]) : 0;
         int4 t;
         const int4 ex = gdd_scan4(i4(na_w > 0, na_w, 0, 0), &t, s_scan);
         if (na_w > 0) {
@@ -328,7 +358,8 @@ __global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, char *sbuf)
     /* a home molecule (w < na) or one of the pool's (w - na) */
     const int home = w < na, k = home ? w : w - na;
     (home ? D.akeep : D.pkeep)[k] = 0;
-    /* k_mig_scan's header: no molecules when the message did not fit (there is a leaver) */
+    /* k_mig_mark_scan's header: no molecules when the message did not fit (there is a
+     * leaver) */
     const int nrec = ((const gdd_msg_head *)sbuf)->n;
     if (nrec == 0)
         return;
@@ -391,7 +422,8 @@ __global__ void __launch_bounds__(GDD_BT) k_mig_unpack(gdd_dev D, const char *rb
     }
 }
 
-/* The kept molecules: home ones (already in increasing global index) and arrived ones. */
+/* The kept molecules (home ones, already in increasing global index, and arrived ones), and the
+ * arrivals sorted by global index: each one's rank among them (few per step), one block. */
 __global__ void __launch_bounds__(GDD_BT) k_fin_a(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
@@ -418,21 +450,16 @@ __global__ void __launch_bounds__(GDD_BT) k_fin_a(gdd_dev D)
         C->nH = carry.x;
         C->nP = carry.y;
     }
-}
-
-/* Arrived molecules sorted by global index: each one's rank among them (few per step). */
-__global__ void __launch_bounds__(GDD_MT) k_fin_b1(gdd_dev D)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    const int nP = D.ctl->nP;
-    if (t >= nP)
-        return;
-    const int g = D.pg[t];
-    int r = 0;
-    for (int q = 0; q < nP; q++)
-        r += D.pg[q] < g;
-    D.psorted[r] = D.plist[t];
-    D.psg[r] = g;
+    __syncthreads(); /* pg and plist of every thread */
+    const int nP = carry.y;
+    for (int t = threadIdx.x; t < nP; t += blockDim.x) {
+        const int g = D.pg[t];
+        int r = 0;
+        for (int q = 0; q < nP; q++)
+            r += D.pg[q] < g;
+        D.psorted[r] = D.plist[t];
+        D.psg[r] = g;
+    }
 }
 
 static __device__ __forceinline__ int lower_bound(const int *a, int n, int key)
@@ -446,79 +473,6 @@ static __device__ __forceinline__ int lower_bound(const int *a, int n, int key)
             hi = mid;
     }
     return lo;
-}
-
-/* Final position of every kept molecule: merged order of the two sorted lists. */
-__global__ void __launch_bounds__(GDD_MT) k_fin_b2(gdd_dev D)
-{
-    const int t = blockIdx.x * blockDim.x + threadIdx.x;
-    gdd_ctl *C = D.ctl;
-    const int nH = C->nH, nP = C->nP;
-    if (nH + nP > D.cap[GDD_CAP_HMOL]) {
-        if (t == 0)
-            need(C, GDD_CAP_HMOL, (long long)nH + nP);
-        return;
-    }
-    if (t < nH)
-        D.fsrc[t + lower_bound(D.psg, nP, D.hgid[t])] = D.hidx[t];
-    else if (t < nH + nP)
-        D.fsrc[(t - nH) + lower_bound(D.hgid, nH, D.psg[t - nH])] = -1 - D.psorted[t - nH];
-}
-
-/* The new home's molecule starts in the merged order (the scan alone: a few ints per molecule;
- * the atoms are copied by k_fin_d's many blocks). */
-__global__ void __launch_bounds__(GDD_BT) k_fin_c(gdd_dev D)
-{
-    __shared__ int4 s_scan[GDD_NW + 1];
-    gdd_ctl *C = D.ctl;
-    const int nm = C->nH + C->nP;
-    if (nm > D.cap[GDD_CAP_HMOL])
-        return; /* k_fin_b2 recorded it; the home stays empty */
-    const int cap = D.cap[GDD_CAP_HOME];
-    int4 carry = i4(0, 0, 0, 0);
-    for (int base = 0; base < nm; base += GDD_BT) {
-        const int f = base + (int)threadIdx.x;
-        int src = 0, na_f = 0;
-        if (f < nm) {
-            src = D.fsrc[f];
-            na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
-        }
-        int4 t;
-        const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
-        if (f < nm) {
-            D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[-1 - src];
-            D.bms[f] = carry.x + ex.x;
-        }
-        carry = i4add(carry, t);
-    }
-    if (threadIdx.x == 0) {
-        if (carry.x > cap) {
-            need(C, GDD_CAP_HOME, carry.x);
-            C->n_home = C->nmol = 0;
-        } else {
-            C->n_home = carry.x;
-            C->nmol = nm;
-            D.bms[nm] = carry.x;
-        }
-    }
-}
-
-/* The new home's atoms, a thread per molecule (none when k_fin_c found no room: nmol 0). */
-__global__ void __launch_bounds__(GDD_MT) k_fin_d(gdd_dev D)
-{
-    const int f = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= D.ctl->nmol)
-        return;
-    const int src = D.fsrc[f], start = D.bms[f], na_f = D.bms[f + 1] - start;
-    const mol_src m = home_or_pool(D, src >= 0, src >= 0 ? src : -1 - src);
-    for (int j = 0; j < na_f; j++) {
-        for (int c = 0; c < 3; c++) {
-            D.bx[3 * (start + j) + c] = m.x[3 * (m.a0 + j) + c];
-            D.bv[3 * (start + j) + c] = m.v[3 * (m.a0 + j) + c];
-        }
-        D.bgid[start + j] = m.gid[m.a0 + j];
-        D.bmolg[start + j] = m.molg[m.a0 + j];
-    }
 }
 
 /* Per new home molecule: its kind and what it adds to the SETTLE / SHAKE / bonded / free lists
@@ -536,26 +490,73 @@ static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g,
     *v2 = bd ? D.tab.cl_bcount[*cls] : i4(0, 0, 0, 0);
 }
 
-/* The new home's molecule lists for the update and the bonded terms (by kind, in home order,
- * as the GPU backend's set_local builds them): the scan alone, each molecule's offsets into the
- * lists (ho1, ho2) and the lists' sizes; k_home_w writes them with many blocks. */
-__global__ void __launch_bounds__(GDD_BT) k_home(gdd_dev D)
+/* Every kept molecule's place in the merged order (blocks of GDD_BT, binary searches in the
+ * other list); then the last block alone: the new home's molecule starts (a scan of a few ints
+ * per molecule; the atoms are copied by k_fin_d's many blocks), and the SETTLE / SHAKE / bonded /
+ * free lists of the new home by kind, in home order as the GPU backend's set_local builds them:
+ * each molecule's offsets into the lists (ho1, ho2) and the lists' sizes. */
+__global__ void __launch_bounds__(GDD_BT) k_fin_b(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
-    const int nm = C->nmol;
+    const int nH = C->nH, nP = C->nP, nm = nH + nP;
+    const int room = nm <= D.cap[GDD_CAP_HMOL];
+    {
+        const int t = blockIdx.x * blockDim.x + threadIdx.x;
+        if (!room) {
+            if (t == 0)
+                need(C, GDD_CAP_HMOL, (long long)nm);
+        } else if (t < nH) {
+            D.fsrc[t + lower_bound(D.psg, nP, D.hgid[t])] = D.hidx[t];
+        } else if (t < nm) {
+            D.fsrc[(t - nH) + lower_bound(D.hgid, nH, D.psg[t - nH])] = -1 - D.psorted[t - nH];
+        }
+    }
+    if (!gdd_last(C))
+        return;
+    if (room) { /* without room the home stays empty: nmol 0 */
+        const int cap = D.cap[GDD_CAP_HOME];
+        int4 carry = i4(0, 0, 0, 0);
+        for (int base = 0; base < nm; base += GDD_BT) {
+            const int f = base + (int)threadIdx.x;
+            int src = 0, na_f = 0;
+            if (f < nm) {
+                src = gdd_ldv(&D.fsrc[f]);
+                na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
+            }
+            int4 t;
+            const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
+            if (f < nm) {
+                D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[-1 - src];
+                D.bms[f] = carry.x + ex.x;
+            }
+            carry = i4add(carry, t);
+        }
+        if (threadIdx.x == 0) {
+            if (carry.x > cap) {
+                need(C, GDD_CAP_HOME, carry.x);
+                C->n_home = C->nmol = 0;
+            } else {
+                C->n_home = carry.x;
+                C->nmol = nm;
+                D.bms[nm] = carry.x;
+            }
+        }
+    }
+    __syncthreads(); /* bmg, bms and the counts of thread 0 */
+    const int nmol = C->nmol;
     int4 c1 = i4(0, 0, 0, 0), c2 = i4(0, 0, 0, 0);
     int first = -1;
-    for (int base = 0; base < nm; base += GDD_BT) {
+    for (int base = 0; base < nmol; base += GDD_BT) {
         const int m = base + (int)threadIdx.x;
         int4 info = i4(0, 0, 0, 0), v1 = i4(0, 0, 0, 0), v2 = i4(0, 0, 0, 0);
         int g = 0, cls = 0;
-        if (m < nm)
+        if (m < nmol)
             home_mol(D, m, &g, &cls, &info, &v1, &v2);
         int4 t1, t2;
         const int4 e1 = i4add(c1, gdd_scan4(v1, &t1, s_scan));
         const int4 e2 = i4add(c2, gdd_scan4(v2, &t2, s_scan));
-        if (m < nm) {
+        if (m < nmol) {
             D.ho1[m] = e1;
             D.ho2[m] = e2;
             if (v1.x && e1.x == 0)
@@ -584,20 +585,46 @@ __global__ void __launch_bounds__(GDD_BT) k_home(gdd_dev D)
     }
 }
 
-/* The lists k_home sized, masses, and the home part of the local arrays: a thread per molecule.
- */
-__global__ void __launch_bounds__(GDD_MT) k_home_w(gdd_dev D)
+/* Topology of local atom a, an atom of global molecule m with global index gid, from the class
+ * tables: type, charge, exclusions, position in the molecule. */
+static __device__ __forceinline__ void local_topo(const gdd_dev &D, int a, int m, int gid)
 {
-    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    const int cls = D.tab.mol_class[m];
+    const int pos = gid - D.tab.mol_first[m];
+    const int ca = D.tab.cl_info[cls].y + pos;
+    D.ltype[a] = D.tab.ca_type[ca];
+    D.lq[a] = D.tab.ca_q[ca];
+    D.lexcl[a] = D.tab.ca_excl[ca];
+    D.lmpos[a] = (unsigned char)pos;
+}
+
+/* The new home, a thread per molecule (none when k_fin_b found no room: nmol 0): its atoms
+ * copied, then the lists k_fin_b sized, the masses, and the home part of the local arrays with
+ * the atoms' topology. */
+__global__ void __launch_bounds__(GDD_MT) k_fin_d(gdd_dev D)
+{
+    const int f = blockIdx.x * blockDim.x + threadIdx.x;
     gdd_ctl *C = D.ctl;
-    if (m >= C->nmol)
+    if (f >= C->nmol)
         return;
+    const int src = D.fsrc[f], a0 = D.bms[f], na_f = D.bms[f + 1] - a0;
+    {
+        const mol_src m = home_or_pool(D, src >= 0, src >= 0 ? src : -1 - src);
+        for (int j = 0; j < na_f; j++) {
+            for (int c = 0; c < 3; c++) {
+                D.bx[3 * (a0 + j) + c] = m.x[3 * (m.a0 + j) + c];
+                D.bv[3 * (a0 + j) + c] = m.v[3 * (m.a0 + j) + c];
+            }
+            D.bgid[a0 + j] = m.gid[m.a0 + j];
+            D.bmolg[a0 + j] = m.molg[m.a0 + j];
+        }
+    }
     const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
     int4 info, v1, v2;
     int g, cls;
-    home_mol(D, m, &g, &cls, &info, &v1, &v2);
-    const int4 e1 = D.ho1[m], e2 = D.ho2[m];
-    const int a0 = D.bms[m], kind = info.z;
+    home_mol(D, f, &g, &cls, &info, &v1, &v2);
+    const int4 e1 = D.ho1[f], e2 = D.ho2[f];
+    const int kind = info.z;
     if (v1.x) {
         const int4 so = D.tab.cl_settle[cls];
         D.settle[3 * e1.x + 0] = a0 + so.x;
@@ -629,12 +656,13 @@ __global__ void __launch_bounds__(GDD_MT) k_home_w(gdd_dev D)
             continue;
         for (int c = 0; c < 3; c++)
             D.lx[3 * a + c] = D.bx[3 * a + c];
-        D.lgid[a] = D.bgid[a];
+        const int gid = D.bgid[a];
+        D.lgid[a] = gid;
         D.lmol[a] = g;
         D.lzone[a] = 0;
         D.lfrom[a] = -1;
+        local_topo(D, a, g, gid);
     }
-    (void)v2;
 }
 
 /* hx_plan's selection of an atom for pulse P: distance to the receiver's cell along d_k from
@@ -671,45 +699,42 @@ static __device__ __forceinline__ void pulse_cands(const gdd_ctl *C, const gdd_p
     }
 }
 
-/* One pulse of hx_plan_build at the sender, in three kernels: the selection (many blocks: each
- * candidate's class, 1 + its corner bits, or 0; the pulse's dependencies), the scan (one block,
- * over a byte per candidate: each selected one's rank in its class, the counts, the message's
- * header), the map and the packed atoms (many blocks), in a stable order by zone number (zone
- * 0 first: dep_offset). */
-__global__ void __launch_bounds__(GDD_MT) k_pulse_sel(gdd_dev D, gdd_pulse P, int p)
+/* One pulse of hx_plan_build at the sender, in two kernels: the selection and scan (blocks of
+ * GDD_BT: each candidate's class, 1 + its corner bits, or 0, and the pulse's dependencies; then
+ * the last block alone scans, a byte per candidate: each selected one's rank in its class, the
+ * counts, the message's header), the map and the packed atoms (many blocks), in a stable order
+ * by zone number (zone 0 first: dep_offset). */
+__global__ void __launch_bounds__(GDD_BT)
+    k_pulse_sel_scan(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
 {
     __shared__ unsigned long long s_deps;
+    __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
     int c0, n;
     pulse_cands(C, P, p, &c0, &n);
     if (threadIdx.x == 0)
         s_deps = 0;
     __syncthreads();
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e < n) {
-        int ci = 0;
-        const int a = c0 + e;
-        const int sel = pulse_select(D, P, a, &ci);
-        D.psel[e] = (unsigned char)(sel ? 1 + ci : 0);
-        if (sel && D.lfrom[a] >= 0)
-            atomicOr(&s_deps, 1ull << D.lfrom[a]);
+    {
+        const int e = blockIdx.x * blockDim.x + threadIdx.x;
+        if (e < n) {
+            int ci = 0;
+            const int a = c0 + e;
+            const int sel = pulse_select(D, P, a, &ci);
+            D.psel[e] = (unsigned char)(sel ? 1 + ci : 0);
+            if (sel && D.lfrom[a] >= 0)
+                atomicOr(&s_deps, 1ull << D.lfrom[a]);
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0 && s_deps)
         atomicOr(&C->deps[p], s_deps);
-}
-
-__global__ void __launch_bounds__(GDD_BT)
-    k_pulse_scan(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
-{
-    __shared__ int4 s_scan[GDD_NW + 1];
-    gdd_ctl *C = D.ctl;
-    int c0, n;
-    pulse_cands(C, P, p, &c0, &n);
+    if (!gdd_last(C))
+        return;
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int e = base + (int)threadIdx.x;
-        const int code = e < n ? D.psel[e] : 0;
+        const int code = e < n ? gdd_ldv(&D.psel[e]) : 0;
         int4 t;
         const int4 ex = gdd_scan4(i4(code == 1, code == 2, code == 3, code == 4), &t, s_scan);
         if (code)
@@ -767,7 +792,7 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
     const int a = c0 + e, pos = C->pstart[code - 1] + D.prank[e];
     if (C->pmap_fits)
         D.imap[C->pmap0 + pos] = a;
-    if (((const gdd_pmsg_head *)sbuf)->n > 0) { /* k_pulse_scan's header: 0 if it did not fit */
+    if (((const gdd_pmsg_head *)sbuf)->n > 0) { /* k_pulse_sel_scan's header: 0: no fit */
         gdd_patom r;
         for (int c = 0; c < 3; c++)
             r.x[c] = gdd_add(D.lx[3 * a + c], P.shift[c]);
@@ -779,7 +804,7 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
 
 /* One pulse at the receiver: the atoms stored at the end of the local arrays, in the sender's
  * zone order, each as the zone one cell further up along d_k; a thread per atom. The first
- * free slot is atom_offset[p], which this domain's k_pulse_scan set from n_local (unchanged
+ * free slot is atom_offset[p], which this domain's k_pulse_sel_scan set from n_local (unchanged
  * since): block 0 moves n_local on while other blocks still store. */
 __global__ void __launch_bounds__(GDD_MT)
     k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf)
@@ -801,6 +826,7 @@ __global__ void __launch_bounds__(GDD_MT)
         D.lmol[a] = r.mol;
         D.lzone[a] = P.rz[z];
         D.lfrom[a] = p;
+        local_topo(D, a, r.mol, r.gid);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         C->recv_count[p] = fits ? h.n : 0;
@@ -811,22 +837,6 @@ __global__ void __launch_bounds__(GDD_MT)
         else
             need(C, GDD_CAP_LOCAL, (long long)base + h.n);
     }
-}
-
-/* Topology of every local atom from the class tables. */
-__global__ void __launch_bounds__(GDD_MT) k_local_topo(gdd_dev D)
-{
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a >= D.ctl->n_local)
-        return;
-    const int m = D.lmol[a];
-    const int cls = D.tab.mol_class[m];
-    const int pos = D.lgid[a] - D.tab.mol_first[m];
-    const int ca = D.tab.cl_info[cls].y + pos;
-    D.ltype[a] = D.tab.ca_type[ca];
-    D.lq[a] = D.tab.ca_q[ca];
-    D.lexcl[a] = D.tab.ca_excl[ca];
-    D.lmpos[a] = (unsigned char)pos;
 }
 
 /* The new home's lists become the current ones (copied, so that every launch's arguments stay
@@ -1431,7 +1441,7 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **gp)
                g->kruns, g->nlocal,
                g->kdropped ? ", some launches past the event limit untimed" : "");
         for (int j = 0; j < g->nkn; j++)
-            hx_log(HX_LOG_INFO, "  %-14s %6.1f %9.1f", g->kt_name[j],
+            hx_log(HX_LOG_INFO, "  %-16s %6.1f %9.1f", g->kt_name[j],
                    (double)g->kt_calls[j] / (double)g->kruns, 1e3 * g->kt_ms[j] / (double)g->kruns);
     }
     for (int k = 0; g->kev && k < GDD_KT_EV; k++)
@@ -1816,13 +1826,13 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
             LAUNCH(k_mig_init, hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT), GDD_MT, d->D);
         }
         const unsigned nmig = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
+        const unsigned nmig_b = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_BT);
         for (int k = 0; k < g->ndim; k++)
             for (int dir = 0; dir < 2; dir++) {
                 const int c = 2 * k + dir;
                 for (int i = 0; i < nl; i++) {
-                    LAUNCH(k_mig_mark, nmig, GDD_MT, g->dom[i].D, k, dir);
-                    LAUNCH(k_mig_scan, 1, GDD_BT, g->dom[i].D, (char *)g->sendb[i][c],
-                           (long long)g->cap[GDD_CAP_MIG]);
+                    LAUNCH(k_mig_mark_scan, nmig_b, GDD_BT, g->dom[i].D, k, dir,
+                           (char *)g->sendb[i][c], (long long)g->cap[GDD_CAP_MIG]);
                     LAUNCH(k_mig_pack, nmig, GDD_MT, g->dom[i].D, (char *)g->sendb[i][c]);
                 }
                 HX_TRY(msg(g, c, s));
@@ -1832,28 +1842,24 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
         return HX_OK;
     }
     if (part == 1) {
-        const unsigned nbm = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
+        const unsigned nbm = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_BT);
         const unsigned nhm = hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT);
         for (int i = 0; i < nl; i++) {
             const gdd_dev &D = g->dom[i].D;
             LAUNCH(k_fin_a, 1, GDD_BT, D);
-            LAUNCH(k_fin_b1, hx_div_up(g->cap[GDD_CAP_PMOL], GDD_MT), GDD_MT, D);
-            LAUNCH(k_fin_b2, nbm, GDD_MT, D);
-            LAUNCH(k_fin_c, 1, GDD_BT, D);
+            LAUNCH(k_fin_b, nbm, GDD_BT, D);
             LAUNCH(k_fin_d, nhm, GDD_MT, D);
-            LAUNCH(k_home, 1, GDD_BT, D);
-            LAUNCH(k_home_w, nhm, GDD_MT, D);
         }
         return HX_OK;
     }
     for (int p = 0; p < g->npulses; p++) {
         const int c = 2 * g->ndim + p;
         const unsigned nbl = hx_div_up(g->cap[GDD_CAP_LOCAL], GDD_MT);
+        const unsigned nbl_b = hx_div_up(g->cap[GDD_CAP_LOCAL], GDD_BT);
         for (int i = 0; i < nl; i++) {
             const gdd_dev &D = g->dom[i].D;
-            LAUNCH(k_pulse_sel, nbl, GDD_MT, D, g->dom[i].pulse[p], p);
-            LAUNCH(k_pulse_scan, 1, GDD_BT, D, g->dom[i].pulse[p], p, (char *)g->sendb[i][c],
-                   (long long)g->cap[GDD_CAP_PMSG]);
+            LAUNCH(k_pulse_sel_scan, nbl_b, GDD_BT, D, g->dom[i].pulse[p], p,
+                   (char *)g->sendb[i][c], (long long)g->cap[GDD_CAP_PMSG]);
             LAUNCH(k_pulse_pack, nbl, GDD_MT, D, g->dom[i].pulse[p], p, (char *)g->sendb[i][c]);
         }
         HX_TRY(msg(g, c, s));
@@ -1861,8 +1867,6 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
             LAUNCH(k_pulse_recv, nbl, GDD_MT, g->dom[i].D, g->dom[i].pulse[p], p,
                    (const char *)g->recvb[i][c]);
     }
-    for (int i = 0; i < nl; i++)
-        LAUNCH(k_local_topo, hx_div_up(g->cap[GDD_CAP_LOCAL], GDD_MT), GDD_MT, g->dom[i].D);
     for (int i = 0; i < nl; i++)
         HX_CUDA(cudaMemcpyAsync(g->dom[i].hctl, g->dom[i].D.ctl, sizeof(gdd_ctl),
                                 cudaMemcpyDeviceToHost, s));

@@ -51,9 +51,11 @@ typedef struct gdd_ctl {
     int send_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     int recv_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     unsigned long long deps[HX_MAX_PULSES];
-    int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_scan) */
+    int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_sel_scan)
+                    */
     int pmap0;     /* its first index map entry */
     int pmap_fits; /* its index map fits (the message's fit is in its header) */
+    unsigned tick; /* blocks finished of the running many-block kernel (0 between; gdd_last) */
 } gdd_ctl;
 
 /* Per pulse, host-computed geometry (kernel argument). */
@@ -105,8 +107,8 @@ typedef struct gdd_dev {
     double *hm, *him;
     int *settle, *freeat, *shs, *sht, *shg, *bds, *bdt, *bdg;
     int4 *boff;          /* per bonded molecule: first interaction of each kind within its kind */
-    int4 *ho1, *ho2;     /* per new home molecule: its offsets into the lists (k_home) */
-    unsigned char *psel; /* per pulse candidate: 0, or 1 + its class (k_pulse_sel) */
+    int4 *ho1, *ho2;     /* per new home molecule: its offsets into the lists (k_fin_b) */
+    unsigned char *psel; /* per pulse candidate: 0, or 1 + its class (k_pulse_sel_scan) */
     int *prank;          /* per selected candidate: its rank within its class */
     int *mgo, *mrec, *mfirst; /* migration pass, per molecule of [home | pool]: its atoms if it
                                  leaves (else 0), its record and first atom in the message */

@@ -135,6 +135,35 @@ static __device__ __forceinline__ double hx_block_sum_d(double v, double *scratc
     return hx_warp_sum_d(s);
 }
 
+/* Whether the calling block is the last of its grid to get here: a many-block pass followed by
+ * one block's work (a scan, a grid decision) in one kernel instead of two. A kernel boundary
+ * costs 4-8 us when 4-8 processes launch on one GPU under MPS (bench/mps_dispatch.cu), and the
+ * search steps have dozens. Every thread of the block calls it once, after its writes: each
+ * fences them before its block counts itself in *counter (0 at the kernel's start), so they are
+ * visible to the last block, which reads them with hx_ldv (past its multiprocessor's L1) and
+ * sets the counter back to 0 for the next kernel. s_last: an int of shared memory. */
+static __device__ __forceinline__ bool hx_last_block(unsigned *counter, int *s_last)
+{
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        *s_last = atomicAdd(counter, 1u) == gridDim.x - 1u;
+    __syncthreads();
+    const bool last = *s_last != 0;
+    if (last) {
+        __threadfence();
+        if (threadIdx.x == 0)
+            *counter = 0u;
+    }
+    return last;
+}
+
+/* A value another block of the running kernel wrote (hx_last_block). */
+template <typename T> static __device__ __forceinline__ T hx_ldv(const T *p)
+{
+    return *(const volatile T *)p;
+}
+
 static inline unsigned hx_div_up(long long a, long long b)
 {
     return (unsigned)((a + b - 1) / b);

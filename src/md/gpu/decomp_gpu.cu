@@ -29,7 +29,7 @@
  * The scans run in one block with a running carry over tiles of the block's size and touch a
  * few ints per element: the element counts of one domain are 10^3-10^4, where one block's loop
  * costs less than the three launches of a many-block scan. Where a many-block pass feeds a scan,
- * the scan is that kernel's last block (gdd_last), not a kernel of its own: with 4-8 processes
+ * the scan is that kernel's last block (hx_last_block), not a kernel of its own: with 4-8 processes
  * on one GPU each kernel boundary costs 4-8 us. Whatever moves an atom's data
  * runs in many blocks (one block's loads and stores of 10^4 atoms took 60-90 µs on an H100:
  * one SM's share of the memory system). With a transport that moves data on the device the
@@ -146,34 +146,11 @@ static __device__ int4 gdd_scan4(int4 v, int4 *total, int4 *s)
     return r;
 }
 
-/* Whether this block is the last of its grid to get here: the many-block kernels that feed a
- * one-block scan end with it, run by that block, instead of a kernel of their own (a kernel
- * boundary costs 4-8 us with 4-8 processes launching on one GPU under MPS, and a search step has
- * dozens). Every thread of the block calls it once, after its writes; the other blocks' writes
- * are visible to the last one (each thread fences them before its block counts itself), which
- * reads them with gdd_ldv (past its multiprocessor's L1). The last block sets the counter back to
- * 0 for the next kernel. */
-static __device__ bool gdd_last(gdd_ctl *C)
+/* The scan after a many-block pass: run by that kernel's last block (hx_last_block). */
+static __device__ __forceinline__ bool gdd_last(gdd_ctl *C)
 {
     __shared__ int s_last;
-    __threadfence(); /* every thread's writes before the block counts itself */
-    __syncthreads();
-    if (threadIdx.x == 0)
-        s_last = atomicAdd(&C->tick, 1u) == gridDim.x - 1u;
-    __syncthreads();
-    const bool last = s_last != 0;
-    if (last) {
-        __threadfence();
-        if (threadIdx.x == 0)
-            C->tick = 0u;
-    }
-    return last;
-}
-
-/* A value another block of the running kernel wrote (gdd_last). */
-template <typename T> static __device__ __forceinline__ T gdd_ldv(const T *p)
-{
-    return *(const volatile T *)p;
+    return hx_last_block(&C->tick, &s_last);
 }
 
 static __device__ __forceinline__ void need(gdd_ctl *C, int cap, long long n)
@@ -321,7 +298,7 @@ __global__ void __launch_bounds__(GDD_BT)
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int w = base + (int)threadIdx.x;
-        const int na_w = w < n ? gdd_ldv(&D.mgo[w]) : 0;
+        const int na_w = w < n ? hx_ldv(&D.mgo[w]) : 0;
         int4 t;
         const int4 ex = gdd_scan4(i4(na_w > 0, na_w, 0, 0), &t, s_scan);
         if (na_w > 0) {
@@ -521,7 +498,7 @@ __global__ void __launch_bounds__(GDD_BT) k_fin_b(gdd_dev D)
             const int f = base + (int)threadIdx.x;
             int src = 0, na_f = 0;
             if (f < nm) {
-                src = gdd_ldv(&D.fsrc[f]);
+                src = hx_ldv(&D.fsrc[f]);
                 na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
             }
             int4 t;
@@ -734,7 +711,7 @@ __global__ void __launch_bounds__(GDD_BT)
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int e = base + (int)threadIdx.x;
-        const int code = e < n ? gdd_ldv(&D.psel[e]) : 0;
+        const int code = e < n ? hx_ldv(&D.psel[e]) : 0;
         int4 t;
         const int4 ex = gdd_scan4(i4(code == 1, code == 2, code == 3, code == 4), &t, s_scan);
         if (code)

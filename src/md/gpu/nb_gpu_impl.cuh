@@ -76,6 +76,7 @@ typedef struct gnb_status {
     unsigned long long ncp_outer[2], ncp_inner[2];
     int nwork_extra; /* list-build work items past the first (one per i super-cluster) */
     int wnext;       /* the next work item a list-build block takes */
+    unsigned tick;   /* blocks finished of the running kernel (hx_last_block; 0 between) */
 } gnb_status;
 
 /* Device pointers and constants, passed by value to the kernels. */

@@ -32,10 +32,18 @@
 
 /* ---- 1. prep ----------------------------------------------------------------------------- */
 
+static __device__ void zone_grids(gnb_dev &d);
+
+/* Per atom: the wrapped position, the non-finite and far-exclusion checks, the open zones'
+ * extents; the column counts cleared for the binning. The last block then lays out the zones'
+ * grids from the extents (zone_grids): one kernel, not two (hx_last_block). */
 __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_dev d)
 {
+    __shared__ int s_last;
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
     const int n = d.st->n;
+    for (int c = a; c <= d.cap_cols; c += gridDim.x * blockDim.x)
+        d.col_count[c] = 0;
     const bool valid = a < n;
     const int z = valid ? d.azone[a] : 0;
     float w[3] = {0.0f, 0.0f, 0.0f};
@@ -114,11 +122,15 @@ __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_d
             }
         }
     }
+    if (hx_last_block(&d.st->tick, &s_last))
+        zone_grids(d);
 }
 
 /* ---- 2. grid ----------------------------------------------------------------------------- */
 
-__global__ void k_grid(gnb_dev d)
+/* Each zone's column grid from its extents (every block's, k_prep), by k_prep's last block:
+ * thread z for zone z, thread 0 the columns' numbering. */
+static __device__ void zone_grids(gnb_dev &d)
 {
     __shared__ gnb_zone_grid s_g[GNB_MAXZ];
     const int z = threadIdx.x;
@@ -131,8 +143,8 @@ __global__ void k_grid(gnb_dev d)
                 lo[k] = 0.0f;
                 len[k] = d.box[k];
             } else {
-                const float elo = hx_key_float(d.st->zext[z][k]);
-                const float ehi = hx_key_float(d.st->zext[z][3 + k]);
+                const float elo = hx_key_float(hx_ldv(&d.st->zext[z][k]));
+                const float ehi = hx_key_float(hx_ldv(&d.st->zext[z][3 + k]));
                 if (g.natoms == 0 || !(elo <= ehi)) {
                     lo[k] = 0.0f;
                     len[k] = 1.0f;
@@ -177,39 +189,10 @@ __global__ void k_grid(gnb_dev d)
     }
 }
 
-/* ---- 3. bin, 4. scan, 5. fill -------------------------------------------------------------- */
+/* ---- 3. bin and scan, 4. fill -------------------------------------------------------------- */
 
-__global__ __launch_bounds__(256) void k_bin(gnb_dev d)
-{
-    if (d.st->overflow & GNB_OVF_EARLY)
-        return;
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    /* every lane of the warp takes part in the column match below: past the atoms as -1 */
-    int col = -1;
-    if (a < d.st->n) {
-        const gnb_zone_grid g = d.grid[d.azone[a]];
-        const float4 w = d.wpos[a];
-        int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
-        int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
-        cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
-        cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
-        col = g.col0 + cy * g.nc[0] + cx;
-        d.acol[a] = col;
-    }
-    /* one atomic per column a warp touches, not per atom: atoms of a molecule and of
-     * neighbouring molecules share columns (45k water: 64 columns of ~700 atoms, and
-     * same-address atomics serialise in L2). The order within a column is the sort's. */
-    const unsigned peers = __match_any_sync(HX_FULL_MASK, col);
-    const int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
-    int base = 0;
-    if (lane == leader && col >= 0)
-        base = atomicAdd(&d.col_count[col], __popc(peers));
-    base = __shfl_sync(HX_FULL_MASK, base, leader);
-    if (col >= 0)
-        d.apos[a] = base + __popc(peers & ((1u << lane) - 1u));
-}
-
-/* Exclusive scan of v over the block (1024 threads); *total receives the block's sum. */
+/* Exclusive scan of v over the block (a multiple of 32 threads, at most 1024); *total receives
+ * the block's sum. */
 static __device__ int block_excl_scan(int v, int *s_warp, int *total)
 {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -237,12 +220,50 @@ static __device__ int block_excl_scan(int v, int *s_warp, int *total)
     return inc - v + (w > 0 ? s_warp[w - 1] : 0);
 }
 
-__global__ __launch_bounds__(1024) void k_scan(gnb_dev d)
+/* Per atom its column and place in it (the columns' counts by atomics); then the last block
+ * scans the columns (column_starts): one kernel, not two (hx_last_block). */
+static __device__ void column_starts(gnb_dev &d);
+
+__global__ __launch_bounds__(256) void k_bin(gnb_dev d)
+{
+    __shared__ int s_last;
+    if (d.st->overflow & GNB_OVF_EARLY)
+        return; /* every block: k_prep's last block set it */
+    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    /* every lane of the warp takes part in the column match below: past the atoms as -1 */
+    int col = -1;
+    if (a < d.st->n) {
+        const gnb_zone_grid g = d.grid[d.azone[a]];
+        const float4 w = d.wpos[a];
+        int cx = (int)floorf((w.x - g.lo[0]) / g.cw[0]);
+        int cy = (int)floorf((w.y - g.lo[1]) / g.cw[1]);
+        cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
+        cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
+        col = g.col0 + cy * g.nc[0] + cx;
+        d.acol[a] = col;
+    }
+    /* one atomic per column a warp touches, not per atom: atoms of a molecule and of
+     * neighbouring molecules share columns (45k water: 64 columns of ~700 atoms, and
+     * same-address atomics serialise in L2). The order within a column is the sort's. */
+    const unsigned peers = __match_any_sync(HX_FULL_MASK, col);
+    const int leader = __ffs(peers) - 1, lane = threadIdx.x & 31;
+    int base = 0;
+    if (lane == leader && col >= 0)
+        base = atomicAdd(&d.col_count[col], __popc(peers));
+    base = __shfl_sync(HX_FULL_MASK, base, leader);
+    if (col >= 0)
+        d.apos[a] = base + __popc(peers & ((1u << lane) - 1u));
+    if (hx_last_block(&d.st->tick, &s_last))
+        column_starts(d);
+}
+
+/* Each column's first atom and super-cluster (a scan over the columns' counts, which every block
+ * of k_bin added to), the largest column, the zones' first super-clusters: by k_bin's last
+ * block. */
+static __device__ void column_starts(gnb_dev &d)
 {
     __shared__ int s_warp[32];
     __shared__ int s_max;
-    if (d.st->overflow & GNB_OVF_EARLY)
-        return;
     const int ncols = d.st->ncols;
     if (threadIdx.x == 0)
         s_max = 0;
@@ -250,7 +271,7 @@ __global__ __launch_bounds__(1024) void k_scan(gnb_dev d)
     int carry_a = 0, carry_s = 0, mymax = 0;
     for (int base = 0; base < ncols; base += blockDim.x) {
         const int c = base + threadIdx.x;
-        const int cnt = c < ncols ? d.col_count[c] : 0;
+        const int cnt = c < ncols ? hx_ldv(&d.col_count[c]) : 0;
         mymax = cnt > mymax ? cnt : mymax;
         int tot_a, tot_s;
         const int ea = block_excl_scan(cnt, s_warp, &tot_a);
@@ -1339,13 +1360,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_prep, ga, 256, 0, s, x, *d);
     HX_CUDA_LAUNCH("k_prep");
     STAGE(1);
-    HX_LAUNCH(k_grid, 1, 32, 0, s, *d);
-    HX_CUDA_LAUNCH("k_grid");
-    HX_CUDA(cudaMemsetAsync(d->col_count, 0, ((size_t)d->cap_cols + 1) * sizeof(int), s));
     HX_LAUNCH(k_bin, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_bin");
-    HX_LAUNCH(k_scan, 1, 1024, 0, s, *d);
-    HX_CUDA_LAUNCH("k_scan");
     HX_LAUNCH(k_fill, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_fill");
     STAGE(2);

@@ -30,12 +30,12 @@
  * few ints per element: the element counts of one domain are 10^3-10^4, where one block's loop
  * costs less than the three launches of a many-block scan. Where a many-block pass feeds a scan,
  * the scan is that kernel's last block (hx_last_block), not a kernel of its own: with 4-8 processes
- * on one GPU each kernel boundary costs 4-8 us. Whatever moves an atom's data
- * runs in many blocks (one block's loads and stores of 10^4 atoms took 60-90 µs on an H100:
- * one SM's share of the memory system). With a transport that moves data on the device the
- * sequence is captured once into a CUDA graph and
- * replayed at every search step (its arguments never change between growths: the home lists of
- * the new home are copied over the old ones at the end, not swapped). */
+ * on one GPU each kernel boundary costs 4-8 us. Whatever moves an atom's data runs in many
+ * blocks (one block's loads and stores of 10^4 atoms took 60-90 µs on an H100: one SM's share
+ * of the memory system). With a transport that moves data on the device the sequence is
+ * captured once into a CUDA graph and replayed at every search step (its arguments never change
+ * between growths: the home lists of the new home are copied over the old ones at the end, not
+ * swapped). */
 #include "md/gpu/decomp_gpu_impl.cuh"
 #include "core/error.h"
 #include "core/fault.h"

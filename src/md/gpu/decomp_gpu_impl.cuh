@@ -51,8 +51,7 @@ typedef struct gdd_ctl {
     int send_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     int recv_zc[HX_MAX_PULSES][HX_MAX_ZONES];
     unsigned long long deps[HX_MAX_PULSES];
-    int pstart[4]; /* the pulse being built: its classes' starts in the message (k_pulse_sel_scan)
-                    */
+    int pstart[4]; /* the pulse being built: its classes' starts in its message */
     int pmap0;     /* its first index map entry */
     int pmap_fits; /* its index map fits (the message's fit is in its header) */
     unsigned tick; /* blocks finished of the running many-block kernel (0 between; gdd_last) */

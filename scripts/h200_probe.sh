@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch", "nbvar" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -1215,6 +1215,70 @@ if [[ " $probes " == *" roofab2 "* ]]; then
         v=${spec%%:*}
         for rep in $(seq 1 "${ROOFAB2_REPS:-3}"); do
             grep -E "^[0-9]+ +20 " "$OUT/logs/probe_roofab2_${v}_$rep.log" 2>/dev/null |
+                awk -v v="$v" -v r="$rep" '{ printf "    %-6s %d %7d: median %6.1f = local %6.1f + update %5.1f + rest %5.1f; %6.0f ns/day; pair %6.1f, prune %5.1f\n", v, r, $1, $5, $14, $15, $16, $8, $9, $11 }' |
+                tee -a "$OUT/summary.txt"
+        done
+    done
+fi
+
+# nbvar (issue 28, third round; issue 27's decomposed runs): the pair kernel's register cap and
+# the next item loaded ahead, and the entries cut for a share of the GPU (docs/design/
+# gpu-engine.md, "Third round"), in one call of <= 9 minutes after the suite (--tests):
+#  1. gpu_md_bench (one GPU, MPS off, nstlist 20, 4 prune parts, the engine's inner tolerance)
+#     per variant (NBVAR_VARIANTS, NAME:VAR=VALUE,...), at 45k and 180k, then 45k again,
+#     alternating the variants; each run prints the step's median, its breakdown and the pair
+#     kernel alone;
+#  2. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
+#     (NBVAR_DD_VARIANTS), every step counted (the md log's performance line and its search
+#     step), each under a launcher timeout.
+if [[ " $probes " == *" nbvar "* ]]; then
+    rev=${HALOX_GIT_REVISION:-unknown}
+    itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
+    sleep 1
+    variants=${NBVAR_VARIANTS:-"base: r14:HALOX_GPU_NB_RESIDENT=14 n16:HALOX_GPU_NB_KERNEL=comb-2hsn n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 n12:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=12 e24:HALOX_GPU_NB_ENTRY_BLOCKS=24 e96:HALOX_GPU_NB_ENTRY_BLOCKS=96"}
+    for rep in 1 2; do
+        for spec in $variants; do
+            v=${spec%%:*} envs=()
+            [[ -n ${spec#*:} ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            atoms=45000
+            [[ $rep -eq 1 ]] && atoms=45000,180000
+            probe nbvar_${v}_$rep 90 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
+                --atoms "$atoms" --steps "${NBVAR_STEPS:-3000}" --warmup 300 \
+                --configs 20:4:$itol --json "$RES/nbvar_${v}_$rep.json" --git-revision "$rev"
+        done
+    done
+    nvidia-cuda-mps-control -d >> "$OUT/logs/mps.log" 2>&1 && say "  nbvar: MPS restarted"
+    nb_w45=$OUT/logs/nbvar_w45k.gro
+    "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$nb_w45" \
+        > "$OUT/logs/nbvar_build.log" 2>&1
+    ddv=${NBVAR_DD_VARIANTS:-"share: whole:HALOX_GPU_NB_ENTRY_BLOCKS=48 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14"}
+    for cfg in 4:4x1x1 4:2x2x1 8:2x2x2; do
+        np=${cfg%%:*} dd=${cfg#*:}
+        for spec in $ddv; do
+            v=${spec%%:*} envs=()
+            [[ -n ${spec#*:} ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            nm=nbvar_md_${dd}_$v
+            if [[ $(left) -lt 30 ]]; then
+                say "    $nm: skipped (the call's time is spent)"
+                continue
+            fi
+            t0=$(date +%s)
+            timeout -s KILL 90 "${pmpi[@]}" -np "$np" env "${envs[@]}" "$HALOX" md --gpu \
+                -c "$nb_w45" --dd "$dd" --steps "${NBVAR_MD_STEPS:-12000}" \
+                -o "$OUT/logs/$nm.gro" -g "$OUT/logs/$nm.md.log" > "$OUT/logs/$nm.out" 2>&1
+            rc=$?
+            rm -f "$OUT/logs/$nm.gro"
+            perf=$(grep -h "^performance:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c14-60)
+            srch=$(grep -h "^search step:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c14-40)
+            say "    md $dd $v (${spec#*:}): rc $rc, $(($(date +%s) - t0)) s; $perf; search $srch"
+        done
+    done
+    say "  nbvar: gpu_md_bench (us per step: median, local work, update, rest; ns/day with searches; pair kernel, prune alone):"
+    for spec in $variants; do
+        v=${spec%%:*}
+        for rep in 1 2; do
+            grep -E "^[0-9]+ +20 " "$OUT/logs/probe_nbvar_${v}_$rep.log" 2>/dev/null |
                 awk -v v="$v" -v r="$rep" '{ printf "    %-6s %d %7d: median %6.1f = local %6.1f + update %5.1f + rest %5.1f; %6.0f ns/day; pair %6.1f, prune %5.1f\n", v, r, $1, $5, $14, $15, $16, $8, $9, $11 }' |
                 tee -a "$OUT/summary.txt"
         done

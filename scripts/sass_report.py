@@ -29,8 +29,12 @@ REG_ALLOC_WARP = 256  # registers are allocated per warp in units of 256
 # The kernels reported, with the block size each is launched with (src/md/gpu/*.cu) and what it
 # is. Dynamic shared memory (k_list_build's candidate list) is not in the cubin: added here.
 KERNELS = [
-    ("k_nb_2h<false>", r"^_Z7k_nb_2hILb0E", 64, 0, "pair kernel comb-2hs (default)"),
-    ("k_nb_2h<true>", r"^_Z7k_nb_2hILb1E", 64, 0, "pair kernel comb-2hsi"),
+    ("k_nb_2h<false,16>", r"^_Z7k_nb_2hILb0ELi16E", 64, 0, "pair kernel comb-2hs (default)"),
+    ("k_nb_2h<false,14>", r"^_Z7k_nb_2hILb0ELi14E", 64, 0, "comb-2hs, HALOX_GPU_NB_RESIDENT=14"),
+    ("k_nb_2h<false,12>", r"^_Z7k_nb_2hILb0ELi12E", 64, 0, "comb-2hs, HALOX_GPU_NB_RESIDENT=12"),
+    ("k_nb_2h<true,16>", r"^_Z7k_nb_2hILb1ELi16E", 64, 0, "pair kernel comb-2hsn"),
+    ("k_nb_2h<true,14>", r"^_Z7k_nb_2hILb1ELi14E", 64, 0, "comb-2hsn, HALOX_GPU_NB_RESIDENT=14"),
+    ("k_nb_2h<true,12>", r"^_Z7k_nb_2hILb1ELi12E", 64, 0, "comb-2hsn, HALOX_GPU_NB_RESIDENT=12"),
     ("k_nb_fast<true>", r"^_Z9k_nb_fastILb1E", 64, 0, "pair kernel comb (one warp per half)"),
     ("k_nb_fast<false>", r"^_Z9k_nb_fastILb0E", 64, 0, "pair kernel table"),
     ("k_nb_f", r"^_Z6k_nb_f7", 64, 0, "pair kernel ref"),

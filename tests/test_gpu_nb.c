@@ -177,7 +177,8 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
                            o->rinner,
                            o->parts,
                            water ? 0.25 : 0.5,
-                           HX_GPU_NB_KERNEL_AUTO};
+                           HX_GPU_NB_KERNEL_AUTO,
+                           1};
     hx_nb *cpu = NULL;
     hx_gpu_nb *nb = NULL;
     T_OK(hx_nb_create(ff, &cp, 0, &cpu));
@@ -198,6 +199,10 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     T_OK(hx_nb_search(cpu, set, o->rlist, 0, NULL));
     T_OK(hx_gpu_nb_set_atoms(nb, set, NULL, NULL));
     T_OK(hx_gpu_nb_search(nb, d_x, NULL));
+    /* the first search cuts entries without an estimate of the list's size (16 items): the
+     * long-entry case cuts them by the second */
+    if (getenv("HALOX_GPU_NB_ENTRY_BLOCKS"))
+        T_OK(hx_gpu_nb_search(nb, d_x, NULL));
     hx_gpu_nb_stats st;
     hx_gpu_nb_get_stats(nb, &st);
     /* list */
@@ -206,6 +211,14 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     snprintf(w2, sizeof w2, "%s list", what);
     tg_check_list(nb, set, NULL, o->rlist, o->rinner, w2, &rep);
     ncases++;
+    if (getenv("HALOX_GPU_NB_ENTRY_BLOCKS")) {
+        ncases++;
+        T_CHECK(st.max_cj_per_entry >= 32,
+                "%s: entries of at most %d items with HALOX_GPU_NB_ENTRY_BLOCKS=%s (%d+%d items): "
+                "the long entries this case is for were not made",
+                w2, st.max_cj_per_entry, getenv("HALOX_GPU_NB_ENTRY_BLOCKS"), st.nitems[0],
+                st.nitems[1]);
+    }
     printf("%-46s %6d atoms: %d+%d entries, %d+%d items, %d excl masks; pairs < rlist %lld "
            "(listed %lld), < rlist_inner %lld (listed %lld), missing %lld+%lld, dup %lld, "
            "excluded %lld, padding %lld, zone %lld, image %lld\n",
@@ -221,20 +234,37 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
     cmp_result r0 = compare(what, "forces kernel", fg, NULL, fc, NULL, n);
     /* every other forces-only variant on the same list (the default is the geometric rule for
-     * these force fields, so the table path is checked here); worst one reported */
+     * these force fields, so the table path is checked here), the comb-2hs kernels at each
+     * register cap (HALOX_GPU_NB_RESIDENT; other code from ptxas); worst one reported */
+    const char *res_env = getenv("HALOX_GPU_NB_RESIDENT");
+    char res_keep[8] = "";
+    if (res_env)
+        snprintf(res_keep, sizeof res_keep, "%s", res_env);
     for (int k = HX_GPU_NB_KERNEL_REF; k < HX_GPU_NB_KERNEL_N; k++) {
         static const char *const kn[HX_GPU_NB_KERNEL_N] = {"",
                                                            "forces kernel ref",
                                                            "forces kernel table",
                                                            "forces kernel comb",
                                                            "forces kernel comb-2hs",
-                                                           "forces kernel comb-2hsi"};
-        T_OK(hx_gpu_nb_set_kernel(nb, k));
-        gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
-        const cmp_result rk = compare(what, kn[k], fg, NULL, fc, NULL, n);
-        r0.f_rms = fmax(r0.f_rms, rk.f_rms);
-        r0.f_max = fmax(r0.f_max, rk.f_max);
+                                                           "forces kernel comb-2hsn"};
+        static const char *const res[] = {"16", "14", "12"};
+        const int nres = k >= HX_GPU_NB_KERNEL_COMB_2HS ? 3 : 1;
+        for (int ri = 0; ri < nres; ri++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s%s", kn[k], nres > 1 ? " resident " : "",
+                     nres > 1 ? res[ri] : "");
+            setenv("HALOX_GPU_NB_RESIDENT", res[ri], 1);
+            T_OK(hx_gpu_nb_set_kernel(nb, k));
+            gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
+            const cmp_result rk = compare(what, name, fg, NULL, fc, NULL, n);
+            r0.f_rms = fmax(r0.f_rms, rk.f_rms);
+            r0.f_max = fmax(r0.f_max, rk.f_max);
+        }
     }
+    if (res_keep[0])
+        setenv("HALOX_GPU_NB_RESIDENT", res_keep, 1);
+    else
+        unsetenv("HALOX_GPU_NB_RESIDENT");
     T_OK(hx_gpu_nb_set_kernel(
         nb, HX_GPU_NB_KERNEL_AUTO)); /* back to the default (or the environment) */
     /* nothing beyond the set was written */
@@ -431,5 +461,16 @@ int main(int argc, char **argv)
     single("spc", 1500, &o);
     unsetenv("HALOX_GPU_PRUNE_AT");
     unsetenv("HALOX_GPU_PRUNE");
+    /* Entries at their longest (64 items; HALOX_GPU_NB_ENTRY_BLOCKS=1, as a share of the GPU
+     * among many processes gives): every kernel walks the long entries, both warps of a block
+     * over 32 items each, the prefetch of comb-2hsn to the entry's end. */
+    setenv("HALOX_GPU_NB_ENTRY_BLOCKS", "1", 1);
+    o = base;
+    o.rlist = 1.15;
+    o.rinner = 1.04;
+    o.parts = 2;
+    o.move = 0.015;
+    single("spce", 3000, &o);
+    unsetenv("HALOX_GPU_NB_ENTRY_BLOCKS");
     return t_finish("test_gpu_nb", ncases);
 }

@@ -573,16 +573,21 @@ static __device__ __forceinline__ void nb_reduce_fi2(const gnb_dev &d, const int
  *    shared-memory look-up.
  * Measured and dropped: the same with the type table (never faster where the rule holds), with
  * the type's factors (comb-2h, 3 us slower) and with the warp's masks loaded at once (72
- * registers, 28 warps per multiprocessor against 32: 1.4 us slower). 64 registers, 16 blocks. */
-/* LI (comb-2hsi, issue 28): the item is loaded with its mask, so that an item's chain of
- * dependent global loads is (mask, item) -> j atoms instead of mask -> item -> j atoms. Loading
- * it first in the source is not enough: ptxas sinks the load behind the mask's test (SASS, also
- * of k_nb_fast and k_prune, even for an asm volatile load), so the shuffled word carries the
- * item's top bit (always 0: a cluster index), which makes the test wait for the item's load. */
-template <bool LI>
-__global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
-                                                  const uint2 *__restrict__ items,
-                                                  const unsigned short *__restrict__ masks)
+ * registers, 28 warps per multiprocessor against 32: 1.4 us slower), and with the item loaded
+ * beside its mask (comb-2hsi: ptxas sank the load behind the test all the same; 0.6-0.9 us
+ * slower on an H100). 64 registers, 16 blocks.
+ * PF (comb-2hsn, issue 28): the next item's mask and item are loaded while this one is
+ * computed, so that a non-empty item waits for one latency (its j atoms) instead of the chain
+ * mask -> item -> j atoms (ptxas sinks an item's load behind its mask's test: SASS of this kernel,
+ * k_nb_fast and k_prune; loaded one item ahead the value is live across the loop's back edge
+ * and cannot be sunk). Three registers more. MINB: resident blocks per multiprocessor the
+ * kernel is compiled for (HALOX_GPU_NB_RESIDENT): 16 caps the registers at 64, where ptxas
+ * spills and recomputes ~28 instructions per item; 14 and 12 allow 72 and 80 for 28 and 24
+ * warps per multiprocessor instead of 32. */
+template <bool PF, int MINB>
+__global__ __launch_bounds__(64, MINB) void k_nb_2h(gnb_dev d, const int4 *__restrict__ ent,
+                                                    const uint2 *__restrict__ items,
+                                                    const unsigned short *__restrict__ masks)
 {
     hx_pdl_trigger(); /* HALOX_GPU_PDL=1: k_update may start (src/md/gpu/update_gpu.cu) */
     __shared__ float4 s_xi[GNB_SCA];
@@ -604,23 +609,35 @@ __global__ __launch_bounds__(64, 16) void k_nb_2h(gnb_dev d, const int4 *__restr
     const float rc2 = d.rc2, two_krf = d.two_krf;
     const float4 *xi_t = s_xi + ti;
     const float2 *ci_t = s_ci + ti;
-    for (int k = en.z + w; k < en.w; k += 2) {
-        uint2 it = make_uint2(0u, 0u);
-        unsigned mw = (unsigned)__ldg(&masks[k]);
-        if (LI) {
-            it = __ldg(&items[k]);
-            mw |= it.x & 0x80000000u;
+    int k = en.z + w;
+    /* PF: the mask and item of this warp's next item (k < en.w: an entry holds at least one) */
+    unsigned mw_next = 0u;
+    uint2 it_next = make_uint2(0u, 0u);
+    if (PF && k < en.w) {
+        mw_next = (unsigned)__ldg(&masks[k]);
+        it_next = __ldg(&items[k]);
+    }
+    for (; k < en.w; k += 2) {
+        uint2 it = it_next;
+        unsigned mw = mw_next;
+        if (PF) {
+            /* one item ahead, the last one loaded again rather than a branch */
+            const int kn = k + 2 < en.w ? k + 2 : k;
+            mw_next = (unsigned)__ldg(&masks[kn]);
+            it_next = __ldg(&items[kn]);
+        } else {
+            mw = (unsigned)__ldg(&masks[k]);
         }
         const unsigned mk = __shfl_sync(HX_FULL_MASK, mw, 0);
         if (mk == 0u)
             continue;
-        if (!LI)
+        if (!PF)
             it = __ldg(&items[k]);
         const int js = (int)it.x * GNB_CL + tj;
         const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
         const float2 ca = __ldg(&d.scomb[js]), cb = __ldg(&d.scomb[js + 4]);
         float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
-        const unsigned m0 = mk & 0xffu, m1 = LI ? (mk >> 8) & 0xffu : mk >> 8;
+        const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
         if (it.y == 0u) {
             nb_pairs2_f<false>(m0, m1, 0xffu, 0xffu, xa, xb, ca, cb, xi_t, ci_t, rc2, two_krf, fix,
                                fiy, fiz, fa, fb);
@@ -900,11 +917,14 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
 
 /* The pair kernel: the one asked for, else HALOX_GPU_NB_KERNEL, else the fastest measured
  * (docs/design/gpu-engine.md); the geometric-rule kernels fall back to the table when the force
- * field does not obey the rule. */
+ * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 16 by default): the
+ * resident blocks per multiprocessor the comb-2hs kernels are compiled for (register caps 64,
+ * 72, 80). HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries are cut
+ * for, this module alone (default: 48 shared among gpu_share modules). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
-                                                          "comb", "comb-2hs", "comb-2hsi"};
+                                                          "comb", "comb-2hs", "comb-2hsn"};
     int k = nb->p.kernel;
     const char *env = getenv("HALOX_GPU_NB_KERNEL");
     if (k == HX_GPU_NB_KERNEL_AUTO && env && env[0]) {
@@ -913,15 +933,33 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
             if (strcmp(env, names[i]) == 0)
                 found = i;
         HX_CHECK(found >= 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, comb-2hs or comb-2hsi", env);
+                 "HALOX_GPU_NB_KERNEL=%s: use auto, ref, table, comb, comb-2hs or comb-2hsn", env);
         k = found;
     }
     if (k == HX_GPU_NB_KERNEL_AUTO)
         k = HX_GPU_NB_KERNEL_COMB_2HS;
     if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB || k == HX_GPU_NB_KERNEL_COMB_2HS ||
-                              k == HX_GPU_NB_KERNEL_COMB_2HSI))
+                              k == HX_GPU_NB_KERNEL_COMB_2HSN))
         k = HX_GPU_NB_KERNEL_TABLE;
     nb->kernel = k;
+    nb->resident = 16;
+    const char *r = getenv("HALOX_GPU_NB_RESIDENT");
+    if (r && r[0]) {
+        HX_CHECK(strcmp(r, "16") == 0 || strcmp(r, "14") == 0 || strcmp(r, "12") == 0,
+                 HX_ERR_INVALID_ARG, "HALOX_GPU_NB_RESIDENT=%s: use 16, 14 or 12", r);
+        nb->resident = atoi(r);
+    }
+    nb->entry_blocks = 0;
+    const char *e = getenv("HALOX_GPU_NB_ENTRY_BLOCKS");
+    if (e && e[0]) {
+        char *end = NULL;
+        const long v = strtol(e, &end, 10);
+        HX_CHECK(end && *end == '\0' && v >= 1 && v <= 1024, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_NB_ENTRY_BLOCKS=%s: use a whole number of blocks per multiprocessor "
+                 "from 1 to 1024",
+                 e);
+        nb->entry_blocks = (int)v;
+    }
     return HX_OK;
 }
 
@@ -1357,6 +1395,26 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
     return HX_OK;
 }
 
+template <bool PF, int MINB>
+static void launch_2h_as(const gnb_dev *d, unsigned grid, int cls, cudaStream_t s)
+{
+    void (*const kern)(gnb_dev, const int4 *, const uint2 *, const unsigned short *) =
+        k_nb_2h<PF, MINB>;
+    HX_LAUNCH(kern, grid, GNB_SCA, 0, s, *d, d->ent[cls], d->items[cls], d->mask[cls]);
+}
+
+static void launch_2h(const hx_gpu_nb *nb, unsigned grid, int cls, cudaStream_t s)
+{
+    const bool pf = nb->kernel == HX_GPU_NB_KERNEL_COMB_2HSN;
+    const gnb_dev *d = &nb->d;
+    if (nb->resident == 14)
+        pf ? launch_2h_as<true, 14>(d, grid, cls, s) : launch_2h_as<false, 14>(d, grid, cls, s);
+    else if (nb->resident == 12)
+        pf ? launch_2h_as<true, 12>(d, grid, cls, s) : launch_2h_as<false, 12>(d, grid, cls, s);
+    else
+        pf ? launch_2h_as<true, 16>(d, grid, cls, s) : launch_2h_as<false, 16>(d, grid, cls, s);
+}
+
 static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
@@ -1382,13 +1440,9 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
             HX_LAUNCH(k_nb_fast<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
                       d->mask[cls], nb->d_lj, off);
             break;
-        case HX_GPU_NB_KERNEL_COMB_2HSI:
-            HX_LAUNCH(k_nb_2h<true>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
-                      d->mask[cls]);
-            break;
         default:
-            HX_LAUNCH(k_nb_2h<false>, grid, GNB_SCA, lj_smem, s, *d, d->ent[cls], d->items[cls],
-                      d->mask[cls]);
+            /* comb-2hs / comb-2hsn at the resident blocks asked for */
+            launch_2h(nb, grid, cls, s);
             break;
         }
         HX_CUDA_LAUNCH("k_nb_f");

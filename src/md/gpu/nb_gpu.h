@@ -57,14 +57,18 @@ typedef struct hx_gpu_nb_params {
      * the cluster pairs that may hold exclusions and checks it (0: 0.5 nm). Rigid water: 0.25. */
     double max_excl_dist;
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
-     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsi). */
+     * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsn). */
     int kernel;
+    /* Pair modules whose kernels run on this GPU at the same time (the processes on it under
+     * MPS; 0 or 1: the GPU is this module's). The pair kernels' entries are cut for about 48
+     * blocks per multiprocessor over all of them, not 48 for each: see hx_gpu_nb_search. */
+    int gpu_share;
 } hx_gpu_nb_params;
 
 /* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
  * docs/design/gpu-engine.md, "The pair kernel" and "Roofline", gives their instruction counts
- * and times; the variants that lost on the H200 (prefetch, comb-2h, comb-2hsp, table-2h) are
- * gone. */
+ * and times; the variants that lost on the H200 (prefetch, comb-2h, comb-2hsp, table-2h,
+ * comb-2hsi) are gone. */
 enum {
     HX_GPU_NB_KERNEL_AUTO = 0,
     HX_GPU_NB_KERNEL_REF = 1,   /* the first kernel (per-cluster divergent branches, table) */
@@ -74,9 +78,9 @@ enum {
      * by shuffles, geometric-rule factors per slot (issue 28): the default where the force
      * field obeys the rule */
     HX_GPU_NB_KERNEL_COMB_2HS = 4,
-    /* comb-2hs with each item loaded together with its mask, not after testing it (one
-     * dependent global-memory latency less per item; issue 28, to be measured) */
-    HX_GPU_NB_KERNEL_COMB_2HSI = 5,
+    /* comb-2hs with the next item's mask and item loaded while this one is computed (the
+     * item's chain of dependent loads is then the j atoms' alone; issue 28, to be measured) */
+    HX_GPU_NB_KERNEL_COMB_2HSN = 5,
     HX_GPU_NB_KERNEL_N = 6
 };
 

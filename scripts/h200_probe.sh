@@ -1123,7 +1123,7 @@ if [[ " $probes " == *" roofab2 "* ]]; then
     sleep 1
     rev=${HALOX_GIT_REVISION:-unknown}
     itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
-    all_spec=${ROOFAB2_ALL:-HALOX_GPU_NB_KERNEL=comb-2hsi,HALOX_GPU_PRUNE=fast,HALOX_GPU_PRUNE_AT=update,HALOX_GPU_UPDATE_EARLY=1,HALOX_GPU_KE_DEFER=1,HALOX_GPU_PDL=1}
+    all_spec=${ROOFAB2_ALL:-HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_PRUNE=fast,HALOX_GPU_PRUNE_AT=update,HALOX_GPU_UPDATE_EARLY=1,HALOX_GPU_KE_DEFER=1,HALOX_GPU_PDL=1}
     IFS=, read -r -a all_env <<< "$all_spec"
     t0=$(date +%s)
     (cd "$BUILD" && timeout 200 ctest -R 'test_gpu_(nb|update|md|ethanol|engine_np1)$' \
@@ -1137,7 +1137,7 @@ if [[ " $probes " == *" roofab2 "* ]]; then
     say "  roofab2 tests, ${all_env[*]} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/roofab2_ctest_all.log" | tail -1)"
     grep -hE "^ *[0-9]+/[0-9]+ Test|FAIL|drift" "$OUT/logs/roofab2_ctest_all.log" | cut -c1-150 |
         head -12 | sed 's/^/    /' | tee -a "$OUT/summary.txt"
-    variants=${ROOFAB2_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb-2hs comb:HALOX_GPU_NB_KERNEL=comb 2hsi:HALOX_GPU_NB_KERNEL=comb-2hsi pfast:HALOX_GPU_PRUNE=fast pupd:HALOX_GPU_PRUNE_AT=update pupdf:HALOX_GPU_PRUNE_AT=update,HALOX_GPU_PRUNE=fast ked:HALOX_GPU_KE_DEFER=1 upd2:HALOX_GPU_KE_DEFER=1,HALOX_GPU_UPDATE_EARLY=1 pdl:HALOX_GPU_PDL=1 all:$all_spec"}
+    variants=${ROOFAB2_VARIANTS:-"base:HALOX_GPU_NB_KERNEL=comb-2hs comb:HALOX_GPU_NB_KERNEL=comb 2hsn:HALOX_GPU_NB_KERNEL=comb-2hsn pfast:HALOX_GPU_PRUNE=fast pupd:HALOX_GPU_PRUNE_AT=update pupdf:HALOX_GPU_PRUNE_AT=update,HALOX_GPU_PRUNE=fast ked:HALOX_GPU_KE_DEFER=1 upd2:HALOX_GPU_KE_DEFER=1,HALOX_GPU_UPDATE_EARLY=1 pdl:HALOX_GPU_PDL=1 all:$all_spec"}
     for rep in $(seq 1 "${ROOFAB2_REPS:-3}"); do
         for spec in $variants; do
             v=${spec%%:*} envs=()

@@ -1229,7 +1229,8 @@ fi
 #     alternating the variants; each run prints the step's median, its breakdown and the pair
 #     kernel alone;
 #  2. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
-#     (NBVAR_DD_VARIANTS), every step counted (the md log's performance line and its search
+#     (NBVAR_DD_VARIANTS: the share cut, the whole-GPU cut, comb-2hsn at 14 blocks, the rolling
+#     prune in 8 and in 2 parts), every step counted (the md log's performance line, its search
 #     step), each under a launcher timeout.
 if [[ " $probes " == *" nbvar "* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
@@ -1252,7 +1253,7 @@ if [[ " $probes " == *" nbvar "* ]]; then
     nb_w45=$OUT/logs/nbvar_w45k.gro
     "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$nb_w45" \
         > "$OUT/logs/nbvar_build.log" 2>&1
-    ddv=${NBVAR_DD_VARIANTS:-"share: whole:HALOX_GPU_NB_ENTRY_BLOCKS=48 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14"}
+    ddv=${NBVAR_DD_VARIANTS:-"share: whole:HALOX_GPU_NB_ENTRY_BLOCKS=48 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 p8:HALOX_GPU_PRUNE_PARTS=8 p2:HALOX_GPU_PRUNE_PARTS=2"}
     for cfg in 4:4x1x1 4:2x2x1 8:2x2x2; do
         np=${cfg%%:*} dd=${cfg#*:}
         for spec in $ddv; do

@@ -1224,6 +1224,7 @@ fi
 # nbvar (issue 28, third round; issue 27's decomposed runs): the pair kernel's register cap and
 # the next item loaded ahead, and the entries cut for a share of the GPU (docs/design/
 # gpu-engine.md, "Third round"), in one call of <= 9 minutes after the suite (--tests):
+#  0. the engine's GPU tests with NBVAR_TEST_ENV (default comb-2hsn at 14 blocks);
 #  1. gpu_md_bench (one GPU, MPS off, nstlist 20, 4 prune parts, the engine's inner tolerance)
 #     per variant (NBVAR_VARIANTS, NAME:VAR=VALUE,...), at 45k and 180k, then 45k again,
 #     alternating the variants; each run prints the step's median, its breakdown and the pair
@@ -1235,6 +1236,12 @@ fi
 if [[ " $probes " == *" nbvar "* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
     itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
+    # the engine's tests with the variant expected best (the suite ran the defaults)
+    t0=$(date +%s)
+    (cd "$BUILD" && env ${NBVAR_TEST_ENV:-HALOX_GPU_NB_KERNEL=comb-2hsn HALOX_GPU_NB_RESIDENT=14} \
+        timeout -s KILL 200 ctest -R 'test_gpu_(md|ethanol|engine_np1|dd_md_np4|dd_md_np8)$' \
+        --output-on-failure --timeout 150) > "$OUT/logs/nbvar_ctest.log" 2>&1
+    say "  nbvar tests, ${NBVAR_TEST_ENV:-HALOX_GPU_NB_KERNEL=comb-2hsn HALOX_GPU_NB_RESIDENT=14} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/nbvar_ctest.log" | tail -1)"
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
     variants=${NBVAR_VARIANTS:-"base: r14:HALOX_GPU_NB_RESIDENT=14 n16:HALOX_GPU_NB_KERNEL=comb-2hsn n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 n12:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=12 e24:HALOX_GPU_NB_ENTRY_BLOCKS=24 e96:HALOX_GPU_NB_ENTRY_BLOCKS=96"}

@@ -1225,14 +1225,14 @@ fi
 # the next item loaded ahead, and the entries cut for a share of the GPU (docs/design/
 # gpu-engine.md, "Third round"), in one call of <= 9 minutes after the suite (--tests):
 #  0. the engine's GPU tests with NBVAR_TEST_ENV (default comb-2hsn at 14 blocks);
-#  1. gpu_md_bench (one GPU, MPS off, nstlist 20, 4 prune parts, the engine's inner tolerance)
-#     per variant (NBVAR_VARIANTS, NAME:VAR=VALUE,...), at 45k and 180k, then 45k again,
-#     alternating the variants; each run prints the step's median, its breakdown and the pair
-#     kernel alone;
-#  2. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
+#  1. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
 #     (NBVAR_DD_VARIANTS: the share cut, the whole-GPU cut, comb-2hsn at 14 blocks, the rolling
 #     prune in 8 and in 2 parts), every step counted (the md log's performance line, its search
-#     step), each under a launcher timeout.
+#     step), each under a launcher timeout;
+#  2. gpu_md_bench (one GPU, one process, nstlist 20, 4 prune parts, the engine's inner
+#     tolerance) per variant (NBVAR_VARIANTS, NAME:VAR=VALUE,...), at 45k and 180k, then 45k
+#     again, alternating the variants; each run prints the step's median, its breakdown and the
+#     pair kernel alone. MPS stays on throughout (every variant alike).
 if [[ " $probes " == *" nbvar "* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
     itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
@@ -1242,21 +1242,6 @@ if [[ " $probes " == *" nbvar "* ]]; then
         timeout -s KILL 200 ctest -R 'test_gpu_(md|ethanol|engine_np1|dd_md_np4|dd_md_np8)$' \
         --output-on-failure --timeout 150) > "$OUT/logs/nbvar_ctest.log" 2>&1
     say "  nbvar tests, ${NBVAR_TEST_ENV:-HALOX_GPU_NB_KERNEL=comb-2hsn HALOX_GPU_NB_RESIDENT=14} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/nbvar_ctest.log" | tail -1)"
-    echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
-    sleep 1
-    variants=${NBVAR_VARIANTS:-"base: r14:HALOX_GPU_NB_RESIDENT=14 n16:HALOX_GPU_NB_KERNEL=comb-2hsn n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 n12:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=12 e24:HALOX_GPU_NB_ENTRY_BLOCKS=24 e96:HALOX_GPU_NB_ENTRY_BLOCKS=96"}
-    for rep in 1 2; do
-        for spec in $variants; do
-            v=${spec%%:*} envs=()
-            [[ -n ${spec#*:} ]] && IFS=, read -r -a envs <<< "${spec#*:}"
-            atoms=45000
-            [[ $rep -eq 1 ]] && atoms=45000,180000
-            probe nbvar_${v}_$rep 90 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
-                --atoms "$atoms" --steps "${NBVAR_STEPS:-3000}" --warmup 300 \
-                --configs 20:4:$itol --json "$RES/nbvar_${v}_$rep.json" --git-revision "$rev"
-        done
-    done
-    nvidia-cuda-mps-control -d >> "$OUT/logs/mps.log" 2>&1 && say "  nbvar: MPS restarted"
     nb_w45=$OUT/logs/nbvar_w45k.gro
     "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$nb_w45" \
         > "$OUT/logs/nbvar_build.log" 2>&1
@@ -1280,6 +1265,18 @@ if [[ " $probes " == *" nbvar "* ]]; then
             perf=$(grep -h "^performance:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c14-60)
             srch=$(grep -h "^search step:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c14-40)
             say "    md $dd $v (${spec#*:}): rc $rc, $(($(date +%s) - t0)) s; $perf; search $srch"
+        done
+    done
+    variants=${NBVAR_VARIANTS:-"base: r14:HALOX_GPU_NB_RESIDENT=14 n16:HALOX_GPU_NB_KERNEL=comb-2hsn n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 n12:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=12 e24:HALOX_GPU_NB_ENTRY_BLOCKS=24 e96:HALOX_GPU_NB_ENTRY_BLOCKS=96"}
+    for rep in 1 2; do
+        for spec in $variants; do
+            v=${spec%%:*} envs=()
+            [[ -n ${spec#*:} ]] && IFS=, read -r -a envs <<< "${spec#*:}"
+            atoms=45000
+            [[ $rep -eq 1 ]] && atoms=45000,180000
+            probe nbvar_${v}_$rep 90 env "${envs[@]}" "$BUILD/tests/gpu_md_bench" \
+                --atoms "$atoms" --steps "${NBVAR_STEPS:-3000}" --warmup 300 \
+                --configs 20:4:$itol --json "$RES/nbvar_${v}_$rep.json" --git-revision "$rev"
         done
     done
     say "  nbvar: gpu_md_bench (us per step: median, local work, update, rest; ns/day with searches; pair kernel, prune alone):"

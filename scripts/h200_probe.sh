@@ -1226,7 +1226,7 @@ fi
 # gpu-engine.md, "Third round"), in one call of <= 9 minutes after the suite (--tests):
 #  0. the engine's GPU tests with NBVAR_TEST_ENV (default comb-2hsn at 14 blocks);
 #  1. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
-#     (NBVAR_DD_VARIANTS: the share cut, the whole-GPU cut, comb-2hsn at 14 blocks, the rolling
+#     (NBVAR_DD_VARIANTS: the whole-GPU cut (default), the share cut (HALOX_GPU_NB_SHARE_CUT=1), comb-2hsn at 14 blocks, the rolling
 #     prune in 8 and in 2 parts), every step counted (the md log's performance line, its search
 #     step), each under a launcher timeout;
 #  2. gpu_md_bench (one GPU, one process, nstlist 20, 4 prune parts, the engine's inner
@@ -1245,7 +1245,7 @@ if [[ " $probes " == *" nbvar "* ]]; then
     nb_w45=$OUT/logs/nbvar_w45k.gro
     "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$nb_w45" \
         > "$OUT/logs/nbvar_build.log" 2>&1
-    ddv=${NBVAR_DD_VARIANTS:-"share: whole:HALOX_GPU_NB_ENTRY_BLOCKS=48 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 p8:HALOX_GPU_PRUNE_PARTS=8 p2:HALOX_GPU_PRUNE_PARTS=2"}
+    ddv=${NBVAR_DD_VARIANTS:-"whole: share:HALOX_GPU_NB_SHARE_CUT=1 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 p8:HALOX_GPU_PRUNE_PARTS=8 p2:HALOX_GPU_PRUNE_PARTS=2"}
     for cfg in 4:4x1x1 4:2x2x1 8:2x2x2; do
         np=${cfg%%:*} dd=${cfg#*:}
         for spec in $ddv; do

@@ -920,7 +920,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 16 by default): the
  * resident blocks per multiprocessor the comb-2hs kernels are compiled for (register caps 64,
  * 72, 80). HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries are cut
- * for, this module alone (default: 48 shared among gpu_share modules). */
+ * for, this module alone (default 48; with HALOX_GPU_NB_SHARE_CUT=1, 48 shared among gpu_share
+ * modules). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -948,6 +949,14 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
         HX_CHECK(strcmp(r, "16") == 0 || strcmp(r, "14") == 0 || strcmp(r, "12") == 0,
                  HX_ERR_INVALID_ARG, "HALOX_GPU_NB_RESIDENT=%s: use 16, 14 or 12", r);
         nb->resident = atoi(r);
+    }
+    /* off until measured on a GPU (docs/design/gpu-engine.md, "Third round") */
+    nb->share_cut = 0;
+    const char *sc = getenv("HALOX_GPU_NB_SHARE_CUT");
+    if (sc && sc[0]) {
+        HX_CHECK(strcmp(sc, "0") == 0 || strcmp(sc, "1") == 0, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_NB_SHARE_CUT=%s: use 0 or 1", sc);
+        nb->share_cut = sc[0] == '1';
     }
     nb->entry_blocks = 0;
     const char *e = getenv("HALOX_GPU_NB_ENTRY_BLOCKS");

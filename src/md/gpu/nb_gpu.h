@@ -60,8 +60,9 @@ typedef struct hx_gpu_nb_params {
      * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsn). */
     int kernel;
     /* Pair modules whose kernels run on this GPU at the same time (the processes on it under
-     * MPS; 0 or 1: the GPU is this module's). The pair kernels' entries are cut for about 48
-     * blocks per multiprocessor over all of them, not 48 for each: see hx_gpu_nb_search. */
+     * MPS; 0 or 1: the GPU is this module's). With HALOX_GPU_NB_SHARE_CUT=1 the pair kernels'
+     * entries are cut for about 48 blocks per multiprocessor over all of them, not 48 for
+     * each: see hx_gpu_nb_search. */
     int gpu_share;
 } hx_gpu_nb_params;
 

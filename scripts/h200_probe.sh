@@ -1224,30 +1224,34 @@ fi
 # nbvar (issue 28, third round; issue 27's decomposed runs): the pair kernel's register cap and
 # the next item loaded ahead, and the entries cut for a share of the GPU (docs/design/
 # gpu-engine.md, "Third round"), in one call of <= 9 minutes after the suite (--tests):
-#  0. the engine's GPU tests with NBVAR_TEST_ENV (default comb-2hsn at 14 blocks);
-#  1. halox md --gpu on the 45k box, 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2 under MPS
-#     (NBVAR_DD_VARIANTS: the whole-GPU cut (default), the share cut (HALOX_GPU_NB_SHARE_CUT=1), comb-2hsn at 14 blocks, the rolling
-#     prune in 8 and in 2 parts), every step counted (the md log's performance line, its search
-#     step), each under a launcher timeout;
+#  0. the engine's GPU tests with NBVAR_TEST_ENV (default: the defaults; NBVAR_TESTS=0 skips);
+#  1. halox md --gpu on the 45k box per NBVAR_DD_CONFIGS (RANKS:GRID, 1:1x1x1 for one domain;
+#     default 4 ranks 4x1x1 and 2x2x1, 8 ranks 2x2x2) under MPS, per NBVAR_DD_VARIANTS (default:
+#     the defaults, comb-2hs at 16 blocks (the default before 2026-12-06), the rolling prune in 4
+#     and in 12 parts), every step counted (the md log's performance line, its search step),
+#     each under a launcher timeout;
 #  2. gpu_md_bench (one GPU, one process, nstlist 20, 4 prune parts, the engine's inner
 #     tolerance) per variant (NBVAR_VARIANTS, NAME:VAR=VALUE,...), at 45k and 180k, then 45k
 #     again, alternating the variants; each run prints the step's median, its breakdown and the
-#     pair kernel alone. MPS stays on throughout (every variant alike).
+#     pair kernel alone (NBVAR_VARIANTS=- skips). MPS stays on throughout (every variant alike).
 if [[ " $probes " == *" nbvar "* ]]; then
     rev=${HALOX_GIT_REVISION:-unknown}
     itol=0.00005 # the engine's inner tolerance: 0.005 x HX_MD_PRUNE_TOLERANCE_FRACTION
     # the engine's tests with the variant expected best (the suite ran the defaults)
-    t0=$(date +%s)
-    (cd "$BUILD" && env ${NBVAR_TEST_ENV:-HALOX_GPU_NB_KERNEL=comb-2hsn HALOX_GPU_NB_RESIDENT=14} \
-        timeout -s KILL 200 ctest -R 'test_gpu_(md|ethanol|engine_np1|dd_md_np4|dd_md_np8)$' \
-        --output-on-failure --timeout 150) > "$OUT/logs/nbvar_ctest.log" 2>&1
-    say "  nbvar tests, ${NBVAR_TEST_ENV:-HALOX_GPU_NB_KERNEL=comb-2hsn HALOX_GPU_NB_RESIDENT=14} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/nbvar_ctest.log" | tail -1)"
+    if [[ ${NBVAR_TESTS:-1} != 0 ]]; then
+        t0=$(date +%s)
+        (cd "$BUILD" && env ${NBVAR_TEST_ENV:-} \
+            timeout -s KILL 200 ctest -R 'test_gpu_(md|ethanol|engine_np1|dd_md_np4|dd_md_np8)$' \
+            --output-on-failure --timeout 150) > "$OUT/logs/nbvar_ctest.log" 2>&1
+        say "  nbvar tests, ${NBVAR_TEST_ENV:-defaults} ($(($(date +%s) - t0)) s): $(grep -E 'tests passed|tests failed' "$OUT/logs/nbvar_ctest.log" | tail -1)"
+    fi
     nb_w45=$OUT/logs/nbvar_w45k.gro
     "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$nb_w45" \
         > "$OUT/logs/nbvar_build.log" 2>&1
-    ddv=${NBVAR_DD_VARIANTS:-"whole: share:HALOX_GPU_NB_SHARE_CUT=1 n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 p8:HALOX_GPU_PRUNE_PARTS=8 p2:HALOX_GPU_PRUNE_PARTS=2"}
-    for cfg in 4:4x1x1 4:2x2x1 8:2x2x2; do
-        np=${cfg%%:*} dd=${cfg#*:}
+    ddv=${NBVAR_DD_VARIANTS:-"def: hs16:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_NB_RESIDENT=16 p4:HALOX_GPU_PRUNE_PARTS=4 p12:HALOX_GPU_PRUNE_PARTS=12"}
+    for cfg in ${NBVAR_DD_CONFIGS:-4:4x1x1 4:2x2x1 8:2x2x2}; do
+        np=${cfg%%:*} dd=${cfg#*:} ddarg=()
+        [[ $dd != 1x1x1 ]] && ddarg=(--dd "$dd")
         for spec in $ddv; do
             v=${spec%%:*} envs=()
             [[ -n ${spec#*:} ]] && IFS=, read -r -a envs <<< "${spec#*:}"
@@ -1258,7 +1262,7 @@ if [[ " $probes " == *" nbvar "* ]]; then
             fi
             t0=$(date +%s)
             timeout -s KILL 90 "${pmpi[@]}" -np "$np" env "${envs[@]}" "$HALOX" md --gpu \
-                -c "$nb_w45" --dd "$dd" --steps "${NBVAR_MD_STEPS:-12000}" \
+                -c "$nb_w45" "${ddarg[@]}" --steps "${NBVAR_MD_STEPS:-12000}" \
                 -o "$OUT/logs/$nm.gro" -g "$OUT/logs/$nm.md.log" > "$OUT/logs/$nm.out" 2>&1
             rc=$?
             rm -f "$OUT/logs/$nm.gro"
@@ -1267,7 +1271,8 @@ if [[ " $probes " == *" nbvar "* ]]; then
             say "    md $dd $v (${spec#*:}): rc $rc, $(($(date +%s) - t0)) s; $perf; search $srch"
         done
     done
-    variants=${NBVAR_VARIANTS:-"base: r14:HALOX_GPU_NB_RESIDENT=14 n16:HALOX_GPU_NB_KERNEL=comb-2hsn n14:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=14 n12:HALOX_GPU_NB_KERNEL=comb-2hsn,HALOX_GPU_NB_RESIDENT=12 e24:HALOX_GPU_NB_ENTRY_BLOCKS=24 e96:HALOX_GPU_NB_ENTRY_BLOCKS=96"}
+    variants=${NBVAR_VARIANTS:-"base: hs16:HALOX_GPU_NB_KERNEL=comb-2hs,HALOX_GPU_NB_RESIDENT=16"}
+    [[ $variants == - ]] && variants=""
     for rep in 1 2; do
         for spec in $variants; do
             v=${spec%%:*} envs=()

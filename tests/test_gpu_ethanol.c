@@ -132,7 +132,7 @@ static void modules(const hx_system *s, const hx_forcefield *ff)
     const double ecv[7] = {ec.lj,         ec.coulomb, bec.bonds,    bec.angles,
                            bec.dihedrals, bec.lj14,   bec.coulomb14};
     /* GPU */
-    hx_gpu_nb_params gp = {rc, 0.0, 1.0, rlist, rlist, 0, 0.5, HX_GPU_NB_KERNEL_AUTO, 1};
+    hx_gpu_nb_params gp = {rc, 0.0, 1.0, rlist, rlist, 0, 0.5, HX_GPU_NB_KERNEL_AUTO};
     hx_gpu_nb *nb = NULL;
     hx_gpu_bonded *bd = NULL;
     T_OK(hx_gpu_nb_create(ff, &gp, &nb));

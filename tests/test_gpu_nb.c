@@ -177,8 +177,7 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
                            o->rinner,
                            o->parts,
                            water ? 0.25 : 0.5,
-                           HX_GPU_NB_KERNEL_AUTO,
-                           1};
+                           HX_GPU_NB_KERNEL_AUTO};
     hx_nb *cpu = NULL;
     hx_gpu_nb *nb = NULL;
     T_OK(hx_nb_create(ff, &cp, 0, &cpu));

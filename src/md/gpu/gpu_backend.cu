@@ -183,9 +183,6 @@ static hx_status gb_init(gb_impl *g, const hx_system *sys)
     np.rlist_inner = g->p.prune_parts > 0 ? g->p.rlist_inner : g->p.rlist;
     np.prune_parts = g->p.prune_parts > 0 ? g->p.prune_parts : 0;
     np.max_excl_dist = hx_forcefield_is_water(g->ff) ? 0.25 : 0.5;
-    /* under MPS the processes on this GPU run their pair kernels at the same time (without it
-     * they take turns, each with the whole GPU; one process's domains share its streams) */
-    np.gpu_share = g->ctx->mps ? g->ctx->ranks_on_gpu : 1;
     hx_nb_params cp = {g->p.rc, g->p.eps_rf, g->p.eps_r};
     g->epsfac = hx_rf_constants(&cp).epsfac;
     g->has_bonded = hx_forcefield_has_bonded(g->ff);

@@ -917,11 +917,15 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
 
 /* The pair kernel: the one asked for, else HALOX_GPU_NB_KERNEL, else the fastest measured
  * (docs/design/gpu-engine.md); the geometric-rule kernels fall back to the table when the force
- * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 16 by default): the
+ * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 14 by default): the
  * resident blocks per multiprocessor the comb-2hs kernels are compiled for (register caps 64,
- * 72, 80). HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries are cut
- * for, this module alone (default 48; with HALOX_GPU_NB_SHARE_CUT=1, 48 shared among gpu_share
- * modules). */
+ * 72, 80). The default, comb-2hsn at 14, measured on an H100 (bench/results/
+ * h100-2026-12-06a-nbvar): the pair kernel 58.8 against comb-2hs at 16's 59.6 us at 45k, 194.5
+ * against 197.1 at 180k; `halox md --gpu` 45k on 8 ranks of one GPU 892 against 853 ns/day, on
+ * 4 ranks equal. HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries
+ * are cut for (default 48; 24 and 96 measured 4-5 us slower at 45k there). Each process under
+ * MPS cuts for the whole GPU: cut for its share (12 or 6 per multiprocessor on 4 or 8 ranks)
+ * the runs there were 1.6-2.5x slower. */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -938,25 +942,17 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
         k = found;
     }
     if (k == HX_GPU_NB_KERNEL_AUTO)
-        k = HX_GPU_NB_KERNEL_COMB_2HS;
+        k = HX_GPU_NB_KERNEL_COMB_2HSN;
     if (!nb->lj_geometric && (k == HX_GPU_NB_KERNEL_COMB || k == HX_GPU_NB_KERNEL_COMB_2HS ||
                               k == HX_GPU_NB_KERNEL_COMB_2HSN))
         k = HX_GPU_NB_KERNEL_TABLE;
     nb->kernel = k;
-    nb->resident = 16;
+    nb->resident = 14;
     const char *r = getenv("HALOX_GPU_NB_RESIDENT");
     if (r && r[0]) {
         HX_CHECK(strcmp(r, "16") == 0 || strcmp(r, "14") == 0 || strcmp(r, "12") == 0,
                  HX_ERR_INVALID_ARG, "HALOX_GPU_NB_RESIDENT=%s: use 16, 14 or 12", r);
         nb->resident = atoi(r);
-    }
-    /* off until measured on a GPU (docs/design/gpu-engine.md, "Third round") */
-    nb->share_cut = 0;
-    const char *sc = getenv("HALOX_GPU_NB_SHARE_CUT");
-    if (sc && sc[0]) {
-        HX_CHECK(strcmp(sc, "0") == 0 || strcmp(sc, "1") == 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_SHARE_CUT=%s: use 0 or 1", sc);
-        nb->share_cut = sc[0] == '1';
     }
     nb->entry_blocks = 0;
     const char *e = getenv("HALOX_GPU_NB_ENTRY_BLOCKS");

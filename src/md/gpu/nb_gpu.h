@@ -59,11 +59,6 @@ typedef struct hx_gpu_nb_params {
     /* Pair kernel (HX_GPU_NB_KERNEL_*; 0: auto, the fastest one the force field allows, or the
      * environment variable HALOX_GPU_NB_KERNEL = ref, table, comb, comb-2hs, comb-2hsn). */
     int kernel;
-    /* Pair modules whose kernels run on this GPU at the same time (the processes on it under
-     * MPS; 0 or 1: the GPU is this module's). With HALOX_GPU_NB_SHARE_CUT=1 the pair kernels'
-     * entries are cut for about 48 blocks per multiprocessor over all of them, not 48 for
-     * each: see hx_gpu_nb_search. */
-    int gpu_share;
 } hx_gpu_nb_params;
 
 /* Variants of the forces-only pair kernel (the energy kernel is always the reference one).
@@ -76,11 +71,11 @@ enum {
     HX_GPU_NB_KERNEL_TABLE = 2, /* uniform mask branches, no-exclusion fast path, LJ table */
     HX_GPU_NB_KERNEL_COMB = 3,  /* as TABLE, LJ by the geometric rule (when the table obeys it) */
     /* one warp per whole j cluster (both halves), i data shared between them, i forces reduced
-     * by shuffles, geometric-rule factors per slot (issue 28): the default where the force
-     * field obeys the rule */
+     * by shuffles, geometric-rule factors per slot (issue 28) */
     HX_GPU_NB_KERNEL_COMB_2HS = 4,
     /* comb-2hs with the next item's mask and item loaded while this one is computed (the
-     * item's chain of dependent loads is then the j atoms' alone; issue 28, to be measured) */
+     * item's chain of dependent loads is then the j atoms' alone): the default where the force
+     * field obeys the rule, compiled for 14 resident blocks (measured: nb_gpu.cu) */
     HX_GPU_NB_KERNEL_COMB_2HSN = 5,
     HX_GPU_NB_KERNEL_N = 6
 };

@@ -147,8 +147,7 @@ struct hx_gpu_nb {
     int lj_geometric; /* every c6_ij, c12_ij is the geometric mean of the types' own */
     int kernel;       /* HX_GPU_NB_KERNEL_* in use (never AUTO) */
     int resident; /* comb-2hs(n): resident blocks per multiprocessor compiled for (16, 14, 12) */
-    int entry_blocks; /* HALOX_GPU_NB_ENTRY_BLOCKS (0: 48 per multiprocessor, or over gpu_share) */
-    int share_cut;    /* HALOX_GPU_NB_SHARE_CUT=1: entries cut for p.gpu_share */
+    int entry_blocks; /* HALOX_GPU_NB_ENTRY_BLOCKS (0: 48 per multiprocessor) */
     gnb_dev d;
     /* set */
     int cap_atoms;

@@ -1429,15 +1429,13 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
         initial_caps(nb);
         HX_TRY(alloc_search(nb, s));
     }
-    /* entry length: enough entries to fill the GPU several times over (64-thread blocks; 16
-     * resident per multiprocessor: 48 are 3 waves). Where gpu_share pair modules share the GPU
-     * (processes under MPS), their kernels run at once and fill it together; cut for the whole
-     * GPU, each of 4 domains gets entries about a quarter as long as one GPU's for the same
-     * system, and each entry pays a block's set-up and its i forces' reduction and atomics.
-     * HALOX_GPU_NB_SHARE_CUT=1 cuts each for its share (not yet the default: unmeasured). */
+    /* entry length: enough entries to fill the GPU several times over (64-thread blocks; 14-16
+     * resident per multiprocessor: 48 are about 3 waves). Processes that share the GPU under
+     * MPS each cut for the whole GPU: their entries are shorter, each paying a block's set-up
+     * and its i forces' reduction, but cut for their share they measured far slower (a few
+     * long entries end each process's kernel late: choose_kernel in nb_gpu.cu). */
     {
-        const int share = nb->share_cut && nb->p.gpu_share > 1 ? nb->p.gpu_share : 1;
-        const long long per_sm = nb->entry_blocks > 0 ? nb->entry_blocks : (48 + share - 1) / share;
+        const long long per_sm = nb->entry_blocks > 0 ? nb->entry_blocks : 48;
         const long long target = per_sm * (nb->sm_count > 0 ? nb->sm_count : 132);
         long long mc = nb->items_est > 0 ? (nb->items_est + target - 1) / target : 16;
         mc = mc < 8 ? 8 : (mc > 64 ? 64 : mc);

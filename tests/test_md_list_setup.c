@@ -8,8 +8,8 @@
  *    host, 8 with it on the device, or HALOX_SEARCH_COST_STEPS) over the reference and
  *    20 .. 300, F <= 4, no more halo pulses;
  *  - the rolling prune: 4 parts on one domain, 8 on more, inner radius the estimate for
- *    parts + 1 steps at a hundredth of the tolerance, parts raised while that is rc itself, off when it does not shorten the list by
- *    3 % in radius or when parts >= nstlist - 1.
+ *    parts + 1 steps at a hundredth of the tolerance, parts raised while that is rc itself,
+ *    off when it does not shorten the list by 3 % in radius or when parts >= nstlist - 1.
  * For SPC/E water (3000 and 24000 atoms) and an OPLS-AA ethanol/TIP3P mixture (10 % ethanol) at
  * 300 K, and water at 30 and 3 K (where the prune's rule has to act), on 1, 2 and 8 domains.
  * Every field must agree exactly (the same estimate, the same arithmetic of the rule); the

@@ -68,10 +68,10 @@
  * the outer list some 2.5x the nstlist-10 list, and a quarter of that per step sat on the
  * step's critical path; in 8 parts (inner radius 1.092 nm for 1.042) `halox md --gpu` at 45k ran
  * 3.3 / 3.4 / 2.7 % faster on 4x1x1 / 2x2x1 / 2x2x2 ranks of one H100, in 2 parts 10-13 %
- * slower (bench/results/h100-2026-12-06a-nbvar). More parts only where the inner buffer is nothing at all (GROMACS's
- * loop, for cold or slow systems). The prune is dropped where it cannot pay: an inner list less
- * than 3 % shorter (GROMACS's 0.99 of the radius), or parts that reach the next search anyway.
- * The cpu backend has no rolling prune.
+ * slower (bench/results/h100-2026-12-06a-nbvar). More parts only where the inner buffer is nothing
+ * at all (GROMACS's loop, for cold or slow systems). The prune is dropped where it cannot pay: an
+ * inner list less than 3 % shorter (GROMACS's 0.99 of the radius), or parts that reach the next
+ * search anyway. The cpu backend has no rolling prune.
  *
  * No search is triggered by displacement (LAMMPS's "check yes": rebuild once an atom has moved
  * half the buffer). The buffer here is statistical, as GROMACS's: it bounds the drift of the rare

@@ -7,9 +7,9 @@
  *  - decomposed: the lowest 1 + 0.077 (F - 1) + sigma / N (sigma 20 with the search on the
  *    host, 8 with it on the device, or HALOX_SEARCH_COST_STEPS) over the reference and
  *    20 .. 300, F <= 4, no more halo pulses;
- *  - the rolling prune: 4 parts on one domain, 8 on more, inner radius the estimate for
- *    parts + 1 steps at a hundredth of the tolerance, parts raised while that is rc itself,
- *    off when it does not shorten the list by 3 % in radius or when parts >= nstlist - 1.
+ *  - the rolling prune: 4 parts, inner radius the estimate for 5 steps at a hundredth of the
+ *    tolerance, parts raised while that is rc itself, off when it does not shorten the list by
+ *    3 % in radius or when parts >= nstlist - 1.
  * For SPC/E water (3000 and 24000 atoms) and an OPLS-AA ethanol/TIP3P mixture (10 % ethanol) at
  * 300 K, and water at 30 and 3 K (where the prune's rule has to act), on 1, 2 and 8 domains.
  * Every field must agree exactly (the same estimate, the same arithmetic of the rule); the
@@ -65,7 +65,6 @@ static expect rule(const sysinfo *si, double temp, int nd, double sigma, int div
     const double tol = g_tol, rho = si->s->natoms / (si->s->box[0] * si->s->box[1] * si->s->box[2]);
     const double dr = 0.6 * cbrt((7.0 + 3.0) / rho);
     int ok = 0;
-    const int ndomains = nd;
     expect e = {10, 0, 0, 0, 1.0, 0};
     e.rref = e.rlist = rest(si, given > 0 ? given : 10, temp, tol, &ok);
     if (given > 0)
@@ -101,9 +100,9 @@ static expect rule(const sysinfo *si, double temp, int nd, double sigma, int div
                 best = c, e.nstlist = n, e.rlist = r, e.factor = f;
         }
     }
-    e.parts = ndomains > 1 ? 8 : 4;
+    e.parts = 4;
     const double ptol = g_ptol > 0 ? g_ptol : tol * 0.01;
-    e.inner = rest(si, e.parts + 1, temp, ptol, &ok);
+    e.inner = rest(si, 5, temp, ptol, &ok);
     while (e.inner <= 1.0 && e.parts + 1 < e.nstlist - 1) {
         e.parts++;
         e.inner = rest(si, e.parts + 1, temp, ptol, &ok);

@@ -64,14 +64,15 @@
  * 40 fs it is not), so the same tolerance would let the inner list dominate a run's drift; at a
  * hundredth it does not, and the pair kernel pays 1 us of 65 at 45k atoms for it. The engine at
  * 45k / 180k / 360k atoms: 94.4 / 289 / 557 us per step (h200-2026-12-03f) against 102.2 / 323 /
- * 608 without the prune. A decomposed run prunes in 8 parts: its interval (100 and more) makes
- * the outer list some 2.5x the nstlist-10 list, and a quarter of that per step sat on the
- * step's critical path; in 8 parts (inner radius 1.092 nm for 1.042) `halox md --gpu` at 45k ran
- * 3.3 / 3.4 / 2.7 % faster on 4x1x1 / 2x2x1 / 2x2x2 ranks of one H100, in 2 parts 10-13 %
- * slower (bench/results/h100-2026-12-06a-nbvar). More parts only where the inner buffer is nothing
- * at all (GROMACS's loop, for cold or slow systems). The prune is dropped where it cannot pay: an
- * inner list less than 3 % shorter (GROMACS's 0.99 of the radius), or parts that reach the next
- * search anyway. The cpu backend has no rolling prune.
+ * 608 without the prune. Decomposed runs too prune in 4 parts: their interval (100 and more)
+ * makes the outer list some 2.5x the nstlist-10 list, and in 8 parts (inner radius 1.092 nm for
+ * 1.042) `halox md --gpu` at 45k ran 2.7-3.4 % faster on 4 and 8 ranks of one H100, but the
+ * decomposed NVE drift test (test_gpu_dd_md, 3000 atoms, nstlist 10) then drifted 1.8e-4
+ * kJ/mol/ps per atom against 1.4-5.5e-5 for the one-GPU run in 4 parts (bench/results/
+ * h100-2026-12-06a-nbvar, h100-2026-12-06b-defaults). More parts only where the inner buffer
+ * is nothing at all (GROMACS's loop, for cold or slow systems). The prune is dropped where it
+ * cannot pay: an inner list less than 3 % shorter (GROMACS's 0.99 of the radius), or parts that
+ * reach the next search anyway. The cpu backend has no rolling prune.
  *
  * No search is triggered by displacement (LAMMPS's "check yes": rebuild once an atom has moved
  * half the buffer). The buffer here is statistical, as GROMACS's: it bounds the drift of the rare
@@ -93,7 +94,6 @@
 /* the GPU backend's rolling prune when the parameters leave it to the backend (see above);
  * HALOX_GPU_PRUNE_PARTS (0: off) and HALOX_GPU_PRUNE_TOLERANCE override parts and tolerance */
 #define PRUNE_PARTS_DEFAULT 4
-#define PRUNE_PARTS_DEFAULT_DD 8
 #define PRUNE_TOLERANCE_FRACTION 0.01
 /* GROMACS's: an inner list at least 3 % shorter, in radius (r + dr) 0.99 */
 #define PRUNE_MIN_SHRINK 0.99
@@ -319,13 +319,13 @@ static hx_status choose_interval(list_est *e, const hx_md_params *p, int ndomain
 /* The rolling prune (gpu backend); o->nstlist and o->rlist final. e: NULL when the run has no
  * buffer tolerance. */
 static hx_status resolve_prune(const list_est *e, const hx_system *sys, const hx_md_params *p,
-                               int ndomains, hx_md_list_setup *o)
+                               hx_md_list_setup *o)
 {
     int parts = p->prune_parts;
     int chosen = parts < 0 && p->rlist_inner == 0; /* both left to the engine */
     if (parts < 0 && !(p->rlist_inner == 0 && !e)) {
         const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
-        parts = ndomains > 1 ? PRUNE_PARTS_DEFAULT_DD : PRUNE_PARTS_DEFAULT;
+        parts = PRUNE_PARTS_DEFAULT;
         if (env && env[0]) {
             parts = atoi(env);
             chosen = 0;
@@ -405,7 +405,7 @@ hx_status hx_md_list_setup_resolve(const hx_system *sys, const hx_md_params *p, 
     out->prune_parts = 0;
     out->rlist_inner = out->rlist;
     if (gpu)
-        st = resolve_prune(need_est ? &e : NULL, sys, p, ndomains, out);
+        st = resolve_prune(need_est ? &e : NULL, sys, p, out);
 done:
     if (need_est)
         est_close(&e);

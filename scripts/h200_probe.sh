@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch", "nbvar", "prunediag" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch", "nbvar" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -1451,39 +1451,3 @@ if [[ " $probes " == *" onemd "* ]]; then
     fi
 fi
 
-# prunediag: the rolling prune in 8 parts drifted 4x more than in 4 in the decomposed NVE test
-# (h100-2026-12-06b-defaults). Is it the 9-step inner list (then the one-GPU run in 8 parts
-# drifts as much) or the decomposed path? test_gpu_dd_md_np2 with both of its runs in 8 parts,
-# then with a tenth of the inner tolerance too (each prints both drifts); then halox md --gpu 45k
-# on 4x1x1 and 2x2x2 in 4 parts, 8, and 8 at the tighter tolerance (each log's inner radius).
-if [[ " $probes " == *" prunediag "* ]]; then
-    for spec in "p8:HALOX_GPU_PRUNE_PARTS=8" \
-        "p8t:HALOX_GPU_PRUNE_PARTS=8,HALOX_GPU_PRUNE_TOLERANCE=${PRUNEDIAG_TOL:-5e-6}"; do
-        v=${spec%%:*}
-        IFS=, read -r -a envs <<< "${spec#*:}"
-        t0=$(date +%s)
-        (cd "$BUILD" && env "${envs[@]}" timeout -s KILL 150 ctest -R 'test_gpu_dd_md_np2$' \
-            --output-on-failure --timeout 140) > "$OUT/logs/prunediag_ddmd_$v.log" 2>&1
-        say "  prunediag dd_md_np2 $v (${spec#*:}; $(($(date +%s) - t0)) s): $(grep -hE 'NVE 20 ps|^stress:|tests passed|tests failed' "$OUT/logs/prunediag_ddmd_$v.log" | tr '\n' ' ')"
-    done
-    pd_w45=$OUT/logs/prunediag_w45k.gro
-    "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$pd_w45" > /dev/null 2>&1
-    for cfg in 4:4x1x1 8:2x2x2; do
-        np=${cfg%%:*} dd=${cfg#*:}
-        for spec in "p4:HALOX_GPU_PRUNE_PARTS=4" "p8:HALOX_GPU_PRUNE_PARTS=8" \
-            "p8t:HALOX_GPU_PRUNE_PARTS=8,HALOX_GPU_PRUNE_TOLERANCE=${PRUNEDIAG_TOL:-5e-6}"; do
-            v=${spec%%:*}
-            IFS=, read -r -a envs <<< "${spec#*:}"
-            nm=prunediag_md_${dd}_$v
-            [[ $(left) -lt 30 ]] && { say "    $nm: skipped (the call's time is spent)"; continue; }
-            timeout -s KILL 90 "${pmpi[@]}" -np "$np" env "${envs[@]}" "$HALOX" md --gpu \
-                -c "$pd_w45" --dd "$dd" --steps 12000 -o "$OUT/logs/$nm.gro" \
-                -g "$OUT/logs/$nm.md.log" > "$OUT/logs/$nm.out" 2>&1
-            rc=$?
-            rm -f "$OUT/logs/$nm.gro"
-            perf=$(grep -h "^performance:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c14-60)
-            inner=$(grep -h "rolling prune:" "$OUT/logs/$nm.md.log" 2>/dev/null | cut -c18-50)
-            say "    md $dd $v: rc $rc; $perf; $inner"
-        done
-    done
-fi

@@ -7,9 +7,10 @@
  *  - decomposed: the lowest 1 + 0.077 (F - 1) + sigma / N (sigma 20 with the search on the
  *    host, 8 with it on the device, or HALOX_SEARCH_COST_STEPS) over the reference and
  *    20 .. 300, F <= 4, no more halo pulses;
- *  - the rolling prune: 4 parts, inner radius the estimate for 5 steps at a hundredth of the
- *    tolerance, parts raised while that is rc itself, off when it does not shorten the list by
- *    3 % in radius or when parts >= nstlist - 1.
+ *  - the rolling prune: 4 parts (8 where the outer list is at least 2x the nstlist-10 one),
+ *    inner radius the estimate for parts + 1 steps at a hundredth of the tolerance, parts
+ *    raised while that is rc itself, off when it does not shorten the list by 3 % in radius
+ *    or when parts >= nstlist - 1.
  * For SPC/E water (3000 and 24000 atoms) and an OPLS-AA ethanol/TIP3P mixture (10 % ethanol) at
  * 300 K, and water at 30 and 3 K (where the prune's rule has to act), on 1, 2 and 8 domains.
  * Every field must agree exactly (the same estimate, the same arithmetic of the rule); the
@@ -100,9 +101,9 @@ static expect rule(const sysinfo *si, double temp, int nd, double sigma, int div
                 best = c, e.nstlist = n, e.rlist = r, e.factor = f;
         }
     }
-    e.parts = 4;
+    e.parts = pow((e.rlist + dr) / (rest(si, 10, temp, tol, &ok) + dr), 3) >= 2.0 ? 8 : 4;
     const double ptol = g_ptol > 0 ? g_ptol : tol * 0.01;
-    e.inner = rest(si, 5, temp, ptol, &ok);
+    e.inner = rest(si, e.parts + 1, temp, ptol, &ok);
     while (e.inner <= 1.0 && e.parts + 1 < e.nstlist - 1) {
         e.parts++;
         e.inner = rest(si, e.parts + 1, temp, ptol, &ok);

@@ -531,7 +531,8 @@ typedef struct hx_md_list_setup {
  *    the device (a gpu run unless HALOX_GPU_DD=0; measured 8.0-8.4 at 45k on 4 ranks), 20 on
  *    the host (2.5-5 ms, 20-60 plain steps: the low end); HALOX_SEARCH_COST_STEPS overrides
  *    it; among those with F <= 4.
- * The rolling prune (gpu backend, prune_parts -1): HALOX_GPU_PRUNE_PARTS or 4 parts; the inner
+ * The rolling prune (gpu backend, prune_parts -1): HALOX_GPU_PRUNE_PARTS, or 4 parts (8
+ * where rlist's list is at least twice the nstlist-10 list, as (rlist + dr)^3 above); the inner
  * radius from the buffer estimate for a lifetime of parts + 1 steps at a hundredth of the
  * tolerance (HALOX_GPU_PRUNE_TOLERANCE overrides it), the parts raised while that radius is rc
  * itself (no buffer to prune to) and below nstlist - 2; off when the inner list would not be at

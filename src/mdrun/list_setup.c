@@ -64,13 +64,17 @@
  * 40 fs it is not), so the same tolerance would let the inner list dominate a run's drift; at a
  * hundredth it does not, and the pair kernel pays 1 us of 65 at 45k atoms for it. The engine at
  * 45k / 180k / 360k atoms: 94.4 / 289 / 557 us per step (h200-2026-12-03f) against 102.2 / 323 /
- * 608 without the prune. Decomposed runs too prune in 4 parts: their interval (100 and more)
- * makes the outer list some 2.5x the nstlist-10 list, and in 8 parts (inner radius 1.092 nm for
- * 1.042) `halox md --gpu` at 45k ran 2.7-3.4 % faster on 4 and 8 ranks of one H100, but the
- * decomposed NVE drift test (test_gpu_dd_md, 3000 atoms, nstlist 10) then drifted 1.8e-4
- * kJ/mol/ps per atom against 1.4-5.5e-5 for the one-GPU run in 4 parts (bench/results/
- * h100-2026-12-06a-nbvar, h100-2026-12-06b-defaults). More parts only where the inner buffer
- * is nothing at all (GROMACS's loop, for cold or slow systems). The prune is dropped where it
+ * 608 without the prune. An outer list at least twice the nstlist-10 list (a decomposed run's
+ * interval of 100 and more: 2.5x at 45k) is pruned in 8 parts: a quarter of it per step is more
+ * prune work than the one-domain list's whole step share, and in 8 parts (inner radius 1.092 nm
+ * for 1.042, a 9-step lifetime) `halox md --gpu` at 45k ran 2.7-3.4 % faster on 4x1x1, 2x2x1 and
+ * 2x2x2 ranks of one H100 (bench/results/h100-2026-12-06a-nbvar); in 12 parts not faster, in 2
+ * 10-13 % slower, and on one GPU (nstlist 25, 1.36x) 12 parts 8 % slower. Not at nstlist 10: 8
+ * parts' inner radius would reach the outer one there and the prune would be dropped, as it was
+ * when decomposed runs had 8 parts whatever their list (test_gpu_dd_md, nstlist 10: the NVE
+ * drift of the plain nstlist-10 list, 1.8e-4 kJ/mol/ps per atom against the pruned one-GPU run's
+ * 1.4-5.5e-5; h100-2026-12-06b-defaults). More parts only where the inner buffer is nothing at
+ * all (GROMACS's loop, for cold or slow systems). The prune is dropped where it
  * cannot pay: an inner list less than 3 % shorter (GROMACS's 0.99 of the radius), or parts that
  * reach the next search anyway. The cpu backend has no rolling prune.
  *
@@ -94,6 +98,9 @@
 /* the GPU backend's rolling prune when the parameters leave it to the backend (see above);
  * HALOX_GPU_PRUNE_PARTS (0: off) and HALOX_GPU_PRUNE_TOLERANCE override parts and tolerance */
 #define PRUNE_PARTS_DEFAULT 4
+/* and 8 where the outer list is at least twice the nstlist-10 list (see above) */
+#define PRUNE_PARTS_LONG 8
+#define PRUNE_LONG_FACTOR 2.0
 #define PRUNE_TOLERANCE_FRACTION 0.01
 /* GROMACS's: an inner list at least 3 % shorter, in radius (r + dr) 0.99 */
 #define PRUNE_MIN_SHRINK 0.99
@@ -326,6 +333,13 @@ static hx_status resolve_prune(const list_est *e, const hx_system *sys, const hx
     if (parts < 0 && !(p->rlist_inner == 0 && !e)) {
         const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
         parts = PRUNE_PARTS_DEFAULT;
+        if (e && p->rlist_inner == 0) {
+            double r10 = 0.0;
+            HX_TRY(est_rlist(e, 10, p->verlet_buffer_tolerance, &r10));
+            const double dr = cluster_reach(sys);
+            if (pow((o->rlist + dr) / (r10 + dr), 3) >= PRUNE_LONG_FACTOR)
+                parts = PRUNE_PARTS_LONG;
+        }
         if (env && env[0]) {
             parts = atoi(env);
             chosen = 0;

@@ -1450,4 +1450,3 @@ if [[ " $probes " == *" onemd "* ]]; then
         say "  onemd: base ${base_rev:-?} did not build (logs/onemd_base_*.log)"
     fi
 fi
-

@@ -65,18 +65,19 @@
  * hundredth it does not, and the pair kernel pays 1 us of 65 at 45k atoms for it. The engine at
  * 45k / 180k / 360k atoms: 94.4 / 289 / 557 us per step (h200-2026-12-03f) against 102.2 / 323 /
  * 608 without the prune. An outer list at least twice the nstlist-10 list (a decomposed run's
- * interval of 100 and more: 2.5x at 45k) is pruned in 8 parts: a quarter of it per step is more
- * prune work than the one-domain list's whole step share, and in 8 parts (inner radius 1.092 nm
- * for 1.042, a 9-step lifetime) `halox md --gpu` at 45k ran 2.7-3.4 % faster on 4x1x1, 2x2x1 and
- * 2x2x2 ranks of one H100 (bench/results/h100-2026-12-06a-nbvar); in 12 parts not faster, in 2
- * 10-13 % slower, and on one GPU (nstlist 25, 1.36x) 12 parts 8 % slower. Not at nstlist 10: 8
- * parts' inner radius would reach the outer one there and the prune would be dropped, as it was
- * when decomposed runs had 8 parts whatever their list (test_gpu_dd_md, nstlist 10: the NVE
- * drift of the plain nstlist-10 list, 1.8e-4 kJ/mol/ps per atom against the pruned one-GPU run's
- * 1.4-5.5e-5; h100-2026-12-06b-defaults). More parts only where the inner buffer is nothing at
- * all (GROMACS's loop, for cold or slow systems). The prune is dropped where it
- * cannot pay: an inner list less than 3 % shorter (GROMACS's 0.99 of the radius), or parts that
- * reach the next search anyway. The cpu backend has no rolling prune.
+ * interval of 100 and more: 2.5x at 45k) is pruned in 8 parts: in 4, a quarter of it each step
+ * is some 0.6 of an nstlist-10 list re-pruned per step beside the pair kernel. In 8 parts (inner
+ * radius 1.092 nm for 1.042, a 9-step lifetime) `halox md --gpu` at 45k ran 2.7-3.4 % faster on
+ * 4x1x1, 2x2x1 and 2x2x2 ranks of one H100 (bench/results/h100-2026-12-06a-nbvar); 12 parts
+ * were slower than 8, 2 parts 10-13 % slower than 4, and on one GPU (nstlist 25, 1.36x) 12 parts
+ * 8 % slower than 4 (h100-2026-12-06b-defaults; one GPU at nstlist 100 not measured). Not by
+ * the decomposition: at nstlist 10, 8 parts' inner radius reaches the outer one and the prune is
+ * dropped, as it was when every decomposed run had 8 parts (test_gpu_dd_md, nstlist 10, drifted
+ * as the plain nstlist-10 list, 1.8e-4 kJ/mol/ps per atom, against the pruned one-GPU run's
+ * 1.4-5.5e-5). More parts only where the inner buffer is nothing at all (GROMACS's loop, for
+ * cold or slow systems). The prune is dropped where it cannot pay: an inner list less than 3 %
+ * shorter (GROMACS's 0.99 of the radius), or parts that reach the next search anyway. The cpu
+ * backend has no rolling prune.
  *
  * No search is triggered by displacement (LAMMPS's "check yes": rebuild once an atom has moved
  * half the buffer). The buffer here is statistical, as GROMACS's: it bounds the drift of the rare

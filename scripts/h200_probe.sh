@@ -1284,7 +1284,7 @@ if [[ " $probes " == *" nbvar "* ]]; then
                 --configs 20:4:$itol --json "$RES/nbvar_${v}_$rep.json" --git-revision "$rev"
         done
     done
-    say "  nbvar: gpu_md_bench (us per step: median, local work, update, rest; ns/day with searches; pair kernel, prune alone):"
+    [[ -n $variants ]] && say "  nbvar: gpu_md_bench (us per step: median, local work, update, rest; ns/day with searches; pair kernel, prune alone):"
     for spec in $variants; do
         v=${spec%%:*}
         for rep in 1 2; do

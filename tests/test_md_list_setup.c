@@ -101,7 +101,8 @@ static expect rule(const sysinfo *si, double temp, int nd, double sigma, int div
                 best = c, e.nstlist = n, e.rlist = r, e.factor = f;
         }
     }
-    e.parts = pow((e.rlist + dr) / (rest(si, 10, temp, tol, &ok) + dr), 3) >= 2.0 ? 8 : 4;
+    const double r10 = rest(si, 10, temp, tol, &ok);
+    e.parts = ok && pow((e.rlist + dr) / (r10 + dr), 3) >= 2.0 ? 8 : 4;
     const double ptol = g_ptol > 0 ? g_ptol : tol * 0.01;
     e.inner = rest(si, e.parts + 1, temp, ptol, &ok);
     while (e.inner <= 1.0 && e.parts + 1 < e.nstlist - 1) {

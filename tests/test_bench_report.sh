@@ -136,15 +136,35 @@ six = ["state_to_host", "migration", "topology_plan", "halo_setup", "local_set_u
        "halo_x_pair_search"]
 assert r["search_step_on"] == "host" and r["search_step_retries"] == 0 and r["search_step_halo_updates"] == 0, r
 assert r["search_step_us"] > 0 and abs(sum(p[k] for k in six) - r["search_step_us"]) <= 1e-6 * r["search_step_us"] + 1e-3, (p, r["search_step_us"])
-# the step clock's split: a whole search step holds its search and a step's forces; the plain
-# steps' and the search steps' times add up to the run's (steps 5..24 after 5 of warm-up: 2
-# search steps, 18 plain, and the closing evaluation, about a plain step) within the noise of
-# a shared 2-core machine
-sc, pl, every = r["search_step_clock_us"], r["us_per_step"], r["us_per_step_with_search"]
-assert sc > r["search_step_us"], (sc, r["search_step_us"])
-rebuilt = (19 * pl + 2 * sc) / 21
-assert abs(rebuilt - every) <= 0.25 * every, ("plain and search steps rebuild", rebuilt, "us per step, the run took", every)
+sc = r["search_step_clock_us"]
+assert sc > r["search_step_us"], ("a whole search step holds its search and a step's forces", sc, r["search_step_us"])
 PY
+# the step clock's split: the plain steps' and the search steps' times add up to the run's
+# (steps 5..24 after 5 of warm-up: 2 search steps, 18 plain, and the closing evaluation, about
+# a plain step). A timing property: on a 2-core machine running other tests beside this one a
+# stall of tens of ms lands in one part of a 20-step run and not the other (CI once saw the run
+# at 12x its unloaded time, rebuilt 36% short), so the bound of 25% must hold in one of three
+# runs; an accounting error (a step counted twice, a part left out) misses it in all three.
+rebuilds=""
+for attempt in 1 2 3; do
+    [ $attempt = 1 ] || "$halox" bench md --atoms 1500 --backends cpu --steps 20 --warmup 5 \
+        --nstlist 10 --nstmetrics 5 -o res/md_cpu_again.json > mdb2.out 2>&1 ||
+        fail "bench md (again) exited $?: $(tail -3 mdb2.out)"
+    f=res/md_cpu.json
+    [ $attempt = 1 ] || f=res/md_cpu_again.json
+    got=$(python3 - "$f" << 'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+sc, pl, every = r["search_step_clock_us"], r["us_per_step"], r["us_per_step_with_search"]
+rebuilt = (19 * pl + 2 * sc) / 21
+print("ok" if abs(rebuilt - every) <= 0.25 * every else "off", "rebuilt %.1f us per step, the run took %.1f" % (rebuilt, every))
+PY
+)
+    rebuilds="$rebuilds; $got"
+    case "$got" in ok*) break ;; esac
+done
+rm -f res/md_cpu_again.json
+case "$got" in ok*) ;; *) fail "bench md: plain and search steps do not rebuild the run's time in 3 runs$rebuilds" ;; esac
 check
 "$halox" bench report res > rep2.out 2>&1 && grep -q "| water-spce | 1500 | cpu | 1 | 0 | 1x1x1 |" res/REPORT.md ||
     fail "the report lacks the bench md run: $(cat rep2.out)"

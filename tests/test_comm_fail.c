@@ -12,6 +12,7 @@
  * 7-byte piece size. */
 #include "halox/halox.h"
 #include "halox/build.h"
+#include "halox/error.h"
 #include "comm/comm_impl.h"
 #include "core/fault.h"
 #include "testutil.h"
@@ -78,6 +79,25 @@ static void sum_cases(hx_comm *c, int culprit, int *ncases)
     hx_status st = hx_comm_sum_f64(c, g_rank == culprit ? NULL : in, out, 3);
     expect_fail(st, culprit, HX_ERR_INVALID_ARG, "hx_comm_sum_f64: NULL argument");
     check_alive(c);
+
+    /* an agreement folded into a sum: one rank's failure reaches every rank with its message,
+     * and without one the values are summed as by hx_comm_sum_f64 */
+    begin("agree_sum_f64 with a failure on one rank");
+    hx_status local = HX_OK;
+    if (g_rank == culprit)
+        local =
+            hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__, "the pair search failed");
+    double agreed[3] = {-1, -1, -1};
+    st = hx_comm_agree_sum_f64(c, local, g_rank == culprit ? NULL : in, agreed, 3);
+    expect_fail(st, culprit, HX_ERR_INTERNAL, "the pair search failed");
+    T_CHECK(agreed[0] == -1 && agreed[1] == -1 && agreed[2] == -1,
+            "%s: rank %d's output was written after a failed agreement", g_case, g_rank);
+    check_alive(c);
+    begin("agree_sum_f64 without a failure");
+    T_OK(hx_comm_agree_sum_f64(c, HX_OK, in, agreed, 3));
+    T_CHECK(agreed[0] == g_size && agreed[1] == 2.0 * g_size && agreed[2] == 3.0 * g_size,
+            "%s: sums %g %g %g over %d ranks", g_case, agreed[0], agreed[1], agreed[2], g_size);
+    alarm(0);
 
     /* Growth of the reduction buffers past their capacity, failing on one rank; n grows 4x per
      * call so that every call of this case needs new buffers (capacity = n then). */

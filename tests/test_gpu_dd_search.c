@@ -33,7 +33,11 @@
  * by 1e-3 kJ/mol per atom and more, 5e-5 relative. Also checked: the device run did search on the
  * device (dd_searches), the host run did not, the slow-path run took both slow paths (dd_retries >
  * 0, dd_halo_updates > 0). Fault injection: the device bonded list not rebuilt at the search step
- * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed). */
+ * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed).
+ * Failures inside the search step (fault sites "md.dd_counts" and "md.dd_pairs" armed on the last
+ * rank only, fail_case): every rank ends that step with an error naming the failing rank, within
+ * the step; with the counts' failure returned before the plan's agreement (an injected fault: the
+ * agreement that it replaced left out) the other rank waits out its deadline and the case fails. */
 #include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/build.h"
@@ -192,6 +196,64 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
     T_CHECK(dx <= 1e-4, "%s: end positions differ by %.3e nm", tag, dx);
 }
 
+/* A failure on one process inside the device search step (fault site `site`, armed on the last
+ * rank only: the counts, or the pair search) must end that step on every process with an error,
+ * the failing rank's message on the others (HX_ERR_REMOTE), none left waiting in a collective
+ * (the launcher's timeout would kill a hang): these failures are agreed inside the plan's and
+ * the list statistics' collectives, not by agreements of their own. */
+static int fail_case(const hx_system *s, const char *halo, hx_comm *comm, int size,
+                     const int grid[3], const char *site)
+{
+    unsetenv("HALOX_GPU_DD");
+    hx_md_params p;
+    hx_md_params_default(&p);
+    p.model = "spce";
+    p.seed = 5;
+    p.nstlist = 10;
+    p.dt = 0.002;
+    p.backend = "gpu";
+    p.gpu = tg_gpu();
+    p.halo = halo;
+    p.halo_path = g_path;
+    p.halo_wait_timeout = 20.0;
+    if (g_quick) {
+        p.rc = 0.7;
+        p.rlist = 0.75;
+        p.prune_parts = 0;
+    }
+    hx_md *md = NULL;
+    T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
+    if (!md)
+        return 0;
+    const int culprit = size - 1;
+    if (g_rank == culprit)
+        hx_fault_arm(site);
+    hx_status st = HX_OK;
+    int k = 0;
+    for (; k <= 10 && st == HX_OK; k++)
+        st = hx_md_step(md);
+    hx_fault_arm(NULL);
+    const char *msg = hx_last_error_message();
+    char want[64];
+    snprintf(want, sizeof want, "rank %d failed", culprit);
+    /* k counts the steps taken: the first device search is step 10, the 11th */
+    T_CHECK(st != HX_OK && k == 11,
+            "%s %s: fault at %s on rank %d: rank %d returned %s after %d steps", halo, site, site,
+            culprit, g_rank, hx_status_name(st), k);
+    if (g_rank == culprit)
+        T_CHECK(strstr(msg, "fault injected by a test") != NULL,
+                "%s %s: the failing rank's message is \"%s\"", halo, site, msg);
+    else
+        T_CHECK(st == HX_ERR_REMOTE && strstr(msg, want) && strstr(msg, "fault injected"),
+                "%s %s: rank %d returned %s \"%s\", want HX_ERR_REMOTE naming rank %d's failure",
+                halo, site, g_rank, hx_status_name(st), msg, culprit);
+    if (g_rank == 0)
+        printf("    %s: %s on rank %d ended step 10 on every rank: \"%.120s\"\n", halo, site,
+               culprit, msg);
+    hx_md_destroy(&md);
+    return 1;
+}
+
 /* slow: also the run that takes both slow paths of the device search step at its first search
  * (the emulation does it for water only: each run costs tens of seconds there) */
 static int one_case(const char *name, const hx_system *s, const char *model, const char *halo,
@@ -309,6 +371,10 @@ int main(int argc, char **argv)
             if (c)
                 ncases += one_case("water", w, "spce", "gpu-local", c, quick ? grids[2] : grids[g],
                                    nsteps, 1);
+            if (c && g == 0) /* one process: the failure is its own, returned as it is */
+                for (int f = 0; f < 2; f++)
+                    ncases += fail_case(w, "gpu-local", c, 1, quick ? grids[2] : grids[g],
+                                        f ? "md.dd_pairs" : "md.dd_counts");
             hx_comm_destroy(&c);
         }
         if (eth && (only < 0 || only == 2)) {
@@ -336,8 +402,12 @@ int main(int argc, char **argv)
                      (!only_halo || strcmp(only_halo, halos[h]) == 0);
         for (int g = 0; g < ngrids && w; g++)
             for (int h = 0; h < 3; h++)
-                if (use[h])
+                if (use[h]) {
                     ncases += one_case("water", w, "spce", halos[h], world, grids[g], nsteps, 1);
+                    for (int f = 0; f < 2 && g == 0; f++)
+                        ncases += fail_case(w, halos[h], world, size, grids[g],
+                                            f ? "md.dd_pairs" : "md.dd_counts");
+                }
         /* the emulation (--quick) leaves the mixture to the one-process run */
         if (eth && size == 2 && !quick)
             for (int h = 0; h < 3; h++)

@@ -576,7 +576,7 @@ static void run_case(const tcase *tc)
             T_OK(hx_gpu_decomp_image(g, i, &img, &cap));
             hx_plan_set_device_image(dplan, i, img, cap);
         }
-        T_OK(hx_plan_set_counts(dplan, pc, gmax));
+        T_OK(hx_plan_set_counts(dplan, HX_OK, pc, gmax));
         char tag[96];
         snprintf(tag, sizeof tag, "%s step %d", tc->name, step);
         compare(tag, sys, ff, dec, g, dplan);

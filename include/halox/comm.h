@@ -46,6 +46,12 @@ int hx_comm_nranks(const hx_comm *c); /* processes (1 for serial) */
  * collective without an agreement of its own. The reductions allocate nothing per call (MPI:
  * buffers made with the communicator, grown collectively only when n exceeds them). */
 hx_status hx_comm_sum_f64(hx_comm *c, const double *in, double *out, int n);
+/* hx_comm_agree(c, local_status) and hx_comm_sum_f64 in one collective: the status travels with
+ * the values (the sum's own messages), so that fallible local work followed by a sum costs one
+ * collective where it cost two. A failing rank passes its status (in may then be NULL); every
+ * rank then returns as from hx_comm_agree and out is not written. */
+hx_status hx_comm_agree_sum_f64(hx_comm *c, hx_status local_status, const double *in, double *out,
+                                int n);
 hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n);
 /* The same for doubles: out[k] = the largest in[.][k] of the job, exactly (through the integer
  * reduction). A NaN counts as +infinity, so that it shows up in the result instead of vanishing;

@@ -63,16 +63,28 @@ int hx_comm_nranks(const hx_comm *c)
 #define BAD_ARG(what)                                                                              \
     hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__, "%s: %s", __func__, (what))
 
+static hx_status sum_f64(hx_comm *c, hx_status local, const double *in, double *out, int n,
+                         const char *fn)
+{
+    if (local == HX_OK && n < 0)
+        local = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, fn, "%s: negative count", fn);
+    else if (local == HX_OK && n > 0 && (!in || !out))
+        local = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, fn, "%s: NULL argument", fn);
+    return c->ops->sum_f64(c, local, local == HX_OK ? in : NULL, local == HX_OK ? out : NULL,
+                           n < 0 ? 0 : n);
+}
+
 hx_status hx_comm_sum_f64(hx_comm *c, const double *in, double *out, int n)
 {
     HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_sum_f64: NULL communicator");
-    hx_status local = HX_OK;
-    if (n < 0)
-        local = BAD_ARG("negative count");
-    else if (n > 0 && (!in || !out))
-        local = BAD_ARG("NULL argument");
-    return c->ops->sum_f64(c, local, local == HX_OK ? in : NULL, local == HX_OK ? out : NULL,
-                           n < 0 ? 0 : n);
+    return sum_f64(c, HX_OK, in, out, n, __func__);
+}
+
+hx_status hx_comm_agree_sum_f64(hx_comm *c, hx_status local_status, const double *in, double *out,
+                                int n)
+{
+    HX_CHECK(c, HX_ERR_INVALID_ARG, "hx_comm_agree_sum_f64: NULL communicator");
+    return sum_f64(c, local_status, in, out, n, __func__);
 }
 
 hx_status hx_comm_max_i64(hx_comm *c, const long long *in, long long *out, int n)

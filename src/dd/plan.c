@@ -464,9 +464,10 @@ static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sp
     return plan_close(plan, NULL);
 }
 
-hx_status hx_plan_set_counts(hx_plan *plan, const hx_plan_domain_counts *c, const long long *gmax)
+hx_status hx_plan_set_counts(hx_plan *plan, hx_status local, const hx_plan_domain_counts *c,
+                             const long long *gmax)
 {
-    HX_CHECK(plan && c, HX_ERR_INVALID_ARG, "hx_plan_set_counts: NULL argument");
+    HX_CHECK(plan, HX_ERR_INVALID_ARG, "hx_plan_set_counts: NULL plan");
     const int nl = plan->nlocal;
     const int npulses = hx_dd_npulses(plan->dd);
     int *dest = malloc((size_t)nl * sizeof *dest), *src = malloc((size_t)nl * sizeof *src);
@@ -474,8 +475,11 @@ hx_status hx_plan_set_counts(hx_plan *plan, const hx_plan_domain_counts *c, cons
     void **rptr = malloc((size_t)nl * sizeof *rptr);
     size_t *sb = malloc((size_t)nl * sizeof *sb), *rb = malloc((size_t)nl * sizeof *rb);
     int *scratch = malloc((size_t)nl * sizeof *scratch);
-    hx_status st = HX_OK;
-    if (!dest || !src || !sptr || !rptr || !sb || !rb || !scratch)
+    hx_status st = local;
+    if (st == HX_OK && !c)
+        st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
+                          "hx_plan_set_counts: NULL counts");
+    if (st == HX_OK && (!dest || !src || !sptr || !rptr || !sb || !rb || !scratch))
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     for (int i = 0; i < nl && st == HX_OK; i++) {
         dplan *d = &plan->d[i];

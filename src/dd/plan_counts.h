@@ -27,8 +27,13 @@ typedef struct hx_plan_domain_counts {
 /* Collective (the receivers' atom offsets travel back to the senders, one int per pulse).
  * c: [nlocal]. gmax: the job's maxima [largest n_local, largest send count of each pulse] when
  * the caller reduced them already (NULL: reduced here). Capacities grow as hx_plan_build grows
- * them; the generation advances. */
-hx_status hx_plan_set_counts(hx_plan *plan, const hx_plan_domain_counts *c, const long long *gmax);
+ * them; the generation advances.
+ * local: the caller's status so far. A process whose counts could not be had passes its error
+ * (c may then be NULL): the call's agreement before its messages carries it, and every process
+ * returns it (HX_ERR_REMOTE with its message elsewhere), so that the caller needs no agreement
+ * of its own between getting the counts and this call. */
+hx_status hx_plan_set_counts(hx_plan *plan, hx_status local, const hx_plan_domain_counts *c,
+                             const long long *gmax);
 
 #ifdef __cplusplus
 }

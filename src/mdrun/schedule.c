@@ -16,6 +16,7 @@
 #include "comm/comm_impl.h"
 #include "halo/halo_dev.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "core/timer.h"
 #include "halox/log.h"
 
@@ -120,8 +121,13 @@ static double vrescale_lambda(hx_md *md, double ke)
 
 /* ---- repartition ---------------------------------------------------------------------------- */
 
-static hx_status update_dd_info(hx_md *md, const long long *dev_stats)
+/* local: this process's status of the search step so far (the pair search's), agreed in the
+ * same collective as the sums (on the device path: one collective where an agreement and a sum
+ * were two; the host path agrees first, as it always has) */
+static hx_status update_dd_info(hx_md *md, hx_status local, const long long *dev_stats)
 {
+    if (!dev_stats)
+        HX_TRY(hx_comm_agree(md->comm, local));
     hx_decomp_stats s;
     if (dev_stats) {
         /* from the device search step's reduction: no collective of their own */
@@ -157,7 +163,7 @@ static hx_status update_dd_info(hx_md *md, const long long *dev_stats)
             v[2 * i] = np[i];
             v[2 * i + 1] = md->red[md->nlocal + i];
         }
-        HX_TRY(hx_comm_sum_f64(md->comm, v, tot, 2));
+        HX_TRY(hx_comm_agree_sum_f64(md->comm, local, v, tot, 2));
         s.halo_total = (long long)tot[1];
     } else {
         HX_TRY(hx_comm_sum_f64(md->comm, np, tot, 1));
@@ -211,10 +217,14 @@ static hx_status repartition_device(hx_md *md, double t0)
     if (!pcp)
         st = hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
-        st = md->B->dd_counts(md->bimpl, i, &pcp[i]);
-    st = hx_comm_agree(md->comm, st);
-    if (st == HX_OK)
-        st = hx_plan_set_counts(hx_decomp_plan(md->dec), pcp, gmax);
+        st = hx_fault_hit("md.dd_counts")
+                 ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                "domain %d: the device search step's counts could not be read "
+                                "(fault injected by a test)",
+                                hx_comm_local_domain(md->comm, i))
+                 : md->B->dd_counts(md->bimpl, i, &pcp[i]);
+    /* a failure to get the counts is agreed by hx_plan_set_counts before its messages */
+    st = hx_plan_set_counts(hx_decomp_plan(md->dec), st, st == HX_OK ? pcp : NULL, gmax);
     if (pcp != pc)
         free(pcp);
     /* hx_plan_set_counts's last part (the image) is local: agreed here, so that no process
@@ -245,9 +255,12 @@ static hx_status repartition_device(hx_md *md, double t0)
     md->halo_x_fresh = 1;
     const double t5 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
-        st = md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
-    HX_TRY(hx_comm_agree(md->comm, st));
-    HX_TRY(update_dd_info(md, dt.stats));
+        st = hx_fault_hit("md.dd_pairs")
+                 ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                "domain %d: the pair search failed (fault injected by a test)",
+                                hx_comm_local_domain(md->comm, i))
+                 : md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
+    HX_TRY(update_dd_info(md, st, dt.stats)); /* agrees st */
     const double t6 = hx_wtime();
     /* device parts are sub-intervals of [t0, t1]; the columns keep tiling [t0, t6] */
     const double dev = dt.migrate + dt.local_set + dt.plan;
@@ -374,9 +387,8 @@ hx_status hx_md_repartition(hx_md *md, int first)
         st = md->B->search(md->bimpl, i, md->p.rlist, check, &missed);
         missed_total += missed;
     }
-    HX_TRY(hx_comm_agree(md->comm, st));
-    HX_TRY(update_dd_info(md, NULL));
-    const double t6 = hx_wtime(); /* the end of the search: its parts tile [t0, t6] */
+    HX_TRY(update_dd_info(md, st, NULL)); /* agrees st */
+    const double t6 = hx_wtime();         /* the end of the search: its parts tile [t0, t6] */
     md->tm.search_pairs += t6 - t5;
     md->last_missed = check ? missed_total : -1;
     if (check) {

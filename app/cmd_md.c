@@ -44,7 +44,7 @@
 static int run_md(int argc, char **argv);
 
 const hx_cmd hx_cmd_md = {
-    "md", "run molecular dynamics (CPU; domain-decomposed over MPI ranks)",
+    "md", "run molecular dynamics (CPU or --gpu; domain-decomposed over MPI ranks)",
     "[mpirun -np N] halox md -c conf.gro [-f run.mdp] [-o out.gro] --steps N [--dd AxBxC] "
     "[options]",
     "Leap-frog MD of rigid water (SETTLE), argon, or ethanol in water (--model oplsaa: OPLS-AA\n"
@@ -55,8 +55,9 @@ const hx_cmd hx_cmd_md = {
     "tolerance. nstlist is 10 unless given (--nstlist, or nstlist in the .mdp); with --gpu it\n"
     "is then chosen as GROMACS's mdrun chooses it on GPUs: the longest interval whose outer\n"
     "list (rlist from the buffer tolerance) stays within 1.5x the nstlist-10 list on one\n"
-    "domain (25 for water at 300 K), the lowest modelled cost with the host's search on a\n"
-    "decomposition (up to 300), with the rolling prune keeping the computed list short; the\n"
+    "domain (25 for water at 300 K), the lowest modelled cost per step on a decomposition\n"
+    "(up to 300; 100 for water, whose search step runs on the device), with the rolling prune\n"
+    "keeping the computed list short; the\n"
     "log and stderr say 'nstlist 10 -> N, rlist X -> Y nm' (docs/mdp.md).\n"
     "--steps 0 prints the single-point energies. NVE unless --thermostat v-rescale\n"
     "(the log and the energy file then also give the conserved energy: the total minus the\n"
@@ -65,7 +66,8 @@ const hx_cmd hx_cmd_md = {
     "docs/mdp.md); options given on the command line override it.\n"
     "The same input, seed, ranks and --threads give bit-identical output.\n"
     "Under mpirun every rank holds one domain of an eighth-shell domain decomposition (grid\n"
-    "from --dd, or chosen for the number of ranks) and halos move through the MPI backend;\n"
+    "from --dd, or chosen for the number of ranks) and halos move through the MPI backend\n"
+    "(with --gpu: between the GPUs, nvshmem unless --halo says otherwise);\n"
     "rank 0 writes all output, atoms in global order. Without mpirun, --dd AxBxC runs all\n"
     "A*B*C domains in this one process (the in-process reference decomposition).\n"
     "Outputs are checked and locked before the run; existing files are kept as #name.N# (-o\n"

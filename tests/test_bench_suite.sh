@@ -124,11 +124,13 @@ grep -q "content hash" s6.err && fail "the rebuilt box does not match its record
 check
 # (the program itself in the background, not the shell function: $! must be halox)
 "$halox" bench --suite paper --quick --cache "$PWD/cache" -o s7 --series md --systems water \
-    --steps 1000 > s7.out 2> s7.err &
+    --steps 4000 > s7.out 2> s7.err &
 pid=$!
-# killed once the second run has started (it takes ~1.5 s at 1000 steps): waiting for the first
-# run's result and a fixed pause instead let the second run finish first on a fast machine; the
-# first run may take minutes under the sanitizers on a loaded machine (40 s seen with 30 s allowed)
+# killed once the second run has started: waiting for the first run's result and a fixed pause
+# instead let the second run finish first on a fast machine; the first run may take minutes under
+# the sanitizers on a loaded machine (40 s seen with 30 s allowed). 4000 steps (~3 s of the 2-rank
+# run on an idle 2-core machine): mpirun, signalled while it still starts the ranks, passes the
+# stop on about a second later, and at 1000 steps (0.8 s) the run had finished by then.
 started=0
 for _ in $(seq 1 2400); do
     grep -q '\[2/2\]' s7.err 2> /dev/null && started=1 && break
@@ -142,7 +144,9 @@ wait $pid
 rc=$?
 [ $rc -eq 143 ] && grep -q "interrupted: run the same command again to resume" s7.out ||
     fail "SIGTERM: exit $rc, $(tail -2 s7.out)"
-suite -o s7 --series md --systems water --steps 1000 > s8.out 2> s8.err || fail "resume after SIGTERM exited $?"
+grep -q "1 runs done (0 of them from an earlier call).*1 not run" s7.out ||
+    fail "SIGTERM did not stop the second run: $(grep 'runs done' s7.out)"
+suite -o s7 --series md --systems water --steps 4000 > s8.out 2> s8.err || fail "resume after SIGTERM exited $?"
 grep -q "2 runs done (1 of them from an earlier call)" s8.out || fail "resume after SIGTERM: $(tail -2 s8.out)"
 
 # 7. the time budget skips with the reason

@@ -1464,9 +1464,9 @@ static int run_suite(int argc, char **argv)
         int code = spawn(a.v, env, logp, timeout, &stopped, &timed_out);
         const double wall = hx_wtime() - ts;
         ran++;
-        /* a stop asked for while mpirun was still starting the ranks reaches them only once
-         * they run (about a second later with Open MPI 4.1), and a short run may finish first:
-         * then it is done, and kept as such */
+        /* mpirun passes a stop on to the ranks late (Open MPI 4.1: SIGCONT, then SIGTERM after
+         * odls_base_sigkill_timeout, 1 s by default), and a short run may finish first: then it
+         * is done, and kept as such */
         const int complete = code == 0 && finished(result, command);
         if (stopped && !complete)
             break; /* the run is neither done nor failed: the next call runs it */

@@ -129,8 +129,9 @@ pid=$!
 # killed once the second run has started: waiting for the first run's result and a fixed pause
 # instead let the second run finish first on a fast machine; the first run may take minutes under
 # the sanitizers on a loaded machine (40 s seen with 30 s allowed). 4000 steps (~3 s of the 2-rank
-# run on an idle 2-core machine): mpirun, signalled while it still starts the ranks, passes the
-# stop on about a second later, and at 1000 steps (0.8 s) the run had finished by then.
+# run on an idle 2-core machine): mpirun passes the stop on to the ranks a second later (Open MPI
+# 4.1: SIGCONT, odls_base_sigkill_timeout, SIGTERM), and at 1000 steps (0.8 s) the run had
+# finished by then, every time.
 started=0
 for _ in $(seq 1 2400); do
     grep -q '\[2/2\]' s7.err 2> /dev/null && started=1 && break

@@ -1332,14 +1332,14 @@ static int run_suite(int argc, char **argv)
     fflush(stdout);
     /* what cannot run here, said once per reason */
     {
-        char seen[32][300];
+        char seen[32][420];
         int ns = 0;
         for (int i = 0; i < p.n; i++) {
             const suite_run *r = &p.runs[i];
             if (r->state != R_SKIPPED)
                 continue;
-            char line[300];
-            snprintf(line, sizeof line, "%s %s: %.240s", r->series,
+            char line[420]; /* fits the bounded fields: no truncation to warn of */
+            snprintf(line, sizeof line, "%.16s %.159s: %.240s", r->series,
                      strcmp(r->series, "exchange") == 0 ? "gpu" : r->backend, r->reason);
             int k = 0;
             while (k < ns && strcmp(seen[k], line) != 0)

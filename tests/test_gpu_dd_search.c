@@ -98,6 +98,32 @@ static void shear_velocities(hx_system *s, double v, double shift, uint64_t seed
     s->has_velocities = 1;
 }
 
+/* The engine's parameters of every run here: model on the GPU, the halo backend, nstlist 10. */
+static void run_params(hx_md_params *p, const char *model, const char *halo)
+{
+    hx_md_params_default(p);
+    p->model = model;
+    /* warm: molecules cross between domains within a few searches (the emulation's few steps:
+     * a shear flow, shear_velocities) */
+    p->gen_vel = !g_quick;
+    p->gen_temp = 400;
+    p->seed = 5;
+    p->nstlist = 10;
+    p->dt = strcmp(model, "oplsaa") == 0 ? 0.001 : 0.002;
+    p->backend = "gpu";
+    p->gpu = tg_gpu();
+    p->halo = halo;
+    p->halo_path = g_path;
+    p->halo_wait_timeout = 20.0;
+    if (g_quick) {
+        /* the emulation: a small box (2 cells of 0.93 nm along x) */
+        const int eth = strcmp(model, "oplsaa") == 0;
+        p->rc = eth ? 0.6 : 0.7;
+        p->rlist = eth ? 0.65 : 0.75;
+        p->prune_parts = 0; /* the shear's kinetic energy defeats the inner list's estimate */
+    }
+}
+
 /* mode 0: host search steps; 1: device; 2: device with every capacity shrunk by 8 */
 static void do_run(const hx_system *s, const char *model, const char *halo, hx_comm *comm,
                    const int grid[3], int nsteps, int mode, run *r)
@@ -110,27 +136,7 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     if (mode == 2)
         hx_fault_arm("gpu_dd.shrink"); /* on every process: the capacities are agreed */
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = model;
-    /* warm: molecules cross between domains within a few searches (the emulation's few steps:
-     * a shear flow, shear_velocities) */
-    p.gen_vel = !g_quick;
-    p.gen_temp = 400;
-    p.seed = 5;
-    p.nstlist = 10;
-    p.dt = strcmp(model, "oplsaa") == 0 ? 0.001 : 0.002;
-    p.backend = "gpu";
-    p.gpu = tg_gpu();
-    p.halo = halo;
-    p.halo_path = g_path;
-    p.halo_wait_timeout = 20.0;
-    if (g_quick) {
-        /* the emulation: a small box (2 cells of 0.93 nm along x) */
-        const int eth = strcmp(model, "oplsaa") == 0;
-        p.rc = eth ? 0.6 : 0.7;
-        p.rlist = eth ? 0.65 : 0.75;
-        p.prune_parts = 0; /* the shear's kinetic energy defeats the inner list's estimate */
-    }
+    run_params(&p, model, halo);
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
     hx_fault_arm(NULL);
@@ -206,21 +212,7 @@ static int fail_case(const hx_system *s, const char *halo, hx_comm *comm, int si
 {
     unsetenv("HALOX_GPU_DD");
     hx_md_params p;
-    hx_md_params_default(&p);
-    p.model = "spce";
-    p.seed = 5;
-    p.nstlist = 10;
-    p.dt = 0.002;
-    p.backend = "gpu";
-    p.gpu = tg_gpu();
-    p.halo = halo;
-    p.halo_path = g_path;
-    p.halo_wait_timeout = 20.0;
-    if (g_quick) {
-        p.rc = 0.7;
-        p.rlist = 0.75;
-        p.prune_parts = 0;
-    }
+    run_params(&p, "spce", halo);
     hx_md *md = NULL;
     T_OK(hx_md_create_dd(s, &p, comm, grid, &md));
     if (!md)

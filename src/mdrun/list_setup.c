@@ -334,10 +334,10 @@ static hx_status resolve_prune(const list_est *e, const hx_system *sys, const hx
     if (parts < 0 && !(p->rlist_inner == 0 && !e)) {
         const char *env = getenv("HALOX_GPU_PRUNE_PARTS");
         parts = PRUNE_PARTS_DEFAULT;
-        double r10 = 0.0;
         /* no nstlist-10 radius below half the box: this list (a shorter interval's) is shorter
          * still, not long */
         if (!(env && env[0]) && e && p->rlist_inner == 0) {
+            double r10 = 0.0;
             if (est_rlist(e, 10, p->verlet_buffer_tolerance, &r10) == HX_OK) {
                 const double dr = cluster_reach(sys);
                 if (pow((o->rlist + dr) / (r10 + dr), 3) >= PRUNE_LONG_FACTOR)

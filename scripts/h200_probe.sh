@@ -11,7 +11,7 @@
 #  4. events: the exchange with the device-time event pair around every step and around every
 #     100th only (wall time per step over all steps), traced.
 # PROBE selects (default "dispatch backoff fence"; also "owner", "waitcost", "floors", "events", "chunk", "sync", "xq", "inject", "ddtests", "prune", "drift", "mps", "final", "repeat", "cli", "mixture", "ncu", "ncusec", "ab", "nstlist", "autonstlist",
-# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch", "nbvar" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
+# "md1gpu", "sanq", "stages", "roofline", "roofab", "roofab2", "onemd", "gpusearch", "nbvar", "ddab" (see there)). Variables from h200.sh: RES, BUILD, HALOX,
 # OUT, say, left. PROBE_STEPS shortens the runs.
 pmpi=(mpirun --allow-run-as-root --oversubscribe -x CUDA_MPS_PIPE_DIRECTORY
     -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS -x NVSHMEM_BOOTSTRAP_MPI_PLUGIN
@@ -543,17 +543,21 @@ fi
 #     side from git in one call: halox bench md on one GPU (AB_ATOMS, default 45000; AB_STEPS),
 #     the variants of AB_VARIANTS (below) alternated AB_REPS times. AB_BASE must be a commit
 #     the device's copy of .git has (the session's start).
-if [[ " $probes " == *" ab "* ]]; then
+# ab_build_base TARGETS...: the tree of AB_BASE (default HEAD) built in /tmp/halox-ab-base-build
+# (Release, as this build); sets base_rev and bbuild, returns non-zero when it did not build.
+ab_build_base() {
     base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
     bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build
     rm -rf "$bsrc" && mkdir -p "$bsrc"
-    if [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" &&
+    [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" &&
         cmake -S "$bsrc" -B "$bbuild" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
             -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} \
             ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
             ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/ab_base_configure.log" 2>&1 &&
-        cmake --build "$bbuild" -j "$(nproc)" --target halox gpu_md_bench \
-            > "$OUT/logs/ab_base_build.log" 2>&1; then
+        cmake --build "$bbuild" -j "$(nproc)" --target "$@" > "$OUT/logs/ab_base_build.log" 2>&1
+}
+if [[ " $probes " == *" ab "* ]]; then
+    if ab_build_base halox gpu_md_bench; then
         say "  ab: base ${base_rev:0:10} built ($(elapsed) s)"
         ab_atoms=${AB_ATOMS:-45000} ab_steps=${AB_STEPS:-3000}
         # AB_VARIANTS: "base" (the base build) or "NAME[:VAR=VALUE[,VAR=VALUE]]" (this build
@@ -572,6 +576,36 @@ if [[ " $probes " == *" ab "* ]]; then
         done
     else
         say "  ab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
+    fi
+fi
+
+# 14b. ddab (issue 27): the decomposed search step of the working tree against AB_BASE's (built
+#     as for ab), `halox md --gpu` with defaults on 4 ranks of the GPU, 45k SPC/E, the grids of
+#     DDAB_GRIDS (default "4x1x1 2x2x1"), base and new alternated DDAB_REPS times (default 2),
+#     DDAB_STEPS steps (default 5000); the search step by part and ns/day of each run.
+if [[ " $probes " == *" ddab "* ]]; then
+    if ab_build_base halox; then
+        say "  ddab: base ${base_rev:0:10} built ($(elapsed) s)"
+        dd_w45=$OUT/logs/ddab_w45k.gro
+        "$HALOX" build water --model spce --atoms 45000 --seed 1 -o "$dd_w45" \
+            > "$OUT/logs/ddab_build.log" 2>&1
+        for rep in $(seq 1 "${DDAB_REPS:-2}"); do
+            for dd in ${DDAB_GRIDS:-4x1x1 2x2x1}; do
+                for v in base new; do
+                    exe=$HALOX
+                    [[ $v == base ]] && exe=$bbuild/halox
+                    nm=ddab_${dd}_${v}_$rep
+                    probe "$nm" 120 timeout -s KILL 110 "${pmpi[@]}" -np 4 "$exe" md --gpu \
+                        -c "$dd_w45" --dd "$dd" --steps "${DDAB_STEPS:-5000}" \
+                        -o "$OUT/logs/$nm.gro" -g "$OUT/logs/$nm.md.log"
+                    grep -hE "^search step:|^performance:" "$OUT/logs/$nm.md.log" 2>/dev/null |
+                        cut -c1-330 | sed "s/^/    $dd $v $rep: /" | tee -a "$OUT/summary.txt"
+                    rm -f "$OUT/logs/$nm.gro"
+                done
+            done
+        done
+    else
+        say "  ddab: base ${base_rev:-?} did not build (logs/ab_base_*.log)"
     fi
 fi
 

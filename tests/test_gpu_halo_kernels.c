@@ -169,7 +169,7 @@ static int run_case(uint64_t seed, const int grid[3], int big)
             const hx_domain_plan *p = hx_plan_domain(plan, d);
             hx_gpu_plan gp;
             memset(&gp, 0, sizeof gp);
-            T_OK(hx_gpu_plan_upload(&gp, plan, d));
+            T_OK(hx_gpu_plan_upload(&gp, plan, d, NULL));
             float *dx = NULL;
             T_CUDA(cudaMalloc((void **)&dx, 12 * (size_t)p->n_local + 16));
             T_CUDA(

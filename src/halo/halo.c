@@ -227,7 +227,7 @@ hx_status hx_halo_update(hx_halo *h)
     return HX_OK;
 }
 
-hx_status hx_halo_refresh(hx_halo *h, int *updated)
+hx_status hx_halo_refresh(hx_halo *h, hx_stream stream, int *updated)
 {
     HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_refresh: NULL handle");
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
@@ -237,9 +237,15 @@ hx_status hx_halo_refresh(hx_halo *h, int *updated)
         *updated = update;
     if (update)
         return hx_halo_update(h);
+    hx_stream s = NULL;
+    if (h->ops->device && stream)
+        HX_TRY(hx_gpu_ctx_accept_stream(h->cfg.gpu, stream, "hx_halo_refresh", &h->stream_ok, &s));
     hx_gpu_guard g;
     HX_TRY(hx_gpu_enter(h->ops->device ? h->cfg.gpu : NULL, &g));
-    const hx_status st = default_stream_done(h, h->ops->refresh(h));
+    /* with a stream nothing went to the default stream: no wait for the device */
+    hx_status st = h->ops->refresh(h, s);
+    if (!s)
+        st = default_stream_done(h, st);
     hx_gpu_leave(&g);
     HX_TRY(st);
     h->generation = p->generation;

@@ -29,8 +29,13 @@ hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_
  * last update, the backend adopts it locally (no collective, no allocation); when they grew
  * (the same on every process, a global maximum) this is hx_halo_update, collective: the rare
  * slow path, which every process enters at the same search step. *updated (unless NULL): 1 when
- * it was the update. */
-hx_status hx_halo_refresh(hx_halo *h, int *updated);
+ * it was the update.
+ * stream: where the next exchanges run (a stream of the GPU context's device). The local
+ * adoption's uploads are enqueued there and the call returns without waiting for the device:
+ * exchanges enqueued on that stream afterwards see the new plan. The caller guarantees that no
+ * exchange of the old plan still runs on another stream (the search step starts once its device
+ * is idle). NULL: the uploads are done on return, as the update's always are. */
+hx_status hx_halo_refresh(hx_halo *h, hx_stream stream, int *updated);
 
 #ifdef __cplusplus
 }

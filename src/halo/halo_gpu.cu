@@ -53,10 +53,11 @@
 
 /* ---- the device plan ---------------------------------------------------------------------- */
 
-extern "C" hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local)
+extern "C" hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local,
+                                        hx_stream stream)
 {
     /* src/halo/halo_local.cu: a copy of our own, or the device search step's image */
-    return hx_gpu_plan_adopt(gp, plan, local);
+    return hx_gpu_plan_adopt(gp, plan, local, stream);
 }
 
 /* ---- placement ---------------------------------------------------------------------------- */
@@ -492,7 +493,7 @@ static hx_status base_update_prepare(hx_halo *h, grow_plan *g)
     /* nothing of the previous plan is in flight (bounded) */
     HX_TRY(hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, 0.75 * hx_comm_wait_limit(h->comm, 0),
                                 hx_comm_rank(h->comm), "the exchanges before an update"));
-    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, NULL));
     g->cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)
         g->cap_msg = p->cap_pulse[q] > g->cap_msg ? p->cap_pulse[q] : g->cap_msg;
@@ -763,14 +764,15 @@ static hx_status base_exchange_f(hx_halo *h, hx_stream s)
 }
 
 /* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan's
- * upload only (its maps are the search step's, on the device). */
-static hx_status base_refresh(hx_halo *h)
+ * upload only (its maps are the search step's, on the device), enqueued on s when given (the
+ * front end's contract: no exchange of the old plan runs on another stream). */
+static hx_status base_refresh(hx_halo *h, hx_stream s)
 {
     base_impl *m = (base_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     HX_CHECK(p->cap_local <= m->cap_local && (!m->direct || p->cap_buf <= m->cap_buf),
              HX_ERR_INTERNAL, "%s: refresh of a plan whose capacities grew", h->cfg.backend);
-    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
     int cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)
         cap_msg = p->cap_pulse[q] > cap_msg ? p->cap_pulse[q] : cap_msg;

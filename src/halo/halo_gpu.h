@@ -23,17 +23,39 @@ extern "C" {
  * what kernels take (by value). `host` is the host plan of the same domain, for launch sizes.
  * When a device search step keeps the image on the device (hx_plan_set_device_image), dev is
  * that image and only its part before the maps is uploaded. */
+/* A small host-to-device copy ordered on a stream, from pinned staging: a pageable source would
+ * be staged by the driver, which may wait for the stream, and the legacy-stream copy it replaces
+ * waited for every stream of the process (on a GPU shared under MPS: for kernels queued behind
+ * the other processes'). The staging is rewritten only once the event after its last copy has
+ * passed (a bounded wait). */
+typedef struct hx_gpu_stage {
+    void *buf;
+    size_t cap;
+    void *ev; /* cudaEvent_t */
+    int busy;
+} hx_gpu_stage;
+/* Enqueue the copy of src[0, bytes) to dev on stream; returns without waiting for it. */
+hx_status hx_gpu_stage_copy(hx_gpu_stage *st, void *dev, const void *src, size_t bytes,
+                            hx_stream stream);
+/* Free (cudaFreeHost waits for the device: only when it is idle, as every backend's destroy). */
+void hx_gpu_stage_free(hx_gpu_stage *st);
+
 typedef struct hx_gpu_plan {
     void *dev; /* the image in use */
     void *own; /* our copy (NULL while a device search step's image is used) */
     size_t cap, bytes;
     hx_plan_view view;
     const hx_domain_plan *host;
+    hx_gpu_stage stage; /* the header's, for an upload ordered on a stream */
 } hx_gpu_plan;
 
-hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local);
+/* The plan image of domain `local` to the device. stream NULL: synchronous, the copy done on
+ * return. Otherwise, for a device search step's image (whose maps are on the device already):
+ * the header's copy is enqueued on stream and the call returns at once; exchanges enqueued on
+ * that stream afterwards see it, and no exchange of the old plan may still run on another one. */
+hx_status hx_gpu_plan_upload(hx_gpu_plan *gp, const hx_plan *plan, int local, hx_stream stream);
 /* the upload itself (src/halo/halo_local.cu, compiled in every CUDA build) */
-hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local);
+hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local, hx_stream stream);
 void hx_gpu_plan_free(hx_gpu_plan *gp);
 
 /* Where this process runs: what a backend reads of its GPU context (cfg.gpu). */

@@ -48,9 +48,10 @@ typedef struct hx_halo_ops {
     void (*destroy)(hx_halo *h);
     /* Optional (NULL: update is used). Adopt a plan rebuilt with the capacities of the last
      * update (the device search step's): upload it, reconfigure launches. LOCAL: no collective,
-     * no allocation. Like every op of a device backend, run with the context's device current
-     * (msg_setup and msg too). */
-    hx_status (*refresh)(hx_halo *h);
+     * no allocation. stream (a stream of the context's device, or NULL): hx_halo_refresh's, the
+     * uploads enqueued there without a wait for the device. Like every op of a device backend,
+     * run with the context's device current (msg_setup and msg too). */
+    hx_status (*refresh)(hx_halo *h, hx_stream stream);
     /* Optional: messages of the device search step (src/md/gpu/decomp_gpu.h, its transport).
      * msg_setup: COLLECTIVE, (re)allocate nchan channels (send and receive buffer of cap[c]
      * bytes per local domain, equal on every process; symmetric where the transport needs it),

@@ -18,6 +18,8 @@
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
+#include "core/timer.h"
+#include "core/wait.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,58 @@
 
 /* ---- the device plan image ----------------------------------------------------------------- */
 
-extern "C" hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local)
+extern "C" hx_status hx_gpu_stage_copy(hx_gpu_stage *st, void *dev, const void *src, size_t bytes,
+                                       hx_stream stream)
+{
+    if (st->busy) {
+        /* at a search step long since passed: the engine waited for its device before */
+        cudaEvent_t ev = (cudaEvent_t)st->ev;
+        const double limit = hx_wait_timeout_gpu(HX_WAIT_SETUP), t0 = hx_wtime();
+        cudaError_t e;
+        while ((e = cudaEventQuery(ev)) == cudaErrorNotReady)
+            HX_CHECK(hx_wtime() - t0 <= limit, HX_ERR_TIMEOUT,
+                     "the GPU did not finish a halo set-up copy within %g s: a kernel before it "
+                     "on its stream hung, or the device is stuck (the deadline is "
+                     "HALOX_WAIT_TIMEOUT's)",
+                     limit);
+        HX_CHECK(e == cudaSuccess, HX_ERR_CUDA, "cudaEventQuery failed: %s (%s)",
+                 cudaGetErrorString(e), cudaGetErrorName(e));
+        st->busy = 0;
+    }
+    if (bytes > st->cap) {
+        if (st->buf)
+            HX_CUDA(cudaFreeHost(st->buf));
+        st->buf = NULL;
+        st->cap = 0;
+        const size_t c = bytes + bytes / 2 + 1024;
+        HX_CUDA(cudaHostAlloc(&st->buf, c, cudaHostAllocDefault));
+        st->cap = c;
+    }
+    if (!st->ev) {
+        cudaEvent_t ev = NULL;
+        HX_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+        st->ev = ev;
+    }
+    if (bytes == 0)
+        return HX_OK;
+    memcpy(st->buf, src, bytes);
+    HX_CUDA(cudaMemcpyAsync(dev, st->buf, bytes, cudaMemcpyHostToDevice, (cudaStream_t)stream));
+    HX_CUDA(cudaEventRecord((cudaEvent_t)st->ev, (cudaStream_t)stream));
+    st->busy = 1;
+    return HX_OK;
+}
+
+extern "C" void hx_gpu_stage_free(hx_gpu_stage *st)
+{
+    if (st->buf)
+        cudaFreeHost(st->buf);
+    if (st->ev)
+        cudaEventDestroy((cudaEvent_t)st->ev);
+    memset(st, 0, sizeof *st);
+}
+
+extern "C" hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int local,
+                                       hx_stream stream)
 {
     size_t bytes = 0, cap = 0;
     const void *img = hx_plan_image(plan, local, &bytes);
@@ -39,7 +92,10 @@ extern "C" hx_status hx_gpu_plan_adopt(hx_gpu_plan *gp, const hx_plan *plan, int
          * them come from the host */
         HX_CHECK(bytes <= cap, HX_ERR_INTERNAL,
                  "device plan image of %zu bytes, the plan needs %zu", cap, bytes);
-        HX_CUDA(cudaMemcpy(dev, img, head, cudaMemcpyHostToDevice));
+        if (stream)
+            HX_TRY(hx_gpu_stage_copy(&gp->stage, dev, img, head, stream));
+        else
+            HX_CUDA(cudaMemcpy(dev, img, head, cudaMemcpyHostToDevice));
     } else {
         if (bytes > gp->cap) {
             /* grow-only, with room: images change size at every repartition */
@@ -66,6 +122,7 @@ extern "C" void hx_gpu_plan_free(hx_gpu_plan *gp)
 {
     if (gp->own)
         cudaFree(gp->own);
+    hx_gpu_stage_free(&gp->stage);
     memset(gp, 0, sizeof *gp);
 }
 
@@ -173,11 +230,12 @@ static hx_status loc_setup(hx_halo *h)
     return HX_OK;
 }
 
-static hx_status loc_upload(hx_halo *h)
+/* The plans' images (s: the refresh's stream, or NULL: synchronous). */
+static hx_status loc_upload(hx_halo *h, hx_stream s)
 {
     loc_impl *m = (loc_impl *)h->impl;
     for (int i = 0; i < h->nlocal; i++)
-        HX_TRY(hx_gpu_plan_adopt(&m->gp[i], h->plan, i));
+        HX_TRY(hx_gpu_plan_adopt(&m->gp[i], h->plan, i, s));
     return HX_OK;
 }
 
@@ -204,7 +262,7 @@ static hx_status loc_update(hx_halo *h)
         }
         m->cap_local = p->cap_local;
     }
-    return loc_upload(h);
+    return loc_upload(h, NULL);
 }
 
 static hx_status loc_exchange_x(hx_halo *h, hx_stream s)

@@ -234,7 +234,9 @@ static hx_status repartition_device(hx_md *md, double t0)
     /* local unless a capacity grew (then collective on every process alike: the plan's
      * capacities are global maxima with headroom, so this is rare) */
     int halo_updated = 0;
-    st = hx_halo_refresh(md->halo, &halo_updated);
+    /* the uploads on the coordinate halo's stream, before its exchange below: no wait for the
+     * device here (it was idle when the search step began) */
+    st = hx_halo_refresh(md->halo, md->B->halo_stream(md->bimpl, 0), &halo_updated);
     if (halo_updated) {
         md->tm.dd_halo_updates++;
         hx_log(HX_LOG_INFO,

@@ -79,6 +79,7 @@ static void nv_destroy(hx_halo *h)
         if (m->err)
             cudaFreeHost(m->err);
         hx_gpu_plan_free(&m->gp);
+        hx_gpu_stage_free(&m->dp_stage);
     }
     free(m->moff);
     free(m->msend_ptr);
@@ -226,14 +227,19 @@ static hx_status nv_regrow(hx_halo *h, int grow_local, int grow_buf)
  * each other (force pulses wait for later pulses' accumulation) and for other PEs' kernels, so
  * every block of every PE sharing the GPU must be able to be resident at once: each PE keeps
  * its grids within its share of the GPU (chunk size doubled until they fit). */
-static hx_status nv_configure(hx_halo *h)
+/* The pulse table and launch sizes for the plan; s: as nv_refresh's (NULL: synchronous). */
+static hx_status nv_configure(hx_halo *h, hx_stream s)
 {
     nv_impl *m = (nv_impl *)h->impl;
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     const int rank = hx_comm_rank(h->comm);
-    int per_sm_x = 0, per_sm_f = 0;
     m->smem_x = h->cfg.bulk_copy ? HX_HALO_BULK_SMEM : 0;
-    HX_TRY(hx_nv_occupancy(m->smem_x, &per_sm_x, &per_sm_f));
+    if (!m->occ_x || m->occ_smem != m->smem_x) {
+        /* asked once: it does not change between search steps */
+        HX_TRY(hx_nv_occupancy(m->smem_x, &m->occ_x, &m->occ_f));
+        m->occ_smem = m->smem_x;
+    }
+    const int per_sm_x = m->occ_x, per_sm_f = m->occ_f;
     const int per_sm = per_sm_x < per_sm_f ? per_sm_x : per_sm_f;
     m->capacity =
         per_sm * m->place.sm_count / (m->place.pes_per_gpu > 0 ? m->place.pes_per_gpu : 1);
@@ -314,7 +320,10 @@ static hx_status nv_configure(hx_halo *h)
         }
         chunk *= 2;
     }
-    HX_CUDA(cudaMemcpy(m->dp, m->hp, HX_MAX_PULSES * sizeof(nv_pulse), cudaMemcpyHostToDevice));
+    if (s)
+        HX_TRY(hx_gpu_stage_copy(&m->dp_stage, m->dp, m->hp, HX_MAX_PULSES * sizeof(nv_pulse), s));
+    else
+        HX_CUDA(cudaMemcpy(m->dp, m->hp, HX_MAX_PULSES * sizeof(nv_pulse), cudaMemcpyHostToDevice));
     nv_args *A = &m->args;
     A->x = m->x;
     A->f = m->f;
@@ -377,7 +386,7 @@ static hx_status nv_update_prepare(hx_halo *h, int *grow_local, int *grow_buf)
     HX_TRY(hx_gpu_ctx_wait_idle(m->place.ctx, h->stream_ok, 0.75 * hx_comm_wait_limit(h->comm, 0),
                                 hx_comm_rank(h->comm), "the nvshmem exchanges before an update"));
     HX_TRY(nv_check(m));
-    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0));
+    HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, NULL));
     *grow_local = p->cap_local > m->cap_local;
     *grow_buf = p->cap_buf > m->cap_buf;
     if (m->phase == 1) {
@@ -400,7 +409,7 @@ static hx_status nv_update(hx_halo *h)
     HX_TRY(hx_comm_agree(h->comm, nv_update_prepare(h, &grow_local, &grow_buf)));
     /* capacities are global: every PE makes the same collective allocations */
     HX_TRY(hx_comm_agree(h->comm, nv_regrow(h, grow_local, grow_buf)));
-    return nv_configure(h);
+    return nv_configure(h, NULL);
 }
 
 static hx_status nv_exchange_x(hx_halo *h, hx_stream s)
@@ -446,14 +455,23 @@ static hx_status nv_exchange_f(hx_halo *h, hx_stream s)
 
 /* Adopt a plan rebuilt from the device search step's counts, capacities unchanged: the plan
  * image (header and pulse fields; the maps are the search step's), the pulse table and the
- * launch sizes. No collective, no allocation. */
-static hx_status nv_refresh(hx_halo *h)
+ * launch sizes. No collective, no allocation. With a stream s the uploads are enqueued there and
+ * nothing waits for the device (the front end's contract: no exchange of the old plan runs on
+ * another stream); without one, or between a coordinate and a force exchange, as an update. */
+static hx_status nv_refresh(hx_halo *h, hx_stream s)
 {
+    nv_impl *m = (nv_impl *)h->impl;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    HX_CHECK(p->cap_local <= m->cap_local && p->cap_buf <= m->cap_buf, HX_ERR_INTERNAL,
+             "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
+    if (s && m->phase == 0) {
+        HX_TRY(nv_check(m));
+        HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
+        return nv_configure(h, s);
+    }
     int grow_local = 0, grow_buf = 0;
     HX_TRY(nv_update_prepare(h, &grow_local, &grow_buf));
-    HX_CHECK(!grow_local && !grow_buf, HX_ERR_INTERNAL,
-             "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
-    return nv_configure(h);
+    return nv_configure(h, NULL);
 }
 
 /* Collective (every PE, the same capacities): the channels' symmetric buffers and signals. Runs

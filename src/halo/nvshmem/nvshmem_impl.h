@@ -173,7 +173,11 @@ typedef struct nv_impl {
     int cap_local, cap_buf;
     nv_pulse hp[HX_MAX_PULSES]; /* host copy of the pulse table */
     int p2p_x[HX_MAX_PULSES], p2p_f[HX_MAX_PULSES];
-    nv_pulse *dp;         /* device pulse table */
+    nv_pulse *dp;          /* device pulse table */
+    hx_gpu_stage dp_stage; /* its upload at a refresh, ordered on the exchanges' stream */
+    /* resident blocks per SM of the two kernels with occ_smem bytes of shared memory for the
+     * coordinates' (0: not asked yet) */
+    int occ_x, occ_f, occ_smem;
     nv_state *st;         /* device */
     nv_error *err, *derr; /* mapped host record, its device address */
     nv_args args;

@@ -545,15 +545,23 @@ fi
 #     the device's copy of .git has (the session's start).
 # ab_build_base TARGETS...: the tree of AB_BASE (default HEAD) built in /tmp/halox-ab-base-build
 # (Release, as this build); sets base_rev and bbuild, returns non-zero when it did not build.
+# AB_BASE_TARBALL (a `git archive --format=tar.gz` of AB_BASE put in the tree, not committed)
+# replaces the device's .git, which may not have the commit.
 ab_build_base() {
-    base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
     bsrc=/tmp/halox-ab-base bbuild=/tmp/halox-ab-base-build
     rm -rf "$bsrc" && mkdir -p "$bsrc"
-    [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" &&
-        cmake -S "$bsrc" -B "$bbuild" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
-            -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} \
-            ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
-            ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/ab_base_configure.log" 2>&1 &&
+    if [[ -n ${AB_BASE_TARBALL:-} ]]; then
+        base_rev=${AB_BASE:-tarball}
+        tar -xzf "$here/$AB_BASE_TARBALL" -C "$bsrc" || return 1
+    else
+        base_rev=$(cd "$here" && git rev-parse "${AB_BASE:-HEAD}" 2>/dev/null)
+        [[ -n $base_rev ]] && (cd "$here" && git archive "$base_rev") | tar -x -C "$bsrc" ||
+            return 1
+    fi
+    cmake -S "$bsrc" -B "$bbuild" $gen -DCMAKE_BUILD_TYPE=Release -DHALOX_WITH_CUDA=ON \
+        -DHALOX_WITH_MPI=ON -DHALOX_WITH_NVSHMEM=${HALOX_NVSHMEM:-ON} \
+        ${NVSHMEM_HOME_WHEEL:+-DNVSHMEM_HOME=$NVSHMEM_HOME_WHEEL} \
+        ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} > "$OUT/logs/ab_base_configure.log" 2>&1 &&
         cmake --build "$bbuild" -j "$(nproc)" --target "$@" > "$OUT/logs/ab_base_build.log" 2>&1
 }
 if [[ " $probes " == *" ab "* ]]; then

@@ -1169,6 +1169,8 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
 
 /* What a set of atoms fixes besides the per-atom arrays: counts, the zone tables, the periodic
  * images, the atoms per zone (to the device on the stream). */
+/* The geometry of a new local set; zcount: atoms per zone, uploaded on s (NULL: a kernel of the
+ * caller's writes the zones' grid records itself, k_set_atoms_dev). */
 static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int periodic[3],
                                  const double box[3], const int *zcount, cudaStream_t s)
 {
@@ -1195,12 +1197,14 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
                                              d->periodic[1] ? (float)(ky * box[1]) : 0.0f,
                                              d->periodic[2] ? (float)(kz * box[2]) : 0.0f, 0.0f);
             }
-    gnb_zone_grid g[GNB_MAXZ];
-    memset(g, 0, sizeof g);
-    for (int z = 0; z < GNB_MAXZ; z++)
-        g[z].natoms = z < nz ? zcount[z] : 0;
-    /* from pageable memory: staged before the call returns */
-    HX_CUDA(cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s));
+    if (zcount) {
+        gnb_zone_grid g[GNB_MAXZ];
+        memset(g, 0, sizeof g);
+        for (int z = 0; z < GNB_MAXZ; z++)
+            g[z].natoms = z < nz ? zcount[z] : 0;
+        /* from pageable memory: staged before the call returns */
+        HX_CUDA(cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s));
+    }
     nb->have_set = 1;
     nb->have_list = 0;
     nb->home_x_ready = 0;
@@ -1213,6 +1217,15 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
 __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_set set)
 {
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    if (a < GNB_MAXZ) {
+        /* the zones' grid records, as nb_set_geometry's upload would write them: a pageable
+         * copy at a search step may wait for the stream, i.e. behind the kernels just enqueued
+         * and, on a GPU shared under MPS, the other processes' */
+        gnb_zone_grid g;
+        memset(&g, 0, sizeof g);
+        g.natoms = a < d.nz ? set.zone_count[a] : 0;
+        d.grid[a] = g;
+    }
     if (a >= set.n)
         return;
     const int m = set.mol[a], z = set.zone[a];
@@ -1250,11 +1263,12 @@ extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_d
         set->n == 0 || (set->zone && set->type && set->q && set->mol && set->excl && set->mol_pos),
         HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms_device: %d atoms without their arrays", set->n);
     HX_TRY(ensure_atoms(nb, set->n));
-    if (set->n > 0) {
-        HX_LAUNCH(k_set_atoms_dev, hx_div_up(set->n, 128), 128, 0, s, nb->d, *set);
-        HX_CUDA_LAUNCH("k_set_atoms_dev");
-    }
-    return nb_set_geometry(nb, set->n, set->ndim, set->periodic, set->box, set->zone_count, s);
+    /* the geometry first: the kernel reads the zone count from nb->d */
+    HX_TRY(nb_set_geometry(nb, set->n, set->ndim, set->periodic, set->box, NULL, s));
+    const int blocks = (int)hx_div_up(set->n > GNB_MAXZ ? set->n : GNB_MAXZ, 128);
+    HX_LAUNCH(k_set_atoms_dev, blocks, 128, 0, s, nb->d, *set);
+    HX_CUDA_LAUNCH("k_set_atoms_dev");
+    return HX_OK;
 }
 
 extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,

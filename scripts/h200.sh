@@ -112,8 +112,17 @@ fi
 cat "$OUT/logs/version.txt" >> "$OUT/env.txt"
 say "build ok ($(elapsed) s): $(grep -E 'gpu 0|gpus' "$OUT/logs/version.txt" | head -1)"
 # The tree copied to a device machine may carry a stale .git: the caller passes the commit it
-# sent (HALOX_GIT_REVISION=$(git rev-parse HEAD)), and every result records that one.
-export HALOX_GIT_REVISION=${HALOX_GIT_REVISION:-$(git -C "$here" rev-parse HEAD 2>/dev/null)}
+# sent, written out (HALOX_GIT_REVISION=9cb4eef; a $(git rev-parse HEAD) in the device command
+# runs there, on that .git), and every result records that one. When this .git has the commit
+# and the sources differ from it, the revision is recorded with "-dirty" and said so.
+hx_rev=${HALOX_GIT_REVISION:-$(git -C "$here" rev-parse HEAD 2>/dev/null)}
+if [[ -n $hx_rev ]] && git -C "$here" cat-file -e "$hx_rev^{commit}" 2>/dev/null &&
+    ! git -C "$here" diff --quiet "$hx_rev" -- src include app cmake CMakeLists.txt tests \
+        2> /dev/null; then
+    say "note: the sources differ from $hx_rev (a stale .git here?): recorded as $hx_rev-dirty; pass the commit sent, written out, as HALOX_GIT_REVISION"
+    hx_rev=$hx_rev-dirty
+fi
+export HALOX_GIT_REVISION=$hx_rev
 echo "$HALOX_GIT_REVISION" > "$OUT/logs/git_revision.txt"
 
 finish() {

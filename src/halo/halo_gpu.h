@@ -18,11 +18,6 @@
 extern "C" {
 #endif
 
-/* The device copy of one domain's plan image (src/dd/plan_image.h): uploaded with one
- * cudaMemcpy at every update into a grow-only device block (own); `view` points into it and is
- * what kernels take (by value). `host` is the host plan of the same domain, for launch sizes.
- * When a device search step keeps the image on the device (hx_plan_set_device_image), dev is
- * that image and only its part before the maps is uploaded. */
 /* A small host-to-device copy ordered on a stream, from pinned staging: a pageable source would
  * be staged by the driver, which may wait for the stream, and the legacy-stream copy it replaces
  * waited for every stream of the process (on a GPU shared under MPS: for kernels queued behind
@@ -40,6 +35,11 @@ hx_status hx_gpu_stage_copy(hx_gpu_stage *st, void *dev, const void *src, size_t
 /* Free (cudaFreeHost waits for the device: only when it is idle, as every backend's destroy). */
 void hx_gpu_stage_free(hx_gpu_stage *st);
 
+/* The device copy of one domain's plan image (src/dd/plan_image.h): uploaded with one
+ * cudaMemcpy at every update into a grow-only device block (own); `view` points into it and is
+ * what kernels take (by value). `host` is the host plan of the same domain, for launch sizes.
+ * When a device search step keeps the image on the device (hx_plan_set_device_image), dev is
+ * that image and only its part before the maps is uploaded. */
 typedef struct hx_gpu_plan {
     void *dev; /* the image in use */
     void *own; /* our copy (NULL while a device search step's image is used) */

@@ -226,8 +226,8 @@ static hx_status nv_regrow(hx_halo *h, int grow_local, int grow_buf)
 /* Paths, launch sizes and the kernel argument (local). Blocks of one PE's kernel may wait for
  * each other (force pulses wait for later pulses' accumulation) and for other PEs' kernels, so
  * every block of every PE sharing the GPU must be able to be resident at once: each PE keeps
- * its grids within its share of the GPU (chunk size doubled until they fit). */
-/* The pulse table and launch sizes for the plan; s: as nv_refresh's (NULL: synchronous). */
+ * its grids within its share of the GPU (chunk size doubled until they fit). The pulse table
+ * goes to the device on s, as nv_refresh's (NULL: synchronously). */
 static hx_status nv_configure(hx_halo *h, hx_stream s)
 {
     nv_impl *m = (nv_impl *)h->impl;

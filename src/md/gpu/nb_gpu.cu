@@ -1168,9 +1168,8 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
 }
 
 /* What a set of atoms fixes besides the per-atom arrays: counts, the zone tables, the periodic
- * images, the atoms per zone (to the device on the stream). */
-/* The geometry of a new local set; zcount: atoms per zone, uploaded on s (NULL: a kernel of the
- * caller's writes the zones' grid records itself, k_set_atoms_dev). */
+ * images, the atoms per zone zcount (to the device on stream s; NULL: a kernel of the caller's
+ * writes the zones' grid records itself, k_set_atoms_dev). */
 static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int periodic[3],
                                  const double box[3], const int *zcount, cudaStream_t s)
 {

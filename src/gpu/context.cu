@@ -24,22 +24,18 @@
 
 /* ---- bounded waits ------------------------------------------------------------------------ */
 
-extern "C" hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fmt, ...)
+/* The one polling loop of the bounded waits: query(obj) until it is no longer cudaErrorNotReady,
+ * at most `limit` seconds; WHAT formatted from fmt only on a timeout. */
+static hx_status wait_bounded(cudaError_t (*query)(void *), void *obj, double limit, int rank,
+                              const char *fmt, va_list ap)
 {
-    if (limit <= 0) {
-        HX_CUDA(cudaStreamSynchronize(s));
-        return HX_OK;
-    }
-    cudaError_t e = cudaStreamQuery(s);
+    cudaError_t e = query(obj);
     const double t0 = e == cudaErrorNotReady ? hx_wtime() : 0.0;
     while (e == cudaErrorNotReady) {
         const double w = hx_wtime() - t0;
         if (w > limit) {
             char what[256];
-            va_list ap;
-            va_start(ap, fmt);
             vsnprintf(what, sizeof what, fmt, ap);
-            va_end(ap);
             HX_FAIL(HX_ERR_TIMEOUT,
                     "rank %d: the GPU did not finish %s within %g s: a kernel or copy hung, or "
                     "the device is stuck (the deadline is HALOX_WAIT_TIMEOUT's)",
@@ -47,11 +43,47 @@ extern "C" hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, con
         }
         if (w > 1e-3)
             sched_yield(); /* past a millisecond a few microseconds more do not matter */
-        e = cudaStreamQuery(s);
+        e = query(obj);
     }
-    HX_CHECK(e == cudaSuccess, HX_ERR_CUDA, "cudaStreamQuery failed: %s (%s)",
+    HX_CHECK(e == cudaSuccess, HX_ERR_CUDA, "waiting for the GPU failed: %s (%s)",
              cudaGetErrorString(e), cudaGetErrorName(e));
     return HX_OK;
+}
+
+static cudaError_t query_stream(void *s)
+{
+    return cudaStreamQuery((cudaStream_t)s);
+}
+
+static cudaError_t query_event(void *ev)
+{
+    return cudaEventQuery((cudaEvent_t)ev);
+}
+
+extern "C" hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fmt, ...)
+{
+    if (limit <= 0) {
+        HX_CUDA(cudaStreamSynchronize(s));
+        return HX_OK;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    const hx_status st = wait_bounded(query_stream, (void *)s, limit, rank, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+extern "C" hx_status hx_gpu_event_wait(void *ev, double limit, int rank, const char *fmt, ...)
+{
+    if (limit <= 0) {
+        HX_CUDA(cudaEventSynchronize((cudaEvent_t)ev));
+        return HX_OK;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    const hx_status st = wait_bounded(query_event, ev, limit, rank, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 extern "C" hx_status hx_gpu_ctx_wait_idle(const hx_gpu_context *ctx, hx_stream extra, double limit,

@@ -81,6 +81,12 @@ hx_status hx_gpu_stream_wait(hx_stream s, double limit, int rank, const char *fm
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* The same for a recorded event (a cudaEvent_t): passed once the work before its record ran. */
+hx_status hx_gpu_event_wait(void *ev, double limit, int rank, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 /* The same for everything a backend may have enqueued: ctx's streams, `extra` (a caller's
  * stream, may be NULL) and the default stream. */
 hx_status hx_gpu_ctx_wait_idle(const hx_gpu_context *ctx, hx_stream extra, double limit, int rank,

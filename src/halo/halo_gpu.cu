@@ -772,6 +772,7 @@ static hx_status base_refresh(hx_halo *h, hx_stream s)
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     HX_CHECK(p->cap_local <= m->cap_local && (!m->direct || p->cap_buf <= m->cap_buf),
              HX_ERR_INTERNAL, "%s: refresh of a plan whose capacities grew", h->cfg.backend);
+    m->gp.stage.rank = hx_comm_rank(h->comm);
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
     int cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)

@@ -18,7 +18,6 @@
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_util.cuh"
 #include "halo/halo_gpu.h"
-#include "core/timer.h"
 #include "core/wait.h"
 
 #include <stdio.h>
@@ -32,17 +31,8 @@ extern "C" hx_status hx_gpu_stage_copy(hx_gpu_stage *st, void *dev, const void *
 {
     if (st->busy) {
         /* at a search step long since passed: the engine waited for its device before */
-        cudaEvent_t ev = (cudaEvent_t)st->ev;
-        const double limit = hx_wait_timeout_gpu(HX_WAIT_SETUP), t0 = hx_wtime();
-        cudaError_t e;
-        while ((e = cudaEventQuery(ev)) == cudaErrorNotReady)
-            HX_CHECK(hx_wtime() - t0 <= limit, HX_ERR_TIMEOUT,
-                     "the GPU did not finish a halo set-up copy within %g s: a kernel before it "
-                     "on its stream hung, or the device is stuck (the deadline is "
-                     "HALOX_WAIT_TIMEOUT's)",
-                     limit);
-        HX_CHECK(e == cudaSuccess, HX_ERR_CUDA, "cudaEventQuery failed: %s (%s)",
-                 cudaGetErrorString(e), cudaGetErrorName(e));
+        HX_TRY(hx_gpu_event_wait(st->ev, hx_wait_timeout_gpu(HX_WAIT_SETUP), st->rank,
+                                 "a halo set-up copy"));
         st->busy = 0;
     }
     if (bytes > st->cap) {

@@ -466,6 +466,7 @@ static hx_status nv_refresh(hx_halo *h, hx_stream s)
              "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
     if (s && m->phase == 0) {
         HX_TRY(nv_check(m));
+        m->gp.stage.rank = m->dp_stage.rank = hx_comm_rank(h->comm);
         HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
         return nv_configure(h, s);
     }

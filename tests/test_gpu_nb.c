@@ -296,9 +296,14 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
         printf("%-46s LJ rel %.1e Coul rel %.1e; force rms %.1e max %.1e\n", w3, r.lj_rel, r.c_rel,
                r.f_rms, r.f_max);
         if (o->parts > 0) {
-            /* every step prunes one part of each list beside its pair kernel */
-            for (int p = 0; p < o->parts; p++)
+            /* every step prunes one part of each list beside its pair kernel, which reads
+             * that part's masks while they are rewritten (either is a valid list for the step):
+             * the forces of every such step against the CPU's */
+            for (int p = 0; p < o->parts; p++) {
                 gpu_forces(nb, set, d_x, d_f, 0, fg, &eg);
+                snprintf(w3, sizeof w3, "%s, moved %.3f, pruning step %d", what, o->move, p);
+                compare(w3, "forces kernel", fg, NULL, fc, NULL, n);
+            }
             gpu_forces(nb, set, d_x, d_f, 1, fg, &eg);
             snprintf(w3, sizeof w3, "%s, moved %.3f, pruned x%d", what, o->move, o->parts);
             r = compare(w3, "energy kernel", fg, &eg, fc, &ec, n);

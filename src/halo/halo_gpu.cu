@@ -391,6 +391,7 @@ static hx_status base_setup_common(hx_halo *h, int direct)
     HX_CHECK(m, HX_ERR_NOMEM, "out of memory");
     h->impl = m;
     m->direct = direct;
+    m->gp.stage.rank = hx_comm_rank(h->comm); /* for its bounded wait's message */
     /* no spinning kernels here: several processes per GPU work without MPS (slower) */
     HX_TRY(hx_gpu_halo_place(h, 0, 0, &m->place));
     m->npulses = hx_plan_domain(h->plan, 0)->npulses;
@@ -772,7 +773,6 @@ static hx_status base_refresh(hx_halo *h, hx_stream s)
     const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
     HX_CHECK(p->cap_local <= m->cap_local && (!m->direct || p->cap_buf <= m->cap_buf),
              HX_ERR_INTERNAL, "%s: refresh of a plan whose capacities grew", h->cfg.backend);
-    m->gp.stage.rank = hx_comm_rank(h->comm);
     HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
     int cap_msg = 4;
     for (int q = 0; q < p->npulses; q++)

@@ -28,7 +28,7 @@ typedef struct hx_gpu_stage {
     size_t cap;
     void *ev; /* cudaEvent_t */
     int busy;
-    int rank; /* the owner's, for the wait's message */
+    int rank; /* the owner's, for the wait's message (set by the backend at creation) */
 } hx_gpu_stage;
 /* Enqueue the copy of src[0, bytes) to dev on stream; returns without waiting for it. */
 hx_status hx_gpu_stage_copy(hx_gpu_stage *st, void *dev, const void *src, size_t bytes,

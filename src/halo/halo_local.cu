@@ -208,6 +208,8 @@ static hx_status loc_setup(hx_halo *h)
     m->gp = (hx_gpu_plan *)calloc((size_t)h->nlocal, sizeof *m->gp);
     m->local_of = (int *)malloc(sizeof(int) * (size_t)(nd + 1));
     HX_CHECK(m->gp && m->local_of, HX_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < h->nlocal; i++)
+        m->gp[i].stage.rank = hx_comm_rank(h->comm); /* for its bounded wait's message */
     for (int d = 0; d < nd; d++)
         m->local_of[d] = -1;
     for (int i = 0; i < h->nlocal; i++)

@@ -142,6 +142,8 @@ static hx_status nv_setup(hx_halo *h)
         m ? HX_OK : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
     h->impl = m;
     HX_TRY(hx_comm_agree(h->comm, st));
+    /* the stages' bounded waits name the rank */
+    m->gp.stage.rank = m->dp_stage.rank = hx_comm_rank(h->comm);
     HX_TRY(hx_nv_config_agree(h->comm, &h->cfg, &m->cfg));
     st = hx_gpu_halo_place(h, 1, m->cfg.allow_no_mps, &m->place);
     if (st == HX_OK) {
@@ -466,7 +468,6 @@ static hx_status nv_refresh(hx_halo *h, hx_stream s)
              "nvshmem: refresh of a plan whose capacities grew (an update is needed)");
     if (s && m->phase == 0) {
         HX_TRY(nv_check(m));
-        m->gp.stage.rank = m->dp_stage.rank = hx_comm_rank(h->comm);
         HX_TRY(hx_gpu_plan_upload(&m->gp, h->plan, 0, s));
         return nv_configure(h, s);
     }

@@ -514,6 +514,8 @@ fi
 # 13. ncusec: where the time of the 45k step's slow kernels goes (stall reasons, occupancy,
 #     memory and issue utilisation), one instance of each, real clocks; plus the SASS lines with
 #     the most stall samples where this ncu can print its source page. MPS stopped first.
+#     NCUSEC_KERNELS "name:skip ..." picks the kernels, NCUSEC_CONFIGS gpu_md_bench's
+#     nstlist:parts (default 20:4; 100:8 gives the outer list of a decomposed run's nstlist).
 if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
     echo quit | nvidia-cuda-mps-control > /dev/null 2>&1
     sleep 1
@@ -526,7 +528,7 @@ if [[ " $probes " == *" ncusec "* ]] && command -v ncu > /dev/null; then
             --section WarpStateStats --section SchedulerStats --section SourceCounters \
             --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
             --import-source no -o "$OUT/logs/ncusec_$k" "$BUILD/tests/gpu_md_bench" \
-            --atoms 45000 --steps 40 --warmup 0 --configs 20:4 --no-graph
+            --atoms 45000 --steps 40 --warmup 0 --configs "${NCUSEC_CONFIGS:-20:4}" --no-graph
         if [[ -f $OUT/logs/ncusec_$k.ncu-rep ]]; then
             ncu -i "$OUT/logs/ncusec_$k.ncu-rep" --print-details all > "$OUT/logs/ncusec_$k.txt" 2>&1
             ncu -i "$OUT/logs/ncusec_$k.ncu-rep" --page source --csv --print-source sass \

@@ -925,7 +925,8 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * 4 ranks equal. HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries
  * are cut for (default 48; 24 and 96 measured 4-5 us slower at 45k there). Each process under
  * MPS cuts for the whole GPU: cut for its share (12 or 6 per multiprocessor on 4 or 8 ranks)
- * the runs there were 1.6-2.5x slower. */
+ * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-8): the list build's resident
+ * blocks per multiprocessor (search_gpu.cu, LB_BLOCKS_PER_SM). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -964,6 +965,17 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
                  "from 1 to 1024",
                  e);
         nb->entry_blocks = (int)v;
+    }
+    nb->lb_blocks = 0;
+    const char *l = getenv("HALOX_GPU_LB_BLOCKS");
+    if (l && l[0]) {
+        char *end = NULL;
+        const long v = strtol(l, &end, 10);
+        HX_CHECK(end && *end == '\0' && v >= 1 && v <= 8, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_LB_BLOCKS=%s: use a whole number of list-build blocks per "
+                 "multiprocessor from 1 to 8",
+                 l);
+        nb->lb_blocks = (int)v;
     }
     return HX_OK;
 }

@@ -148,6 +148,7 @@ struct hx_gpu_nb {
     int kernel;       /* HX_GPU_NB_KERNEL_* in use (never AUTO) */
     int resident; /* comb-2hs(n): resident blocks per multiprocessor compiled for (16, 14, 12) */
     int entry_blocks; /* HALOX_GPU_NB_ENTRY_BLOCKS (0: 48 per multiprocessor) */
+    int lb_blocks;    /* HALOX_GPU_LB_BLOCKS (0: LB_BLOCKS_PER_SM) */
     gnb_dev d;
     /* set */
     int cap_atoms;

@@ -737,8 +737,9 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
 }
 
 /* Threads (warps) of one list-build block, which builds the list of one work item at a time.
- * Four warps take 16 candidates per pass and a quarter of the flagged items each; at 72
- * registers 6 blocks fit on a multiprocessor. What made the kernel slow was not the warps:
+ * Four warps take 16 candidates per pass and a quarter of the flagged items each; the kernel is
+ * compiled for LB_RESIDENT blocks per multiprocessor (below). What made the kernel slow was not
+ * the warps:
  * with two or four per block it took 131-137 us at 45k atoms, and 182 us with the work items
  * below, until the pair counts' atomics went from one per thread to one per warp (lb_flush):
  * 55 us (bench/results/h200-2026-12-04d). */
@@ -1150,9 +1151,16 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
     }
 }
 
-/* One block per ~SM slot, taking work items (k_lb_work) in turn until none is left. */
-#define LB_BLOCKS_PER_SM 6 /* 80 registers x 128 threads: 6 blocks per multiprocessor */
-__global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d)
+/* One block per ~SM slot, taking work items (k_lb_work) in turn until none is left.
+ * LB_RESIDENT: the blocks per multiprocessor the kernel is compiled for. At 8 (64 registers)
+ * ptxas spills the same 20 bytes as unbounded (72 registers, 7 blocks), so the cap costs no
+ * instructions. Each block's item is a chain of barriers and dependent loads (a few
+ * instructions per cycle at most), and there are about as many items as slots (~1,100 at 45k
+ * atoms, nstlist 25): more resident blocks mean more items in flight, fewer in a last wave.
+ * LB_BLOCKS_PER_SM: the blocks launched per multiprocessor (HALOX_GPU_LB_BLOCKS overrides). */
+#define LB_RESIDENT 8
+#define LB_BLOCKS_PER_SM 6
+__global__ __launch_bounds__(LB_NT, LB_RESIDENT) void k_list_build(gnb_dev d)
 {
     __shared__ lb_smem S;
     __shared__ int s_w;
@@ -1376,8 +1384,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_lb_work, hx_div_up(d->cap_sc, 256), 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_lb_work");
     {
-        const unsigned slots =
-            (unsigned)(LB_BLOCKS_PER_SM * (nb->sm_count > 0 ? nb->sm_count : 132));
+        const unsigned slots = (unsigned)((nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM) *
+                                          (nb->sm_count > 0 ? nb->sm_count : 132));
         const unsigned most = 27u * (unsigned)d->cap_sc;
         HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
     }

@@ -1151,20 +1151,18 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
 }
 
 /* One block per ~SM slot, taking work items (k_lb_work) in turn until none is left.
- * LB_RESIDENT: the blocks per multiprocessor the kernel is compiled for. At 8 (64 registers)
- * ptxas spills the same 20 bytes as unbounded (72 registers, 7 blocks), so the cap costs no
- * instructions. Each block's item is a chain of barriers and dependent loads (a few
- * instructions per cycle at most), and there are about as many items as slots (~1,100 at 45k
- * atoms, nstlist 25): more resident blocks mean more items in flight, fewer in a last wave.
- * LB_BLOCKS_PER_SM: the blocks launched per multiprocessor (HALOX_GPU_LB_BLOCKS overrides). */
-#define LB_RESIDENT 8
+ * LB_BLOCKS_PER_SM: the blocks launched per multiprocessor (HALOX_GPU_LB_BLOCKS overrides it).
+ * k_list_build leaves ptxas its register choice: 72, with 20 bytes spilled, so 7 blocks would
+ * fit. k_list_build8, the same code compiled for 8 resident blocks (64 registers, the same 20
+ * bytes spilled), runs when 8 are asked for. Each block's item is a chain of barriers and
+ * dependent loads (a few instructions per cycle at most), and there are about as many items
+ * as slots (~1,100 at 45k atoms, nstlist 25): more resident blocks would mean more items in
+ * flight and fewer in a last wave (docs/design/gpu-search.md, "The list build's resident
+ * blocks"). */
 #define LB_BLOCKS_PER_SM 6
-__global__ __launch_bounds__(LB_NT, LB_RESIDENT) void k_list_build(gnb_dev d)
+static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &S, int &s_w,
+                                                     int *cand)
 {
-    __shared__ lb_smem S;
-    __shared__ int s_w;
-    HX_DYN_SMEM(smem);
-    int *cand = (int *)smem;
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int nwork = d.st->zsc[d.nzi] + d.st->nwork_extra;
@@ -1179,6 +1177,22 @@ __global__ __launch_bounds__(LB_NT, LB_RESIDENT) void k_list_build(gnb_dev d)
         const int item = d.lb_work[w];
         lb_item_list(d, S, cand, item >> 5, item & 31);
     }
+}
+
+__global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d)
+{
+    __shared__ lb_smem S;
+    __shared__ int s_w;
+    HX_DYN_SMEM(smem);
+    lb_blocks_run(d, S, s_w, (int *)smem);
+}
+
+__global__ __launch_bounds__(LB_NT, 8) void k_list_build8(gnb_dev d)
+{
+    __shared__ lb_smem S;
+    __shared__ int s_w;
+    HX_DYN_SMEM(smem);
+    lb_blocks_run(d, S, s_w, (int *)smem);
 }
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -1295,9 +1309,12 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_col_sort,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_smem));
     const size_t cand_smem = (size_t)d->cand_cap * sizeof(int);
-    if (cand_smem > 40 * 1024)
+    if (cand_smem > 40 * 1024) {
         HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
+        HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build8,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
+    }
     /* a graph, but not with the stage timing: events recorded by a graph do not time */
     if (nb->search_graph && !nb->time_stages) {
         /* captured again when anything the launches take changed: buffers or capacities
@@ -1383,10 +1400,11 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_lb_work, hx_div_up(d->cap_sc, 256), 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_lb_work");
     {
-        const unsigned slots = (unsigned)((nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM) *
-                                          (nb->sm_count > 0 ? nb->sm_count : 132));
+        const int per_sm = nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM;
+        const unsigned slots = (unsigned)(per_sm * (nb->sm_count > 0 ? nb->sm_count : 132));
         const unsigned most = 27u * (unsigned)d->cap_sc;
-        HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
+        void (*const kern)(gnb_dev) = per_sm == 8 ? k_list_build8 : k_list_build;
+        HX_LAUNCH(kern, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
     }
     HX_CUDA_LAUNCH("k_list_build");
     STAGE(5);

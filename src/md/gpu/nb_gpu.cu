@@ -925,8 +925,9 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
  * 4 ranks equal. HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries
  * are cut for (default 48; 24 and 96 measured 4-5 us slower at 45k there). Each process under
  * MPS cuts for the whole GPU: cut for its share (12 or 6 per multiprocessor on 4 or 8 ranks)
- * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-8): the list build's resident
- * blocks per multiprocessor (search_gpu.cu, LB_BLOCKS_PER_SM). */
+ * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-8): the list build's blocks
+ * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM); 8 runs its instance
+ * compiled for 8 resident blocks. */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",

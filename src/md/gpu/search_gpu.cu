@@ -737,8 +737,8 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
 }
 
 /* Threads (warps) of one list-build block, which builds the list of one work item at a time.
- * Four warps take 16 candidates per pass and a quarter of the flagged items each; the kernel is
- * compiled for LB_RESIDENT blocks per multiprocessor (below). What made the kernel slow was not
+ * Four warps take 16 candidates per pass and a quarter of the flagged items each; two instances
+ * differ in the resident blocks they are compiled for (below). What made the kernel slow was not
  * the warps: with two or four per block it took 131-137 us at 45k atoms, and 182 us with the
  * work items below, until the pair counts' atomics went from one per thread to one per warp
  * (lb_flush): 55 us (bench/results/h200-2026-12-04d). */

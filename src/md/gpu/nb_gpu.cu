@@ -915,6 +915,23 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     *nbp = NULL;
 }
 
+/* A count of blocks per multiprocessor from environment variable name (1..most; 0 when unset).
+ * what: the blocks named in the message. */
+static hx_status env_blocks(const char *name, long most, const char *what, int *out)
+{
+    *out = 0;
+    const char *e = getenv(name);
+    if (!e || !e[0])
+        return HX_OK;
+    char *end = NULL;
+    const long v = strtol(e, &end, 10);
+    HX_CHECK(end && *end == '\0' && v >= 1 && v <= most, HX_ERR_INVALID_ARG,
+             "%s=%s: use a whole number of %s per multiprocessor from 1 to %ld", name, e, what,
+             most);
+    *out = (int)v;
+    return HX_OK;
+}
+
 /* The pair kernel: the one asked for, else HALOX_GPU_NB_KERNEL, else the fastest measured
  * (docs/design/gpu-engine.md); the geometric-rule kernels fall back to the table when the force
  * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 14 by default): the
@@ -956,28 +973,8 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
                  HX_ERR_INVALID_ARG, "HALOX_GPU_NB_RESIDENT=%s: use 16, 14 or 12", r);
         nb->resident = atoi(r);
     }
-    nb->entry_blocks = 0;
-    const char *e = getenv("HALOX_GPU_NB_ENTRY_BLOCKS");
-    if (e && e[0]) {
-        char *end = NULL;
-        const long v = strtol(e, &end, 10);
-        HX_CHECK(end && *end == '\0' && v >= 1 && v <= 1024, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_NB_ENTRY_BLOCKS=%s: use a whole number of blocks per multiprocessor "
-                 "from 1 to 1024",
-                 e);
-        nb->entry_blocks = (int)v;
-    }
-    nb->lb_blocks = 0;
-    const char *l = getenv("HALOX_GPU_LB_BLOCKS");
-    if (l && l[0]) {
-        char *end = NULL;
-        const long v = strtol(l, &end, 10);
-        HX_CHECK(end && *end == '\0' && v >= 1 && v <= 8, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_LB_BLOCKS=%s: use a whole number of list-build blocks per "
-                 "multiprocessor from 1 to 8",
-                 l);
-        nb->lb_blocks = (int)v;
-    }
+    HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
+    HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 8, "list-build blocks", &nb->lb_blocks));
     return HX_OK;
 }
 

@@ -125,7 +125,9 @@ void hx_app_write_run_header(FILE *f, const char *command_line, int nranks, int 
     fprintf(f, "halox %s\n", HALOX_VERSION);
     fprintf(f, "  build        %s, %s, C flags '%s'\n", HALOX_BUILD_TYPE, HALOX_BUILD_COMPILER,
             HALOX_BUILD_FLAGS);
-    fprintf(f, "  backends     mpi %s, openmp %s, cuda %s, nvshmem %s (CPU engine used)\n",
+    /* what this binary was built with; the engine and halo backend a run uses are in its
+     * parameters ("backend gpu, halo exchange nvshmem") */
+    fprintf(f, "  built with   mpi %s, openmp %s, cuda %s, nvshmem %s\n",
             HALOX_HAVE_MPI ? "yes" : "no", HALOX_HAVE_OPENMP ? "yes" : "no",
             HALOX_HAVE_CUDA ? "yes" : "no", HALOX_HAVE_NVSHMEM ? "yes" : "no");
     fprintf(f, "  command      %s\n", command_line);

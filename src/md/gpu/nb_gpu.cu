@@ -942,9 +942,11 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
  * 4 ranks equal. HALOX_GPU_NB_ENTRY_BLOCKS (1-1024): the blocks per multiprocessor the entries
  * are cut for (default 48; 24 and 96 measured 4-5 us slower at 45k there). Each process under
  * MPS cuts for the whole GPU: cut for its share (12 or 6 per multiprocessor on 4 or 8 ranks)
- * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-8): the list build's blocks
- * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM); 8 runs its instance
- * compiled for 8 resident blocks. */
+ * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-7): the list build's blocks
+ * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM; 8, from a second
+ * instance compiled for them, measured no faster on an H100: bench/results/
+ * h100-2026-12-06r-suite-lb). HALOX_GPU_LB_SPLIT (1, 2, 4 or 8): the list build's threads per
+ * candidate column (search_gpu.cu, lb_item_list). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -974,7 +976,18 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
         nb->resident = atoi(r);
     }
     HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
-    HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 8, "list-build blocks", &nb->lb_blocks));
+    HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 7, "list-build blocks", &nb->lb_blocks));
+    nb->d.lb_split = 0;
+    const char *sp = getenv("HALOX_GPU_LB_SPLIT");
+    if (sp && sp[0]) {
+        int k = -1;
+        for (int i = 0; i < 4; i++)
+            if (strcmp(sp, i == 0 ? "1" : i == 1 ? "2" : i == 2 ? "4" : "8") == 0)
+                k = i;
+        HX_CHECK(k >= 0, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_LB_SPLIT=%s: use 1, 2, 4 or 8 threads per candidate column", sp);
+        nb->d.lb_split = k;
+    }
     return HX_OK;
 }
 

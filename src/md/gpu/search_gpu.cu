@@ -737,11 +737,10 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
 }
 
 /* Threads (warps) of one list-build block, which builds the list of one work item at a time.
- * Four warps take 16 candidates per pass and a quarter of the flagged items each; two instances
- * differ in the resident blocks they are compiled for (below). What made the kernel slow was not
- * the warps: with two or four per block it took 131-137 us at 45k atoms, and 182 us with the
- * work items below, until the pair counts' atomics went from one per thread to one per warp
- * (lb_flush): 55 us (bench/results/h200-2026-12-04d). */
+ * Four warps take 16 candidates per pass and a quarter of the flagged items each. What made the
+ * kernel slow was not the warps: with two or four per block it took 131-137 us at 45k atoms, and
+ * 182 us with the work items below, until the pair counts' atomics went from one per thread to
+ * one per warp (lb_flush): 55 us (bench/results/h200-2026-12-04d). */
 #define LB_NW 4
 #define LB_NT (32 * LB_NW)
 
@@ -1003,7 +1002,11 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                 S.ncand = 0;
             __syncthreads();
             const int ncx = vx1 - vx0 + 1, ncy = vy1 - vy0 + 1;
-            for (int f = t; f < ncx * ncy; f += LB_NT) {
+            /* 2^lb_split threads per column, each every 2^lb_split-th of its super-clusters:
+             * ~25 columns of ~9 super-clusters each at rlist 1.56 nm would otherwise leave
+             * most of the block waiting at the barrier below for ~25 threads' loops */
+            const int ls = d.lb_split, sub = t & ((1 << ls) - 1);
+            for (int f = t >> ls; f < ncx * ncy; f += LB_NT >> ls) {
                 const int cx = vx0 + f % ncx - kx * g.nc[0];
                 const int cy = vy0 + f / ncx - ky * g.nc[1];
                 const int col = g.col0 + cy * g.nc[0] + cx;
@@ -1016,16 +1019,17 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                 int j0 = d.col_sc[col];
                 if (half)
                     j0 = hx_imax(j0, sci); /* lower ones: all their clusters come first */
-                /* the column's boxes 32 at a time, with no shared atomic between their
-                 * loads (so that these overlap), then one atomic for the hits (their
-                 * order does not matter: sorted below) */
-                for (; j0 < je; j0 += 32) {
-                    const int jn = hx_imin(32, je - j0);
+                /* this thread's boxes of the column (j0 + sub + u * 2^ls) 32 at a time, with
+                 * no shared atomic between their loads (so that these overlap), then one
+                 * atomic for the hits (their order does not matter: sorted below) */
+                for (j0 += sub; j0 < je; j0 += 32 << ls) {
+                    const int jn = hx_imin(32, (je - j0 + (1 << ls) - 1) >> ls);
                     unsigned hit = 0;
 #pragma unroll 4
                     for (int u = 0; u < jn; u++) {
-                        const float4 jl = __ldg(&d.sc_bb[2 * (j0 + u)]);
-                        const float4 jh = __ldg(&d.sc_bb[2 * (j0 + u) + 1]);
+                        const int j = j0 + (u << ls);
+                        const float4 jl = __ldg(&d.sc_bb[2 * j]);
+                        const float4 jh = __ldg(&d.sc_bb[2 * j + 1]);
                         const float ax = gap1(jl.x, jh.x, slo.x, shi.x, sh.x);
                         const float ay = gap1(jl.y, jh.y, slo.y, shi.y, sh.y);
                         const float az = gap1(jl.z, jh.z, slo.z, shi.z, sh.z);
@@ -1036,7 +1040,7 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                         int p = atomicAdd(&S.ncand, __popc(hit));
                         for (; hit; hit &= hit - 1u, p++)
                             if (p < d.cand_cap)
-                                cand[p] = j0 + __ffs((int)hit) - 1;
+                                cand[p] = j0 + ((__ffs((int)hit) - 1) << ls);
                     }
                 }
             }
@@ -1152,13 +1156,11 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
 
 /* One block per ~SM slot, taking work items (k_lb_work) in turn until none is left.
  * LB_BLOCKS_PER_SM: the blocks launched per multiprocessor (HALOX_GPU_LB_BLOCKS overrides it).
- * k_list_build leaves ptxas its register choice: 72, with 20 bytes spilled, so 7 blocks would
- * fit. k_list_build8, the same code compiled for 8 resident blocks (64 registers, the same 20
- * bytes spilled), runs when 8 are asked for. Each block's item is a chain of barriers and
- * dependent loads (a few instructions per cycle at most), and there are about as many items
- * as slots (~1,100 at 45k atoms, nstlist 25): more resident blocks would mean more items in
- * flight and fewer in a last wave (docs/design/gpu-search.md, "The list build's resident
- * blocks"). */
+ * ptxas is left its register choice: 72, with 20 bytes spilled, so 7 blocks fit. The same code
+ * compiled for 8 resident blocks (64 registers) and launched 8 per multiprocessor was no faster
+ * on an H100, on one GPU or on 4 ranks (docs/design/gpu-search.md, "The list build's resident
+ * blocks"): an item's chain of barriers and dependent loads, not the items in flight, sets the
+ * kernel's time. */
 #define LB_BLOCKS_PER_SM 6
 static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &S, int &s_w,
                                                      int *cand)
@@ -1180,14 +1182,6 @@ static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &
 }
 
 __global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d)
-{
-    __shared__ lb_smem S;
-    __shared__ int s_w;
-    HX_DYN_SMEM(smem);
-    lb_blocks_run(d, S, s_w, (int *)smem);
-}
-
-__global__ __launch_bounds__(LB_NT, 8) void k_list_build8(gnb_dev d)
 {
     __shared__ lb_smem S;
     __shared__ int s_w;
@@ -1312,8 +1306,6 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     if (cand_smem > 40 * 1024) {
         HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
-        HX_CUDA(cudaFuncSetAttribute((const void *)k_list_build8,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)cand_smem));
     }
     /* a graph, but not with the stage timing: events recorded by a graph do not time */
     if (nb->search_graph && !nb->time_stages) {
@@ -1403,8 +1395,7 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         const int per_sm = nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM;
         const unsigned slots = (unsigned)(per_sm * (nb->sm_count > 0 ? nb->sm_count : 132));
         const unsigned most = 27u * (unsigned)d->cap_sc;
-        void (*const kern)(gnb_dev) = per_sm == 8 ? k_list_build8 : k_list_build;
-        HX_LAUNCH(kern, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
+        HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
     }
     HX_CUDA_LAUNCH("k_list_build");
     STAGE(5);

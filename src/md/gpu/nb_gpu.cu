@@ -945,8 +945,7 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
  * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-7): the list build's blocks
  * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM; 8, from a second
  * instance compiled for them, measured no faster on an H100: bench/results/
- * h100-2026-12-06r-suite-lb). HALOX_GPU_LB_SPLIT (1, 2, 4 or 8): the list build's threads per
- * candidate column (search_gpu.cu, lb_item_list). */
+ * h100-2026-12-06r-suite-lb). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -977,17 +976,6 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
     }
     HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
     HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 7, "list-build blocks", &nb->lb_blocks));
-    nb->d.lb_split = 0;
-    const char *sp = getenv("HALOX_GPU_LB_SPLIT");
-    if (sp && sp[0]) {
-        int k = -1;
-        for (int i = 0; i < 4; i++)
-            if (strcmp(sp, i == 0 ? "1" : i == 1 ? "2" : i == 2 ? "4" : "8") == 0)
-                k = i;
-        HX_CHECK(k >= 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_LB_SPLIT=%s: use 1, 2, 4 or 8 threads per candidate column", sp);
-        nb->d.lb_split = k;
-    }
     return HX_OK;
 }
 

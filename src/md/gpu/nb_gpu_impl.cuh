@@ -129,7 +129,6 @@ typedef struct gnb_dev {
     int rolling; /* the rolling prune is on (prune_parts > 0) */
     float rlist;
     int max_cj;
-    int lb_split; /* log2 of the list build's threads per candidate column (HALOX_GPU_LB_SPLIT) */
     int ntypes;
     float epsfac, krf, crf, two_krf;
     double epsfac_d, krf_d, crf_d, rc2_d, irc6_d, irc12_d;

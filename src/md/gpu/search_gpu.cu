@@ -1002,11 +1002,7 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                 S.ncand = 0;
             __syncthreads();
             const int ncx = vx1 - vx0 + 1, ncy = vy1 - vy0 + 1;
-            /* 2^lb_split threads per column, each every 2^lb_split-th of its super-clusters:
-             * ~25 columns of ~9 super-clusters each at rlist 1.56 nm would otherwise leave
-             * most of the block waiting at the barrier below for ~25 threads' loops */
-            const int ls = d.lb_split, sub = t & ((1 << ls) - 1);
-            for (int f = t >> ls; f < ncx * ncy; f += LB_NT >> ls) {
+            for (int f = t; f < ncx * ncy; f += LB_NT) {
                 const int cx = vx0 + f % ncx - kx * g.nc[0];
                 const int cy = vy0 + f / ncx - ky * g.nc[1];
                 const int col = g.col0 + cy * g.nc[0] + cx;
@@ -1019,17 +1015,16 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                 int j0 = d.col_sc[col];
                 if (half)
                     j0 = hx_imax(j0, sci); /* lower ones: all their clusters come first */
-                /* this thread's boxes of the column (j0 + sub + u * 2^ls) 32 at a time, with
-                 * no shared atomic between their loads (so that these overlap), then one
-                 * atomic for the hits (their order does not matter: sorted below) */
-                for (j0 += sub; j0 < je; j0 += 32 << ls) {
-                    const int jn = hx_imin(32, (je - j0 + (1 << ls) - 1) >> ls);
+                /* the column's boxes 32 at a time, with no shared atomic between their
+                 * loads (so that these overlap), then one atomic for the hits (their
+                 * order does not matter: sorted below) */
+                for (; j0 < je; j0 += 32) {
+                    const int jn = hx_imin(32, je - j0);
                     unsigned hit = 0;
 #pragma unroll 4
                     for (int u = 0; u < jn; u++) {
-                        const int j = j0 + (u << ls);
-                        const float4 jl = __ldg(&d.sc_bb[2 * j]);
-                        const float4 jh = __ldg(&d.sc_bb[2 * j + 1]);
+                        const float4 jl = __ldg(&d.sc_bb[2 * (j0 + u)]);
+                        const float4 jh = __ldg(&d.sc_bb[2 * (j0 + u) + 1]);
                         const float ax = gap1(jl.x, jh.x, slo.x, shi.x, sh.x);
                         const float ay = gap1(jl.y, jh.y, slo.y, shi.y, sh.y);
                         const float az = gap1(jl.z, jh.z, slo.z, shi.z, sh.z);
@@ -1040,7 +1035,7 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                         int p = atomicAdd(&S.ncand, __popc(hit));
                         for (; hit; hit &= hit - 1u, p++)
                             if (p < d.cand_cap)
-                                cand[p] = j0 + ((__ffs((int)hit) - 1) << ls);
+                                cand[p] = j0 + __ffs((int)hit) - 1;
                     }
                 }
             }

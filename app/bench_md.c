@@ -49,16 +49,18 @@ enum {
     Q_DD_HALO_UPDATES,
     Q_SEARCH_CLOCK_US, /* a whole search step on the step clock, from the previous step's end */
     Q_SEARCH_PART,     /* NSEARCH_PARTS: the search step's parts, us per search */
-    Q_N = Q_SEARCH_PART + 11
+    Q_N = Q_SEARCH_PART + 13
 };
 /* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us.
  * The first six tile the search step; then the coordinate halo (inside the sixth), and with the
- * search step on the device the device time of its parts and the host's counts */
-#define NSEARCH_PARTS 11
+ * search step on the device the device time of its parts, the host's counts, and the host's
+ * time in the plan from the counts and in the agreements after them */
+#define NSEARCH_PARTS 13
 static const char *const search_parts[NSEARCH_PARTS] = {
-    "state_to_host",    "migration",          "topology_plan",   "halo_setup",
-    "local_set_upload", "halo_x_pair_search", "halo_x",          "device_migration",
-    "device_local_set", "device_plan_maps",   "counts_reduction"};
+    "state_to_host",    "migration",          "topology_plan",    "halo_setup",
+    "local_set_upload", "halo_x_pair_search", "halo_x",           "device_migration",
+    "device_local_set", "device_plan_maps",   "counts_reduction", "plan_from_counts",
+    "agreements"};
 
 static int list_has(const char *list, const char *name)
 {
@@ -161,7 +163,8 @@ static hx_status run_one(hx_comm *world, const hx_gpu_context *gpu, const mopts 
         const double parts[NSEARCH_PARTS] = {
             t.search_download,      t.search_migrate,  t.search_plan,   t.search_halo,
             t.search_set_local,     t.search_pairs,    t.search_halo_x, t.search_dev_migrate,
-            t.search_dev_local_set, t.search_dev_plan, t.search_counts};
+            t.search_dev_local_set, t.search_dev_plan, t.search_counts, t.search_plan_counts,
+            t.search_agree};
         for (int k = 0; k < NSEARCH_PARTS; k++)
             q[Q_SEARCH_PART + k] = t.searches > 0 ? 1e6 * parts[k] / (double)t.searches : 0.0;
     }

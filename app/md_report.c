@@ -163,7 +163,9 @@ static void timing_values(const hx_md_timings *t, double v[HX_APP_NALL])
                                       t->search_dev_migrate,
                                       t->search_dev_local_set,
                                       t->search_dev_plan,
-                                      t->search_counts};
+                                      t->search_counts,
+                                      t->search_plan_counts,
+                                      t->search_agree};
     memcpy(v, vals, sizeof vals);
 }
 
@@ -182,7 +184,8 @@ static const char *const time_names[HX_APP_NTIMES] = {"non-bonded local",
 static const char *const search_names[HX_APP_NSEARCH] = {
     "state to host",    "migration",          "topology+plan",     "halo set-up",
     "local set+upload", "x halo+pair search", "  of which x halo", "device migration",
-    "device local set", "device plan maps",   "counts+reduction"};
+    "device local set", "device plan maps",   "counts+reduction",  "plan from counts",
+    "agreements"};
 
 hx_status hx_app_timing_reduce(hx_comm *comm, const hx_md_timings *t, long long extra,
                                hx_app_timing *out)

@@ -34,8 +34,9 @@ void hx_app_log_energies(FILE *f, const hx_md_energies *e);
  * the total), then HX_APP_NSEARCH parts of the repartition+search row. */
 #define HX_APP_NTIMES 10
 /* the six parts tile the search row; then the coordinate halo (inside the last one) and, for a
- * search step on the device, the device time of its parts and the counts (inside the others) */
-#define HX_APP_NSEARCH 11
+ * search step on the device, the device time of its parts, the counts, and the host's time in
+ * the plan from the counts and in the agreements after them (inside the others) */
+#define HX_APP_NSEARCH 13
 #define HX_APP_NSEARCH_TILE 6
 #define HX_APP_NALL (HX_APP_NTIMES + HX_APP_NSEARCH)
 typedef struct hx_app_timing {

@@ -124,7 +124,8 @@ SEARCH_KEYS = {"state to host": "state_to_host", "migration": "migration",
                "local set+upload": "local_set_upload", "x halo+pair search": "halo_x_pair_search",
                "of which x halo": "halo_x", "device migration": "device_migration",
                "device local set": "device_local_set", "device plan maps": "device_plan_maps",
-               "counts+reduction": "counts_reduction"}
+               "counts+reduction": "counts_reduction", "plan from counts": "plan_from_counts",
+               "agreements": "agreements"}
 
 
 def parse_search_line(text):

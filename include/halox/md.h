@@ -597,6 +597,11 @@ typedef struct hx_md_timings {
      * refresh). Both slow paths are entered by every process at the same search step. */
     double search_halo_x;
     double search_dev_migrate, search_dev_local_set, search_dev_plan, search_counts;
+    /* of a search step on the device, the host's time in its collectives after the device
+     * step: the plan from the counts (hx_plan_set_counts: the plan's bookkeeping, its agreement
+     * and the offsets' messages), and the agreements (the two after the plan image and the
+     * modules' set-up, the list statistics' sum); each also waits for the slowest process */
+    double search_plan_counts, search_agree;
     /* host wall time of the search steps on the device alone (part of search, which also
      * holds the run's first search, the host's set-up), s */
     double search_dd;

@@ -224,13 +224,16 @@ static hx_status repartition_device(hx_md *md, double t0)
                                 hx_comm_local_domain(md->comm, i))
                  : md->B->dd_counts(md->bimpl, i, &pcp[i]);
     /* a failure to get the counts is agreed by hx_plan_set_counts before its messages */
+    const double tp0 = hx_wtime();
     st = hx_plan_set_counts(hx_decomp_plan(md->dec), st, st == HX_OK ? pcp : NULL, gmax);
+    const double tp1 = hx_wtime();
     if (pcp != pc)
         free(pcp);
     /* hx_plan_set_counts's last part (the image) is local: agreed here, so that no process
      * goes on into the next collective without the others */
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t2 = hx_wtime();
+    double agree = t2 - tp1;
     /* local unless a capacity grew (then collective on every process alike: the plan's
      * capacities are global maxima with headroom, so this is rare) */
     int halo_updated = 0;
@@ -250,8 +253,10 @@ static hx_status repartition_device(hx_md *md, double t0)
     const double t3 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
         st = md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    const double ta = hx_wtime();
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t4 = hx_wtime();
+    agree += t4 - ta;
     /* as on the host path: a failure of the coordinate halo is agreed with the search's */
     st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
@@ -262,8 +267,10 @@ static hx_status repartition_device(hx_md *md, double t0)
                                 "domain %d: the pair search failed (fault injected by a test)",
                                 hx_comm_local_domain(md->comm, i))
                  : md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
+    const double tb = hx_wtime();
     HX_TRY(update_dd_info(md, st, dt.stats)); /* agrees st */
     const double t6 = hx_wtime();
+    agree += t6 - tb;
     /* device parts are sub-intervals of [t0, t1]; the columns keep tiling [t0, t6] */
     const double dev = dt.migrate + dt.local_set + dt.plan;
     const double wall1 = t1 - t0;
@@ -278,6 +285,8 @@ static hx_status repartition_device(hx_md *md, double t0)
     md->tm.search_dev_local_set += dt.local_set;
     md->tm.search_dev_plan += dt.plan;
     md->tm.search_counts += dt.counts + (t2 - t1);
+    md->tm.search_plan_counts += tp1 - tp0;
+    md->tm.search_agree += agree;
     md->tm.dd_searches++;
     md->tm.dd_retries += dt.retries;
     return HX_OK;

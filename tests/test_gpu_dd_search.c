@@ -285,13 +285,23 @@ static int one_case(const char *name, const hx_system *s, const char *model, con
                  grid[2]);
         compare(tag, &shrunk, &dev, nsteps, s->natoms);
     }
+    /* the plan from the counts and the agreements after it are disjoint intervals of the
+     * device search steps' host wall time */
+    T_CHECK(!dev.ok || (dev.tm.search_plan_counts >= 0 && dev.tm.search_agree >= 0 &&
+                        dev.tm.search_plan_counts + dev.tm.search_agree <= dev.tm.search_dd),
+            "%s %s: the plan from the counts %.6f s and the agreements %.6f s do not fit in the "
+            "device search steps' %.6f s",
+            name, halo, dev.tm.search_plan_counts, dev.tm.search_agree, dev.tm.search_dd);
     if (g_rank == 0 && dev.ok)
         printf("    device search step: migration %.1f us, local set %.1f us, plan maps %.1f "
-               "us, counts %.1f us, the whole step %.1f us of host wall time per search (%lld)\n",
+               "us, counts %.1f us (plan from them %.1f us, agreements after them %.1f us), the "
+               "whole step %.1f us of host wall time per search (%lld)\n",
                1e6 * dev.tm.search_dev_migrate / dev.tm.dd_searches,
                1e6 * dev.tm.search_dev_local_set / dev.tm.dd_searches,
                1e6 * dev.tm.search_dev_plan / dev.tm.dd_searches,
                1e6 * dev.tm.search_counts / dev.tm.dd_searches,
+               1e6 * dev.tm.search_plan_counts / dev.tm.dd_searches,
+               1e6 * dev.tm.search_agree / dev.tm.dd_searches,
                1e6 * dev.tm.search_dd / dev.tm.dd_searches, dev.tm.dd_searches);
     run_free(&host);
     run_free(&dev);

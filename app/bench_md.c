@@ -34,6 +34,11 @@ typedef struct mopts {
     const char *gpu_ids; /* --gpu-id */
 } mopts;
 
+/* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us
+ * (search_parts below). The first six tile the search step; then the coordinate halo (inside
+ * the sixth), and with the search step on the device the device time of its parts, the host's
+ * counts, and the host's time in the plan from the counts and in the agreements after them */
+#define NSEARCH_PARTS 13
 /* One run's numbers on this rank, gathered on rank 0 as doubles. */
 enum {
     Q_STEP_US,   /* time per non-search step (the step clock's spans between searches) */
@@ -49,13 +54,8 @@ enum {
     Q_DD_HALO_UPDATES,
     Q_SEARCH_CLOCK_US, /* a whole search step on the step clock, from the previous step's end */
     Q_SEARCH_PART,     /* NSEARCH_PARTS: the search step's parts, us per search */
-    Q_N = Q_SEARCH_PART + 13
+    Q_N = Q_SEARCH_PART + NSEARCH_PARTS
 };
-/* hx_md_timings' parts of a search step, in its order; the JSON object search_step_parts_us.
- * The first six tile the search step; then the coordinate halo (inside the sixth), and with the
- * search step on the device the device time of its parts, the host's counts, and the host's
- * time in the plan from the counts and in the agreements after them */
-#define NSEARCH_PARTS 13
 static const char *const search_parts[NSEARCH_PARTS] = {
     "state_to_host",    "migration",          "topology_plan",    "halo_setup",
     "local_set_upload", "halo_x_pair_search", "halo_x",           "device_migration",

@@ -945,7 +945,8 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
  * the runs there were 1.6-2.5x slower. HALOX_GPU_LB_BLOCKS (1-7): the list build's blocks
  * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM; 8, from a second
  * instance compiled for them, measured no faster on an H100: bench/results/
- * h100-2026-12-06r-suite-lb). */
+ * h100-2026-12-06r-suite-lb). HALOX_GPU_LB_ZONES (0 or 1): a list-build work item per j zone
+ * (1, the default) or one per image taking its j zones in turn (0; the same lists). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -976,6 +977,15 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
     }
     HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
     HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 7, "list-build blocks", &nb->lb_blocks));
+    nb->d.lb_zones = 1;
+    const char *z = getenv("HALOX_GPU_LB_ZONES");
+    if (z && z[0]) {
+        HX_CHECK(strcmp(z, "0") == 0 || strcmp(z, "1") == 0, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_LB_ZONES=%s: use 1 (a list-build work item per j zone, the default) "
+                 "or 0 (an item takes every j zone of its image in turn)",
+                 z);
+        nb->d.lb_zones = z[0] == '1';
+    }
     return HX_OK;
 }
 

@@ -34,6 +34,13 @@
 #define GNB_SCA 64 /* atoms per super-cluster */
 #define GNB_NSHIFT 27
 #define GNB_CENTER 13
+/* A list-build work item: i super-cluster, j zone from the i zone's first (GNB_LB_ALLZ: every
+ * one in turn), image shift index */
+#define GNB_LB_ALLZ 15
+#define GNB_LB_ITEM(sci, jk, img) ((sci) << 9 | (jk) << 5 | (img))
+#define GNB_LB_SCI(item) ((item) >> 9)
+#define GNB_LB_JZ(item) (((item) >> 5) & 15)
+#define GNB_LB_IMG(item) ((item)&31)
 #define GNB_MAXZ 8
 #define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
 #define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
@@ -108,8 +115,10 @@ typedef struct gnb_dev {
     uint2 *items[2];
     unsigned short *mask[2], *masko[2];
     uint8_t *excl;
-    /* list-build work items, sci * 32 + image shift index: the central image of every i
-     * super-cluster at [sci], then its other images (k_lb_work); 27 per super-cluster at most */
+    /* list-build work items (GNB_LB_ITEM): the central image of every i super-cluster against
+     * its first j zone at [sci], then its other images and zones (k_lb_work); 27 per
+     * super-cluster at most (3^(3-k) images times at most 2^k j zones with k decomposed
+     * dimensions) */
     int *lb_work;
     /* misc */
     gnb_zone_grid *grid;
@@ -126,7 +135,8 @@ typedef struct gnb_dev {
     float box[3];
     double boxd[3];
     float rlist2, rinner2, rc2, excl2;
-    int rolling; /* the rolling prune is on (prune_parts > 0) */
+    int rolling;  /* the rolling prune is on (prune_parts > 0) */
+    int lb_zones; /* one list-build item per j zone (HALOX_GPU_LB_ZONES, default 1) */
     float rlist;
     int max_cj;
     int ntypes;

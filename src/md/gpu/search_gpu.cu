@@ -681,45 +681,59 @@ static __device__ __forceinline__ int lb_izone(const gnb_dev &d, int sci)
     return iz;
 }
 
-/* The list build's work items (gnb_dev.lb_work): one per i super-cluster and periodic image
- * with candidate columns in some j zone. Near the box's faces, edges and corners a
- * super-cluster reaches 2, 4 or 8 images, each with the fixed cost of a candidate search, sort
- * and flush; in one block per super-cluster they ran in sequence while an interior
- * super-cluster has one. As separate items, taken by the resident blocks in turn, they spread
- * over the GPU. The central image of every super-cluster comes first (index sci: the heaviest
- * items start first), the others after them in any order. (Measured only together with the
- * atomics change of lb_flush, which was the larger part: see LB_NW.) */
+/* The list build's work items (gnb_dev.lb_work): one per i super-cluster, periodic image and
+ * j zone with candidate columns (GNB_LB_ITEM). Near the box's faces, edges and corners a
+ * super-cluster reaches 2, 4 or 8 images, and in a decomposed domain 2 to 8 j zones; each pair
+ * has the fixed cost of a candidate search, sort and flush, and in one block per super-cluster
+ * they ran in sequence. As separate items, taken by the resident blocks in turn, they spread
+ * over the GPU. The central image of every super-cluster against its first j zone comes first
+ * (index sci: the heaviest items start first), the others after them in any order. With
+ * d.lb_zones 0 (HALOX_GPU_LB_ZONES=0) an item takes every j zone of its image in turn, as
+ * before the zones were split. */
 __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
 {
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int sci = blockIdx.x * blockDim.x + threadIdx.x;
     const int nsci = d.st->zsc[d.nzi];
-    unsigned mask = 0;
+    /* per j zone (relative to the i zone's first; all in [0] without the split) */
+    unsigned mask[GNB_MAXZ];
+    int jzf = 0, nj = 0, n = 0;
     if (sci < nsci) {
         const int iz = lb_izone(d, sci);
         const float4 slo = d.sc_bb[2 * sci], shi = d.sc_bb[2 * sci + 1];
         const int kx0 = d.periodic[0] ? -1 : 0, ky0 = d.periodic[1] ? -1 : 0;
-        for (int jz = d.jz0[iz]; jz < d.jz1[iz]; jz++) {
+        jzf = d.jz0[iz];
+        nj = d.jz1[iz] - jzf;
+        for (int k = 0; k < GNB_MAXZ; k++)
+            mask[k] = 0;
+        for (int jz = jzf; jz < jzf + nj; jz++) {
             const gnb_zone_grid g = d.grid[jz];
             if (g.nc[0] == 0)
                 continue;
             lb_range R;
             lb_columns(d, g, slo, shi, R);
+            unsigned m = 0;
             for (int kz = R.kz0; kz <= R.kz1; kz++)
                 for (int ky = ky0; ky <= -ky0; ky++)
                     for (int kx = kx0; kx <= -kx0; kx++) {
                         int vx0, vx1, vy0, vy1;
                         if (lb_image_columns(g, R, kx, ky, kz, vx0, vx1, vy0, vy1))
-                            mask |= 1u << ((kx + 1) + 3 * (ky + 1) + 9 * (kz + 1));
+                            m |= 1u << ((kx + 1) + 3 * (ky + 1) + 9 * (kz + 1));
                     }
+            mask[d.lb_zones ? jz - jzf : 0] |= m;
         }
-        /* the central image always has work (the super-cluster's own column): at [sci] */
-        d.lb_work[sci] = sci * 32 + GNB_CENTER;
-        mask &= ~(1u << GNB_CENTER);
+        /* the central image against the first j zone always runs (the super-cluster's own
+         * column when that zone is its own): at [sci] */
+        d.lb_work[sci] = GNB_LB_ITEM(sci, d.lb_zones ? 0 : GNB_LB_ALLZ, GNB_CENTER);
+        mask[0] &= ~(1u << GNB_CENTER);
+        if (!d.lb_zones)
+            nj = 1;
+        for (int k = 0; k < nj; k++)
+            n += __popc(mask[k]);
     }
-    /* the other images: one atomic per warp */
-    const int n = __popc(mask), lane = threadIdx.x & 31;
+    /* the other items: one atomic per warp */
+    const int lane = threadIdx.x & 31;
     int excl = n;
     for (int o = 1; o < 32; o <<= 1) {
         const int v = __shfl_up_sync(HX_FULL_MASK, excl, o);
@@ -732,8 +746,9 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
     if (lane == 0 && total)
         base = atomicAdd(&d.st->nwork_extra, total);
     base = __shfl_sync(HX_FULL_MASK, base, 0) + nsci + excl;
-    for (; mask; mask &= mask - 1u)
-        d.lb_work[base++] = sci * 32 + (__ffs((int)mask) - 1);
+    for (int k = 0; k < nj; k++)
+        for (unsigned m = mask[k]; m; m &= m - 1u)
+            d.lb_work[base++] = GNB_LB_ITEM(sci, d.lb_zones ? k : GNB_LB_ALLZ, __ffs((int)m) - 1);
 }
 
 /* Threads (warps) of one list-build block, which builds the list of one work item at a time.
@@ -963,9 +978,9 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
 }
 
 /* The list of one work item: i super-cluster sci against the j super-clusters of image want in
- * every j zone of its i zone. */
+ * j zone jk of its i zone (counted from the i zone's first), or in every one (GNB_LB_ALLZ). */
 static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S, int *cand,
-                                                    int sci, int want)
+                                                    int sci, int jk, int want)
 {
     const int t = threadIdx.x;
     if (t < 2 * GNB_SCC)
@@ -982,7 +997,9 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
     const int iz = lb_izone(d, sci);
     __syncthreads();
     const float4 slo = S.sbb[0], shi = S.sbb[1];
-    for (int jz = d.jz0[iz]; jz < d.jz1[iz]; jz++) {
+    const int jza = jk == GNB_LB_ALLZ ? d.jz0[iz] : d.jz0[iz] + jk;
+    const int jzb = jk == GNB_LB_ALLZ ? d.jz1[iz] : jza + 1;
+    for (int jz = jza; jz < jzb; jz++) {
         const gnb_zone_grid g = d.grid[jz];
         if (g.nc[0] == 0)
             continue;
@@ -1172,7 +1189,7 @@ static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &
         if (w >= nwork)
             return;
         const int item = d.lb_work[w];
-        lb_item_list(d, S, cand, item >> 5, item & 31);
+        lb_item_list(d, S, cand, GNB_LB_SCI(item), GNB_LB_JZ(item), GNB_LB_IMG(item));
     }
 }
 
@@ -1211,6 +1228,11 @@ static hx_status alloc_search(hx_gpu_nb *nb, cudaStream_t s)
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;
     }
+    /* GNB_LB_ITEM keeps a super-cluster's index in 22 bits */
+    HX_CHECK(d->cap_sc < (1 << 22), HX_ERR_UNSUPPORTED,
+             "the pair search takes at most %d super-clusters of %d atoms per domain (%d asked "
+             "for): use more domains",
+             (1 << 22) - 1, GNB_SCA, d->cap_sc);
     const size_t cols = (size_t)d->cap_cols + 1, sc = (size_t)d->cap_sc;
     const size_t slots = sc * GNB_SCA;
     HX_TRY(dev_alloc((void **)&d->col_count, cols * sizeof(int)));

@@ -946,7 +946,9 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
  * launched per multiprocessor (default 6, search_gpu.cu's LB_BLOCKS_PER_SM; 8, from a second
  * instance compiled for them, measured no faster on an H100: bench/results/
  * h100-2026-12-06r-suite-lb). HALOX_GPU_LB_ZONES (0 or 1): a list-build work item per j zone
- * (1, the default) or one per image taking its j zones in turn (0; the same lists). */
+ * (1, the default) or one per image taking its j zones in turn (0; the same lists); per zone,
+ * the list build of a decomposed domain took 31-49 % less time and the search step 50-145 us
+ * less on 4 and 8 ranks of one H100 (bench/results/h100-2026-12-06t-zones-compare). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",

@@ -382,21 +382,24 @@ static void from_md(hx_decomp *dec, hx_md *md)
 
 /* HALOX_GPU_DD_KTIMES=1: every kernel of the step and the messages timed at every run, each
  * exactly as often as the step launches it (per run: once per local domain; the migration's per
- * decomposed dimension and direction, the pulses' per pulse; a message per channel), the times
+ * decomposed dimension (both directions in one pass), the pulses' per pulse; a message per
+ * pulse and per migration direction, one direction only along a dimension of two cells), the times
  * not negative, and their sum within the parts' events and at least half of them (the marks lie
  * between the step's first and last event; after the last mark only the control records'
  * copies). */
 static void check_kernel_times(const tcase *tc, const hx_gpu_decomp *g, int nl, int ndim,
                                int npulses, int searches, double parts_s)
 {
-    static const char *want[] = {"k_begin", "k_mig_init",       "k_mig_mark_scan", "k_mig_pack",
-                                 "message", "k_mig_unpack",     "k_fin_a",         "k_fin_b",
-                                 "k_fin_d", "k_pulse_sel_scan", "k_pulse_pack",    "k_pulse_recv"};
+    static const char *want[] = {
+        "k_begin", "k_mig_init", "k_mig_mark_scan",  "k_mig_pack",   "message",     "k_mig_unpack",
+        "k_fin_b", "k_fin_d",    "k_pulse_sel_scan", "k_pulse_pack", "k_pulse_recv"};
     const int nwant = (int)(sizeof want / sizeof want[0]);
     /* launches per run of each, in want's order */
-    const long long mig = 2LL * ndim * nl, pul = (long long)npulses * nl;
-    const long long per_run[] = {nl, nl,  mig, mig, 2LL * ndim + npulses, mig, nl, nl,
-                                 nl, pul, pul, pul};
+    int mig_msgs = 0;
+    for (int d = 0; d < 3; d++)
+        mig_msgs += tc->grid[d] == 1 ? 0 : tc->grid[d] == 2 ? 1 : 2;
+    const long long mig = (long long)ndim * nl, pul = (long long)npulses * nl;
+    const long long per_run[] = {nl, nl, mig, mig, mig_msgs + npulses, mig, nl, nl, pul, pul, pul};
     const char *name[32];
     double ms[32];
     long long launches[32], runs = 0;

@@ -6,13 +6,14 @@
  *
  *   k_begin        counters of the control record reset
  *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far"
- *   per decomposed dimension d_k, up then down:
- *     k_mig_mark_scan  molecules leaving this way marked; the last block numbers their records
- *                  and atoms and writes the message's header
+ *   per decomposed dimension d_k, both directions at once:
+ *     k_mig_mark_scan  molecules leaving up or down marked; the last block numbers their records
+ *                  and atoms within each direction's message and writes the headers
  *     k_mig_pack   records and atoms packed, the leavers taken off
- *     message      to the neighbour, from the other one
- *     k_mig_unpack (one block) arrivals appended to the pool
- *   k_fin_a        (one block) kept home and pool molecules, the few arrivals rank-sorted
+ *     messages     up and down (up only with two cells along d_k: one neighbour)
+ *     k_mig_unpack (one block) arrivals appended to the pool, from below then from above;
+ *                  after the last dimension's, the same block: kept home and pool molecules,
+ *                  the few arrivals rank-sorted (fin_a)
  *   k_fin_b        the two sorted lists merged by binary searches; the last block: the new
  *                  home's molecule starts, the sizes and offsets of its SETTLE/SHAKE/bonded/free
  *                  lists
@@ -235,19 +236,19 @@ __global__ void __launch_bounds__(GDD_MT) k_mig_init(gdd_dev D)
     }
 }
 
-/* Molecule w of the migration's index space [home | pool]: leaves in this pass? */
-static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na, int d, int g,
-                                                 int dir, int *natoms)
+/* Molecule w of the migration's index space [home | pool]: its atom count if it leaves along d
+ * in this dimension's pass, positive up (to the neighbour above), negative down; 0 if it stays. */
+static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na, int d, int g)
 {
-    int keep, tgt;
+    int keep, tgt, natoms;
     if (w < na) {
         keep = D.akeep[w];
         tgt = D.atgt[w];
-        *natoms = D.ams[w + 1] - D.ams[w];
+        natoms = D.ams[w + 1] - D.ams[w];
     } else {
         keep = D.pkeep[w - na];
         tgt = D.ptgt[w - na];
-        *natoms = D.pna[w - na];
+        natoms = D.pna[w - na];
     }
     if (!keep)
         return 0;
@@ -255,7 +256,7 @@ static __device__ __forceinline__ int mig_leaves(const gdd_dev &D, int w, int na
     if (delta == 0)
         return 0;
     /* with two cells both neighbours are the same domain: everything goes "up" */
-    return (dir == 0) == (delta == 1);
+    return delta == 1 ? natoms : -natoms;
 }
 
 /* Where a molecule's atoms are: the current home's (wrapped positions) or the pool's. */
@@ -275,13 +276,40 @@ static __device__ __forceinline__ mol_src home_or_pool(const gdd_dev &D, int hom
     return m;
 }
 
-/* One pass of hx_migrate: the molecules whose cell is the neighbour along d_k in direction dir
- * (0 up, 1 down) are packed, in the order of the index space, and removed. Two kernels: the mark
- * and scan (blocks of GDD_BT: each molecule's atom count if it leaves, else 0; then the last
- * block alone scans, an int per molecule: each leaver's record and first atom, the message's
- * header), the pack (many blocks: records and atoms, the leavers taken off). */
+/* A migration message's header from the scan's totals (n records, natoms atoms): empty, with
+ * the capacity it needs recorded, when it does not fit. */
+static __device__ void mig_head(gdd_ctl *C, char *sbuf, long long cap_bytes, int n, int natoms)
+{
+    const long long bytes =
+        (long long)sizeof(gdd_msg_head) + 16LL * n + (long long)sizeof(gdd_matom) * natoms;
+    const int fits = bytes <= cap_bytes;
+    if (!fits)
+        need(C, GDD_CAP_MIG, bytes);
+    gdd_msg_head h;
+    memset(&h, 0, sizeof h);
+    h.bytes = fits ? bytes : (long long)sizeof h;
+    h.n = fits ? n : 0;
+    h.natoms = fits ? natoms : 0;
+    *(gdd_msg_head *)sbuf = h;
+}
+
+/* One pass of hx_migrate per decomposed dimension d_k: the molecules whose cell is the neighbour
+ * along d_k above go into the message sbuf[0], those below into sbuf[1], each in the order of the
+ * index space, and are removed. Both directions in one pass: a molecule that arrives from below
+ * has this domain's coordinate along d_k (it moved at most one cell), so it never leaves the
+ * other way in the same dimension, and the two directions' leavers are disjoint (with three cells
+ * or more; with two, both neighbours are one domain and everything goes up: sbuf[1] is NULL and
+ * no down message is sent). The sets and orders are those of the two passes of hx_migrate, up
+ * then down. Two kernels: the mark and scan (blocks of GDD_BT: each molecule's signed atom count
+ * in mgo; then the last block alone scans, both directions at once: each leaver's record and
+ * first atom within its message, the messages' headers), the pack (many blocks: records and
+ * atoms, the leavers taken off). */
+typedef struct mig_bufs {
+    char *b[2];
+} mig_bufs;
+
 __global__ void __launch_bounds__(GDD_BT)
-    k_mig_mark_scan(gdd_dev D, int k, int dir, char *sbuf, long long cap_bytes)
+    k_mig_mark_scan(gdd_dev D, int k, mig_bufs sbuf, long long cap_bytes)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
@@ -289,60 +317,57 @@ __global__ void __launch_bounds__(GDD_BT)
     {
         const int w = blockIdx.x * blockDim.x + threadIdx.x;
         const int d = D.dims[k];
-        int na_w = 0;
         if (w < n)
-            D.mgo[w] = mig_leaves(D, w, na, d, D.grid[d], dir, &na_w) ? na_w : 0;
+            D.mgo[w] = mig_leaves(D, w, na, d, D.grid[d]);
     }
     if (!gdd_last(C))
         return;
-    int4 carry = i4(0, 0, 0, 0);
+    int4 carry = i4(0, 0, 0, 0); /* up records, up atoms, down records, down atoms */
     for (int base = 0; base < n; base += GDD_BT) {
         const int w = base + (int)threadIdx.x;
-        const int na_w = w < n ? hx_ldv(&D.mgo[w]) : 0;
+        const int g = w < n ? hx_ldv(&D.mgo[w]) : 0;
+        const int up = g > 0 ? g : 0, down = g < 0 ? -g : 0;
         int4 t;
-        const int4 ex = gdd_scan4(i4(na_w > 0, na_w, 0, 0), &t, s_scan);
-        if (na_w > 0) {
+        const int4 ex = gdd_scan4(i4(up > 0, up, down > 0, down), &t, s_scan);
+        if (up > 0) {
             D.mrec[w] = carry.x + ex.x;
             D.mfirst[w] = carry.y + ex.y;
+        } else if (down > 0) {
+            D.mrec[w] = carry.z + ex.z;
+            D.mfirst[w] = carry.w + ex.w;
         }
         carry = i4add(carry, t);
     }
     if (threadIdx.x != 0)
         return;
-    const long long bytes =
-        (long long)sizeof(gdd_msg_head) + 16LL * carry.x + (long long)sizeof(gdd_matom) * carry.y;
-    const int fits = bytes <= cap_bytes;
-    if (!fits)
-        need(C, GDD_CAP_MIG, bytes);
-    gdd_msg_head h;
-    memset(&h, 0, sizeof h);
-    h.bytes = fits ? bytes : (long long)sizeof h;
-    h.n = fits ? carry.x : 0;
-    h.natoms = fits ? carry.y : 0;
-    *(gdd_msg_head *)sbuf = h;
+    mig_head(C, sbuf.b[0], cap_bytes, carry.x, carry.y);
+    if (sbuf.b[1])
+        mig_head(C, sbuf.b[1], cap_bytes, carry.z, carry.w);
 }
 
-__global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, char *sbuf)
+__global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, mig_bufs sbuf)
 {
     const gdd_ctl *C = D.ctl;
     const int na = C->nmol_a, n = na + C->pool_nmol;
     const int w = blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= n)
         return;
-    const int na_w = D.mgo[w];
-    if (na_w == 0)
+    const int g = D.mgo[w];
+    if (g == 0)
         return;
+    const int na_w = g > 0 ? g : -g;
+    char *buf = g > 0 ? sbuf.b[0] : sbuf.b[1]; /* a select, not an indexed (local) array */
     /* a home molecule (w < na) or one of the pool's (w - na) */
     const int home = w < na, k = home ? w : w - na;
     (home ? D.akeep : D.pkeep)[k] = 0;
     /* k_mig_mark_scan's header: no molecules when the message did not fit (there is a
      * leaver) */
-    const int nrec = ((const gdd_msg_head *)sbuf)->n;
+    const int nrec = ((const gdd_msg_head *)buf)->n;
     if (nrec == 0)
         return;
     const int first = D.mfirst[w];
-    gdd_mmol *recs = (gdd_mmol *)(sbuf + sizeof(gdd_msg_head));
-    gdd_matom *atoms = (gdd_matom *)(sbuf + sizeof(gdd_msg_head) + 16 * (size_t)nrec);
+    gdd_mmol *recs = (gdd_mmol *)(buf + sizeof(gdd_msg_head));
+    gdd_matom *atoms = (gdd_matom *)(buf + sizeof(gdd_msg_head) + 16 * (size_t)nrec);
     recs[D.mrec[w]] = {home ? D.amg[k] : D.pmg[k], na_w, home ? D.atgt[k] : D.ptgt[k], first};
     const mol_src m = home_or_pool(D, home, k);
     for (int j = 0; j < na_w; j++) {
@@ -357,55 +382,74 @@ __global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, char *sbuf)
     }
 }
 
-/* The molecules of a migration message join the pool. */
-__global__ void __launch_bounds__(GDD_BT) k_mig_unpack(gdd_dev D, const char *rbuf)
+static __device__ void fin_a(const gdd_dev &D, int pool_nmol);
+
+/* The molecules of a dimension's migration messages join the pool: from below (rbuf[0], sent
+ * up), then from above (rbuf[1], NULL with two cells), the order of hx_migrate's two passes.
+ * After the last dimension's (fin 1) the same block goes on with the new local set's first part
+ * (fin_a): a kernel boundary fewer. */
+__global__ void __launch_bounds__(GDD_BT) k_mig_unpack(gdd_dev D, mig_bufs rbuf, int fin)
 {
     gdd_ctl *C = D.ctl;
-    const gdd_msg_head h = *(const gdd_msg_head *)rbuf;
     const int pm0 = C->pool_nmol, pa0 = C->pool_natoms;
-    const int fits = pm0 + h.n <= D.cap[GDD_CAP_PMOL] && pa0 + h.natoms <= D.cap[GDD_CAP_POOL];
-    if (!fits) {
-        if (threadIdx.x == 0) {
-            need(C, GDD_CAP_PMOL, (long long)pm0 + h.n);
-            need(C, GDD_CAP_POOL, (long long)pa0 + h.natoms);
+    gdd_msg_head h[2];
+    memset(h, 0, sizeof h);
+    for (int q = 0; q < 2; q++)
+        if (rbuf.b[q])
+            h[q] = *(const gdd_msg_head *)rbuf.b[q];
+    const long long nm = (long long)h[0].n + h[1].n, nat = (long long)h[0].natoms + h[1].natoms;
+    const int fits = pm0 + nm <= D.cap[GDD_CAP_PMOL] && pa0 + nat <= D.cap[GDD_CAP_POOL];
+    int m0 = pm0, a0 = pa0;
+    if (!fits && threadIdx.x == 0) {
+        need(C, GDD_CAP_PMOL, (long long)pm0 + nm);
+        need(C, GDD_CAP_POOL, (long long)pa0 + nat);
+    }
+    for (int q = 0; q < 2 && fits; q++) {
+        if (!rbuf.b[q])
+            continue;
+        const char *rb = rbuf.b[q];
+        const gdd_mmol *recs = (const gdd_mmol *)(rb + sizeof(gdd_msg_head));
+        const gdd_matom *atoms =
+            (const gdd_matom *)(rb + sizeof(gdd_msg_head) + 16 * (size_t)h[q].n);
+        for (int j = threadIdx.x; j < h[q].n; j += blockDim.x) {
+            const gdd_mmol r = recs[j];
+            const int p = m0 + j;
+            D.pmg[p] = r.gid;
+            D.pna[p] = r.natoms;
+            D.pms[p] = a0 + r.first;
+            D.pkeep[p] = 1;
+            D.ptgt[p] = r.tgt;
         }
-        return;
-    }
-    const gdd_mmol *recs = (const gdd_mmol *)(rbuf + sizeof(gdd_msg_head));
-    const gdd_matom *atoms = (const gdd_matom *)(rbuf + sizeof(gdd_msg_head) + 16 * (size_t)h.n);
-    for (int j = threadIdx.x; j < h.n; j += blockDim.x) {
-        const gdd_mmol r = recs[j];
-        const int q = pm0 + j;
-        D.pmg[q] = r.gid;
-        D.pna[q] = r.natoms;
-        D.pms[q] = pa0 + r.first;
-        D.pkeep[q] = 1;
-        D.ptgt[q] = r.tgt;
-    }
-    for (int j = threadIdx.x; j < h.natoms; j += blockDim.x) {
-        const gdd_matom r = atoms[j];
-        const int q = pa0 + j;
-        for (int c = 0; c < 3; c++) {
-            D.px[3 * q + c] = r.x[c];
-            D.pv[3 * q + c] = r.v[c];
+        for (int j = threadIdx.x; j < h[q].natoms; j += blockDim.x) {
+            const gdd_matom r = atoms[j];
+            const int p = a0 + j;
+            for (int c = 0; c < 3; c++) {
+                D.px[3 * p + c] = r.x[c];
+                D.pv[3 * p + c] = r.v[c];
+            }
+            D.pgid[p] = r.gid;
+            D.pmolg[p] = r.molg;
         }
-        D.pgid[q] = r.gid;
-        D.pmolg[q] = r.molg;
+        m0 += h[q].n;
+        a0 += h[q].natoms;
     }
-    __syncthreads();
+    __syncthreads(); /* the pool's arrays, before fin_a reads them */
     if (threadIdx.x == 0) {
-        C->pool_nmol = pm0 + h.n;
-        C->pool_natoms = pa0 + h.natoms;
+        C->pool_nmol = m0;
+        C->pool_natoms = a0;
     }
+    if (fin)
+        fin_a(D, m0);
 }
 
 /* The kept molecules (home ones, already in increasing global index, and arrived ones), and the
- * arrivals sorted by global index: each one's rank among them (few per step), one block. */
-__global__ void __launch_bounds__(GDD_BT) k_fin_a(gdd_dev D)
+ * arrivals sorted by global index: each one's rank among them (few per step), one block (the
+ * last k_mig_unpack's, with the pool's final size). */
+static __device__ void fin_a(const gdd_dev &D, int pool_nmol)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
     gdd_ctl *C = D.ctl;
-    const int na = C->nmol_a, n = na + C->pool_nmol;
+    const int na = C->nmol_a, n = na + pool_nmol;
     int4 carry = i4(0, 0, 0, 0);
     for (int base = 0; base < n; base += GDD_BT) {
         const int w = base + (int)threadIdx.x;
@@ -1804,18 +1848,23 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
         }
         const unsigned nmig = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);
         const unsigned nmig_b = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_BT);
-        for (int k = 0; k < g->ndim; k++)
-            for (int dir = 0; dir < 2; dir++) {
-                const int c = 2 * k + dir;
-                for (int i = 0; i < nl; i++) {
-                    LAUNCH(k_mig_mark_scan, nmig_b, GDD_BT, g->dom[i].D, k, dir,
-                           (char *)g->sendb[i][c], (long long)g->cap[GDD_CAP_MIG]);
-                    LAUNCH(k_mig_pack, nmig, GDD_MT, g->dom[i].D, (char *)g->sendb[i][c]);
-                }
-                HX_TRY(msg(g, c, s));
-                for (int i = 0; i < nl; i++)
-                    LAUNCH(k_mig_unpack, 1, GDD_BT, g->dom[i].D, (const char *)g->recvb[i][c]);
+        for (int k = 0; k < g->ndim; k++) {
+            /* channel 2 k up, 2 k + 1 down; with two cells along d_k only up (mig_leaves) */
+            const int c = 2 * k, two = g->grid[g->dims[k]] == 2;
+            for (int i = 0; i < nl; i++) {
+                mig_bufs sb = {{(char *)g->sendb[i][c], two ? NULL : (char *)g->sendb[i][c + 1]}};
+                LAUNCH(k_mig_mark_scan, nmig_b, GDD_BT, g->dom[i].D, k, sb,
+                       (long long)g->cap[GDD_CAP_MIG]);
+                LAUNCH(k_mig_pack, nmig, GDD_MT, g->dom[i].D, sb);
             }
+            HX_TRY(msg(g, c, s));
+            if (!two)
+                HX_TRY(msg(g, c + 1, s));
+            for (int i = 0; i < nl; i++) {
+                mig_bufs rb = {{(char *)g->recvb[i][c], two ? NULL : (char *)g->recvb[i][c + 1]}};
+                LAUNCH(k_mig_unpack, 1, GDD_BT, g->dom[i].D, rb, k == g->ndim - 1);
+            }
+        }
         return HX_OK;
     }
     if (part == 1) {
@@ -1823,7 +1872,6 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
         const unsigned nhm = hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT);
         for (int i = 0; i < nl; i++) {
             const gdd_dev &D = g->dom[i].D;
-            LAUNCH(k_fin_a, 1, GDD_BT, D);
             LAUNCH(k_fin_b, nbm, GDD_BT, D);
             LAUNCH(k_fin_d, nhm, GDD_MT, D);
         }

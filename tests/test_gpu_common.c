@@ -230,6 +230,48 @@ static void ref_pair(ref_ctx *c, int a, int b)
     }
 }
 
+/* The search's grid columns: together a permutation of the n atoms, each column ascending in z
+ * as the search saw it (wrapped), atoms of the same z by index. The lists do not depend on this
+ * order (the super-clusters' boxes do), so the list checks cannot see it. */
+static long long check_columns(const hx_gpu_nb_list_host *L, int n, const char *what)
+{
+    long long bad = 0;
+    if (L->ncols < 0 || L->col_start[0] != 0 || L->col_start[L->ncols] != n) {
+        T_FAIL("%s: the search's %d columns hold atoms [%d, %d), not the %d local atoms", what,
+               L->ncols, L->ncols >= 0 ? L->col_start[0] : -1,
+               L->ncols >= 0 ? L->col_start[L->ncols] : -1, n);
+        return 1;
+    }
+    char *seen = calloc((size_t)n + 1, 1);
+    for (int c = 0; c < L->ncols; c++) {
+        const int b = L->col_start[c], e = L->col_start[c + 1];
+        for (int k = b; k < e; k++) {
+            const int a = L->col_atoms[k];
+            if (a < 0 || a >= n || seen[a]) {
+                if (bad++ < 5)
+                    T_FAIL("%s: column %d place %d: atom %d out of range or listed twice", what, c,
+                           k - b, a);
+                continue;
+            }
+            seen[a] = 1;
+            if (k == b)
+                continue;
+            const int p = L->col_atoms[k - 1];
+            if (p < 0 || p >= n)
+                continue;
+            const float zp = L->wz[p], za = L->wz[a];
+            if (zp > za || (zp == za && p > a)) {
+                if (bad++ < 5)
+                    T_FAIL("%s: column %d (%d atoms) places %d, %d: atom %d at z %.7f before "
+                           "atom %d at z %.7f",
+                           what, c, e - b, k - 1 - b, k - b, p, (double)zp, a, (double)za);
+            }
+        }
+    }
+    free(seen);
+    return bad;
+}
+
 int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *moved, double rlist,
                   double rinner, const char *what, tg_list_report *rep)
 {
@@ -242,6 +284,7 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *mo
         return 1;
     }
     const int n = set->n;
+    rep->column_order = check_columns(&L, n, what);
     /* the slots back at the search: the fused update has moved them on since */
     if (moved)
         for (int sl = 0; sl < L.nslots; sl++)

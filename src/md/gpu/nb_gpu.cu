@@ -948,7 +948,10 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
  * h100-2026-12-06r-suite-lb). HALOX_GPU_LB_ZONES (0 or 1): a list-build work item per j zone
  * (1, the default) or one per image taking its j zones in turn (0; the same lists); per zone,
  * the list build of a decomposed domain took 31-49 % less time and the search step 50-145 us
- * less on 4 and 8 ranks of one H100 (bench/results/h100-2026-12-06t-zones-compare). */
+ * less on 4 and 8 ranks of one H100 (bench/results/h100-2026-12-06t-zones-compare).
+ * HALOX_GPU_COL_SORT (bin or rank): the search's column sort ranks each atom within its z-bin
+ * of the column (bin, the default) or against the whole column (rank, the code before; the same
+ * order). */
 static hx_status choose_kernel(hx_gpu_nb *nb)
 {
     static const char *const names[HX_GPU_NB_KERNEL_N] = {"auto", "ref",      "table",
@@ -988,6 +991,17 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
                  z);
         nb->d.lb_zones = z[0] == '1';
     }
+    nb->d.sort_bins = 1;
+    const char *cs = getenv("HALOX_GPU_COL_SORT");
+    if (cs && cs[0]) {
+        HX_CHECK(strcmp(cs, "bin") == 0 || strcmp(cs, "rank") == 0, HX_ERR_INVALID_ARG,
+                 "HALOX_GPU_COL_SORT=%s: use bin (each atom ranked within its z-bin of the "
+                 "column, the default) or rank (against the whole column)",
+                 cs);
+        nb->d.sort_bins = cs[0] == 'b';
+    }
+    /* the whole-column ranking's O(m^2) comparisons shared by 4 blocks per column */
+    nb->d.sort_split = nb->d.sort_bins ? 1 : 4;
     return HX_OK;
 }
 
@@ -1800,6 +1814,9 @@ extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)
         free(l->masko[c]);
     }
     free(l->excl);
+    free(l->col_start);
+    free(l->col_atoms);
+    free(l->wz);
     memset(l, 0, sizeof *l);
 }
 
@@ -1810,6 +1827,7 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
     memset(l, 0, sizeof *l);
     const gnb_dev *d = &nb->d;
     hx_status st = HX_OK;
+    float4 *w = NULL; /* the wrapped positions, for their z */
     l->nslots = nb->nsc * GNB_SCA;
     l->nexcl = nb->nexcl;
     l->perm = (int *)malloc(sizeof(int) * (size_t)(l->nslots + 1));
@@ -1861,6 +1879,35 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
                          fail);
         }
     }
+    {
+        /* the columns (the search's order before the super-clusters), and z from the wrapped
+         * positions it sorted by */
+        const int n = d->n;
+        l->ncols = nb->ncols;
+        l->col_start = (int *)malloc(sizeof(int) * (size_t)(l->ncols + 1));
+        l->col_atoms = (int *)malloc(sizeof(int) * (size_t)(n + 1));
+        l->wz = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+        w = (float4 *)malloc(sizeof(float4) * (size_t)(n + 1));
+        if (!l->col_start || !l->col_atoms || !l->wz || !w)
+            HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
+        HX_CUDA_GOTO(st,
+                     cudaMemcpy(l->col_start, d->col_start, sizeof(int) * (size_t)(l->ncols + 1),
+                                cudaMemcpyDeviceToHost),
+                     fail);
+        if (n > 0) {
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(l->col_atoms, d->colatoms, sizeof(int) * (size_t)n,
+                                    cudaMemcpyDeviceToHost),
+                         fail);
+            HX_CUDA_GOTO(st,
+                         cudaMemcpy(w, d->wpos, sizeof(float4) * (size_t)n, cudaMemcpyDeviceToHost),
+                         fail);
+        }
+        for (int a = 0; a < n; a++)
+            l->wz[a] = w[a].z;
+        free(w);
+        w = NULL;
+    }
     for (int k = 0; k < GNB_NSHIFT; k++) {
         l->shift[k][0] = d->periodic[0] ? (double)((k % 3) - 1) * d->boxd[0] : 0.0;
         l->shift[k][1] = d->periodic[1] ? (double)((k / 3) % 3 - 1) * d->boxd[1] : 0.0;
@@ -1868,6 +1915,7 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
     }
     return HX_OK;
 fail:
+    free(w);
     hx_gpu_nb_list_host_free(l);
     return st;
 }

@@ -210,6 +210,10 @@ typedef struct hx_gpu_nb_list_host {
     int nexcl;           /* exclusion masks 1..nexcl (0: none) */
     uint8_t *excl;       /* [64 (nexcl + 1)]: byte tj*8+ti, bit ic: pair interacts */
     double shift[27][3]; /* shift index -> vector added to the j atom */
+    int ncols;           /* the search's grid columns */
+    int *col_start;      /* [ncols + 1] each column's first place in col_atoms */
+    int *col_atoms;      /* [n] local atoms, each column's sorted by z (ties by atom) */
+    float *wz;           /* [n] each local atom's z as the search saw it (wrapped) */
 } hx_gpu_nb_list_host;
 hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list_host *out);
 void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l);

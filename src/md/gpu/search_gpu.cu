@@ -9,7 +9,7 @@
  *  2. grid: per zone a grid of x-y columns whose cross-section holds about one super-cluster
  *     (64 atoms) per column edge of height.
  *  3. bin, 4. scan, 5. fill: counting sort of the atoms by column.
- *  6. column sort: atoms of each column sorted by z (bitonic sort in shared memory).
+ *  6. column sort: atoms of each column sorted by z (ranked within z-bins in shared memory).
  *  7. super-clusters: every 64 consecutive atoms of a column form a super-cluster, split
  *     2 x 2 x 2 (by x, then y, then z) into clusters of 8; slots, bounding boxes.
  *  8. list build: one block per i super-cluster finds the j super-clusters within rlist of its
@@ -341,7 +341,8 @@ static __device__ void bitonic_kv(float *key, int *val, int n2)
  * keys below it and its value goes to that place in out. A column of 700 atoms (45k water) is
  * 40 us of dependent bitonic stages (55 stages of load, compare, swap, barrier on one block);
  * ranking is O(m^2) independent comparisons, two keys per shared load, and the column's blocks
- * (GNB_SORT_SPLIT) each rank a share of it. Padding up to an even count is all ones: never
+ * (d.sort_split) each rank a share of it (HALOX_GPU_COL_SORT=rank; bin_rank_sort below is the
+ * default). Padding up to an even count is all ones: never
  * below a real key. */
 static __device__ void rank_sort(const unsigned long long *key, int m, int first, int stride,
                                  int *out)
@@ -365,11 +366,82 @@ static __device__ __forceinline__ unsigned float_order(float f)
     const unsigned u = __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
+/* float_order's inverse. */
+static __device__ __forceinline__ unsigned float_unorder(unsigned k)
+{
+    return (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+}
+
+/* Most z-bins of a column (bin_rank_sort): ~8 atoms per bin up to GNB_RANK_SORT_MAX atoms. */
+#define GNB_SORT_BINS 256
+
+/* The same order (m distinct keys in shared memory, ascending into out) ranked within z-bins:
+ * a column of ~700 atoms is a full z-stack, and ranking it against all of itself costs
+ * O(m^2) comparisons. The bins split the column's z range [zlo, zhi] in nbin equal parts; a
+ * key's bin, (z - zlo) * scale truncated and clamped, never decreases as the key grows (IEEE
+ * subtraction and multiplication by a positive number are monotone, and keys of equal z have
+ * equal bins), so a key's place is the atoms of the bins below it plus its rank among its own
+ * bin's ~8 (the same places as rank_sort's). Every thread of the block takes part (barriers);
+ * cnt: nbin + 1 ints, binned: m keys, both shared. */
+static __device__ void bin_rank_sort(const unsigned long long *key, int m, float zlo, float zhi,
+                                     int *cnt, unsigned long long *binned, int *out)
+{
+    const int nbin = zhi > zlo ? min(GNB_SORT_BINS, max(1, m >> 3)) : 1;
+    const float scale = nbin > 1 ? (float)nbin / (zhi - zlo) : 0.0f;
+    for (int b = threadIdx.x; b <= nbin; b += blockDim.x)
+        cnt[b] = 0;
+    __syncthreads();
+    for (int i = threadIdx.x; i < m; i += blockDim.x) {
+        const float z = __uint_as_float(float_unorder((unsigned)(key[i] >> 32)));
+        atomicAdd(&cnt[min(nbin - 1, max(0, (int)((z - zlo) * scale)))], 1);
+    }
+    __syncthreads();
+    /* the bins' starts: nbin <= 256 counts, one warp, 8 per lane (a lane's run, then the scan
+     * of the runs); cnt[b] becomes the start of bin b, cnt[nbin] the fill of the scatter */
+    if (threadIdx.x < 32) {
+        const int per = (nbin + 31) >> 5, b0 = (int)threadIdx.x * per;
+        int run = 0;
+        for (int b = b0; b < b0 + per && b < nbin; b++)
+            run += cnt[b];
+        int inc = run;
+        for (int o = 1; o < 32; o <<= 1) {
+            const int t = __shfl_up_sync(0xffffffffu, inc, o);
+            if ((int)threadIdx.x >= o)
+                inc += t;
+        }
+        int at = inc - run;
+        for (int b = b0; b < b0 + per && b < nbin; b++) {
+            const int c = cnt[b];
+            cnt[b] = at;
+            at += c;
+        }
+    }
+    __syncthreads();
+    /* scatter by bin (any order within a bin), then each key ranked among its bin */
+    int *fill = cnt + GNB_SORT_BINS + 1;
+    for (int b = threadIdx.x; b < nbin; b += blockDim.x)
+        fill[b] = cnt[b];
+    __syncthreads();
+    for (int i = threadIdx.x; i < m; i += blockDim.x) {
+        const unsigned long long k = key[i];
+        const float z = __uint_as_float(float_unorder((unsigned)(k >> 32)));
+        binned[atomicAdd(&fill[min(nbin - 1, max(0, (int)((z - zlo) * scale)))], 1)] = k;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < m; i += blockDim.x) {
+        const unsigned long long ki = key[i];
+        const float z = __uint_as_float(float_unorder((unsigned)(ki >> 32)));
+        const int b = min(nbin - 1, max(0, (int)((z - zlo) * scale)));
+        const int b0 = cnt[b], b1 = b + 1 < nbin ? cnt[b + 1] : m;
+        int r = b0;
+        for (int j = b0; j < b1; j++)
+            r += binned[j] < ki;
+        out[r] = (int)(unsigned)ki; /* the low half is the atom */
+    }
+}
 
 /* Up to this many atoms a column is sorted by rank, above by the bitonic network (one block). */
 #define GNB_RANK_SORT_MAX 2048
-/* Blocks per column of the sort (k_col_sort). */
-#define GNB_SORT_SPLIT 4
 
 static __device__ int pow2_at_least(int m)
 {
@@ -380,15 +452,18 @@ static __device__ int pow2_at_least(int m)
 }
 
 /* Sort of each column's atoms by z (ties by atom), and the column's x-y bounding box.
- * GNB_SORT_SPLIT blocks per column; k_fill wrote the atoms to colfill, so the blocks read there
- * while they write colatoms. */
+ * d.sort_split blocks per column (the ranking's share of each; 1 with the binned ranking, whose
+ * work is small); k_fill wrote the atoms to colfill, so the blocks read there while they write
+ * colatoms. Shared memory: the keys, and with the binned ranking as many again (sort_smem). */
 __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 {
     HX_DYN_SMEM(smem);
-    __shared__ float s_bb[4][8];
+    __shared__ float s_bb[6][8];
+    __shared__ int s_cnt[2 * (GNB_SORT_BINS + 1)];
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
-    const int c = blockIdx.x / GNB_SORT_SPLIT, part = blockIdx.x % GNB_SORT_SPLIT;
+    const int split = d.sort_split;
+    const int c = blockIdx.x / split, part = blockIdx.x % split;
     if (c >= d.st->ncols)
         return;
     const int start = d.col_start[c];
@@ -406,7 +481,8 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
     float *key = (float *)smem;
     int *val = (int *)(key + d.sort_cap);
     const int n2 = pow2_at_least(m), npad = rank ? m + (m & 1) : n2;
-    float xlo = GNB_BIG, xhi = -GNB_BIG, ylo = GNB_BIG, yhi = -GNB_BIG;
+    float xlo = GNB_BIG, xhi = -GNB_BIG, ylo = GNB_BIG, yhi = -GNB_BIG, zlo = GNB_BIG,
+          zhi = -GNB_BIG;
     for (int i = threadIdx.x; i < npad; i += blockDim.x) {
         if (i < m) {
             const int a = d.colfill[start + i];
@@ -421,6 +497,8 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
             xhi = fmaxf(xhi, w.x);
             ylo = fminf(ylo, w.y);
             yhi = fmaxf(yhi, w.y);
+            zlo = fminf(zlo, w.z);
+            zhi = fmaxf(zhi, w.z);
         } else if (rank) {
             key64[i] = ~0ull;
         } else {
@@ -432,16 +510,26 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
     xhi = hx_warp_max(xhi);
     ylo = hx_warp_min(ylo);
     yhi = hx_warp_max(yhi);
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    zlo = hx_warp_min(zlo);
+    zhi = hx_warp_max(zhi);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
     if (lane == 0) {
         s_bb[0][w] = xlo;
         s_bb[1][w] = xhi;
         s_bb[2][w] = ylo;
         s_bb[3][w] = yhi;
+        s_bb[4][w] = zlo;
+        s_bb[5][w] = zhi;
     }
     __syncthreads();
-    if (rank) {
-        rank_sort(key64, m, part * blockDim.x + threadIdx.x, GNB_SORT_SPLIT * blockDim.x,
+    if (rank && d.sort_bins) {
+        for (int k = 0; k < nw; k++) {
+            zlo = fminf(zlo, s_bb[4][k]);
+            zhi = fmaxf(zhi, s_bb[5][k]);
+        }
+        bin_rank_sort(key64, m, zlo, zhi, s_cnt, key64 + d.sort_cap, d.colatoms + start);
+    } else if (rank) {
+        rank_sort(key64, m, part * blockDim.x + threadIdx.x, split * blockDim.x,
                   d.colatoms + start);
     } else {
         bitonic_kv(key, val, n2);
@@ -449,7 +537,6 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
             d.colatoms[start + i] = val[i];
     }
     if (threadIdx.x == 0 && part == 0) {
-        const int nw = blockDim.x >> 5;
         float4 bb = make_float4(GNB_BIG, -GNB_BIG, GNB_BIG, -GNB_BIG);
         for (int k = 0; k < nw; k++) {
             bb.x = fminf(bb.x, s_bb[0][k]);
@@ -1287,6 +1374,13 @@ static void initial_caps(hx_gpu_nb *nb)
 
 static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s);
 
+/* k_col_sort's shared memory: a 64-bit key per atom (the bitonic network's float and int), and
+ * with the binned ranking the keys scattered by bin as well. */
+static size_t sort_smem_bytes(const gnb_dev *d)
+{
+    return (size_t)d->sort_cap * (d->sort_bins ? 16 : 8);
+}
+
 /* One search: its work launched (or its graph replayed) on s, then the host waits for the
  * status (the list's sizes, overflows, errors). */
 static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
@@ -1315,7 +1409,7 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     init.n = d->n;
     *nb->h_st = init;
     /* the shared-memory limits, set outside any capture */
-    const size_t sort_smem = (size_t)d->sort_cap * (sizeof(float) + sizeof(int));
+    const size_t sort_smem = sort_smem_bytes(d);
     if (sort_smem > 48 * 1024)
         HX_CUDA(cudaFuncSetAttribute((const void *)k_col_sort,
                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)sort_smem));
@@ -1398,8 +1492,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_fill, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_fill");
     STAGE(2);
-    const size_t sort_smem = (size_t)d->sort_cap * (sizeof(float) + sizeof(int));
-    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * GNB_SORT_SPLIT, 256, sort_smem, s, *d);
+    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)d->sort_split, 256, sort_smem_bytes(d),
+              s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     STAGE(3);
     HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);
@@ -1505,10 +1599,11 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
             if (!(st->overflow & GNB_OVF_EARLY)) {
                 if (st->max_col_atoms > d->sort_cap) {
                     d->sort_cap = pow2_ceil(st->max_col_atoms + st->max_col_atoms / 4);
-                    HX_CHECK((size_t)d->sort_cap * 8 <= (size_t)nb->smem_optin, HX_ERR_UNSUPPORTED,
+                    HX_CHECK(sort_smem_bytes(d) <= (size_t)nb->smem_optin, HX_ERR_UNSUPPORTED,
                              "pair search: a grid column holds %d atoms, more than the %d the "
                              "shared-memory sort can take",
-                             st->max_col_atoms, nb->smem_optin / 8);
+                             st->max_col_atoms,
+                             (int)((size_t)nb->smem_optin / (sort_smem_bytes(d) / d->sort_cap)));
                     grow = 1;
                 }
                 if (st->max_cand > d->cand_cap) {

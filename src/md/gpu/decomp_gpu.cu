@@ -4,8 +4,8 @@
  *
  * Per search step and local domain, in stream order (docs/design/gpu-search.md has the why):
  *
- *   k_begin        counters of the control record reset
- *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far"
+ *   k_mig_init     per home molecule: centre, wrap into the box, target cell, "moved too far";
+ *                  the last block: the control record's counters reset
  *   per decomposed dimension d_k, both directions at once:
  *     k_mig_mark_scan  molecules leaving up or down marked; the last block numbers their records
  *                  and atoms within each direction's message and writes the headers
@@ -176,64 +176,66 @@ static __device__ __forceinline__ int tgt_coord(int tgt, int d)
 
 /* ---- kernels ------------------------------------------------------------------------------- */
 
-/* The counters of a step; the current home's size from the last commit (device memory, so that
- * the launch's arguments are the same at every step). */
-__global__ void __launch_bounds__(GDD_MT) k_begin(gdd_ctl *C, const int *cur)
+/* Per home molecule: the centre (hx_molecule_centre), the wrap of hx_wrap_molecules (the
+ * molecule shifted by box edges so that its centre is in [0, box)), the centre again from the
+ * shifted atoms and the cell that owns it, as hx_migrate computes them. The current home's size
+ * is the last commit's (device memory, so that the launch's arguments are the same at every
+ * step). The last block then starts the step's control record: zeros, the current home, the
+ * "moved too far" minimum the blocks gathered in D.far (one kernel, not a reset kernel before
+ * it: nothing of this kernel but that minimum and the block count is in the record). */
+__global__ void __launch_bounds__(GDD_MT) k_mig_init(gdd_dev D)
 {
+    __shared__ int s_last;
+    const int m = blockIdx.x * blockDim.x + threadIdx.x;
+    gdd_ctl *C = D.ctl;
+    if (m < D.cur[0]) {
+        const int a0 = D.ams[m], a1 = D.ams[m + 1];
+        const double n = (double)(a1 - a0);
+        double c[3] = {0.0, 0.0, 0.0}, s[3], c2[3] = {0.0, 0.0, 0.0};
+        for (int a = a0; a < a1; a++)
+            for (int d = 0; d < 3; d++)
+                c[d] = gdd_add(c[d], D.ax[3 * a + d]);
+        for (int d = 0; d < 3; d++) {
+            c[d] = gdd_div(c[d], n);
+            s[d] = gdd_mul(-floor(gdd_div(c[d], D.box[d])), D.box[d]);
+            if (gdd_add(c[d], s[d]) >= D.box[d]) /* rounding at the upper edge */
+                s[d] = gdd_sub(s[d], D.box[d]);
+        }
+        for (int a = a0; a < a1; a++)
+            for (int d = 0; d < 3; d++) {
+                double v = D.ax[3 * a + d];
+                if (s[d] != 0.0)
+                    v = gdd_add(v, s[d]);
+                D.awx[3 * a + d] = v;
+                c2[d] = gdd_add(c2[d], v);
+            }
+        int t[3];
+        for (int d = 0; d < 3; d++)
+            t[d] = cell_of(D, gdd_div(c2[d], n), d);
+        D.atgt[m] = t[0] | (t[1] << 10) | (t[2] << 20);
+        D.akeep[m] = 1;
+        for (int k = 0; k < D.ndim; k++) {
+            const int d = D.dims[k], g = D.grid[d];
+            const int delta = ((t[d] - D.coord[d]) % g + g) % g;
+            if (delta > 1 && delta < g - 1) {
+                const int dom = (t[0] * D.grid[1] + t[1]) * D.grid[2] + t[2];
+                atomicMin(D.far, ((unsigned long long)D.amg[m] << 32) | (unsigned)dom);
+            }
+        }
+    }
+    if (!hx_last_block(&C->tick, &s_last))
+        return;
     int *w = (int *)C;
     for (size_t k = threadIdx.x; k < sizeof(gdd_ctl) / sizeof(int); k += blockDim.x)
         w[k] = 0;
     __syncthreads();
     if (threadIdx.x != 0)
         return;
-    C->nmol_a = cur[0];
-    C->n_home_a = cur[1];
-    C->err_far = ~0ull;
+    C->nmol_a = D.cur[0];
+    C->n_home_a = D.cur[1];
+    C->err_far = hx_ldv(D.far);
+    *D.far = ~0ull;
     C->first_o = -1;
-}
-
-/* Per home molecule: the centre (hx_molecule_centre), the wrap of hx_wrap_molecules (the
- * molecule shifted by box edges so that its centre is in [0, box)), the centre again from the
- * shifted atoms and the cell that owns it, as hx_migrate computes them. */
-__global__ void __launch_bounds__(GDD_MT) k_mig_init(gdd_dev D)
-{
-    const int m = blockIdx.x * blockDim.x + threadIdx.x;
-    gdd_ctl *C = D.ctl;
-    if (m >= C->nmol_a)
-        return;
-    const int a0 = D.ams[m], a1 = D.ams[m + 1];
-    const double n = (double)(a1 - a0);
-    double c[3] = {0.0, 0.0, 0.0}, s[3], c2[3] = {0.0, 0.0, 0.0};
-    for (int a = a0; a < a1; a++)
-        for (int d = 0; d < 3; d++)
-            c[d] = gdd_add(c[d], D.ax[3 * a + d]);
-    for (int d = 0; d < 3; d++) {
-        c[d] = gdd_div(c[d], n);
-        s[d] = gdd_mul(-floor(gdd_div(c[d], D.box[d])), D.box[d]);
-        if (gdd_add(c[d], s[d]) >= D.box[d]) /* rounding at the upper edge */
-            s[d] = gdd_sub(s[d], D.box[d]);
-    }
-    for (int a = a0; a < a1; a++)
-        for (int d = 0; d < 3; d++) {
-            double v = D.ax[3 * a + d];
-            if (s[d] != 0.0)
-                v = gdd_add(v, s[d]);
-            D.awx[3 * a + d] = v;
-            c2[d] = gdd_add(c2[d], v);
-        }
-    int t[3];
-    for (int d = 0; d < 3; d++)
-        t[d] = cell_of(D, gdd_div(c2[d], n), d);
-    D.atgt[m] = t[0] | (t[1] << 10) | (t[2] << 20);
-    D.akeep[m] = 1;
-    for (int k = 0; k < D.ndim; k++) {
-        const int d = D.dims[k], g = D.grid[d];
-        const int delta = ((t[d] - D.coord[d]) % g + g) % g;
-        if (delta > 1 && delta < g - 1) {
-            const int dom = (t[0] * D.grid[1] + t[1]) * D.grid[2] + t[2];
-            atomicMin(&C->err_far, ((unsigned long long)D.amg[m] << 32) | (unsigned)dom);
-        }
-    }
 }
 
 /* Molecule w of the migration's index space [home | pool]: its atom count if it leaves along d
@@ -1375,6 +1377,8 @@ static void dom_free(hx_gpu_decomp *g, gdd_dom *d)
     d->D.ctl = NULL;
     cudaFree(d->D.cur);
     d->D.cur = NULL;
+    cudaFree(d->D.far);
+    d->D.far = NULL;
     if (d->hctl)
         cudaFreeHost(d->hctl);
     d->hctl = NULL;
@@ -1408,10 +1412,17 @@ static hx_status dom_alloc(hx_gpu_decomp *g, gdd_dom *d)
         *a[k].p = p;
     }
     HX_TRY(st);
-    if (!d->D.ctl)
+    if (!d->D.ctl) {
         HX_TRY(dmalloc(&d->D.ctl, sizeof(gdd_ctl)));
+        /* the block count of the first kernel that counts its blocks (hx_last_block) */
+        HX_CUDA(cudaMemset(d->D.ctl, 0, sizeof(gdd_ctl)));
+    }
     if (!d->D.cur)
         HX_TRY(dmalloc(&d->D.cur, 2 * sizeof(int)));
+    if (!d->D.far) {
+        HX_TRY(dmalloc(&d->D.far, sizeof(unsigned long long)));
+        HX_CUDA(cudaMemset(d->D.far, 0xff, sizeof(unsigned long long))); /* ~0: none */
+    }
     if (!d->hctl)
         HX_CUDA(cudaMallocHost((void **)&d->hctl, sizeof(gdd_ctl)));
     const size_t ib = g->map_off + sizeof(int) * ((size_t)g->cap[GDD_CAP_MAP] + 1);
@@ -1843,7 +1854,6 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
     if (part == 0) {
         for (int i = 0; i < nl; i++) {
             gdd_dom *d = &g->dom[i];
-            LAUNCH(k_begin, 1, GDD_MT, d->D.ctl, (const int *)d->D.cur);
             LAUNCH(k_mig_init, hx_div_up(g->cap[GDD_CAP_HMOL], GDD_MT), GDD_MT, d->D);
         }
         const unsigned nmig = hx_div_up(g->cap[GDD_CAP_HMOL] + g->cap[GDD_CAP_PMOL], GDD_MT);

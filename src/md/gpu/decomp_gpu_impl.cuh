@@ -35,7 +35,7 @@ enum {
 };
 
 typedef struct gdd_ctl {
-    int nmol_a, n_home_a;       /* the current home (set by k_begin) */
+    int nmol_a, n_home_a;       /* the current home (set by k_mig_init's last block) */
     int pool_nmol, pool_natoms; /* molecules arrived so far in this step */
     int nH, nP;                 /* kept home and pool molecules at the end of migration */
     int n_home, nmol;           /* the new home */
@@ -88,6 +88,9 @@ enum { GDD_K_SETTLE = 1, GDD_K_SHAKE = 2, GDD_K_BONDED = 4, GDD_K_STDWATER = 8 }
 typedef struct gdd_dev {
     gdd_ctl *ctl;
     int *cur; /* molecules and atoms of the current home (k_commit writes them) */
+    /* k_mig_init's "moved too far" minimum while it runs: ~0 between runs (its last block
+     * moves it into ctl->err_far and resets it) */
+    unsigned long long *far;
     gdd_tab tab;
     const double *ax, *av;
     double *awx; /* A positions wrapped into the box, as hx_migrate wraps the home store */

@@ -551,8 +551,16 @@ static void run_case(const tcase *tc)
         const hx_status dst =
             hx_gpu_decomp_run(g, step, in, step % 2 ? (hx_stream)stream : NULL, gmax, &tm);
         const hx_status hst = hx_decomp_repartition(dec, step);
-        if (dst == HX_OK)
+        if (dst == HX_OK) {
             parts_s += tm.migrate + tm.local_set + tm.plan;
+            /* the parts' events, recorded between direct launches (the legacy stream) or by
+             * the one graph of the three parts at each replay: in order, within the run */
+            T_CHECK(tm.migrate >= 0.0 && tm.local_set >= 0.0 && tm.plan >= 0.0 &&
+                        tm.migrate + tm.local_set + tm.plan <= tm.device + 1e-3,
+                    "%s step %d (%s): parts %.6f + %.6f + %.6f s, the run %.6f s", tc->name, step,
+                    step % 2 ? "graph" : "direct launches", tm.migrate, tm.local_set, tm.plan,
+                    tm.device);
+        }
         if (blow) {
             T_CHECK(dst == HX_ERR_PHYSICS && hst == HX_ERR_PHYSICS,
                     "%s: a molecule moved two cells: device %s, host %s", tc->name,

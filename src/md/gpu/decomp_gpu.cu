@@ -1042,7 +1042,7 @@ struct hx_gpu_decomp {
     uint32_t *ca_excl;
     /* the graph of a search step (device-only transports) */
     int use_graph, timing;
-    cudaGraphExec_t exec[3];
+    cudaGraphExec_t exec; /* the three parts, events between them recorded at each replay */
     const double *graph_x[64], *graph_v[64]; /* the inputs it was captured with (first 64) */
     cudaEvent_t ev[4];
     /* dest/src arrays for the transport, per channel */
@@ -1459,9 +1459,8 @@ void hx_gpu_decomp_destroy(hx_gpu_decomp **gp)
                     g->cl_bcount, g->ca_q,      g->ca_m,    g->ca_invm, g->ca_excl};
     for (size_t k = 0; k < sizeof tabs / sizeof tabs[0]; k++)
         cudaFree(tabs[k]);
-    for (int k = 0; k < 3; k++)
-        if (g->exec[k])
-            cudaGraphExecDestroy(g->exec[k]);
+    if (g->exec)
+        cudaGraphExecDestroy(g->exec);
     for (int k = 0; k < 4; k++)
         if (g->ev[k])
             cudaEventDestroy(g->ev[k]);
@@ -1920,30 +1919,37 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
 #endif
     /* the legacy default stream (NULL) cannot be captured: direct launches there */
     const int graph = g->use_graph && s != NULL;
-    int same = g->exec[0] != NULL;
+    int same = g->exec != NULL;
     for (int i = 0; same && i < g->nlocal && i < 64; i++)
         same = g->graph_x[i] == g->dom[i].D.ax && g->graph_v[i] == g->dom[i].D.av;
     if (graph && !same) {
-        for (int k = 0; k < 3; k++) {
-            if (g->exec[k])
-                cudaGraphExecDestroy(g->exec[k]);
-            g->exec[k] = NULL;
-            cudaGraph_t graph = NULL;
-            /* captured on the caller's stream (one of the GPU context's: no stream of our own),
-             * which runs nothing else meanwhile: capture only records */
-            HX_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-            const hx_status est = enqueue_part(g, k, s);
-            const cudaError_t ce = cudaStreamEndCapture(s, &graph);
-            if (est != HX_OK) {
-                if (graph)
-                    cudaGraphDestroy(graph);
-                return est;
-            }
-            HX_CUDA(ce);
-            const cudaError_t ie = cudaGraphInstantiate(&g->exec[k], graph, 0);
-            cudaGraphDestroy(graph);
-            HX_CUDA(ie);
+        if (g->exec)
+            cudaGraphExecDestroy(g->exec);
+        g->exec = NULL;
+        /* one graph of the three parts (a graph launch, not three): the events between them are
+         * recorded at every replay (external records), so the parts are still timed */
+        cudaGraph_t cg = NULL;
+        /* captured on the caller's stream (one of the GPU context's: no stream of our own),
+         * which runs nothing else meanwhile: capture only records */
+        HX_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        hx_status est = HX_OK;
+        for (int k = 0; k < 3 && est == HX_OK; k++) {
+            est = enqueue_part(g, k, s);
+            if (est == HX_OK && k < 2 &&
+                cudaEventRecordWithFlags(g->ev[k + 1], s, cudaEventRecordExternal) != cudaSuccess)
+                est = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__,
+                                   "cudaEventRecordWithFlags in the search step's capture failed");
         }
+        const cudaError_t ce = cudaStreamEndCapture(s, &cg);
+        if (est != HX_OK) {
+            if (cg)
+                cudaGraphDestroy(cg);
+            return est;
+        }
+        HX_CUDA(ce);
+        const cudaError_t ie = cudaGraphInstantiate(&g->exec, cg, 0);
+        cudaGraphDestroy(cg);
+        HX_CUDA(ie);
         for (int i = 0; i < g->nlocal && i < 64; i++) {
             g->graph_x[i] = g->dom[i].D.ax;
             g->graph_v[i] = g->dom[i].D.av;
@@ -1951,13 +1957,16 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
     }
     HX_CUDA(cudaEventRecord(g->ev[0], s));
     g->kn = 0;
-    for (int k = 0; k < 3; k++) {
-        if (graph)
-            HX_CUDA(cudaGraphLaunch(g->exec[k], s));
-        else
+    if (graph) {
+        HX_CUDA(cudaGraphLaunch(g->exec, s));
+    } else {
+        for (int k = 0; k < 2; k++) {
             HX_TRY(enqueue_part(g, k, s));
-        HX_CUDA(cudaEventRecord(g->ev[k + 1], s));
+            HX_CUDA(cudaEventRecord(g->ev[k + 1], s));
+        }
+        HX_TRY(enqueue_part(g, 2, s));
     }
+    HX_CUDA(cudaEventRecord(g->ev[3], s));
     return HX_OK;
 }
 
@@ -2111,11 +2120,9 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
         st = hx_comm_agree(g->comm, st);
         if (st == HX_OK && (g->cap[GDD_CAP_MIG] != old_mig || g->cap[GDD_CAP_PMSG] != old_pmsg))
             st = hx_comm_agree(g->comm, setup_channels(g));
-        for (int k = 0; k < 3; k++) {
-            if (g->exec[k])
-                cudaGraphExecDestroy(g->exec[k]);
-            g->exec[k] = NULL;
-        }
+        if (g->exec)
+            cudaGraphExecDestroy(g->exec);
+        g->exec = NULL;
         g->growths++;
         tm.retries++;
         if (st != HX_OK) {

@@ -382,7 +382,8 @@ static __device__ __forceinline__ unsigned float_unorder(unsigned k)
  * subtraction and multiplication by a positive number are monotone, and keys of equal z have
  * equal bins), so a key's place is the atoms of the bins below it plus its rank among its own
  * bin's ~8 (the same places as rank_sort's). Every thread of the block takes part (barriers);
- * cnt: nbin + 1 ints, binned: m keys, both shared. */
+ * cnt: 2 (GNB_SORT_BINS + 1) ints (the bins' starts, then their fill), binned: m keys, both
+ * shared. */
 static __device__ void bin_rank_sort(const unsigned long long *key, int m, float zlo, float zhi,
                                      int *cnt, unsigned long long *binned, int *out)
 {
@@ -396,8 +397,8 @@ static __device__ void bin_rank_sort(const unsigned long long *key, int m, float
         atomicAdd(&cnt[min(nbin - 1, max(0, (int)((z - zlo) * scale)))], 1);
     }
     __syncthreads();
-    /* the bins' starts: nbin <= 256 counts, one warp, 8 per lane (a lane's run, then the scan
-     * of the runs); cnt[b] becomes the start of bin b, cnt[nbin] the fill of the scatter */
+    /* the bins' starts: nbin <= 256 counts, one warp, up to 8 per lane (a lane's run, then the
+     * scan of the runs); cnt[b] becomes the start of bin b */
     if (threadIdx.x < 32) {
         const int per = (nbin + 31) >> 5, b0 = (int)threadIdx.x * per;
         int run = 0;

@@ -476,5 +476,32 @@ int main(int argc, char **argv)
     o.move = 0.015;
     single("spce", 3000, &o);
     unsetenv("HALOX_GPU_NB_ENTRY_BLOCKS");
+    /* The column sort's whole-column ranking (HALOX_GPU_COL_SORT=rank, read at create; the
+     * cases above ran the default, within z-bins): the same order (tg_check_list checks the
+     * columns), and a value it does not know refused with the variable named. */
+    setenv("HALOX_GPU_COL_SORT", "rank", 1);
+    {
+        const int g1[3] = {2, 1, 1};
+        o = base;
+        o.rinner = o.rlist;
+        decomposed("spce", 1500, g1, &o);
+    }
+    setenv("HALOX_GPU_COL_SORT", "sorted", 1);
+    {
+        hx_forcefield *ff = NULL;
+        T_OK(hx_forcefield_create("spce", &ff));
+        const hx_gpu_nb_params gp = {1.0, 0.0, 1.0, 1.1, 1.1, 0, 0.25, HX_GPU_NB_KERNEL_AUTO};
+        hx_gpu_nb *nb = NULL;
+        const hx_status st = ff ? hx_gpu_nb_create(ff, &gp, &nb) : HX_ERR_INVALID_ARG;
+        T_CHECK(st == HX_ERR_INVALID_ARG && !nb &&
+                    strstr(hx_last_error(), "HALOX_GPU_COL_SORT=sorted") != NULL,
+                "HALOX_GPU_COL_SORT=sorted: hx_gpu_nb_create gave %s (%s), not a refusal naming "
+                "the variable",
+                hx_status_name(st), hx_last_error());
+        hx_gpu_nb_destroy(&nb);
+        hx_forcefield_destroy(&ff);
+        ncases++;
+    }
+    unsetenv("HALOX_GPU_COL_SORT");
     return t_finish("test_gpu_nb", ncases);
 }

@@ -932,6 +932,21 @@ static hx_status env_blocks(const char *name, long most, const char *what, int *
     return HX_OK;
 }
 
+/* A switch of two values from the environment: 1 for on (the default, also when unset), 0 for
+ * off; anything else refused with both named. */
+static hx_status env_switch(const char *name, const char *on, const char *on_what, const char *off,
+                            const char *off_what, int *out)
+{
+    *out = 1;
+    const char *e = getenv(name);
+    if (!e || !e[0])
+        return HX_OK;
+    HX_CHECK(strcmp(e, on) == 0 || strcmp(e, off) == 0, HX_ERR_INVALID_ARG,
+             "%s=%s: use %s (%s) or %s (%s)", name, e, on, on_what, off, off_what);
+    *out = strcmp(e, on) == 0;
+    return HX_OK;
+}
+
 /* The pair kernel: the one asked for, else HALOX_GPU_NB_KERNEL, else the fastest measured
  * (docs/design/gpu-engine.md); the geometric-rule kernels fall back to the table when the force
  * field does not obey the rule. HALOX_GPU_NB_RESIDENT (16, 14 or 12; 14 by default): the
@@ -982,26 +997,11 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
     }
     HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
     HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 7, "list-build blocks", &nb->lb_blocks));
-    nb->d.lb_zones = 1;
-    const char *z = getenv("HALOX_GPU_LB_ZONES");
-    if (z && z[0]) {
-        HX_CHECK(strcmp(z, "0") == 0 || strcmp(z, "1") == 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_LB_ZONES=%s: use 1 (a list-build work item per j zone, the default) "
-                 "or 0 (an item takes every j zone of its image in turn)",
-                 z);
-        nb->d.lb_zones = z[0] == '1';
-    }
-    nb->d.sort_bins = 1;
-    const char *cs = getenv("HALOX_GPU_COL_SORT");
-    if (cs && cs[0]) {
-        HX_CHECK(strcmp(cs, "bin") == 0 || strcmp(cs, "rank") == 0, HX_ERR_INVALID_ARG,
-                 "HALOX_GPU_COL_SORT=%s: use bin (each atom ranked within its z-bin of the "
-                 "column, the default) or rank (against the whole column)",
-                 cs);
-        nb->d.sort_bins = cs[0] == 'b';
-    }
-    /* the whole-column ranking's O(m^2) comparisons shared by 4 blocks per column */
-    nb->d.sort_split = nb->d.sort_bins ? 1 : 4;
+    HX_TRY(env_switch("HALOX_GPU_LB_ZONES", "1", "a list-build work item per j zone, the default",
+                      "0", "an item takes every j zone of its image in turn", &nb->d.lb_zones));
+    HX_TRY(env_switch("HALOX_GPU_COL_SORT", "bin",
+                      "each atom ranked within its z-bin of the column, the default", "rank",
+                      "against the whole column", &nb->d.sort_bins));
     return HX_OK;
 }
 

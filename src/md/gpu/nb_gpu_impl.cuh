@@ -138,8 +138,8 @@ typedef struct gnb_dev {
     int rolling;  /* the rolling prune is on (prune_parts > 0) */
     int lb_zones; /* one list-build item per j zone (HALOX_GPU_LB_ZONES, default 1) */
     /* the column sort: ranked within z-bins (1, HALOX_GPU_COL_SORT=bin, the default) or
-     * against the whole column (0, rank) by sort_split blocks per column */
-    int sort_bins, sort_split;
+     * against the whole column (0, rank; col_sort_split blocks per column) */
+    int sort_bins;
     float rlist;
     int max_cj;
     int ntypes;

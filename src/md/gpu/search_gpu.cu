@@ -341,7 +341,7 @@ static __device__ void bitonic_kv(float *key, int *val, int n2)
  * keys below it and its value goes to that place in out. A column of 700 atoms (45k water) is
  * 40 us of dependent bitonic stages (55 stages of load, compare, swap, barrier on one block);
  * ranking is O(m^2) independent comparisons, two keys per shared load, and the column's blocks
- * (d.sort_split) each rank a share of it (HALOX_GPU_COL_SORT=rank; bin_rank_sort below is the
+ * (col_sort_split) each rank a share of it (HALOX_GPU_COL_SORT=rank; bin_rank_sort below is the
  * default). Padding up to an even count is all ones: never
  * below a real key. */
 static __device__ void rank_sort(const unsigned long long *key, int m, int first, int stride,
@@ -384,6 +384,12 @@ static __device__ __forceinline__ unsigned float_unorder(unsigned k)
  * bin's ~8 (the same places as rank_sort's). Every thread of the block takes part (barriers);
  * cnt: 2 (GNB_SORT_BINS + 1) ints (the bins' starts, then their fill), binned: m keys, both
  * shared. */
+static __device__ __forceinline__ int key_zbin(unsigned long long key, float zlo, float scale,
+                                               int nbin)
+{
+    const float z = __uint_as_float(float_unorder((unsigned)(key >> 32)));
+    return min(nbin - 1, max(0, (int)((z - zlo) * scale)));
+}
 static __device__ void bin_rank_sort(const unsigned long long *key, int m, float zlo, float zhi,
                                      int *cnt, unsigned long long *binned, int *out)
 {
@@ -392,10 +398,8 @@ static __device__ void bin_rank_sort(const unsigned long long *key, int m, float
     for (int b = threadIdx.x; b <= nbin; b += blockDim.x)
         cnt[b] = 0;
     __syncthreads();
-    for (int i = threadIdx.x; i < m; i += blockDim.x) {
-        const float z = __uint_as_float(float_unorder((unsigned)(key[i] >> 32)));
-        atomicAdd(&cnt[min(nbin - 1, max(0, (int)((z - zlo) * scale)))], 1);
-    }
+    for (int i = threadIdx.x; i < m; i += blockDim.x)
+        atomicAdd(&cnt[key_zbin(key[i], zlo, scale, nbin)], 1);
     __syncthreads();
     /* the bins' starts: nbin <= 256 counts, one warp, up to 8 per lane (a lane's run, then the
      * scan of the runs); cnt[b] becomes the start of bin b */
@@ -423,16 +427,12 @@ static __device__ void bin_rank_sort(const unsigned long long *key, int m, float
     for (int b = threadIdx.x; b < nbin; b += blockDim.x)
         fill[b] = cnt[b];
     __syncthreads();
-    for (int i = threadIdx.x; i < m; i += blockDim.x) {
-        const unsigned long long k = key[i];
-        const float z = __uint_as_float(float_unorder((unsigned)(k >> 32)));
-        binned[atomicAdd(&fill[min(nbin - 1, max(0, (int)((z - zlo) * scale)))], 1)] = k;
-    }
+    for (int i = threadIdx.x; i < m; i += blockDim.x)
+        binned[atomicAdd(&fill[key_zbin(key[i], zlo, scale, nbin)], 1)] = key[i];
     __syncthreads();
     for (int i = threadIdx.x; i < m; i += blockDim.x) {
         const unsigned long long ki = key[i];
-        const float z = __uint_as_float(float_unorder((unsigned)(ki >> 32)));
-        const int b = min(nbin - 1, max(0, (int)((z - zlo) * scale)));
+        const int b = key_zbin(ki, zlo, scale, nbin);
         const int b0 = cnt[b], b1 = b + 1 < nbin ? cnt[b + 1] : m;
         int r = b0;
         for (int j = b0; j < b1; j++)
@@ -444,6 +444,13 @@ static __device__ void bin_rank_sort(const unsigned long long *key, int m, float
 /* Up to this many atoms a column is sorted by rank, above by the bitonic network (one block). */
 #define GNB_RANK_SORT_MAX 2048
 
+/* Blocks per column of k_col_sort: the whole-column ranking's O(m^2) comparisons shared by 4,
+ * the binned ranking's few by one. */
+static __host__ __device__ __forceinline__ int col_sort_split(const gnb_dev &d)
+{
+    return d.sort_bins ? 1 : 4;
+}
+
 static __device__ int pow2_at_least(int m)
 {
     int n2 = 1;
@@ -453,7 +460,7 @@ static __device__ int pow2_at_least(int m)
 }
 
 /* Sort of each column's atoms by z (ties by atom), and the column's x-y bounding box.
- * d.sort_split blocks per column (the ranking's share of each; 1 with the binned ranking, whose
+ * col_sort_split blocks per column (the ranking's share of each; 1 with the binned ranking, whose
  * work is small); k_fill wrote the atoms to colfill, so the blocks read there while they write
  * colatoms. Shared memory: the keys, and with the binned ranking as many again (sort_smem). */
 __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
@@ -463,7 +470,7 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
     __shared__ int s_cnt[2 * (GNB_SORT_BINS + 1)];
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
-    const int split = d.sort_split;
+    const int split = col_sort_split(d);
     const int c = blockIdx.x / split, part = blockIdx.x % split;
     if (c >= d.st->ncols)
         return;
@@ -1493,8 +1500,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_fill, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_fill");
     STAGE(2);
-    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)d->sort_split, 256, sort_smem_bytes(d),
-              s, *d);
+    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)col_sort_split(*d), 256,
+              sort_smem_bytes(d), s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     STAGE(3);
     HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);

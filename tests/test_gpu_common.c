@@ -259,7 +259,7 @@ static long long check_columns(const hx_gpu_nb_list_host *L, int n, const char *
             const int p = L->col_atoms[k - 1];
             if (p < 0 || p >= n)
                 continue;
-            const float zp = L->wz[p], za = L->wz[a];
+            const float zp = L->wpos[3 * p + 2], za = L->wpos[3 * a + 2];
             if (zp > za || (zp == za && p > a)) {
                 if (bad++ < 5)
                     T_FAIL("%s: column %d (%d atoms) places %d, %d: atom %d at z %.7f before "
@@ -269,6 +269,91 @@ static long long check_columns(const hx_gpu_nb_list_host *L, int n, const char *
         }
     }
     free(seen);
+    return bad;
+}
+
+/* The super-clusters' inner layout (the lists do not depend on it either): each holds m real
+ * atoms in ceil(m / 8) clusters, split by x into two halves of whole clusters (the first half
+ * ceil(clusters / 2) of them, unless the rest is empty), each half by y likewise into two
+ * quadrants, each quadrant's atoms in slot order ascending in z; only the last quadrant's last
+ * cluster may be partly padding. Checked from the search's own wrapped positions: the first
+ * half's largest x at most the second's smallest, the same for y within a half, z ascending
+ * within a quadrant. */
+static int ceil8(int v)
+{
+    return (v + 7) / 8;
+}
+
+static long long check_superclusters(const hx_gpu_nb_list_host *L, int n, const char *what)
+{
+    long long bad = 0;
+    for (int sc = 0; sc * 64 < L->nslots; sc++) {
+        const int *perm = L->perm + 64 * sc;
+        int m = 0;
+        for (int k = 0; k < 64; k++)
+            m += perm[k] >= 0 && perm[k] < n;
+        const int nc = ceil8(m);
+        const int nx0 = 8 * ((nc + 1) / 2) < m ? 8 * ((nc + 1) / 2) : m;
+        const int nh[2] = {nx0, m - nx0};
+        int nq[4], q0[4]; /* atoms and first slot of each quadrant */
+        for (int h = 0; h < 2; h++) {
+            const int c = ceil8(nh[h]), ny = 8 * ((c + 1) / 2) < nh[h] ? 8 * ((c + 1) / 2) : nh[h];
+            nq[2 * h] = ny;
+            nq[2 * h + 1] = nh[h] - ny;
+        }
+        q0[0] = 0;
+        for (int q = 1; q < 4; q++)
+            q0[q] = q0[q - 1] + 8 * ceil8(nq[q - 1]);
+        float lo[4][3], hi[4][3];
+        int ok = 1;
+        for (int q = 0; q < 4 && ok; q++) {
+            for (int d = 0; d < 3; d++) {
+                lo[q][d] = 1e30f;
+                hi[q][d] = -1e30f;
+            }
+            for (int k = 0; k < nq[q] && ok; k++) {
+                const int a = perm[q0[q] + k];
+                if (a < 0 || a >= n) {
+                    if (bad++ < 5)
+                        T_FAIL("%s: super-cluster %d (%d atoms): slot %d of quadrant %d is "
+                               "padding, the quadrant should hold %d atoms from slot %d",
+                               what, sc, m, q0[q] + k, q, nq[q], q0[q]);
+                    ok = 0;
+                    break;
+                }
+                const float *w = L->wpos + 3 * (size_t)a;
+                if (k > 0) {
+                    const int p = perm[q0[q] + k - 1];
+                    const float zp = L->wpos[3 * (size_t)p + 2];
+                    if (zp > w[2] || (zp == w[2] && p > a)) {
+                        if (bad++ < 5)
+                            T_FAIL("%s: super-cluster %d quadrant %d: atom %d at z %.7f in slot "
+                                   "%d before atom %d at z %.7f",
+                                   what, sc, q, p, (double)zp, q0[q] + k - 1, a, (double)w[2]);
+                        ok = 0;
+                    }
+                }
+                for (int d = 0; d < 3; d++) {
+                    lo[q][d] = w[d] < lo[q][d] ? w[d] : lo[q][d];
+                    hi[q][d] = w[d] > hi[q][d] ? w[d] : hi[q][d];
+                }
+            }
+        }
+        if (!ok)
+            continue;
+        /* by x between the halves (quadrants 0, 1 against 2, 3), by y within each half */
+        const float hx0 = hi[0][0] > hi[1][0] ? hi[0][0] : hi[1][0];
+        const float lx1 = lo[2][0] < lo[3][0] ? lo[2][0] : lo[3][0];
+        if (nh[1] > 0 && hx0 > lx1 && bad++ < 5)
+            T_FAIL("%s: super-cluster %d (%d atoms): its first x half reaches x %.7f, beyond the "
+                   "second half's lowest %.7f",
+                   what, sc, m, (double)hx0, (double)lx1);
+        for (int h = 0; h < 2; h++)
+            if (nq[2 * h + 1] > 0 && hi[2 * h][1] > lo[2 * h + 1][1] && bad++ < 5)
+                T_FAIL("%s: super-cluster %d x half %d: its first y quadrant reaches y %.7f, "
+                       "beyond the second's lowest %.7f",
+                       what, sc, h, (double)hi[2 * h][1], (double)lo[2 * h + 1][1]);
+    }
     return bad;
 }
 
@@ -285,6 +370,7 @@ int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *mo
     }
     const int n = set->n;
     rep->column_order = check_columns(&L, n, what);
+    rep->sc_layout = check_superclusters(&L, n, what);
     /* the slots back at the search: the fused update has moved them on since */
     if (moved)
         for (int sl = 0; sl < L.nslots; sl++)

@@ -41,6 +41,7 @@ typedef struct tg_list_report {
     long long missing_outer, missing_inner;
     long long duplicates, excluded, padding, wrong_zone, wrong_image;
     long long column_order; /* grid-column places out of (z, atom) order, or not a permutation */
+    long long sc_layout;    /* super-clusters not split 2 x 2 x 2 by x, y, z as the search must */
 } tg_list_report;
 /* Download the list of nb (just searched on set's positions) and check it: every pair of
  * different molecules whose zones the i-zone x j-zone table pairs, closer than rlist (minimum

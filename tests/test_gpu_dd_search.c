@@ -34,10 +34,11 @@
  * device (dd_searches), the host run did not, the slow-path run took both slow paths (dd_retries >
  * 0, dd_halo_updates > 0). Fault injection: the device bonded list not rebuilt at the search step
  * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed).
- * Failures inside the search step (fault sites "md.dd_counts" and "md.dd_pairs" armed on the last
- * rank only, fail_case): every rank ends that step with an error naming the failing rank, within
- * the step; with the counts' failure returned before the plan's agreement (an injected fault: the
- * agreement that it replaced left out) the other rank waits out its deadline and the case fails. */
+ * Failures inside the search step (fault sites "md.dd_pending", a failure noted before the step,
+ * "md.dd_counts" and "md.dd_pairs", armed on the last rank only, fail_case): every rank ends that
+ * step with an error naming the failing rank, within the step; with the counts' failure returned
+ * before the plan's agreement (an injected fault: the agreement that it replaced left out) the
+ * other rank waits out its deadline and the case fails. */
 #include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/build.h"
@@ -202,11 +203,16 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
     T_CHECK(dx <= 1e-4, "%s: end positions differ by %.3e nm", tag, dx);
 }
 
+/* the fault sites of fail_case: a failure noted before the step (agreed in the device step's
+ * reduction), the counts (in the plan's agreement), the pair search (in the statistics' sum) */
+static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd_pairs"};
+#define NFAIL_SITES 3
+
 /* A failure on one process inside the device search step (fault site `site`, armed on the last
- * rank only: the counts, or the pair search) must end that step on every process with an error,
- * the failing rank's message on the others (HX_ERR_REMOTE), none left waiting in a collective
- * (the launcher's timeout would kill a hang): these failures are agreed inside the plan's and
- * the list statistics' collectives, not by agreements of their own. */
+ * rank only: before the step, the counts, or the pair search) must end that step on every process
+ * with an error, the failing rank's message on the others (HX_ERR_REMOTE), none left waiting in a
+ * collective (the launcher's timeout would kill a hang): these failures are agreed inside the
+ * plan's and the list statistics' collectives, not by agreements of their own. */
 static int fail_case(const hx_system *s, const char *halo, hx_comm *comm, int size,
                      const int grid[3], const char *site)
 {
@@ -374,9 +380,9 @@ int main(int argc, char **argv)
                 ncases += one_case("water", w, "spce", "gpu-local", c, quick ? grids[2] : grids[g],
                                    nsteps, 1);
             if (c && g == 0) /* one process: the failure is its own, returned as it is */
-                for (int f = 0; f < 2; f++)
-                    ncases += fail_case(w, "gpu-local", c, 1, quick ? grids[2] : grids[g],
-                                        f ? "md.dd_pairs" : "md.dd_counts");
+                for (int f = 0; f < NFAIL_SITES; f++)
+                    ncases +=
+                        fail_case(w, "gpu-local", c, 1, quick ? grids[2] : grids[g], fail_sites[f]);
             hx_comm_destroy(&c);
         }
         if (eth && (only < 0 || only == 2)) {
@@ -406,9 +412,8 @@ int main(int argc, char **argv)
             for (int h = 0; h < 3; h++)
                 if (use[h]) {
                     ncases += one_case("water", w, "spce", halos[h], world, grids[g], nsteps, 1);
-                    for (int f = 0; f < 2 && g == 0; f++)
-                        ncases += fail_case(w, halos[h], world, size, grids[g],
-                                            f ? "md.dd_pairs" : "md.dd_counts");
+                    for (int f = 0; f < NFAIL_SITES && g == 0; f++)
+                        ncases += fail_case(w, halos[h], world, size, grids[g], fail_sites[f]);
                 }
         /* the emulation (--quick) leaves the mixture to the one-process run */
         if (eth && size == 2 && !quick)

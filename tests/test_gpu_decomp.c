@@ -549,7 +549,7 @@ static void run_case(const tcase *tc)
         T_CHECK(cudaDeviceSynchronize() == cudaSuccess, "cudaDeviceSynchronize");
         hx_gpu_dd_times tm;
         const hx_status dst =
-            hx_gpu_decomp_run(g, step, in, step % 2 ? (hx_stream)stream : NULL, gmax, &tm);
+            hx_gpu_decomp_run(g, step, HX_OK, in, step % 2 ? (hx_stream)stream : NULL, gmax, &tm);
         const hx_status hst = hx_decomp_repartition(dec, step);
         if (dst == HX_OK) {
             parts_s += tm.migrate + tm.local_set + tm.plan;

@@ -12,6 +12,8 @@
  *   "gpu_dd.shrink" hx_gpu_decomp_create's capacities (src/md/gpu/decomp_gpu.cu) divided by
  *                  HX_GPU_DD_TEST_SHRINK: the first device search step overflows them and
  *                  takes the slow path, every process growing together (armed on every process)
+ *   "md.dd_pending" a failure noted on one process before a device search step
+ *                  (src/mdrun/schedule.c): agreed in the device step's one reduction
  *   "md.dd_counts" the device search step's counts on one process (src/mdrun/schedule.c): the
  *                  failure must reach every process through hx_plan_set_counts's agreement
  *   "md.dd_pairs"  the pair search of the device search step on one process: agreed with the

@@ -130,13 +130,16 @@ typedef struct hx_md_backend_ops {
      *                decomposition's homes and plan as they are; messages go through halo
      *   dd_search    collective, at a search step instead of download + hx_decomp_repartition
      *                + hx_decomp_update_local: migration, the new local set and the plan's
-     *                maps on the device; gmax: the job's maxima for hx_plan_set_counts
+     *                maps on the device; gmax: the job's maxima for hx_plan_set_counts; local:
+     *                this process's status on entry, agreed inside (the step runs, then fails
+     *                on every process)
      *   dd_counts    local domain i's counts, for hx_plan_set_counts
      *   dd_set_local as set_local, from the device arrays of the last dd_search (after the
      *                plan was set from the counts and the halo refreshed)
      * From dd_start on, download also brings the home molecule lists to the host store. */
     hx_status (*dd_start)(void *impl, hx_decomp *dec, hx_halo *halo);
-    hx_status (*dd_search)(void *impl, long long step, long long *gmax, hx_md_dd_times *t);
+    hx_status (*dd_search)(void *impl, long long step, hx_status local, long long *gmax,
+                           hx_md_dd_times *t);
     hx_status (*dd_counts)(void *impl, int i, hx_plan_domain_counts *c);
     hx_status (*dd_set_local)(void *impl, int i, void *x, void *f);
 } hx_md_backend_ops;

@@ -39,14 +39,20 @@ hx_status hx_md_note(hx_md *md, hx_status st)
     return HX_OK;
 }
 
-hx_status hx_md_agree(hx_md *md)
+/* The failure noted since the last collective (hx_md_note), now the current error; HX_OK. */
+static hx_status take_pending(hx_md *md)
 {
     hx_status st = md->pending;
     if (st != HX_OK) {
         md->pending = HX_OK;
         hx_error_set(st, __FILE__, __LINE__, __func__, "%s", md->pending_msg);
     }
-    return hx_comm_agree(md->comm, st);
+    return st;
+}
+
+hx_status hx_md_agree(hx_md *md)
+{
+    return hx_comm_agree(md->comm, take_pending(md));
 }
 
 #define NOTE(call) HX_TRY(hx_md_note(md, (call)))
@@ -210,7 +216,16 @@ static hx_status repartition_device(hx_md *md, double t0)
     long long gmax[HX_MAX_PULSES + 1];
     hx_md_dd_times dt;
     memset(&dt, 0, sizeof dt);
-    HX_TRY(md->B->dd_search(md->bimpl, md->step, gmax, &dt)); /* collective, agreed */
+    /* A failure noted since the last collective goes into the device step's one reduction,
+     * which every process enters anyway: no agreement of its own before the step (the host path
+     * has one), so a process that arrives first launches its step instead of waiting. */
+    hx_status local = take_pending(md);
+    if (local == HX_OK && hx_fault_hit("md.dd_pending"))
+        local = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                             "a failure noted before the search step of step %lld (fault injected "
+                             "by a test)",
+                             md->step);
+    HX_TRY(md->B->dd_search(md->bimpl, md->step, local, gmax, &dt)); /* collective, agreed */
     const double t1 = hx_wtime();
     hx_plan_domain_counts pc[64];
     hx_plan_domain_counts *pcp = md->nlocal <= 64 ? pc : malloc(sizeof *pcp * (size_t)md->nlocal);
@@ -299,6 +314,17 @@ hx_status hx_md_repartition(hx_md *md, int first)
     if (md->B->sync)
         HX_TRY(hx_md_note(md, md->B->sync(md->bimpl)));
     double t0 = hx_wtime();
+    if (!first && md->dd_device) {
+        HX_TRY(repartition_device(md, t0)); /* agrees a pending failure itself */
+        md->tm.missed_pairs = -1;
+        md->last_missed = -1;
+        md->tm.searches++;
+        md->last_search = md->step;
+        const double dt = hx_wtime() - t0;
+        md->tm.search += dt;
+        md->tm.search_dd += dt;
+        return HX_OK;
+    }
     HX_TRY(hx_md_agree(md));
     hx_status st = HX_OK;
     if (!first && md->ndim == 0 && md->B->mem == HX_MEM_DEVICE) {
@@ -319,17 +345,6 @@ hx_status hx_md_repartition(hx_md *md, int first)
         const double dt = hx_wtime() - t0;
         md->tm.search += dt;
         md->tm.search_pairs += dt;
-        return HX_OK;
-    }
-    if (!first && md->dd_device) {
-        HX_TRY(repartition_device(md, t0));
-        md->tm.missed_pairs = -1;
-        md->last_missed = -1;
-        md->tm.searches++;
-        md->last_search = md->step;
-        const double dt = hx_wtime() - t0;
-        md->tm.search += dt;
-        md->tm.search_dd += dt;
         return HX_OK;
     }
     double t1 = t0;

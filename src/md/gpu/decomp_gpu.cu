@@ -498,13 +498,12 @@ static __device__ __forceinline__ int lower_bound(const int *a, int n, int key)
     return lo;
 }
 
-/* Per new home molecule: its kind and what it adds to the SETTLE / SHAKE / bonded / free lists
- * (v1) and to the bonded interactions by kind (v2). */
-static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g, int *cls,
-                                                int4 *info, int4 *v1, int4 *v2)
+/* Per new home molecule of global index g: its kind and what it adds to the SETTLE / SHAKE /
+ * bonded / free lists (v1) and to the bonded interactions by kind (v2). */
+static __device__ __forceinline__ void mol_kind(const gdd_dev &D, int g, int *cls, int4 *info,
+                                                int4 *v1, int4 *v2)
 {
-    *g = D.bmg[m];
-    *cls = D.tab.mol_class[*g];
+    *cls = D.tab.mol_class[g];
     *info = D.tab.cl_info[*cls];
     const int kind = info->z;
     const int st = (kind & GDD_K_SETTLE) != 0, sh = (kind & GDD_K_SHAKE) != 0;
@@ -513,11 +512,20 @@ static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g,
     *v2 = bd ? D.tab.cl_bcount[*cls] : i4(0, 0, 0, 0);
 }
 
+/* The same for new home molecule m (its global index from bmg). */
+static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g, int *cls,
+                                                int4 *info, int4 *v1, int4 *v2)
+{
+    *g = D.bmg[m];
+    mol_kind(D, *g, cls, info, v1, v2);
+}
+
 /* Every kept molecule's place in the merged order (blocks of GDD_BT, binary searches in the
- * other list); then the last block alone: the new home's molecule starts (a scan of a few ints
- * per molecule; the atoms are copied by k_fin_d's many blocks), and the SETTLE / SHAKE / bonded /
- * free lists of the new home by kind, in home order as the GPU backend's set_local builds them:
- * each molecule's offsets into the lists (ho1, ho2) and the lists' sizes. */
+ * other list); then the last block alone, in one pass over the new home (tiles of GDD_BT, three
+ * scans each): the molecule starts (the atoms are copied by k_fin_d's many blocks), and the
+ * SETTLE / SHAKE / bonded / free lists of the new home by kind, in home order as the GPU
+ * backend's set_local builds them: each molecule's offsets into the lists (ho1, ho2) and the
+ * lists' sizes. (Two passes before, the second reading back what the first wrote.) */
 __global__ void __launch_bounds__(GDD_BT) k_fin_b(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
@@ -537,60 +545,52 @@ __global__ void __launch_bounds__(GDD_BT) k_fin_b(gdd_dev D)
     }
     if (!gdd_last(C))
         return;
-    if (room) { /* without room the home stays empty: nmol 0 */
-        const int cap = D.cap[GDD_CAP_HOME];
-        int4 carry = i4(0, 0, 0, 0);
-        for (int base = 0; base < nm; base += GDD_BT) {
-            const int f = base + (int)threadIdx.x;
-            int src = 0, na_f = 0;
-            if (f < nm) {
-                src = hx_ldv(&D.fsrc[f]);
-                na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
-            }
-            int4 t;
-            const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
-            if (f < nm) {
-                D.bmg[f] = src >= 0 ? D.amg[src] : D.pmg[-1 - src];
-                D.bms[f] = carry.x + ex.x;
-            }
-            carry = i4add(carry, t);
-        }
-        if (threadIdx.x == 0) {
-            if (carry.x > cap) {
-                need(C, GDD_CAP_HOME, carry.x);
-                C->n_home = C->nmol = 0;
-            } else {
-                C->n_home = carry.x;
-                C->nmol = nm;
-                D.bms[nm] = carry.x;
-            }
-        }
-    }
-    __syncthreads(); /* bmg, bms and the counts of thread 0 */
-    const int nmol = C->nmol;
-    int4 c1 = i4(0, 0, 0, 0), c2 = i4(0, 0, 0, 0);
+    /* without room the home stays empty: nmol 0 */
+    const int nmol = room ? nm : 0;
+    int4 carry = i4(0, 0, 0, 0), c1 = i4(0, 0, 0, 0), c2 = i4(0, 0, 0, 0);
     int first = -1;
     for (int base = 0; base < nmol; base += GDD_BT) {
-        const int m = base + (int)threadIdx.x;
+        const int f = base + (int)threadIdx.x;
+        int na_f = 0, cls = 0;
         int4 info = i4(0, 0, 0, 0), v1 = i4(0, 0, 0, 0), v2 = i4(0, 0, 0, 0);
-        int g = 0, cls = 0;
-        if (m < nmol)
-            home_mol(D, m, &g, &cls, &info, &v1, &v2);
-        int4 t1, t2;
+        if (f < nmol) {
+            const int src = hx_ldv(&D.fsrc[f]);
+            na_f = src >= 0 ? D.ams[src + 1] - D.ams[src] : D.pna[-1 - src];
+            const int g = src >= 0 ? D.amg[src] : D.pmg[-1 - src];
+            D.bmg[f] = g;
+            mol_kind(D, g, &cls, &info, &v1, &v2);
+        }
+        int4 t, t1, t2;
+        const int4 ex = gdd_scan4(i4(na_f, 0, 0, 0), &t, s_scan);
         const int4 e1 = i4add(c1, gdd_scan4(v1, &t1, s_scan));
         const int4 e2 = i4add(c2, gdd_scan4(v2, &t2, s_scan));
-        if (m < nmol) {
-            D.ho1[m] = e1;
-            D.ho2[m] = e2;
+        if (f < nmol) {
+            const int a0 = carry.x + ex.x;
+            D.bms[f] = a0;
+            D.ho1[f] = e1;
+            D.ho2[f] = e2;
             if (v1.x && e1.x == 0)
-                first = D.bms[m] + D.tab.cl_settle[cls].x;
+                first = a0 + D.tab.cl_settle[cls].x;
         }
+        carry = i4add(carry, t);
         c1 = i4add(c1, t1);
         c2 = i4add(c2, t2);
     }
-    if (first >= 0) /* one thread: the first SETTLE group's oxygen */
+    /* a home past its store's capacity is no home (nmol 0, empty lists): the step runs again
+     * once it grew (carry is the same in every thread) */
+    const int fits = carry.x <= D.cap[GDD_CAP_HOME];
+    if (!fits) {
+        c1 = i4(0, 0, 0, 0);
+        c2 = i4(0, 0, 0, 0);
+    }
+    if (fits && first >= 0) /* one thread: the first SETTLE group's oxygen */
         C->first_o = first;
     if (threadIdx.x == 0) {
+        if (!fits)
+            need(C, GDD_CAP_HOME, carry.x);
+        C->n_home = fits ? carry.x : 0;
+        C->nmol = fits ? nmol : 0;
+        D.bms[nmol] = carry.x;
         /* the home part of the local arrays must fit: else no local set (the step runs again) */
         const int local_ok = C->n_home <= D.cap[GDD_CAP_LOCAL];
         C->nsettle = c1.x;
@@ -723,10 +723,13 @@ static __device__ __forceinline__ void pulse_cands(const gdd_ctl *C, const gdd_p
 }
 
 /* One pulse of hx_plan_build at the sender, in two kernels: the selection and scan (blocks of
- * GDD_BT: each candidate's class, 1 + its corner bits, or 0, and the pulse's dependencies; then
- * the last block alone scans, a byte per candidate: each selected one's rank in its class, the
- * counts, the message's header), the map and the packed atoms (many blocks), in a stable order
- * by zone number (zone 0 first: dep_offset). */
+ * GDD_BT: each candidate's class, 1 + its corner bits, or 0, its rank in its class within the
+ * block, the block's class counts and the pulse's dependencies; then the last block scans the
+ * blocks' counts: each block's offsets, the totals, the message's header), the map and the
+ * packed atoms (many blocks: a selected candidate's place is its class's start, its block's
+ * offset and its rank in the block), in a stable order by zone number (zone 0 first:
+ * dep_offset). The last block used to rank every candidate itself, a tile of GDD_BT at a time
+ * (11 tiles for a domain of 11k atoms, one after the other); the blocks' ranks run at once. */
 __global__ void __launch_bounds__(GDD_BT)
     k_pulse_sel_scan(gdd_dev D, gdd_pulse P, int p, char *sbuf, long long cap_bytes)
 {
@@ -740,28 +743,40 @@ __global__ void __launch_bounds__(GDD_BT)
     __syncthreads();
     {
         const int e = blockIdx.x * blockDim.x + threadIdx.x;
+        int code = 0;
         if (e < n) {
             int ci = 0;
             const int a = c0 + e;
             const int sel = pulse_select(D, P, a, &ci);
-            D.psel[e] = (unsigned char)(sel ? 1 + ci : 0);
+            code = sel ? 1 + ci : 0;
+            D.psel[e] = (unsigned char)code;
             if (sel && D.lfrom[a] >= 0)
                 atomicOr(&s_deps, 1ull << D.lfrom[a]);
         }
+        int4 t;
+        const int4 ex = gdd_scan4(i4(code == 1, code == 2, code == 3, code == 4), &t, s_scan);
+        if (code)
+            D.prank[e] = i4get(ex, code - 1);
+        if (threadIdx.x == 0)
+            D.pblk[blockIdx.x] = t;
     }
     __syncthreads();
     if (threadIdx.x == 0 && s_deps)
         atomicOr(&C->deps[p], s_deps);
     if (!gdd_last(C))
         return;
+    /* the blocks' class counts into offsets (exclusive, in block order), the totals in carry */
+    const int nb = (n + GDD_BT - 1) / GDD_BT;
     int4 carry = i4(0, 0, 0, 0);
-    for (int base = 0; base < n; base += GDD_BT) {
-        const int e = base + (int)threadIdx.x;
-        const int code = e < n ? hx_ldv(&D.psel[e]) : 0;
+    for (int base = 0; base < nb; base += GDD_BT) {
+        const int b = base + (int)threadIdx.x;
+        const int *pb = (const int *)&D.pblk[b];
+        const int4 v = b < nb ? i4(hx_ldv(pb), hx_ldv(pb + 1), hx_ldv(pb + 2), hx_ldv(pb + 3))
+                              : i4(0, 0, 0, 0);
         int4 t;
-        const int4 ex = gdd_scan4(i4(code == 1, code == 2, code == 3, code == 4), &t, s_scan);
-        if (code)
-            D.prank[e] = i4get(carry, code - 1) + i4get(ex, code - 1);
+        const int4 ex = gdd_scan4(v, &t, s_scan);
+        if (b < nb)
+            D.pblk[b] = i4add(carry, ex);
         carry = i4add(carry, t);
     }
     if (threadIdx.x != 0)
@@ -812,7 +827,8 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
     const int code = D.psel[e];
     if (!code)
         return;
-    const int a = c0 + e, pos = C->pstart[code - 1] + D.prank[e];
+    const int a = c0 + e,
+              pos = C->pstart[code - 1] + i4get(D.pblk[e / GDD_BT], code - 1) + D.prank[e];
     if (C->pmap_fits)
         D.imap[C->pmap0 + pos] = a;
     if (((const gdd_pmsg_head *)sbuf)->n > 0) { /* k_pulse_sel_scan's header: 0: no fit */
@@ -828,9 +844,12 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
 /* One pulse at the receiver: the atoms stored at the end of the local arrays, in the sender's
  * zone order, each as the zone one cell further up along d_k; a thread per atom. The first
  * free slot is atom_offset[p], which this domain's k_pulse_sel_scan set from n_local (unchanged
- * since): block 0 moves n_local on while other blocks still store. */
+ * since): block 0 moves n_local on while other blocks still store. hout (the last pulse only):
+ * the last block then writes the finished control record into the host's pinned mirror, which
+ * the host reads after its one wait (a copy node after this kernel was one more node per domain
+ * in the step's graph). */
 __global__ void __launch_bounds__(GDD_MT)
-    k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf)
+    k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf, gdd_ctl *hout)
 {
     gdd_ctl *C = D.ctl;
     const gdd_pmsg_head h = *(const gdd_pmsg_head *)rbuf;
@@ -859,6 +878,13 @@ __global__ void __launch_bounds__(GDD_MT)
             C->n_local = base + h.n;
         else
             need(C, GDD_CAP_LOCAL, (long long)base + h.n);
+    }
+    if (hout && gdd_last(C)) {
+        const unsigned *src = (const unsigned *)C;
+        unsigned *dst = (unsigned *)hout;
+        for (int k = threadIdx.x; k < (int)(sizeof(gdd_ctl) / sizeof(unsigned)); k += blockDim.x)
+            dst[k] = hx_ldv(&src[k]);
+        __threadfence_system();
     }
 }
 
@@ -1005,8 +1031,9 @@ extern "C" hx_status hx_gpu_dd_transport_local(hx_comm *comm, hx_gpu_dd_transpor
 /* ---- host side ------------------------------------------------------------------------------ */
 
 typedef struct gdd_dom {
-    gdd_dev D;     /* device pointers and constants: the kernels' argument */
-    gdd_ctl *hctl; /* pinned mirror of D.ctl */
+    gdd_dev D;       /* device pointers and constants: the kernels' argument */
+    gdd_ctl *hctl;   /* pinned mirror of D.ctl */
+    gdd_ctl *hctl_d; /* the same memory as the device addresses it (k_pulse_recv writes it) */
     hx_gpu_dd_counts counts;
     hx_gpu_dd_local view;
     int n_home_a, nmol_a; /* the current home (committed) */
@@ -1358,6 +1385,7 @@ static int dom_arrays(const hx_gpu_decomp *g, gdd_dev *D, dom_arr *a)
     ARR(D->ho2, M * sizeof(int4), 0);
     ARR(D->psel, L, 0);
     ARR(D->prank, L * I, 0);
+    ARR(D->pblk, (L / GDD_BT + 1) * sizeof(int4), 0);
     ARR(D->mgo, (M + Q) * I, 0);
     ARR(D->mrec, (M + Q) * I, 0);
     ARR(D->mfirst, (M + Q) * I, 0);
@@ -1381,7 +1409,7 @@ static void dom_free(hx_gpu_decomp *g, gdd_dom *d)
     d->D.far = NULL;
     if (d->hctl)
         cudaFreeHost(d->hctl);
-    d->hctl = NULL;
+    d->hctl = d->hctl_d = NULL;
     cudaFree(d->img);
     d->img = NULL;
 }
@@ -1423,8 +1451,10 @@ static hx_status dom_alloc(hx_gpu_decomp *g, gdd_dom *d)
         HX_TRY(dmalloc(&d->D.far, sizeof(unsigned long long)));
         HX_CUDA(cudaMemset(d->D.far, 0xff, sizeof(unsigned long long))); /* ~0: none */
     }
-    if (!d->hctl)
+    if (!d->hctl) {
         HX_CUDA(cudaMallocHost((void **)&d->hctl, sizeof(gdd_ctl)));
+        HX_CUDA(cudaHostGetDevicePointer((void **)&d->hctl_d, d->hctl, 0));
+    }
     const size_t ib = g->map_off + sizeof(int) * ((size_t)g->cap[GDD_CAP_MAP] + 1);
     if (ib > d->img_cap) {
         cudaFree(d->img);
@@ -1899,9 +1929,11 @@ static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
         HX_TRY(msg(g, c, s));
         for (int i = 0; i < nl; i++)
             LAUNCH(k_pulse_recv, nbl, GDD_MT, g->dom[i].D, g->dom[i].pulse[p], p,
-                   (const char *)g->recvb[i][c]);
+                   (const char *)g->recvb[i][c], p == g->npulses - 1 ? g->dom[i].hctl_d : NULL);
     }
-    for (int i = 0; i < nl; i++)
+    /* the control records reach the host from the last k_pulse_recv; a grid without pulses
+     * (none decomposed: the tests' one-domain cases) copies them here */
+    for (int i = 0; i < nl && g->npulses == 0; i++)
         HX_CUDA(cudaMemcpyAsync(g->dom[i].hctl, g->dom[i].D.ctl, sizeof(gdd_ctl),
                                 cudaMemcpyDeviceToHost, s));
     return HX_OK;
@@ -2014,8 +2046,9 @@ static hx_status read_counts(hx_gpu_decomp *g, gdd_dom *d, long long step)
     return HX_OK;
 }
 
-extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
-                                       hx_stream s, long long *gmax, hx_gpu_dd_times *times)
+extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, hx_status local,
+                                       const hx_gpu_dd_state *in, hx_stream s, long long *gmax,
+                                       hx_gpu_dd_times *times)
 {
     HX_CHECK(g && in, HX_ERR_INVALID_ARG, "hx_gpu_decomp_run: NULL argument");
     const int nl = g->nlocal, np = g->npulses;
@@ -2027,6 +2060,13 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
     long long *red = vec + (size_t)nv * nl;
     hx_gpu_dd_times tm;
     memset(&tm, 0, sizeof tm);
+    /* A failure on entry (noted since the last collective) still runs the step: with a
+     * host-driven transport the neighbours wait for this process's messages inside the step, so
+     * it sends them, and the failure goes into the reduction below, which every process reaches
+     * (its message then travels with the agreement there). Nothing is committed then. */
+    char local_msg[512] = "";
+    if (local != HX_OK)
+        snprintf(local_msg, sizeof local_msg, "%s", hx_last_error_message());
     hx_status st = HX_OK;
     for (int attempt = 0;; attempt++) {
         const double t0 = hx_wtime();
@@ -2073,6 +2113,8 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const h
             v[4 + GDD_NCAP + np] = C->n_local - C->n_home;
             v[5 + GDD_NCAP + np] = -(long long)(C->n_local - C->n_home);
         }
+        if (st == HX_OK && local != HX_OK)
+            st = hx_error_set(local, __FILE__, __LINE__, __func__, "%s", local_msg);
         if (st != HX_OK)
             for (int i = 0; i < nl; i++)
                 vec[(size_t)nv * i] = 1;

@@ -148,7 +148,11 @@ int hx_gpu_decomp_kernel_times(const hx_gpu_decomp *g, int max, const char **nam
                                long long *launches, long long *runs);
 
 /* Collective: the search step. in[i]: the home state of local domain i in the order of the
- * previous search (the homes of dec at creation); step: for messages. Runs migration, the new
+ * previous search (the homes of dec at creation); step: for messages; local: this process's
+ * status on entry (a failure noted since the last collective: the step still runs, so that the
+ * neighbours get their messages, and the failure is agreed in the step's one reduction, which
+ * then fails on every process with nothing committed; so the step needs no agreement of its own
+ * before it). Runs migration, the new
  * local set and the plan's index maps on the device, reads the counts, agrees on them (one
  * reduction over the job: failures, overflows, maxima) and, when a capacity overflowed anywhere,
  * grows and runs again. gmax receives the global maxima [n_local, send_count of each pulse] that
@@ -156,8 +160,9 @@ int hx_gpu_decomp_kernel_times(const hx_gpu_decomp *g, int max, const char **nam
  * are in hx_gpu_decomp_local; the home order of the next step is the new one. stream: where the
  * step's parts run, replayed as graphs (HALOX_GPU_DD_GRAPH, default on); NULL, the legacy default
  * stream, cannot be captured, so there they are launched directly. */
-hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, const hx_gpu_dd_state *in,
-                            hx_stream stream, long long *gmax, hx_gpu_dd_times *times);
+hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, hx_status local,
+                            const hx_gpu_dd_state *in, hx_stream stream, long long *gmax,
+                            hx_gpu_dd_times *times);
 const hx_gpu_dd_local *hx_gpu_decomp_local(const hx_gpu_decomp *g, int i);
 /* Home molecule lists of local domain i into a host home store (output, checkpoints: not on the
  * search step). Positions and velocities are not touched. */

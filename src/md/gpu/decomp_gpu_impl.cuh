@@ -111,7 +111,9 @@ typedef struct gdd_dev {
     int4 *boff;          /* per bonded molecule: first interaction of each kind within its kind */
     int4 *ho1, *ho2;     /* per new home molecule: its offsets into the lists (k_fin_b) */
     unsigned char *psel; /* per pulse candidate: 0, or 1 + its class (k_pulse_sel_scan) */
-    int *prank;          /* per selected candidate: its rank within its class */
+    int *prank;          /* per selected candidate: its rank within its class and block */
+    int4 *pblk;          /* per block of k_pulse_sel_scan: its class counts, then (its last
+                            block) the blocks before it: the class ranks' offsets */
     int *mgo, *mrec, *mfirst; /* migration pass, per molecule of [home | pool]: its atoms if it
                                  leaves (else 0), its record and first atom in the message */
     int *imap;

@@ -719,7 +719,8 @@ static hx_status gb_dd_start_on(void *vimpl, hx_decomp *dec, hx_halo *halo)
     return hx_comm_agree(hx_decomp_comm(dec), gb_register_images(g));
 }
 
-static hx_status gb_dd_search_on(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+static hx_status gb_dd_search_on(void *vimpl, long long step, hx_status local, long long *gmax,
+                                 hx_md_dd_times *t)
 {
     gb_impl *g = (gb_impl *)vimpl;
     hx_gpu_dd_state in[64];
@@ -733,7 +734,7 @@ static hx_status gb_dd_search_on(void *vimpl, long long step, long long *gmax, h
     }
     hx_gpu_dd_times tm;
     memset(&tm, 0, sizeof tm);
-    hx_status st = hx_gpu_decomp_run(g->gdec, step, inp, g->s_local, gmax, &tm);
+    hx_status st = hx_gpu_decomp_run(g->gdec, step, local, inp, g->s_local, gmax, &tm);
     if (inp != in)
         free(inp);
     if (t) {
@@ -950,9 +951,19 @@ static hx_status gb_dd_start(void *vimpl, hx_decomp *dec, hx_halo *halo)
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_start_on(vimpl, dec, halo));
 }
 
-static hx_status gb_dd_search(void *vimpl, long long step, long long *gmax, hx_md_dd_times *t)
+static hx_status gb_dd_search(void *vimpl, long long step, hx_status local, long long *gmax,
+                              hx_md_dd_times *t)
 {
-    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_search_on(vimpl, step, gmax, t));
+    /* a process that cannot enter its device still takes the step's reduction, failing (its
+     * launches fail, its neighbours' messages wait out their deadlines): the others would wait
+     * in the reduction otherwise */
+    hx_gpu_guard gd;
+    const hx_status est = hx_gpu_enter(((gb_impl *)vimpl)->ctx, &gd);
+    if (est != HX_OK)
+        return gb_dd_search_on(vimpl, step, est, gmax, t);
+    const hx_status st = gb_dd_search_on(vimpl, step, local, gmax, t);
+    hx_gpu_leave(&gd);
+    return st;
 }
 
 static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)

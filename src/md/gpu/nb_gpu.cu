@@ -1123,6 +1123,7 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_CUDA_GOTO(st, cudaMemset(d->prune_ctr, 0, 2 * sizeof(unsigned)), fail);
     HX_CUDA_GOTO(st, cudaMemset(d->prune_done, 0, 2 * sizeof(unsigned)), fail);
     HX_CUDA_GOTO(st, cudaMallocHost((void **)&nb->h_st, sizeof(gnb_status)), fail);
+    HX_CUDA_GOTO(st, cudaHostGetDevicePointer((void **)&nb->h_st_d, nb->h_st, 0), fail);
     HX_CUDA_GOTO(st, cudaMallocHost((void **)&nb->h_energy, 2 * sizeof(double) + sizeof(long long)),
                  fail);
     memset(nb->h_energy, 0, 2 * sizeof(double) + sizeof(long long));
@@ -1403,16 +1404,29 @@ done:
     return st;
 }
 
-/* The slots' geometric-rule factors (k_nb_2h with SC), from their types, for the super-clusters
- * of the search (their count read here, on the device, as k_prune reads the list's size). */
-__global__ __launch_bounds__(256) void k_slot_comb(gnb_dev d, const float2 *__restrict__ combg)
+/* The search's last kernel. The slots' geometric-rule factors (k_nb_2h with SC), from their
+ * types, for the super-clusters of the search (their count read here, on the device, as k_prune
+ * reads the list's size; combg NULL: no factors); then its last block writes the status record
+ * into the host's pinned copy h_st, which the host reads once it has waited for the stream. A
+ * copy node of its own after this kernel, and the two counter resets before it (now k_prep's),
+ * were three more nodes in the search's graph, each a few us under MPS. */
+__global__ __launch_bounds__(256) void k_search_tail(gnb_dev d, const float2 *__restrict__ combg,
+                                                     gnb_status *h_st)
 {
+    __shared__ int s_last;
     const int s = blockIdx.x * blockDim.x + threadIdx.x;
     const gnb_status *st = d.st;
-    if (st->overflow || st->nsc > d.cap_sc || s >= st->nsc * GNB_SCA)
-        return;
-    const int ty = d.stype[s];
-    d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
+    if (combg && !st->overflow && st->nsc <= d.cap_sc && s < st->nsc * GNB_SCA) {
+        const int ty = d.stype[s];
+        d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
+    }
+    if (hx_last_block(&d.st->tick, &s_last)) {
+        const unsigned *src = (const unsigned *)d.st;
+        unsigned *dst = (unsigned *)h_st;
+        for (int k = threadIdx.x; k < (int)(sizeof(gnb_status) / sizeof(unsigned)); k += blockDim.x)
+            dst[k] = hx_ldv(&src[k]);
+        __threadfence_system();
+    }
 }
 
 /* ---- ops --------------------------------------------------------------------------------- */
@@ -1420,23 +1434,14 @@ __global__ __launch_bounds__(256) void k_slot_comb(gnb_dev d, const float2 *__re
 /* The prune of the whole outer list at a search, enqueued behind the search's kernels before the
  * host has read the list's size: a grid of the entry capacity, whose blocks past the entry
  * count (read on the device) return at once. The host then waits once, for the search and the
- * prune together; reading the size first cost a second round trip of the host per search step. */
+ * prune together; reading the size first cost a second round trip of the host per search step.
+ * With the rolling prune the list build's inner masks (cluster boxes within rlist_inner at the
+ * search's positions) serve until each part's first rolling prune, at most prune_parts steps
+ * later; the whole-list prune here (53 us at 45k atoms, each search) is left out then. */
 hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
-    HX_CUDA(cudaMemsetAsync(d->prune_ctr, 0, 2 * sizeof(unsigned), s));
-    HX_CUDA(cudaMemsetAsync(d->prune_done, 0, 2 * sizeof(unsigned), s));
-    if (nb->lj_geometric && d->cap_sc > 0) {
-        HX_LAUNCH(k_slot_comb, hx_div_up(d->cap_sc * GNB_SCA, 256), 256, 0, s, *d,
-                  (const float2 *)(nb->d_lj + nb->lj_comb_off));
-        HX_CUDA_LAUNCH("k_slot_comb");
-    }
-    /* With the rolling prune the list build's inner masks (cluster boxes within rlist_inner at
-     * the search's positions) serve until each part's first rolling prune, at most prune_parts
-     * steps later; the whole-list prune here (53 us at 45k atoms, each search) is left out. */
-    if (d->rolling)
-        return HX_OK;
-    for (int c = 0; c < (d->nz > 1 ? 2 : 1); c++) {
+    for (int c = 0; !d->rolling && c < (d->nz > 1 ? 2 : 1); c++) {
         if (d->cap_ent[c] <= 0)
             continue;
         if (nb->prune_fast)
@@ -1447,6 +1452,16 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
                       d->ent[c], d->items[c], d->masko[c], d->mask[c], -1, 0, c, 1);
         HX_CUDA_LAUNCH("k_prune");
     }
+    return HX_OK;
+}
+
+hx_status gnb_search_tail(hx_gpu_nb *nb, cudaStream_t s)
+{
+    const gnb_dev *d = &nb->d;
+    const int comb = nb->lj_geometric && d->cap_sc > 0;
+    HX_LAUNCH(k_search_tail, comb ? hx_div_up(d->cap_sc * GNB_SCA, 256) : 1, 256, 0, s, *d,
+              comb ? (const float2 *)(nb->d_lj + nb->lj_comb_off) : NULL, nb->h_st_d);
+    HX_CUDA_LAUNCH("k_search_tail");
     return HX_OK;
 }
 
@@ -1816,7 +1831,7 @@ extern "C" void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l)
     free(l->excl);
     free(l->col_start);
     free(l->col_atoms);
-    free(l->wz);
+    free(l->wpos);
     memset(l, 0, sizeof *l);
 }
 
@@ -1827,7 +1842,7 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
     memset(l, 0, sizeof *l);
     const gnb_dev *d = &nb->d;
     hx_status st = HX_OK;
-    float4 *w = NULL; /* the wrapped positions, for their z */
+    float4 *w = NULL; /* the wrapped positions */
     l->nslots = nb->nsc * GNB_SCA;
     l->nexcl = nb->nexcl;
     l->perm = (int *)malloc(sizeof(int) * (size_t)(l->nslots + 1));
@@ -1880,15 +1895,15 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
         }
     }
     {
-        /* the columns (the search's order before the super-clusters), and z from the wrapped
-         * positions it sorted by */
+        /* the columns (the search's order before the super-clusters), and the wrapped
+         * positions it sorted them and the super-clusters by */
         const int n = d->n;
         l->ncols = nb->ncols;
         l->col_start = (int *)malloc(sizeof(int) * (size_t)(l->ncols + 1));
         l->col_atoms = (int *)malloc(sizeof(int) * (size_t)(n + 1));
-        l->wz = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+        l->wpos = (float *)malloc(3 * sizeof(float) * (size_t)(n + 1));
         w = (float4 *)malloc(sizeof(float4) * (size_t)(n + 1));
-        if (!l->col_start || !l->col_atoms || !l->wz || !w)
+        if (!l->col_start || !l->col_atoms || !l->wpos || !w)
             HX_FAIL_GOTO(st, HX_ERR_NOMEM, fail, "out of memory");
         HX_CUDA_GOTO(st,
                      cudaMemcpy(l->col_start, d->col_start, sizeof(int) * (size_t)(l->ncols + 1),
@@ -1903,8 +1918,11 @@ extern "C" hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list
                          cudaMemcpy(w, d->wpos, sizeof(float4) * (size_t)n, cudaMemcpyDeviceToHost),
                          fail);
         }
-        for (int a = 0; a < n; a++)
-            l->wz[a] = w[a].z;
+        for (int a = 0; a < n; a++) {
+            l->wpos[3 * a] = w[a].x;
+            l->wpos[3 * a + 1] = w[a].y;
+            l->wpos[3 * a + 2] = w[a].z;
+        }
         free(w);
         w = NULL;
     }

@@ -213,7 +213,7 @@ typedef struct hx_gpu_nb_list_host {
     int ncols;           /* the search's grid columns */
     int *col_start;      /* [ncols + 1] each column's first place in col_atoms */
     int *col_atoms;      /* [n] local atoms, each column's sorted by z (ties by atom) */
-    float *wz;           /* [n] each local atom's z as the search saw it (wrapped) */
+    float *wpos;         /* [3 n] each local atom's position as the search saw it (wrapped) */
 } hx_gpu_nb_list_host;
 hx_status hx_gpu_nb_list_download(const hx_gpu_nb *nb, hx_gpu_nb_list_host *out);
 void hx_gpu_nb_list_host_free(hx_gpu_nb_list_host *l);

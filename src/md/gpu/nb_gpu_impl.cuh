@@ -167,8 +167,9 @@ struct hx_gpu_nb {
     int cap_atoms;
     int have_set, have_list;
     /* host-known results of the last search */
-    gnb_status *h_st; /* pinned */
-    double *h_energy; /* pinned [2] */
+    gnb_status *h_st;   /* pinned */
+    gnb_status *h_st_d; /* the same memory as the device addresses it (k_search_tail writes it) */
+    double *h_energy;   /* pinned [2] */
     unsigned long long *h_npairs;
     int nsc, ncols, zsc[GNB_MAXZ + 1], nent[2], nitems[2], nexcl;
     long long ncp_outer[2], ncp_inner[2];
@@ -213,5 +214,7 @@ struct hx_gpu_nb {
 
 /* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */
 hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s);
+/* the search's last kernel: the slots' factors and the status record into nb->h_st */
+hx_status gnb_search_tail(hx_gpu_nb *nb, cudaStream_t s);
 
 #endif

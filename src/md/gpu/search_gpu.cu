@@ -44,6 +44,12 @@ __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_d
     const int n = d.st->n;
     for (int c = a; c <= d.cap_cols; c += gridDim.x * blockDim.x)
         d.col_count[c] = 0;
+    if (a < 2) {
+        /* the rolling prune starts again from part 0 with the new list (kernels, not two memset
+         * nodes in the search's graph) */
+        d.prune_ctr[a] = 0u;
+        d.prune_done[a] = 0u;
+    }
     const bool valid = a < n;
     const int z = valid ? d.azone[a] : 0;
     float w[3] = {0.0f, 0.0f, 0.0f};
@@ -558,38 +564,37 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 
 /* ---- 7. super-clusters ---------------------------------------------------------------------- */
 
-/* Sort of the 64 elements of a super-cluster by (segment, coordinate, atom); thread t owns
- * position t of idx (element at each position). */
-static __device__ void sort64(int *idx, const int *seg, const float4 *w, int comp, const int *atom)
+/* Order of the 64 elements of a super-cluster by (segment, coordinate, atom), by rank: idx[r]
+ * is the element of rank r. Each thread's element gets one 64-bit key (segment 3 bits, the
+ * coordinate's order 32, the local atom 29; padding, segment 15, last, by element) and counts
+ * the keys below it: one pair of barriers where a bitonic network of 64 had 21, each behind
+ * dependent shared loads (the stage's time at 45k atoms was that chain). Real atoms' keys are
+ * distinct (their atoms are), so the order is the one any sort by that key gives. */
+static __device__ void rank64(int *idx, unsigned long long *key, const int *seg, const float4 *w,
+                              int comp, const int *atom)
 {
-    const int t = threadIdx.x;
-    for (int k = 2; k <= 64; k <<= 1) {
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            const int l = t ^ j;
-            if (l > t) {
-                const int ei = idx[t], el = idx[l];
-                const float ci = comp == 0 ? w[ei].x : (comp == 1 ? w[ei].y : w[ei].z);
-                const float cl = comp == 0 ? w[el].x : (comp == 1 ? w[el].y : w[el].z);
-                bool gt;
-                if (seg[ei] != seg[el])
-                    gt = seg[ei] > seg[el];
-                else if (ci != cl)
-                    gt = ci > cl;
-                else
-                    gt = atom[ei] > atom[el];
-                if (gt == ((t & k) == 0)) {
-                    idx[t] = el;
-                    idx[l] = ei;
-                }
-            }
-            __syncthreads();
-        }
-    }
+    const int e = threadIdx.x;
+    const float4 we = w[e];
+    const float c = comp == 0 ? we.x : (comp == 1 ? we.y : we.z);
+    const int sg = seg[e];
+    const unsigned long long k = sg >= 15 ? (7ull << 61) | (unsigned long long)e
+                                          : ((unsigned long long)sg << 61) |
+                                                ((unsigned long long)float_order(c) << 29) |
+                                                (unsigned long long)(unsigned)atom[e];
+    key[e] = k;
+    __syncthreads();
+    int r = 0;
+#pragma unroll 16
+    for (int u = 0; u < GNB_SCA; u++)
+        r += key[u] < k;
+    idx[r] = e;
+    __syncthreads();
 }
 
 __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
 {
     __shared__ int s_idx[GNB_SCA], s_seg[GNB_SCA], s_atom[GNB_SCA], s_perm[GNB_SCA];
+    __shared__ unsigned long long s_key[GNB_SCA];
     __shared__ float4 s_w[GNB_SCA];
     __shared__ float4 s_red[2][2];
     if (d.st->overflow & GNB_OVF_EARLY)
@@ -628,18 +633,18 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
         const int nch = (nh[h] + GNB_CL - 1) / GNB_CL;
         ny0[h] = hx_imin(GNB_CL * ((nch + 1) / 2), nh[h]);
     }
-    sort64(s_idx, s_seg, s_w, 0, s_atom);
+    rank64(s_idx, s_key, s_seg, s_w, 0, s_atom);
     if (t < m)
         s_seg[s_idx[t]] = t < nx0 ? 0 : 1;
     __syncthreads();
-    sort64(s_idx, s_seg, s_w, 1, s_atom);
+    rank64(s_idx, s_key, s_seg, s_w, 1, s_atom);
     if (t < m) {
         const int h = t < nx0 ? 0 : 1;
         const int o = h ? t - nx0 : t;
         s_seg[s_idx[t]] = 2 * h + (o < ny0[h] ? 0 : 1);
     }
     __syncthreads();
-    sort64(s_idx, s_seg, s_w, 2, s_atom);
+    rank64(s_idx, s_key, s_seg, s_w, 2, s_atom);
     if (t < m) {
         const int nq[4] = {ny0[0], nh[0] - ny0[0], ny0[1], nh[1] - ny0[1]};
         const int qs[4] = {0, ny0[0], nx0, nx0 + ny0[1]};
@@ -1520,7 +1525,7 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     STAGE(5);
     HX_TRY(gnb_prune_search(nb, s));
     STAGE(6);
-    HX_CUDA(cudaMemcpyAsync(nb->h_st, d->st, sizeof(gnb_status), cudaMemcpyDeviceToHost, s));
+    HX_TRY(gnb_search_tail(nb, s)); /* the status into nb->h_st, no copy node */
     STAGE(7);
 #undef STAGE
     return HX_OK;

@@ -49,9 +49,14 @@
  * bench/results/h200-2026-12-04g-roofab): some 250-400 us against plain steps of 110-150 us at
  * 45k on 4 ranks, 1-3 plain steps more than a plain step. The run that finds the device
  * search step cannot start falls back to the host search (agreed) with the interval already
- * chosen. HALOX_SEARCH_COST_STEPS overrides either value; re-fit sigma when the device search
- * step changes (scripts/h200_probe.sh gpusearch: search_step_clock_us / us_per_step - 1 of
- * its bench part). The halo grows with the radius too; a
+ * chosen. HALOX_SEARCH_COST_STEPS overrides either value. Since then the device search step
+ * became ~3 plain steps more than a plain step (517 against 127 us at 4x1x1 on an H100,
+ * bench/results/h100-2026-12-07a-searchnodes), but sigma stays 8: swept in that call, nstlist
+ * 100 (this rule's choice) and 80 ran 4-5 % faster than the 40-50 that sigma 3 would pick,
+ * because the list term below does not hold for a decomposed run's long lists (from 2x the
+ * nstlist-10 list the prune runs in 8 parts, and the plain step did not grow from 50 to 100).
+ * Re-fit both terms together, against such a sweep, before changing either. The halo grows with
+ * the radius too; a
  * candidate that needs more pulses (or no grid fits) ends the candidates.
  *
  * The rolling prune: a part pruned at step t serves steps t+1 .. t+parts, so its inner radius is

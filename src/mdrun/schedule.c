@@ -39,7 +39,8 @@ hx_status hx_md_note(hx_md *md, hx_status st)
     return HX_OK;
 }
 
-/* The failure noted since the last collective (hx_md_note), now the current error; HX_OK. */
+/* The failure noted since the last collective (hx_md_note), made the current error again and
+ * returned; HX_OK when there is none. */
 static hx_status take_pending(hx_md *md)
 {
     hx_status st = md->pending;

@@ -37,8 +37,8 @@
  * Failures inside the search step (fault sites "md.dd_pending", a failure noted before the step,
  * "md.dd_counts" and "md.dd_pairs", armed on the last rank only, fail_case): every rank ends that
  * step with an error naming the failing rank, within the step; with the counts' failure returned
- * before the plan's agreement (an injected fault: the agreement that it replaced left out) the
- * other rank waits out its deadline and the case fails. */
+ * before the plan's messages (an injected fault: the failure markers that stand for them left
+ * out) the other rank waits out its deadline and the case fails. */
 #include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/build.h"
@@ -204,7 +204,8 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
 }
 
 /* the fault sites of fail_case: a failure noted before the step (agreed in the device step's
- * reduction), the counts (in the plan's agreement), the pair search (in the statistics' sum) */
+ * reduction), the counts (the plan's failure markers, then the agreement after it), the pair
+ * search (in the statistics' sum) */
 static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd_pairs"};
 #define NFAIL_SITES 3
 

@@ -15,7 +15,8 @@
  *   "md.dd_pending" a failure noted on one process before a device search step
  *                  (src/mdrun/schedule.c): agreed in the device step's one reduction
  *   "md.dd_counts" the device search step's counts on one process (src/mdrun/schedule.c): the
- *                  failure must reach every process through hx_plan_set_counts's agreement
+ *                  failure must reach the neighbours through hx_plan_set_counts's failure
+ *                  markers and every process through the agreement after it
  *   "md.dd_pairs"  the pair search of the device search step on one process: agreed with the
  *                  list statistics' sum
  *   "mpi.create"   hx_comm_create_mpi's allocations (src/comm/mpi.c)

@@ -363,12 +363,16 @@ static int grow_capacity(int cur, long long need)
  * dependency sets of the force pass are derived, and the capacities of collectively allocated
  * buffers are agreed (a max over all domains), then every domain's image is laid out. */
 /* The receivers' atom offsets travel back up (one int per pulse), so that each sender knows
- * where its atoms land. */
-static hx_status exchange_peer_offsets(hx_plan *plan, int *dest, int *src, const void **sptr,
-                                       void **rptr, size_t *sb, size_t *rb, int *scratch)
+ * where its atoms land. local: this process's status so far; a failure (this process's, or a
+ * neighbour's marker) goes on as the failure marker of every later message, so that no
+ * neighbour waits for a message that will not come, and is returned. */
+static hx_status exchange_peer_offsets(hx_plan *plan, hx_status local, int *dest, int *src,
+                                       const void **sptr, void **rptr, size_t *sb, size_t *rb,
+                                       int *scratch)
 {
     const int nl = plan->nlocal;
     const int npulses = hx_dd_npulses(plan->dd);
+    hx_status st = local;
     for (int gp = 0; gp < npulses; gp++) {
         for (int i = 0; i < nl; i++) {
             const hx_pulse *P = &plan->d[i].p.pulses[gp];
@@ -379,12 +383,12 @@ static hx_status exchange_peer_offsets(hx_plan *plan, int *dest, int *src, const
             sb[i] = rb[i] = sizeof(int);
             rptr[i] = &scratch[i];
         }
-        HX_TRY(hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_OFFSET, gp), HX_OK, dest,
-                                       sptr, sb, src, rptr, rb));
-        for (int i = 0; i < nl; i++)
+        st = hx_comm_sendrecv_tagged(plan->comm, hx_msg_tag(HX_MSG_PLAN_OFFSET, gp), st, dest, sptr,
+                                     sb, src, rptr, rb);
+        for (int i = 0; i < nl && st == HX_OK; i++)
             plan->d[i].p.pulses[gp].peer_atom_offset = scratch[i];
     }
-    return HX_OK;
+    return st;
 }
 
 /* The reverse dependency sets, the capacities from the job's maxima gmax [n_local, send count
@@ -460,7 +464,7 @@ static hx_status plan_close(hx_plan *plan, const long long *gmax_in)
 static hx_status plan_finish(hx_plan *plan, int *dest, int *src, const void **sptr, void **rptr,
                              size_t *sb, size_t *rb, int *scratch)
 {
-    HX_TRY(exchange_peer_offsets(plan, dest, src, sptr, rptr, sb, rb, scratch));
+    HX_TRY(exchange_peer_offsets(plan, HX_OK, dest, src, sptr, rptr, sb, rb, scratch));
     return plan_close(plan, NULL);
 }
 
@@ -538,10 +542,10 @@ hx_status hx_plan_set_counts(hx_plan *plan, hx_status local, const hx_plan_domai
             p->n_local += total;
         }
     }
-    /* agreed before the messages: a rank that failed must not leave its neighbours waiting */
-    st = hx_comm_agree(plan->comm, st);
-    if (st == HX_OK)
-        st = exchange_peer_offsets(plan, dest, src, sptr, rptr, sb, rb, scratch);
+    /* no agreement before the messages: a rank that failed sends their failure markers, so
+     * that its neighbours return at once (HX_ERR_REMOTE), and the caller agrees right after
+     * this call, which every process reaches (the device search step: one collective fewer) */
+    st = exchange_peer_offsets(plan, st, dest, src, sptr, rptr, sb, rb, scratch);
     free(dest);
     free(src);
     free(sptr);

@@ -29,9 +29,11 @@ typedef struct hx_plan_domain_counts {
  * the caller reduced them already (NULL: reduced here). Capacities grow as hx_plan_build grows
  * them; the generation advances.
  * local: the caller's status so far. A process whose counts could not be had passes its error
- * (c may then be NULL): the call's agreement before its messages carries it, and every process
- * returns it (HX_ERR_REMOTE with its message elsewhere), so that the caller needs no agreement
- * of its own between getting the counts and this call. */
+ * (c may then be NULL): it sends the failure marker in place of each of its messages, so its
+ * neighbours return HX_ERR_REMOTE at once, and returns its error; the others may return HX_OK.
+ * The caller must therefore agree after this call (every process reaches that agreement): it
+ * needs no agreement between getting the counts and this call, and this call has none of its
+ * own (one collective fewer per device search step than an agreement before the messages). */
 hx_status hx_plan_set_counts(hx_plan *plan, hx_status local, const hx_plan_domain_counts *c,
                              const long long *gmax);
 

@@ -239,14 +239,16 @@ static hx_status repartition_device(hx_md *md, double t0)
                                 "(fault injected by a test)",
                                 hx_comm_local_domain(md->comm, i))
                  : md->B->dd_counts(md->bimpl, i, &pcp[i]);
-    /* a failure to get the counts is agreed by hx_plan_set_counts before its messages */
+    /* a failure to get the counts goes to the neighbours as hx_plan_set_counts's failure
+     * markers and to every process in the agreement below */
     const double tp0 = hx_wtime();
     st = hx_plan_set_counts(hx_decomp_plan(md->dec), st, st == HX_OK ? pcp : NULL, gmax);
     const double tp1 = hx_wtime();
     if (pcp != pc)
         free(pcp);
-    /* hx_plan_set_counts's last part (the image) is local: agreed here, so that no process
-     * goes on into the next collective without the others */
+    /* hx_plan_set_counts's failures (the counts', passed on as failure markers; its last part,
+     * the image, is local) agreed here, so that no process goes on into the next collective
+     * without the others */
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t2 = hx_wtime();
     double agree = t2 - tp1;

@@ -310,6 +310,16 @@ static hx_status repartition_device(hx_md *md, double t0)
     return HX_OK;
 }
 
+/* A search step that ended at now, begun at t0: counted, its time added to the total; returns
+ * its time for the caller's column. */
+static double search_counted(hx_md *md, double t0, double now)
+{
+    md->tm.searches++;
+    md->last_search = md->step;
+    md->tm.search += now - t0;
+    return now - t0;
+}
+
 hx_status hx_md_repartition(hx_md *md, int first)
 {
     /* the steps before have finished, so that their device time is not counted as search time
@@ -321,11 +331,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
         HX_TRY(repartition_device(md, t0)); /* agrees a pending failure itself */
         md->tm.missed_pairs = -1;
         md->last_missed = -1;
-        md->tm.searches++;
-        md->last_search = md->step;
-        const double dt = hx_wtime() - t0;
-        md->tm.search += dt;
-        md->tm.search_dd += dt;
+        md->tm.search_dd += search_counted(md, t0, hx_wtime());
         return HX_OK;
     }
     HX_TRY(hx_md_agree(md));
@@ -343,11 +349,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
             md->B->invalidate_graph(md->bimpl);
         md->graph_valid = 0;
         md->last_missed = -1;
-        md->tm.searches++;
-        md->last_search = md->step;
-        const double dt = hx_wtime() - t0;
-        md->tm.search += dt;
-        md->tm.search_pairs += dt;
+        md->tm.search_pairs += search_counted(md, t0, hx_wtime());
         return HX_OK;
     }
     double t1 = t0;
@@ -443,9 +445,7 @@ hx_status hx_md_repartition(hx_md *md, int first)
     } else if (md->ndim > 0) {
         md->tm.missed_pairs = -1;
     }
-    md->tm.searches++;
-    md->last_search = md->step;
-    md->tm.search += t6 - t0;
+    search_counted(md, t0, t6);
     if (first && !md->dd_device && want_device_search(md)) {
         /* from the next search step on, on the device: the decomposition takes the homes and
          * plan as they are now (collective; a start-up cost, outside the timed steps). Its

@@ -879,13 +879,8 @@ __global__ void __launch_bounds__(GDD_MT)
         else
             need(C, GDD_CAP_LOCAL, (long long)base + h.n);
     }
-    if (hout && gdd_last(C)) {
-        const unsigned *src = (const unsigned *)C;
-        unsigned *dst = (unsigned *)hout;
-        for (int k = threadIdx.x; k < (int)(sizeof(gdd_ctl) / sizeof(unsigned)); k += blockDim.x)
-            dst[k] = hx_ldv(&src[k]);
-        __threadfence_system();
-    }
+    if (hout && gdd_last(C))
+        hx_block_to_host(hout, C, sizeof(gdd_ctl));
 }
 
 /* The new home's lists become the current ones (copied, so that every launch's arguments stay

@@ -1420,13 +1420,8 @@ __global__ __launch_bounds__(256) void k_search_tail(gnb_dev d, const float2 *__
         const int ty = d.stype[s];
         d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
     }
-    if (hx_last_block(&d.st->tick, &s_last)) {
-        const unsigned *src = (const unsigned *)d.st;
-        unsigned *dst = (unsigned *)h_st;
-        for (int k = threadIdx.x; k < (int)(sizeof(gnb_status) / sizeof(unsigned)); k += blockDim.x)
-            dst[k] = hx_ldv(&src[k]);
-        __threadfence_system();
-    }
+    if (hx_last_block(&d.st->tick, &s_last))
+        hx_block_to_host(h_st, d.st, sizeof(gnb_status));
 }
 
 /* ---- ops --------------------------------------------------------------------------------- */

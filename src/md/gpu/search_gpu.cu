@@ -566,10 +566,11 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 
 /* Order of the 64 elements of a super-cluster by (segment, coordinate, atom), by rank: idx[r]
  * is the element of rank r. Each thread's element gets one 64-bit key (segment 3 bits, the
- * coordinate's order 32, the local atom 29; padding, segment 15, last, by element) and counts
- * the keys below it: one pair of barriers where a bitonic network of 64 had 21, each behind
- * dependent shared loads (the stage's time at 45k atoms was that chain). Real atoms' keys are
- * distinct (their atoms are), so the order is the one any sort by that key gives. */
+ * coordinate's order 32, the local atom 29; padding, seg 15, as segment 7 after every real one,
+ * by element) and counts the keys below it: one pair of barriers where a bitonic network of 64
+ * had 21, each behind dependent shared loads (the stage's time at 45k atoms was that chain).
+ * Real atoms' keys are distinct (their atoms are), so the order is the one any sort by that key
+ * gives. */
 static __device__ void rank64(int *idx, unsigned long long *key, const int *seg, const float4 *w,
                               int comp, const int *atom)
 {

@@ -230,6 +230,27 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     gpu_forces(nb, set, d_x, d_f, 1, fg, &eg);
     cmp_result r = compare(what, "energy kernel", fg, &eg, fc, &ec, n);
     memcpy(fg0, fg, sizeof(double) * 3 * (size_t)n);
+    /* The reference layout's energy kernel (k_nb_fe, HALOX_GPU_NB_KERNEL=ref) on the same list:
+     * each pair's arithmetic is the default one's (k_nb_2he), so the energies part only by the
+     * order of the double sums (~1e-13 relative) and the pair counts are equal; a pair missed
+     * or taken twice moves a sum by its energy, 1e-6 of it or more. */
+    {
+        hx_nb_energies er;
+        long long np_def = 0, np_ref = 0;
+        hx_gpu_nb_read_energies(nb, NULL, &np_def);
+        T_OK(hx_gpu_nb_set_kernel(nb, HX_GPU_NB_KERNEL_REF));
+        gpu_forces(nb, set, d_x, d_f, 1, fg, &er);
+        hx_gpu_nb_read_energies(nb, NULL, &np_ref);
+        T_OK(hx_gpu_nb_set_kernel(nb, HX_GPU_NB_KERNEL_AUTO));
+        compare(what, "energy kernel ref", fg, &er, fc, &ec, n);
+        const double dl = fabs(er.lj - eg.lj), dc = fabs(er.coulomb - eg.coulomb);
+        ncases++;
+        T_CHECK(np_def == np_ref && dl <= 1e-9 * fabs(er.lj) + 1e-9 &&
+                    dc <= 1e-9 * fabs(er.coulomb) + 1e-9,
+                "%s: energy kernels: default LJ %.15g Coulomb %.15g, %lld pairs; reference LJ "
+                "%.15g Coulomb %.15g, %lld pairs (bars 1e-9 relative, equal counts)",
+                what, eg.lj, eg.coulomb, np_def, er.lj, er.coulomb, np_ref);
+    }
     gpu_forces(nb, set, d_x, d_f, 0, fg, NULL);
     cmp_result r0 = compare(what, "forces kernel", fg, NULL, fc, NULL, n);
     /* every other forces-only variant on the same list (the default is the geometric rule for

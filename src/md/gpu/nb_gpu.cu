@@ -652,6 +652,129 @@ __global__ __launch_bounds__(64, MINB) void k_nb_2h(gnb_dev d, const int4 *__res
     nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
 }
 
+/* One pair of an energy step (k_nb_2he): nb_body's arithmetic with energies, pair for pair
+ * (the force from the correctly rounded 1/r and the table's LJ factors; the energies in double
+ * from the float distance), so that an energy step gives the reference kernel's numbers up to
+ * the order of the sums. c, cd: the pair's table entries; qq_d: the charges' product times
+ * epsfac in double; ex_in: the pair is not excluded. */
+static __device__ __forceinline__ void
+nb_pair_e(const gnb_dev &d, const float4 xi, const float4 xj, const float2 c, const double2 cd,
+          const double qq_d, const bool ex_in, const float rc2, const float two_krf, float &fix,
+          float &fiy, float &fiz, float (&fj)[3], double &elj, double &ec, int &np)
+{
+    const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
+    const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+    const bool in = r2 < rc2 && ex_in;
+    const float rinv = in ? __frsqrt_rn(r2) : 0.0f;
+    const float rinv2 = rinv * rinv;
+    const float rinv6 = rinv2 * rinv2 * rinv2;
+    const float qq = xi.w * xj.w;
+    const float flj = (c.y * rinv6 - c.x) * rinv6; /* 12c12/r^12 - 6c6/r^6 */
+    float fs = fmaf(rinv2, fmaf(qq, rinv, flj), -qq * two_krf);
+    fs = in ? fs : 0.0f;
+    fix = fmaf(fs, dx, fix);
+    fiy = fmaf(fs, dy, fiy);
+    fiz = fmaf(fs, dz, fiz);
+    fj[0] = fmaf(-fs, dx, fj[0]);
+    fj[1] = fmaf(-fs, dy, fj[1]);
+    fj[2] = fmaf(-fs, dz, fj[2]);
+    if (in) {
+        const double rd = (double)rinv, rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
+        elj += cd.y * (rd6 * rd6 - d.irc12_d) - cd.x * (rd6 - d.irc6_d);
+        ec += qq_d * (rd + d.krf_d * (double)r2 - d.crf_d);
+        np++;
+    }
+}
+
+/* Energies and forces (the energy steps) in k_nb_2h's layout: lane t = 8 tj + ti holds j atoms
+ * tj and tj + 4 of the item's j cluster, the block's two warps take alternate items, an i
+ * cluster's position, type and charge are read from shared memory once for both halves, and the
+ * j and i forces are reduced by shuffles (nb_reduce_fj2, nb_reduce_fi2). Every pair is
+ * nb_body's (nb_pair_e): the forces and energies of k_nb_fe (HALOX_GPU_NB_KERNEL=ref), which
+ * takes a warp per half j cluster (the per-item work twice per j cluster, each i cluster's
+ * shared loads twice) and reduces the i forces through shared memory with bank conflicts: 176 us
+ * at 45k atoms on the H200 against 60 for the forces alone. The LJ factors come from the type
+ * tables, so any force field. 10 resident blocks: 96 registers without a spill (8: 120). */
+__global__ __launch_bounds__(64, 10) void k_nb_2he(gnb_dev d, const int4 *__restrict__ ent,
+                                                   const uint2 *__restrict__ items,
+                                                   const unsigned short *__restrict__ masks,
+                                                   const unsigned char *__restrict__ ljg)
+{
+    __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES];   /* 6 c6, 12 c12 */
+    __shared__ double2 s_ljd[GNB_MAXTYPES * GNB_MAXTYPES]; /* c6, c12 */
+    __shared__ float4 s_xi[GNB_SCA];
+    __shared__ int s_ti[GNB_SCA];
+    __shared__ double s_qd[GNB_SCA];
+    __shared__ double s_red[32];
+    const int nt2 = d.ntypes * d.ntypes;
+    const int t = threadIdx.x, lane = t & 31, ti = lane & 7, tj = lane >> 3, w = t >> 5;
+    const int4 en = ent[blockIdx.x];
+    const int sci = en.x;
+    {
+        const float4 sh = d.shift[en.y];
+        const float4 xi = d.xq[sci * GNB_SCA + t];
+        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
+        s_ti[t] = d.stype[sci * GNB_SCA + t] * d.ntypes;
+        s_qd[t] = d.sqd[sci * GNB_SCA + t] * d.epsfac_d;
+    }
+    for (int k = t; k < nt2; k += GNB_SCA) {
+        s_lj[k] = ((const float2 *)ljg)[k];
+        s_ljd[k] = ((const double2 *)(ljg + 16 * ((8 * nt2 + 15) / 16)))[k];
+    }
+    __syncthreads();
+    float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
+#pragma unroll
+    for (int ic = 0; ic < GNB_SCC; ic++)
+        fix[ic] = fiy[ic] = fiz[ic] = 0.0f;
+    double elj = 0.0, ec = 0.0;
+    int npair = 0;
+    const float rc2 = d.rc2, two_krf = d.two_krf;
+    for (int k = en.z + w; k < en.w; k += 2) {
+        const unsigned mk = __shfl_sync(HX_FULL_MASK, (unsigned)__ldg(&masks[k]), 0);
+        if (mk == 0u)
+            continue;
+        const uint2 it = __ldg(&items[k]);
+        const int js = (int)it.x * GNB_CL + tj;
+        const float4 xa = __ldg(&d.xq[js]), xb = __ldg(&d.xq[js + 4]);
+        const int ta = __ldg(&d.stype[js]), tb = __ldg(&d.stype[js + 4]);
+        const double qa = __ldg(&d.sqd[js]), qb = __ldg(&d.sqd[js + 4]);
+        unsigned wa = 0xffu, wb = 0xffu;
+        if (it.y != 0u) {
+            const uint8_t *ex = d.excl + (size_t)it.y * GNB_SCA;
+            wa = (unsigned)__ldg(&ex[lane]);
+            wb = (unsigned)__ldg(&ex[lane + 32]);
+        }
+        float fa[3] = {0.0f, 0.0f, 0.0f}, fb[3] = {0.0f, 0.0f, 0.0f};
+        const unsigned m0 = mk & 0xffu, m1 = mk >> 8;
+#pragma unroll
+        for (int ic = 0; ic < GNB_SCC; ic++) {
+            if ((m0 | m1) & (1u << ic)) {
+                const float4 xi = s_xi[ic * GNB_CL + ti];
+                const int tyi = s_ti[ic * GNB_CL + ti];
+                const double qi = s_qd[ic * GNB_CL + ti];
+                if (m0 & (1u << ic))
+                    nb_pair_e(d, xi, xa, s_lj[tyi + ta], s_ljd[tyi + ta], qi * qa,
+                              ((wa >> ic) & 1u) != 0u, rc2, two_krf, fix[ic], fiy[ic], fiz[ic], fa,
+                              elj, ec, npair);
+                if (m1 & (1u << ic))
+                    nb_pair_e(d, xi, xb, s_lj[tyi + tb], s_ljd[tyi + tb], qi * qb,
+                              ((wb >> ic) & 1u) != 0u, rc2, two_krf, fix[ic], fiy[ic], fiz[ic], fb,
+                              elj, ec, npair);
+            }
+        }
+        nb_reduce_fj2(d, js, ti, fa, fb);
+    }
+    nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
+    const double a = hx_block_sum_d(elj, s_red);
+    const double b = hx_block_sum_d(ec, s_red);
+    const double np = hx_block_sum_d((double)npair, s_red);
+    if (t == 0) {
+        atomicAdd(&d.energy[0], a);
+        atomicAdd(&d.energy[1], b);
+        atomicAdd(d.npairs, (unsigned long long)np);
+    }
+}
+
 /* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
  * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
  * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
@@ -703,20 +826,7 @@ static __device__ __forceinline__ unsigned prune_item(const gnb_dev &d, const un
     return __reduce_or_sync(HX_FULL_MASK, bits) & mo;
 }
 
-/* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom
- * pair within rlist_inner of each half of the j cluster now. One warp per item (lane: i atom
- * ti, j atoms ja of half 0 and ja + 4 of half 1), GNB_PRUNE_WARPS warps per entry (one block),
- * striding over its items. parts == 0: every entry (grid = entries); parts > 0: entries e with
- * e % parts == the current part (grid = ceil(entries / parts)); the last block to finish advances
- * the part counter, so the launch is the same every step (graph-capturable).
- * Why 8 warps and not 2: an entry has 21-28 items (rlist 1.18-1.41 nm), a warp's items are a
- * chain of dependent loads (mask and item, then positions), and a rolling part of 45k atoms is
- * ~1800 entries: with 2 warps per entry that is 27 warps per multiprocessor, too few to hide
- * those latencies (29 us measured for 51k items at 1.41 nm, ~3x its instruction count; 4 warps:
- * 20.6 us, and 16.6 us for 39k items at 1.18 nm, still ~3x). The outer mask goes through a
- * shuffle (warp-uniform to the compiler: plain branches per i cluster), and each lane collects
- * its in-range bits of both halves for one OR reduction over the warp per item instead of two
- * votes per i cluster.
+/* Prune (k_prune; the layout and why GNB_PRUNE_WARPS warps per entry: above, at its definition).
  * FAST (the default; HALOX_GPU_PRUNE=classic for the other, issue 28): a warp's items' outer masks
  * and items are loaded at once, a lane each, and taken by shuffles, so that an item waits for one
  * latency (its j positions) instead of three (mask, item sunk behind the mask's test by ptxas,
@@ -1487,8 +1597,14 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
         return HX_OK;
     const size_t lj_smem = 0;
     if (flags & HX_GPU_NB_ENERGY) {
-        HX_LAUNCH(k_nb_fe, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
-                  d->items[cls], d->mask[cls], nb->d_lj);
+        /* the reference kernel's layout with HALOX_GPU_NB_KERNEL=ref, k_nb_2h's otherwise: the
+         * same pairs and arithmetic */
+        if (nb->kernel == HX_GPU_NB_KERNEL_REF)
+            HX_LAUNCH(k_nb_fe, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj);
+        else
+            HX_LAUNCH(k_nb_2he, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
+                      d->items[cls], d->mask[cls], nb->d_lj);
         HX_CUDA_LAUNCH("k_nb_fe");
     } else {
         const unsigned grid = (unsigned)nb->nent[cls], off = (unsigned)nb->lj_comb_off;

@@ -177,6 +177,16 @@ static __device__ __forceinline__ void nb_reduce_fj(const gnb_dev &d, const int 
         atomicAdd(&d.fcl[3 * (size_t)js + ti], keep);
 }
 
+/* 1/sqrt(r2) in double for the pair energies, from a float estimate y (any of the float
+ * 1/sqrt's: the fast one's ~2 ulp or the correctly rounded one's half) by one Newton step:
+ * relative error ~1e-13, below the float distance's own rounding, and the same value, to that,
+ * whichever y it started from (so the energy kernels agree). */
+static __device__ __forceinline__ double hx_rsqrt_d1(const float r2, const float y)
+{
+    const double yd = (double)y;
+    return yd * fma(-0.5 * (double)r2, yd * yd, 1.5);
+}
+
 static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__restrict__ ent,
                                                const uint2 *__restrict__ items,
                                                const unsigned short *__restrict__ masks,
@@ -237,7 +247,8 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
                 const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
                 const bool in = r2 < rc2 && (wm & (1u << ic)) != 0u;
                 /* energies need an unbiased 1/sqrt: the Coulomb sum of water is a small
-                 * remainder of large terms (see include/halox/md.h, HX_NB_MIXED) */
+                 * remainder of large terms (see include/halox/md.h, HX_NB_MIXED); they take
+                 * hx_rsqrt_d1's from this one */
                 const float rinv = in ? (energy ? __frsqrt_rn(r2) : hx_rsqrt_fast(r2)) : 0.0f;
                 const float rinv2 = rinv * rinv;
                 const float rinv6 = rinv2 * rinv2 * rinv2;
@@ -258,7 +269,7 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
                      * float rounding would be the same for every pair of two types, and
                      * such systematic errors do not average out in the sums */
                     const double2 cd = s_ljd[tp];
-                    const double rd = (double)rinv, rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
+                    const double rd = hx_rsqrt_d1(r2, rinv), rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
                     elj += cd.y * (rd6 * rd6 - d.irc12_d) - cd.x * (rd6 - d.irc6_d);
                     ec += s_qd[ic * GNB_CL + ti] * qjd * (rd + d.krf_d * (double)r2 - d.crf_d);
                     npair++;
@@ -652,11 +663,12 @@ __global__ __launch_bounds__(64, MINB) void k_nb_2h(gnb_dev d, const int4 *__res
     nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
 }
 
-/* One pair of an energy step (k_nb_2he): nb_body's arithmetic with energies, pair for pair
- * (the force from the correctly rounded 1/r and the table's LJ factors; the energies in double
- * from the float distance), so that an energy step gives the reference kernel's numbers up to
- * the order of the sums. c, cd: the pair's table entries; qq_d: the charges' product times
- * epsfac in double; ex_in: the pair is not excluded. */
+/* One pair of an energy step (k_nb_2he): the forces kernels' force (the fast 1/r, the table's
+ * LJ factors) and nb_body's energies in double from the float distance, with 1/r from one
+ * Newton step (hx_rsqrt_d1), so that an energy step gives the reference kernel's energies up to
+ * the order of the sums. The energies are computed for every lane and selected (no branch per
+ * pair: within a warp some pairs are in range and some not). c, cd: the pair's table entries;
+ * qq_d: the charges' product times epsfac in double; ex_in: the pair is not excluded. */
 static __device__ __forceinline__ void
 nb_pair_e(const gnb_dev &d, const float4 xi, const float4 xj, const float2 c, const double2 cd,
           const double qq_d, const bool ex_in, const float rc2, const float two_krf, float &fix,
@@ -665,7 +677,7 @@ nb_pair_e(const gnb_dev &d, const float4 xi, const float4 xj, const float2 c, co
     const float dx = xi.x - xj.x, dy = xi.y - xj.y, dz = xi.z - xj.z;
     const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
     const bool in = r2 < rc2 && ex_in;
-    const float rinv = in ? __frsqrt_rn(r2) : 0.0f;
+    const float rinv = hx_rsqrt_fast(r2);
     const float rinv2 = rinv * rinv;
     const float rinv6 = rinv2 * rinv2 * rinv2;
     const float qq = xi.w * xj.w;
@@ -678,24 +690,27 @@ nb_pair_e(const gnb_dev &d, const float4 xi, const float4 xj, const float2 c, co
     fj[0] = fmaf(-fs, dx, fj[0]);
     fj[1] = fmaf(-fs, dy, fj[1]);
     fj[2] = fmaf(-fs, dz, fj[2]);
-    if (in) {
-        const double rd = (double)rinv, rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
-        elj += cd.y * (rd6 * rd6 - d.irc12_d) - cd.x * (rd6 - d.irc6_d);
-        ec += qq_d * (rd + d.krf_d * (double)r2 - d.crf_d);
-        np++;
-    }
+    /* r2 = 0 (an excluded self pair) gives NaN here, which the selects drop */
+    const double rd = hx_rsqrt_d1(r2, rinv), rd2 = rd * rd, rd6 = rd2 * rd2 * rd2;
+    const double el = cd.y * (rd6 * rd6 - d.irc12_d) - cd.x * (rd6 - d.irc6_d);
+    const double ecc = qq_d * (rd + d.krf_d * (double)r2 - d.crf_d);
+    elj += in ? el : 0.0;
+    ec += in ? ecc : 0.0;
+    np += in ? 1 : 0;
 }
 
 /* Energies and forces (the energy steps) in k_nb_2h's layout: lane t = 8 tj + ti holds j atoms
  * tj and tj + 4 of the item's j cluster, the block's two warps take alternate items, an i
  * cluster's position, type and charge are read from shared memory once for both halves, and the
- * j and i forces are reduced by shuffles (nb_reduce_fj2, nb_reduce_fi2). Every pair is
- * nb_body's (nb_pair_e): the forces and energies of k_nb_fe (HALOX_GPU_NB_KERNEL=ref), which
- * takes a warp per half j cluster (the per-item work twice per j cluster, each i cluster's
- * shared loads twice) and reduces the i forces through shared memory with bank conflicts: 176 us
- * at 45k atoms on the H200 against 60 for the forces alone. The LJ factors come from the type
- * tables, so any force field. 10 resident blocks: 96 registers without a spill (8: 120). */
-__global__ __launch_bounds__(64, 10) void k_nb_2he(gnb_dev d, const int4 *__restrict__ ent,
+ * j and i forces are reduced by shuffles (nb_reduce_fj2, nb_reduce_fi2). Each pair is
+ * nb_pair_e: the energies of k_nb_fe (HALOX_GPU_NB_KERNEL=ref), which takes a warp per half j
+ * cluster (the per-item work twice per j cluster, each i cluster's shared loads twice) and
+ * reduces the i forces through shared memory with bank conflicts: 176 us at 45k atoms on the
+ * H200 against 60 for the forces alone. With k_nb_fe's correctly rounded 1/r and its branch per
+ * pair this layout saved only ~35 us of it (bench/results/h100-2026-12-07b-energykernel): the
+ * per-pair arithmetic was the cost. The LJ factors come from the type tables, so any force
+ * field. 12 resident blocks: 80 registers without a spill. */
+__global__ __launch_bounds__(64, 12) void k_nb_2he(gnb_dev d, const int4 *__restrict__ ent,
                                                    const uint2 *__restrict__ items,
                                                    const unsigned short *__restrict__ masks,
                                                    const unsigned char *__restrict__ ljg)

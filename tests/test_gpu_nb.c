@@ -231,9 +231,10 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
     cmp_result r = compare(what, "energy kernel", fg, &eg, fc, &ec, n);
     memcpy(fg0, fg, sizeof(double) * 3 * (size_t)n);
     /* The reference layout's energy kernel (k_nb_fe, HALOX_GPU_NB_KERNEL=ref) on the same list:
-     * each pair's arithmetic is the default one's (k_nb_2he), so the energies part only by the
-     * order of the double sums (~1e-13 relative) and the pair counts are equal; a pair missed
-     * or taken twice moves a sum by its energy, 1e-6 of it or more. */
+     * each pair's energy is the default one's (k_nb_2he: the same double arithmetic from 1/r by
+     * a Newton step, which starts from another float 1/r there, ~1e-13), so the energies part
+     * only by that and the order of the double sums, and the pair counts are equal; a pair
+     * missed or taken twice moves a sum by its energy, 1e-6 of it or more. */
     {
         hx_nb_energies er;
         long long np_def = 0, np_ref = 0;

@@ -1620,7 +1620,7 @@ static hx_status run_pairs(hx_gpu_nb *nb, int cls, int flags, cudaStream_t s)
         else
             HX_LAUNCH(k_nb_2he, (unsigned)nb->nent[cls], GNB_SCA, lj_smem, s, *d, d->ent[cls],
                       d->items[cls], d->mask[cls], nb->d_lj);
-        HX_CUDA_LAUNCH("k_nb_fe");
+        HX_CUDA_LAUNCH("energy pair kernel");
     } else {
         const unsigned grid = (unsigned)nb->nent[cls], off = (unsigned)nb->lj_comb_off;
         switch (nb->kernel) {

@@ -554,7 +554,7 @@ hx_status hx_md_do_step(hx_md *md, int commit)
     /* A plain step: replay the captured graph (or capture it now) where the backend can. A
      * search step that left the graph invalid launches its work directly and the capture waits
      * for the next step: the search has just waited for the device, so a capture now would keep
-     * the device idle for the capture's host time (~45 us per search on one GPU), while at the
+     * the device idle for the capture's host time (15-45 us per search on one H100), while at the
      * next step it runs as the device computes this one. (A decomposed search step exchanges
      * the coordinate halo itself, halo_x_fresh, and runs directly anyway.) */
     const int defer_capture = search && !md->graph_valid;

@@ -187,6 +187,42 @@ static __device__ __forceinline__ double hx_rsqrt_d1(const float r2, const float
     return yd * fma(-0.5 * (double)r2, yd * yd, 1.5);
 }
 
+/* An entry's i atoms into shared memory (shifted positions, charges times epsfac, type rows)
+ * and the LJ tables (float; double with energies), for the reference layout and the energy
+ * kernel alike: thread t stages i atom t. */
+static __device__ __forceinline__ void nb_stage_i(const gnb_dev &d, const int4 en,
+                                                  const unsigned char *__restrict__ ljg,
+                                                  float4 *s_xi, int *s_ti, double *s_qd,
+                                                  float2 *s_lj, double2 *s_ljd, const bool energy)
+{
+    const int t = threadIdx.x, sci = en.x, nt2 = d.ntypes * d.ntypes;
+    const float4 sh = d.shift[en.y];
+    const float4 xi = d.xq[sci * GNB_SCA + t];
+    s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
+    s_ti[t] = d.stype[sci * GNB_SCA + t] * d.ntypes;
+    if (energy)
+        s_qd[t] = d.sqd[sci * GNB_SCA + t] * d.epsfac_d;
+    for (int k = t; k < nt2; k += GNB_SCA) {
+        s_lj[k] = ((const float2 *)ljg)[k];
+        if (energy)
+            s_ljd[k] = ((const double2 *)(ljg + 16 * ((8 * nt2 + 15) / 16)))[k];
+    }
+}
+
+/* The block's energy sums (fixed order) added to the step's totals by its first thread. */
+static __device__ __forceinline__ void
+nb_energy_out(const gnb_dev &d, const double elj, const double ec, const int npair, double *s_red)
+{
+    const double a = hx_block_sum_d(elj, s_red);
+    const double b = hx_block_sum_d(ec, s_red);
+    const double np = hx_block_sum_d((double)npair, s_red);
+    if (threadIdx.x == 0) {
+        atomicAdd(&d.energy[0], a);
+        atomicAdd(&d.energy[1], b);
+        atomicAdd(d.npairs, (unsigned long long)np);
+    }
+}
+
 static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__restrict__ ent,
                                                const uint2 *__restrict__ items,
                                                const unsigned short *__restrict__ masks,
@@ -196,7 +232,6 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
     /* static (not dynamic) shared tables: their addresses are immediate offsets in the loop */
     __shared__ float2 s_lj[GNB_MAXTYPES * GNB_MAXTYPES];   /* 6 c6, 12 c12 */
     __shared__ double2 s_ljd[GNB_MAXTYPES * GNB_MAXTYPES]; /* c6, c12 (energy kernel only) */
-    const int nt2 = d.ntypes * d.ntypes;
     __shared__ float4 s_xi[GNB_SCA];
     __shared__ int s_ti[GNB_SCA];
     __shared__ float s_f[3 * GNB_SCC * GNB_SCA];
@@ -205,19 +240,7 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
     const int t = threadIdx.x, ti = t & 7, tj = t >> 3, half = t >> 5;
     const int4 en = ent[blockIdx.x];
     const int sci = en.x;
-    {
-        const float4 sh = d.shift[en.y];
-        const float4 xi = d.xq[sci * GNB_SCA + t];
-        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
-        s_ti[t] = d.stype[sci * GNB_SCA + t] * d.ntypes;
-        if (energy)
-            s_qd[t] = d.sqd[sci * GNB_SCA + t] * d.epsfac_d;
-    }
-    for (int k = t; k < nt2; k += GNB_SCA) {
-        s_lj[k] = ((const float2 *)ljg)[k];
-        if (energy)
-            s_ljd[k] = ((const double2 *)(ljg + 16 * ((8 * nt2 + 15) / 16)))[k];
-    }
+    nb_stage_i(d, en, ljg, s_xi, s_ti, s_qd, s_lj, s_ljd, energy);
     __syncthreads();
     float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
 #pragma unroll
@@ -279,16 +302,8 @@ static __device__ __forceinline__ void nb_body(const gnb_dev &d, const int4 *__r
         nb_reduce_fj(d, js, ti, fjx, fjy, fjz);
     }
     nb_reduce_fi(d, sci, fix, fiy, fiz, s_f);
-    if (energy) {
-        const double a = hx_block_sum_d(elj, s_red);
-        const double b = hx_block_sum_d(ec, s_red);
-        const double np = hx_block_sum_d((double)npair, s_red);
-        if (t == 0) {
-            atomicAdd(&d.energy[0], a);
-            atomicAdd(&d.energy[1], b);
-            atomicAdd(d.npairs, (unsigned long long)np);
-        }
-    }
+    if (energy)
+        nb_energy_out(d, elj, ec, npair, s_red);
 }
 
 /* Forces only: the kernel of every non-energy step. 64 registers at most (16 blocks of 64
@@ -721,21 +736,10 @@ __global__ __launch_bounds__(64, 12) void k_nb_2he(gnb_dev d, const int4 *__rest
     __shared__ int s_ti[GNB_SCA];
     __shared__ double s_qd[GNB_SCA];
     __shared__ double s_red[32];
-    const int nt2 = d.ntypes * d.ntypes;
     const int t = threadIdx.x, lane = t & 31, ti = lane & 7, tj = lane >> 3, w = t >> 5;
     const int4 en = ent[blockIdx.x];
     const int sci = en.x;
-    {
-        const float4 sh = d.shift[en.y];
-        const float4 xi = d.xq[sci * GNB_SCA + t];
-        s_xi[t] = make_float4(xi.x - sh.x, xi.y - sh.y, xi.z - sh.z, xi.w * d.epsfac);
-        s_ti[t] = d.stype[sci * GNB_SCA + t] * d.ntypes;
-        s_qd[t] = d.sqd[sci * GNB_SCA + t] * d.epsfac_d;
-    }
-    for (int k = t; k < nt2; k += GNB_SCA) {
-        s_lj[k] = ((const float2 *)ljg)[k];
-        s_ljd[k] = ((const double2 *)(ljg + 16 * ((8 * nt2 + 15) / 16)))[k];
-    }
+    nb_stage_i(d, en, ljg, s_xi, s_ti, s_qd, s_lj, s_ljd, true);
     __syncthreads();
     float fix[GNB_SCC], fiy[GNB_SCC], fiz[GNB_SCC];
 #pragma unroll
@@ -780,14 +784,7 @@ __global__ __launch_bounds__(64, 12) void k_nb_2he(gnb_dev d, const int4 *__rest
         nb_reduce_fj2(d, js, ti, fa, fb);
     }
     nb_reduce_fi2(d, sci, lane, fix, fiy, fiz);
-    const double a = hx_block_sum_d(elj, s_red);
-    const double b = hx_block_sum_d(ec, s_red);
-    const double np = hx_block_sum_d((double)npair, s_red);
-    if (t == 0) {
-        atomicAdd(&d.energy[0], a);
-        atomicAdd(&d.energy[1], b);
-        atomicAdd(d.npairs, (unsigned long long)np);
-    }
+    nb_energy_out(d, elj, ec, npair, s_red);
 }
 
 /* Prune: for each item of the outer list, keep the i clusters that have an (interacting) atom

@@ -10,15 +10,19 @@
 #    exploratory runs with other seeds are described in tests/fuzz/README.md;
 # 3. an AddressSanitizer + UndefinedBehaviorSanitizer build runs the CPU and MPI test suite
 #    (without the tests labelled "long");
-# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON) with two emulated
-#    devices runs the GPU tests labelled "emulation": the GPU context on one device while the
-#    caller keeps the other current, the gpu-mpi halo and the gpu MD engine on it, the GPU
-#    update, no rank left waiting on the GPU halo backends (test_gpu_waits), the engine's
-#    one-GPU step against the CPU engine (test_gpu_md --quick: graph replay, step timing,
-#    thermostat), the device search step against the host decomposition (test_gpu_decomp) and
-#    the engine searching on the device against searching on the host (test_gpu_dd_search
-#    --quick in one process, and on 2 ranks with gpu-mpi's and nvshmem's messages) (a few
-#    minutes; the other GPU tests take too long there);
+# 4. the CPU emulation of the CUDA code (tests/emu, -DHALOX_GPU_EMULATE=ON; a block's threads
+#    are fibers of one host thread) runs the GPU tests labelled "emulation": the GPU context on
+#    one device while the caller keeps the other current, the gpu-mpi halo and the gpu MD
+#    engine on it, the pair kernels and the list build against the CPU (test_gpu_nb --quick),
+#    the GPU update, the ethanol mixture's bonded terms and SHAKE (test_gpu_ethanol --quick),
+#    no rank left waiting on the GPU halo backends (test_gpu_waits), the engine's one-GPU step
+#    against the CPU engine (test_gpu_md --quick: graph replay, step timing, thermostat), the
+#    decomposed GPU step on 2 ranks against one GPU (test_gpu_dd_md --quick: gpu-mpi and
+#    nvshmem; test_gpu_ethanol_dd), the device search step against the host decomposition
+#    (test_gpu_decomp) and the engine searching on the device against searching on the host
+#    (test_gpu_dd_search --quick in one process, and on 2 ranks with gpu-mpi's and nvshmem's
+#    messages) (about 5 minutes on 2 cores; the tests labelled halo, the long physics runs and
+#    gpu-direct's IPC run on the GPU only);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.
@@ -84,11 +88,11 @@ if [[ $quick -eq 0 ]]; then
 
     echo "== CPU emulation of the GPU code (two emulated devices), tests labelled emulation"
     eb=$build-emu
-    # The launcher's timeout (which ends a hung multi-rank test) at 900 s, not the GPU's 300: the
-    # emulation runs every GPU thread on the two cores, and on a loaded machine the 2-rank device
-    # search test took 300 s; its own deadlines still end a real hang first.
+    # The launcher's timeout (which ends a hung multi-rank test) as on the GPU, 300 s: the
+    # longest emulated test takes ~90 s on 2 cores since the threads of a block are fibers (with a
+    # host thread each, the 2-rank device search test took 300-540 s).
     cmake -S "$here" -B "$eb" -DCMAKE_BUILD_TYPE=Release -DHALOX_GPU_EMULATE=ON \
-        -DHALOX_GPU_LAUNCH_TIMEOUT=900 -DHALOX_WERROR=ON > "$eb.configure.log"
+        -DHALOX_GPU_LAUNCH_TIMEOUT=300 -DHALOX_WERROR=ON > "$eb.configure.log"
     # Also the fused NVSHMEM exchange (NVSHMEM emulated over shared memory between the ranks)
     # against the host backend on 2 and 4 ranks, its ordering faults (HALOX_TEST_INJECT) as
     # tests that must fail, and the emulation's own model and deadlines: about 30 s of build and
@@ -99,7 +103,7 @@ if [[ $quick -eq 0 ]]; then
     # shellcheck disable=SC2086 # one target per word
     cmake --build "$eb" -j "$jobs" --target $emu_targets > "$eb.build.log" 2>&1 ||
         { tail -30 "$eb.build.log"; exit 1; }
-    (cd "$eb" && ctest --output-on-failure -j 1 --timeout 960 -L emulation)
+    (cd "$eb" && ctest --output-on-failure -j 1 --timeout 360 -L emulation)
 fi
 
 echo "== Release build, full test suite"

@@ -165,7 +165,7 @@ if(HALOX_HAVE_CUDA)
     set(HALOX_GPU_TEST_ARGS "")
   endif()
 endif()
-halox_gpu_test(test_gpu_nb SOURCES test_gpu_nb.c ARGS ${HALOX_GPU_TEST_ARGS})
+halox_gpu_test(test_gpu_nb SOURCES test_gpu_nb.c ARGS ${HALOX_GPU_TEST_ARGS} LABELS emulation)
 if(TARGET test_gpu_nb)
   target_link_libraries(test_gpu_nb PRIVATE halox_gputest)
 endif()
@@ -182,7 +182,7 @@ endif()
 # Ethanol in water on the GPU (issue 15): bonded terms, SHAKE and the mixture's exclusions
 # against the CPU path (modules and engine), NVE at 2 fs; and two ranks against one GPU
 halox_gpu_test(test_gpu_ethanol SOURCES test_gpu_ethanol.c ARGS ${HALOX_GPU_TEST_ARGS}
-               LABELS ethanol)
+               LABELS ethanol emulation)
 if(TARGET test_gpu_ethanol)
   target_link_libraries(test_gpu_ethanol PRIVATE halox_gputest)
 endif()
@@ -215,9 +215,24 @@ halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)
 
 # The decomposed GPU step (issue 13): every GPU halo backend in the engine's schedule against
 # the CPU engine and one GPU, 1D/2D/3D and two-pulse grids, NVE drift, a stressed NVSHMEM run
-halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 LABELS dd)
+# (the CPU emulation: --quick, 40 steps without the drift and the stress, gpu-direct left out:
+# its IPC handles need memory shared between processes)
+if(HALOX_GPU_EMULATE)
+  set(hx_dd_md_args --quick --skip gpu-direct)
+else()
+  set(hx_dd_md_args "")
+endif()
+halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 ARGS ${hx_dd_md_args}
+                   LABELS dd)
 if(TARGET test_gpu_dd_md)
   target_link_libraries(test_gpu_dd_md PRIVATE halox_gputest)
+endif()
+# Both on 2 ranks in the CPU emulation (CI): two processes sharing emulated GPU 0, as under MPS
+if(HALOX_GPU_EMULATE AND TEST test_gpu_dd_md_np2 AND TEST test_gpu_ethanol_dd_np2)
+  set_tests_properties(test_gpu_dd_md_np2 PROPERTIES LABELS "gpu;mpi;dd;emulation"
+                       ENVIRONMENT "HALOX_ALLOW_NO_MPS=1")
+  set_tests_properties(test_gpu_ethanol_dd_np2 PROPERTIES LABELS "gpu;mpi;ethanol;dd;emulation"
+                       ENVIRONMENT "HALOX_ALLOW_NO_MPS=1")
 endif()
 # No rank left waiting on the GPU backends (docs/robustness.md, "Hangs"): a failing pulse, a
 # stream that does not finish, an IPC export failing at set-up (gpu-mpi, gpu-direct: also in the

@@ -10,7 +10,7 @@
  *     energy every 10 steps within 2e-4 kJ/mol per atom (tests/test_gpu_dd_md.c's bar: the
  *     same float forces added in other orders part the trajectories slowly; a lost or doubled
  *     halo or bonded contribution gives far more), the largest constraint deviation <= 2e-10.
- * Runs where a GPU halo backend is compiled (CUDA + MPI): not in the CPU emulation. */
+ * Runs where a GPU halo backend is compiled (CUDA + MPI), in the CPU emulation (CI) too. */
 #include "halox/gpu.h"
 #include "halox/build.h"
 #include "halox/log.h"

@@ -1,20 +1,23 @@
 /* CPU emulation of CUDA device code (HALOX_GPU_EMULATE builds only; see cuda_runtime_api.h).
  *
- * Every thread of a block is a host thread; the blocks of a grid run one after the other on
- * the same threads. __syncthreads is a barrier over the block's threads, warp intrinsics a
- * barrier over the warp's 32 threads with an exchange buffer, so a warp intrinsic reached by
- * only part of a warp (or __syncthreads by part of a block) hangs here: such code is undefined
- * on the GPU too. __shared__ variables become function-static (one block runs at a time) and
- * dynamic shared memory is refilled with 0xFF bytes before every block.
+ * Every thread of a block is a fiber of the launching host thread (emu_runtime.cpp, "the
+ * threads of a block as fibers"); the blocks of a grid run one after the other on the same
+ * fibers. __syncthreads is a barrier over the block's threads, warp intrinsics a barrier over
+ * the warp's 32 threads with an exchange buffer, and a poll or __nanosleep lets the other
+ * fibers run. A warp intrinsic reached by only part of a warp (or __syncthreads by part of a
+ * block), undefined on the GPU too, leaves no fiber runnable: the process ends with a message.
+ * __shared__ variables become function-static (one block runs at a time) and dynamic shared
+ * memory is refilled with 0xFF bytes before every block. With a slow PE (below) the threads are
+ * host threads instead, the barriers std::barrier.
  *
  * Blocks at once: a kernel launched with cudaLaunchKernelEx runs every block of its grid at the
- * same time, each on its own host threads with its own dynamic shared memory, as a GPU runs a
- * grid that fits on it. Its blocks may wait for each other and for other processes (the fused
- * NVSHMEM halo exchange). A function-static __shared__ variable would be one for all blocks, so
- * such a kernel must keep block-shared data in dynamic shared memory: reaching a __shared__
- * declaration in a kernel launched this way aborts with a message. A grid whose blocks run at
- * once is watched: one that has not ended after HALOX_EMU_GRID_TIMEOUT seconds (default: the step
- * deadline of HALOX_WAIT_TIMEOUT, 60 s, + 10; its kernels' own waits give up at half of it) is
+ * same time, every thread a host thread and every block with its own dynamic shared memory, as
+ * a GPU runs a grid that fits on it. Its blocks may wait for each other and for other processes
+ * (the fused NVSHMEM halo exchange). A function-static __shared__ variable would be one for all
+ * blocks, so such a kernel must keep block-shared data in dynamic shared memory: reaching a
+ * __shared__ declaration in a kernel launched this way aborts with a message. A grid whose blocks
+ * run at once is watched: one that has not ended after HALOX_EMU_GRID_TIMEOUT seconds (default: the
+ * step deadline of HALOX_WAIT_TIMEOUT, 60 s, + 10; its kernels' own waits give up at half of it) is
  * reported and the process aborted, so a missed signal fails a test instead of hanging it.
  *
  * Memory operations of that exchange written in PTX (acquire loads, release adds, the global
@@ -110,6 +113,7 @@ extern long long slow_ns;
 void slow_release();            /* thread 0 reached a waiting point: its block's held threads go */
 void slow_publish();            /* a signal was published: pause, then release */
 void poll_point(const void *p); /* an acquire load of p: back off when it repeats */
+void nanosleep_point(unsigned ns); /* __nanosleep: a fiber lets the others run instead */
 cudaError_t launch_check_concurrent(dim3 g, dim3 b);
 void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size_t smem);
 void syncthreads();
@@ -179,7 +183,7 @@ inline void emu_wait_point()
 inline void __nanosleep(unsigned ns)
 {
     emu_wait_point();
-    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+    emu::nanosleep_point(ns);
 }
 
 template <typename T> inline unsigned long long emu_bits(T v)

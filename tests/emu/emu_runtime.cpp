@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 struct CUstream_st {
@@ -37,8 +39,18 @@ struct emu_graph {
 
 namespace emu
 {
+struct fiber_sched;
+/* A barrier of fibers: the last to arrive makes the others runnable and goes on. */
+struct fiber_barrier {
+    int expected = 0, arrived = 0;
+    std::vector<int> waiters;
+};
 struct block_ctx {
     int nthreads;
+    /* the block's threads as fibers of one host thread (run_grid), or NULL: host threads */
+    fiber_sched *fs = nullptr;
+    fiber_barrier fbar;
+    std::vector<fiber_barrier> fwbar;
     std::unique_ptr<std::barrier<>> bar;
     std::vector<std::unique_ptr<std::barrier<>>> wbar;
     std::vector<unsigned long long> xchg;
@@ -51,9 +63,12 @@ struct block_ctx {
 };
 
 static thread_local thread_vars t_vars;
+/* the running fiber's variables, or NULL on a host thread */
+static thread_local thread_vars *t_fiber_vars = nullptr;
 thread_vars &tv()
 {
-    return t_vars;
+    thread_vars *f = t_fiber_vars;
+    return f ? *f : t_vars;
 }
 #define t_ctx (tv().ctx)
 #define t_tid (tv().tid)
@@ -198,8 +213,252 @@ static void slow_hold(block_ctx *c, const thread_vars &v)
                         [&] { return c->released.load(std::memory_order_acquire) >= v.bar_gen; });
 }
 
+/* ---- the threads of a block as fibers (run_grid) ------------------------------------------
+ *
+ * A grid whose blocks run one after the other has its block's threads run as fibers of the
+ * launching host thread, switched at every barrier, warp operation and poll: a barrier costs
+ * one switch per thread instead of a round of the operating system's scheduler over hundreds of
+ * host threads sharing the cores (which took ~95 % of the emulated tests' time, in sched_yield
+ * and the barriers' spinning). The interleaving is one that a GPU may run: threads of a block
+ * run in any order between barriers. Fibers also detect what hangs with host threads: a
+ * barrier or warp operation that part of its block or warp never reaches ends the process with
+ * a message (every fiber waiting, none runnable). The slow PE (HALOX_EMU_SLOW_PE, which holds
+ * threads on condition variables) and grids whose blocks run at once keep host threads. */
+/* The switch between fibers: on x86-64 the callee-saved registers and the stack pointer (what
+ * a function call may not change; the kernels change neither rounding modes nor the signal
+ * mask), elsewhere ucontext, whose swapcontext saves the floating-point state and makes a
+ * system call for the signal mask every time (on x86-64 that was ~90 % of an emulated test's
+ * time). */
+#if defined(__x86_64__)
+#define EMU_FAST_SWITCH 1
+extern "C" void emu_fiber_switch(void **save_sp, void *to_sp);
+asm(".text\n"
+    ".globl emu_fiber_switch\n"
+    ".hidden emu_fiber_switch\n"
+    ".type emu_fiber_switch,@function\n"
+    "emu_fiber_switch:\n"
+    "    pushq %rbp\n"
+    "    pushq %rbx\n"
+    "    pushq %r12\n"
+    "    pushq %r13\n"
+    "    pushq %r14\n"
+    "    pushq %r15\n"
+    "    movq %rsp, (%rdi)\n"
+    "    movq %rsi, %rsp\n"
+    "    popq %r15\n"
+    "    popq %r14\n"
+    "    popq %r13\n"
+    "    popq %r12\n"
+    "    popq %rbx\n"
+    "    popq %rbp\n"
+    "    ret\n"
+    ".size emu_fiber_switch,.-emu_fiber_switch\n");
+#else
+#define EMU_FAST_SWITCH 0
+#endif
+
+struct fiber {
+#if EMU_FAST_SWITCH
+    void *sp = nullptr;
+#else
+    ucontext_t uc;
+#endif
+    thread_vars vars;
+    bool done = false;
+};
+struct fiber_sched {
+#if EMU_FAST_SWITCH
+    void *main_sp = nullptr;
+#else
+    ucontext_t main;
+#endif
+    std::vector<fiber> f;
+    std::vector<int> ready; /* a ring of runnable fibers */
+    size_t head = 0;
+    int cur = -1;
+    int polls = 0; /* consecutive switches out of polls, without other progress */
+    unsigned backoff = 0;
+    const std::function<void()> *body = nullptr;
+    dim3 g, b;
+    long long nblocks = 0;
+};
+static thread_local fiber_sched *t_sched = nullptr;
+
+/* Fiber stacks: kept per host thread for the next grid (their pages stay mapped), with a
+ * page without access below each, so that an overflow faults instead of corrupting another
+ * fiber's stack. */
+static const size_t fiber_stack_bytes = 256 * 1024;
+static thread_local std::vector<unsigned char *> t_stacks;
+static unsigned char *fiber_stack(size_t k)
+{
+    while (t_stacks.size() <= k) {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        void *m = mmap(nullptr, fiber_stack_bytes + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED || mprotect(m, page, PROT_NONE) != 0) {
+            std::fprintf(stderr, "halox CPU emulation: cannot map a fiber stack of %zu bytes\n",
+                         fiber_stack_bytes);
+            std::abort();
+        }
+        t_stacks.push_back((unsigned char *)m + page);
+    }
+    return t_stacks[k];
+}
+
+/* The running fiber gives the host thread back to the scheduler; `runnable`: it stays in the
+ * ring (a poll), else something (a barrier) puts it back. */
+static void fiber_switch_out(fiber_sched *s, bool runnable)
+{
+    const int me = s->cur;
+    if (runnable)
+        s->ready.push_back(me);
+#if EMU_FAST_SWITCH
+    emu_fiber_switch(&s->f[(size_t)me].sp, s->main_sp);
+#else
+    swapcontext(&s->f[(size_t)me].uc, &s->main);
+#endif
+}
+
+static void fiber_barrier_wait(fiber_sched *s, fiber_barrier &b)
+{
+    s->polls = 0; /* progress: the polls' back-off starts again */
+    s->backoff = 0;
+    if (++b.arrived == b.expected) {
+        b.arrived = 0;
+        for (int w : b.waiters)
+            s->ready.push_back(w);
+        b.waiters.clear();
+        return;
+    }
+    b.waiters.push_back(s->cur);
+    fiber_switch_out(s, false);
+}
+
+static void fiber_entry()
+{
+    fiber_sched *s = t_sched;
+    fiber &me = s->f[(size_t)s->cur];
+    thread_vars &v = me.vars;
+    block_ctx *c = v.ctx;
+    for (long long k = 0; k < s->nblocks; k++) {
+        v.block.x = (unsigned)(k % s->g.x);
+        v.block.y = (unsigned)((k / s->g.x) % s->g.y);
+        v.block.z = (unsigned)(k / ((long long)s->g.x * s->g.y));
+        (*s->body)();
+        fiber_barrier_wait(s, c->fbar);
+        if (v.tid == 0)
+            std::memset(c->smem.data(), 0xff, c->smem.size());
+        fiber_barrier_wait(s, c->fbar);
+    }
+    me.done = true;
+    s->polls = 0;
+#if EMU_FAST_SWITCH
+    /* back to the scheduler, never to return here */
+    emu_fiber_switch(&me.sp, s->main_sp);
+    std::abort();
+#endif
+    /* (ucontext) returning resumes uc_link: the scheduler */
+}
+
+/* Runs every block of the grid on the calling host thread. */
+static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3 g, dim3 b)
+{
+    fiber_sched s;
+    s.body = &body;
+    s.g = g;
+    s.b = b;
+    s.nblocks = (long long)g.x * g.y * g.z;
+    c.fs = &s;
+    const int n = c.nthreads;
+    s.f.resize((size_t)n);
+    s.ready.reserve((size_t)n * 2);
+    for (int t = 0; t < n; t++) {
+        fiber &f = s.f[(size_t)t];
+        thread_vars &v = f.vars;
+        v = thread_vars{};
+        v.ctx = &c;
+        v.tid = t;
+        v.bdim = b;
+        v.gdim = g;
+        v.thread.x = (unsigned)t % b.x;
+        v.thread.y = ((unsigned)t / b.x) % b.y;
+        v.thread.z = (unsigned)t / (b.x * b.y);
+#if EMU_FAST_SWITCH
+        /* the first switch "returns" into fiber_entry with the stack aligned as after a call;
+         * above its return address a null one, below it the six registers the switch pops */
+        void **top = (void **)(fiber_stack((size_t)t) + fiber_stack_bytes);
+        top[-1] = nullptr;
+        top[-2] = (void *)&fiber_entry;
+        for (int r = 3; r <= 8; r++)
+            top[-r] = nullptr;
+        f.sp = (void *)(top - 8);
+#else
+        getcontext(&f.uc);
+        f.uc.uc_stack.ss_sp = fiber_stack((size_t)t);
+        f.uc.uc_stack.ss_size = fiber_stack_bytes;
+        f.uc.uc_link = &s.main;
+        makecontext(&f.uc, fiber_entry, 0);
+#endif
+        s.ready.push_back(t);
+    }
+    fiber_sched *outer = t_sched;
+    thread_vars *outer_vars = t_fiber_vars;
+    t_sched = &s;
+    int left = n;
+    while (left > 0) {
+        if (s.head == s.ready.size()) {
+            std::fprintf(stderr,
+                         "halox CPU emulation: a kernel (grid %ux%ux%u, blocks of %ux%ux%u "
+                         "threads) cannot go on: %d of its block's %d threads wait at "
+                         "__syncthreads or a warp operation that the others never reach (code "
+                         "that is undefined on a GPU too)\n",
+                         g.x, g.y, g.z, b.x, b.y, b.z, left, n);
+            std::abort();
+        }
+        /* every runnable fiber polled once with nothing else happening: give the cores to
+         * whatever they wait for (another process, a host thread) */
+        if (s.polls > (int)(s.ready.size() - s.head)) {
+            s.backoff = std::min(200u, s.backoff + 5u);
+            std::this_thread::sleep_for(std::chrono::microseconds(s.backoff));
+            s.polls = 0;
+        }
+        const int i = s.ready[s.head++];
+        if (s.head > 4096 && 2 * s.head > s.ready.size()) { /* keep the ring short */
+            s.ready.erase(s.ready.begin(), s.ready.begin() + (long)s.head);
+            s.head = 0;
+        }
+        s.cur = i;
+        t_fiber_vars = &s.f[(size_t)i].vars;
+#if EMU_FAST_SWITCH
+        emu_fiber_switch(&s.main_sp, s.f[(size_t)i].sp);
+#else
+        swapcontext(&s.main, &s.f[(size_t)i].uc);
+#endif
+        t_fiber_vars = outer_vars;
+        if (s.f[(size_t)i].done) {
+            s.f[(size_t)i].done = false; /* counted once */
+            left--;
+        }
+    }
+    t_sched = outer;
+    c.fs = nullptr;
+}
+
+/* A poll (an acquire load, a sleep) in a fiber: the other fibers run first. */
+static bool fiber_poll()
+{
+    fiber_sched *s = t_sched;
+    if (!s || !t_fiber_vars)
+        return false;
+    s->polls++;
+    fiber_switch_out(s, true);
+    return true;
+}
+
 void poll_point(const void *p)
 {
+    if (fiber_poll())
+        return;
     static thread_local const void *last = nullptr;
     static thread_local unsigned n = 0;
     if (p != last) {
@@ -211,6 +470,13 @@ void poll_point(const void *p)
         std::this_thread::yield();
     else
         std::this_thread::sleep_for(std::chrono::microseconds(std::min(200u, 5u * n)));
+}
+
+void nanosleep_point(unsigned ns)
+{
+    if (fiber_poll())
+        return;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
 }
 
 shared_check::shared_check()
@@ -229,6 +495,10 @@ void syncthreads()
 {
     block_ctx *c = t_ctx;
     thread_vars &v = tv();
+    if (c->fs) {
+        fiber_barrier_wait(c->fs, c->fbar);
+        return;
+    }
     if (slow_ns && v.tid == 0)
         slow_release();
     c->bar->arrive_and_wait();
@@ -240,6 +510,18 @@ void syncthreads()
 int syncthreads_count(int pred)
 {
     block_ctx *c = t_ctx;
+    if (c->fs) {
+        /* fibers run one at a time: the last to arrive has seen every count */
+        if (pred)
+            c->count.fetch_add(1, std::memory_order_relaxed);
+        fiber_barrier_wait(c->fs, c->fbar);
+        const int r = c->count.load(std::memory_order_relaxed);
+        fiber_barrier_wait(c->fs, c->fbar);
+        if (t_tid == 0)
+            c->count.store(0, std::memory_order_relaxed);
+        fiber_barrier_wait(c->fs, c->fbar);
+        return r;
+    }
     if (slow_ns && t_tid == 0)
         slow_release();
     c->bar->arrive_and_wait();
@@ -258,6 +540,14 @@ int syncthreads_count(int pred)
     return r;
 }
 
+static void warp_wait(block_ctx *c, int w)
+{
+    if (c->fs)
+        fiber_barrier_wait(c->fs, c->fwbar[(size_t)w]);
+    else
+        c->wbar[(size_t)w]->arrive_and_wait();
+}
+
 unsigned long long warp_exchange(unsigned long long v, int src)
 {
     block_ctx *c = t_ctx;
@@ -266,9 +556,9 @@ unsigned long long warp_exchange(unsigned long long v, int src)
     int w = t_tid >> 5, lane = t_tid & 31;
     int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
     c->xchg[32 * w + lane] = v;
-    c->wbar[w]->arrive_and_wait();
+    warp_wait(c, w);
     unsigned long long r = src >= 0 && src < wsize ? c->xchg[32 * w + src] : v;
-    c->wbar[w]->arrive_and_wait();
+    warp_wait(c, w);
     return r;
 }
 
@@ -280,12 +570,12 @@ unsigned warp_ballot(int pred)
     int w = t_tid >> 5, lane = t_tid & 31;
     int wsize = c->nthreads - 32 * w < 32 ? c->nthreads - 32 * w : 32;
     c->xchg[32 * w + lane] = pred ? 1ull : 0ull;
-    c->wbar[w]->arrive_and_wait();
+    warp_wait(c, w);
     unsigned m = 0;
     for (int l = 0; l < wsize; l++)
         if (c->xchg[32 * w + l])
             m |= 1u << l;
-    c->wbar[w]->arrive_and_wait();
+    warp_wait(c, w);
     return m;
 }
 
@@ -294,7 +584,7 @@ void syncwarp()
     block_ctx *c = t_ctx;
     if (slow_ns && t_tid == 0)
         slow_release();
-    c->wbar[t_tid >> 5]->arrive_and_wait();
+    warp_wait(c, t_tid >> 5);
 }
 
 unsigned char *dyn_smem()
@@ -306,10 +596,14 @@ static void ctx_init(block_ctx &c, dim3 b, size_t smem)
 {
     c.nthreads = (int)(b.x * b.y * b.z);
     c.bar = std::make_unique<std::barrier<>>(c.nthreads);
+    c.fbar.expected = c.nthreads;
     int nw = (c.nthreads + 31) / 32;
     for (int w = 0; w < nw; w++) {
         int ws = c.nthreads - 32 * w < 32 ? c.nthreads - 32 * w : 32;
         c.wbar.push_back(std::make_unique<std::barrier<>>(ws));
+        fiber_barrier fb;
+        fb.expected = ws;
+        c.fwbar.push_back(fb);
     }
     c.xchg.assign((size_t)nw * 32, 0);
     c.smem.assign(smem + 16, 0xff);
@@ -328,6 +622,11 @@ void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
 {
     block_ctx c;
     ctx_init(c, b, smem);
+    if (!slow_ns) {
+        fiber_run_grid(c, body, g, b);
+        guards_after_grid(g, b);
+        return;
+    }
     const long long nblocks = (long long)g.x * g.y * g.z;
     std::vector<std::thread> th;
     th.reserve((size_t)c.nthreads);

@@ -54,9 +54,8 @@ endfunction()
 halox_gpu_test(test_gpu_device SOURCES test_gpu_device.c LABELS emulation)
 
 # The GPU halo backends (issue 11). Every test also builds (and reports skipped) without a GPU.
-# The CPU emulation build leaves the tests labelled halo out: they take too long there, and
-# gpu-direct cannot map memory between processes there (with MPI the emulation compiles gpu-mpi
-# and gpu-direct: test_gpu_context runs them, on the fixture below).
+# The CPU emulation build leaves the tests labelled halo out (their full sizes and the stress
+# take too long there) and runs test_gpu_halo on small cases instead (below).
 if(HALOX_HAVE_CUDA)
   add_library(halox_gpu_halo_fixture STATIC gpu_halo_fixture.c plan_fixture.c)
   # the NVSHMEM module with its test hooks (stress, withheld signals, fault injection, traces)
@@ -85,13 +84,15 @@ foreach(t test_gpu_halo test_gpu_halo_stress test_gpu_halo_deadline test_gpu_con
   endif()
 endforeach()
 
-# The fused NVSHMEM exchange in the CPU emulation (CI): NVSHMEM emulated over POSIX shared memory
-# between the ranks (tests/emu/nvshmem.h), every block of its kernels running at once, blocks of
-# 64 threads. test_gpu_halo's nvshmem configurations (automatic path, forced P2P, forced network
-# with put-with-signal, P2P through the bulk-copy path) against the host backend on small cases:
-# on 2 ranks (one emulated GPU: GPU-scope ordering) and on 4 ranks (2x2x1, two emulated GPUs:
-# system scope, pulses that forward atoms). On 4 ranks PE 0 is slow (HALOX_EMU_SLOW_PE: it pauses
-# after every signal it publishes, its blocks held), which a correct protocol must not notice;
+# The GPU halo backends in the CPU emulation (CI), test_gpu_halo on small cases against the host
+# backend: NVSHMEM emulated over POSIX shared memory between the ranks (tests/emu/nvshmem.h),
+# every block of its kernels running at once, blocks of 64 threads; gpu-direct's IPC handles
+# mapped from the exporter's memfd (tests/emu/emu_runtime.cpp). Every backend on 2 ranks (one
+# emulated GPU: GPU-scope ordering) and on 4 ranks (2x2x1, two emulated GPUs: system scope, peer
+# access, pulses that forward atoms); the nvshmem configurations (automatic path, forced P2P,
+# forced network with put-with-signal, P2P through the bulk-copy path) once more on 4 ranks with
+# PE 0 slow (HALOX_EMU_SLOW_PE: it pauses after every signal it publishes, its blocks held),
+# which a correct protocol must not notice;
 # the same run with HALOX_TEST_INJECT=x-early (blocks publish coordinates before packing their
 # forwarded atoms) and f-early (forces counted accumulated before they are added) must fail,
 # every time, with a mismatch that names rank, step, atom and pulse: the slow PE's pause turns
@@ -115,8 +116,10 @@ if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
     set_tests_properties(${name} PROPERTIES LABELS "gpu;mpi;halo;emulation" PROCESSORS 1
                          TIMEOUT ${ctest_timeout} ENVIRONMENT "HALOX_ALLOW_NO_MPS=1;${T_ENV}")
   endfunction()
-  halox_emu_halo_test(test_gpu_halo_nvshmem_np2 2 ARGS --only nvshmem --small
-                      ENV HALOX_EMU_DEVICES=1)
+  # every backend (gpu-mpi, gpu-direct through the peer's mapped memory, nvshmem) on one emulated
+  # GPU (2 ranks) and on two (4 ranks: 2x2x1, peer access across devices)
+  halox_emu_halo_test(test_gpu_halo_np2 2 ARGS --small ENV HALOX_EMU_DEVICES=1)
+  halox_emu_halo_test(test_gpu_halo_np4 4 ARGS --small ENV HALOX_EMU_DEVICES=2)
   set(_slow HALOX_EMU_DEVICES=2 HALOX_EMU_SLOW_PE=0:${HALOX_EMU_SLOW_MS})
   halox_emu_halo_test(test_gpu_halo_nvshmem_np4 4 ARGS --only nvshmem --grid 2x2x1 --small
                       ENV ${_slow})
@@ -215,15 +218,9 @@ halox_gpu_mpi_test(test_gpu_engine SOURCES test_gpu_engine.c RANKS 1 2)
 
 # The decomposed GPU step (issue 13): every GPU halo backend in the engine's schedule against
 # the CPU engine and one GPU, 1D/2D/3D and two-pulse grids, NVE drift, a stressed NVSHMEM run
-# (the CPU emulation: --quick, 40 steps without the drift and the stress, gpu-direct left out:
-# its IPC handles need memory shared between processes)
-if(HALOX_GPU_EMULATE)
-  set(hx_dd_md_args --quick --skip gpu-direct)
-else()
-  set(hx_dd_md_args "")
-endif()
-halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8 ARGS ${hx_dd_md_args}
-                   LABELS dd)
+# (the CPU emulation: --quick, 40 steps without the drift and the stress)
+halox_gpu_mpi_test(test_gpu_dd_md SOURCES test_gpu_dd_md.c RANKS 2 4 8
+                   ARGS ${HALOX_GPU_TEST_ARGS} LABELS dd)
 if(TARGET test_gpu_dd_md)
   target_link_libraries(test_gpu_dd_md PRIVATE halox_gputest)
 endif()
@@ -274,8 +271,8 @@ if(TARGET test_gpu_dd_search_mpi)
   target_link_libraries(test_gpu_dd_search_mpi PRIVATE halox_gputest)
 endif()
 # The CPU emulation: the search step's messages driven by the host (gpu-mpi: sizes and bytes
-# through MPI, tagged, failure markers) across 2 processes, both slow paths included (gpu-direct
-# needs memory shared between processes, which the emulation has not)
+# through MPI, tagged, failure markers; gpu-direct: sizes through MPI, bytes into the peer's
+# mapped memory) across 2 processes, both slow paths included
 if(HALOX_GPU_EMULATE)
   halox_gpu_mpi_test(test_gpu_dd_search_gpumpi SOURCES test_gpu_dd_search.c test_ethanol_common.c
                      RANKS 2 ARGS --quick --halo gpu-mpi LABELS dd emulation)
@@ -295,6 +292,16 @@ if(HALOX_GPU_EMULATE)
                            LABELS "gpu;mpi;dd;emulation" TIMEOUT ${hx_dds_timeout}
                            SKIP_RETURN_CODE 77 PROCESSORS 1
                            ENVIRONMENT "HALOX_ALLOW_NO_MPS=1")
+    endif()
+    if(HALOX_TIMEOUT_PROGRAM)
+      math(EXPR hx_dds_timeout "${HALOX_GPU_LAUNCH_TIMEOUT} + 60")
+      add_test(NAME test_gpu_dd_search_gpudirect_np2
+               COMMAND ${HALOX_TIMEOUT_PROGRAM} -s KILL ${HALOX_GPU_LAUNCH_TIMEOUT}
+                       ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${HALOX_MPIEXEC_FLAGS}
+                       $<TARGET_FILE:test_gpu_dd_search_gpumpi> --quick --halo gpu-direct)
+      set_tests_properties(test_gpu_dd_search_gpudirect_np2 PROPERTIES
+                           LABELS "gpu;mpi;dd;emulation" TIMEOUT ${hx_dds_timeout}
+                           SKIP_RETURN_CODE 77 PROCESSORS 1)
     endif()
   endif()
 endif()

@@ -15,18 +15,16 @@
  *     3/4 of the deadline, naming the pulse, before rank 0's wait for its message (the whole
  *     deadline); both get rank 1's report;
  *  3. gpu-direct: rank 1 cannot export its memory (fault site "halo.ipc") at set-up: the failure
- *     is agreed before the handle exchange, both ranks' hx_halo_create return rank 1's message
- *     (in the emulation the handle exchange itself cannot map memory between processes: it is
- *     the agreement before it that is checked);
+ *     is agreed before the handle exchange, both ranks' hx_halo_create return rank 1's message;
  *  4. nvshmem on a GPU, the hang across GPUs: rank 1 withholds its coordinate signal of step 3
  *     (test hook HALOX_TEST_WITHHOLD) and no deadline is configured (cfg.wait_timeout < 0): the
  *     default device deadline (half the step deadline) ends rank 0's wait, the next update
  *     reports rank, peer, pulse and step on rank 0 and both ranks return errors in time. With
  *     the two ranks on two GPUs this is the hang of issue 25 (a test that ran 577 s).
  *
- * Runs on a GPU machine (label gpu) and in the CPU emulation (label emulation: cases 1-3 with
- * gpu-mpi, and gpu-direct up to its IPC handles; case 4 on two emulated GPUs, NVSHMEM emulated
- * over shared memory); elsewhere it reports SKIPPED with the reason.
+ * Runs on a GPU machine (label gpu) and in the CPU emulation (label emulation: cases 1-3, the
+ * IPC handles mapped between the processes; case 4 on two emulated GPUs, NVSHMEM emulated over
+ * shared memory); elsewhere it reports SKIPPED with the reason.
  * Each case has a communicator of its own (a timed-out one is unusable). A watchdog alarm turns
  * a hang into a failure naming the case (tests/waits_fixture.h, shared with test_waits). */
 #include "gpu_halo_fixture.h"
@@ -300,14 +298,9 @@ int main(int argc, char **argv)
     if (!gh_gpu_begin(g_world))
         return t_mpi_end(&g_world, "test_gpu_waits", tw_cases());
     hx_wait_timeout_set(TW_DEADLINE, 60.0);
-#ifdef HX_CUDA_EMULATION
-    const int emulated = 1;
-#else
-    const int emulated = 0;
-#endif
     case_pulse("gpu-mpi");
-    if (!emulated && hx_halo_backend_available("gpu-direct") == HX_OK)
-        case_pulse("gpu-direct"); /* the emulation cannot map memory between processes */
+    if (hx_halo_backend_available("gpu-direct") == HX_OK)
+        case_pulse("gpu-direct");
     case_stall();
     if (hx_halo_backend_available("gpu-direct") == HX_OK)
         case_ipc();

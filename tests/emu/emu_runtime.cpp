@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -806,7 +807,8 @@ const char *cudaGetErrorString(cudaError_t e)
     case cudaErrorPeerAccessAlreadyEnabled:
         return "peer access is already enabled";
     case cudaErrorNotSupported:
-        return "operation not supported (CPU emulation: no memory shared between processes)";
+        return "operation not supported (CPU emulation: this memory cannot be shared between "
+               "processes)";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing";
     case cudaErrorCooperativeLaunchTooLarge:
@@ -974,33 +976,133 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void
     a->devicePointer = (void *)p;
     return cudaSuccess;
 }
-/* The handle: this process's id and the allocation's address. */
+/* Device memory that other processes can map (cudaIpcOpenMemHandle, gpu-direct's halo): each
+ * cudaMalloc is a memfd of its own, mapped shared; its handle names this process and the
+ * descriptor, which a peer opens through /proc. Where a memfd cannot be had (descriptors run
+ * out), malloc, whose memory no other process can map (its IPC export then fails as before). */
+struct shared_block {
+    int fd;
+    size_t len; /* of the mapping: the guards and the allocation, whole pages */
+};
+static std::mutex shared_mu;
+static std::map<const unsigned char *, shared_block> shared_blocks; /* by mapping start */
+static std::map<const unsigned char *, size_t> peer_maps;           /* opened handles */
+
+static unsigned char *device_alloc(size_t total)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (total + page - 1) / page * page;
+    const int fd = memfd_create("halox-emu-device", MFD_CLOEXEC);
+    if (fd >= 0) {
+        void *m = MAP_FAILED;
+        if (ftruncate(fd, (off_t)len) == 0)
+            m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED) {
+            std::lock_guard<std::mutex> l(shared_mu);
+            shared_blocks[(const unsigned char *)m] = shared_block{fd, len};
+            return (unsigned char *)m;
+        }
+        close(fd);
+    }
+    return (unsigned char *)std::malloc(total);
+}
+static void device_free(unsigned char *m)
+{
+    if (!m)
+        return;
+    {
+        std::lock_guard<std::mutex> l(shared_mu);
+        const auto it = shared_blocks.find(m);
+        if (it != shared_blocks.end()) {
+            munmap(m, it->second.len);
+            close(it->second.fd);
+            shared_blocks.erase(it);
+            return;
+        }
+    }
+    std::free(m);
+}
+
+/* The handle: this process's id, the allocation's address, its memfd and the mapping's
+ * length, its size and device. */
+struct emu_ipc {
+    long pid;
+    const unsigned char *p;
+    int fd, device;
+    size_t len, bytes;
+};
+static_assert(sizeof(emu_ipc) <= sizeof(cudaIpcMemHandle_t), "an IPC handle holds emu_ipc");
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *h, void *p)
 {
     const unsigned char *base = nullptr;
     emu::allocation r;
     if (!p || !emu::alloc_find(p, &base, &r) || base != p)
         return cudaErrorInvalidValue;
+    emu_ipc e{};
+    e.pid = (long)getpid();
+    e.p = base;
+    e.fd = -1;
+    e.device = r.device;
+    e.bytes = r.bytes;
+    if (r.guarded) {
+        std::lock_guard<std::mutex> l(shared_mu);
+        const auto it = shared_blocks.find(base - emu::guard_bytes);
+        if (it != shared_blocks.end()) {
+            e.fd = it->second.fd;
+            e.len = it->second.len;
+        }
+    }
     std::memset(h, 0, sizeof *h);
-    const long pid = (long)getpid();
-    std::memcpy(h->reserved, &pid, sizeof pid);
-    std::memcpy(h->reserved + 8, &p, sizeof p);
+    std::memcpy(h->reserved, &e, sizeof e);
     return cudaSuccess;
 }
 cudaError_t cudaIpcOpenMemHandle(void **p, cudaIpcMemHandle_t h, unsigned int flags)
 {
     (void)flags;
-    long pid = 0;
-    std::memcpy(&pid, h.reserved, sizeof pid);
+    emu_ipc e;
+    std::memcpy(&e, h.reserved, sizeof e);
     *p = nullptr;
-    /* CUDA refuses a handle of this process's own memory; another process's memory is not
-     * reachable from here */
-    return pid == (long)getpid() ? cudaErrorInvalidContext : cudaErrorNotSupported;
+    /* CUDA refuses a handle of this process's own memory */
+    if (e.pid == (long)getpid())
+        return cudaErrorInvalidContext;
+    if (e.fd < 0) /* malloc'd: not reachable from another process */
+        return cudaErrorNotSupported;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/fd/%d", e.pid, e.fd);
+    const int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return cudaErrorInvalidResourceHandle;
+    void *m = mmap(nullptr, e.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return cudaErrorMemoryAllocation;
+    unsigned char *q = (unsigned char *)m + emu::guard_bytes;
+    {
+        std::lock_guard<std::mutex> l(shared_mu);
+        peer_maps[q] = e.len;
+    }
+    /* device memory here too (copies and cudaPointerGetAttributes), on the exporter's device;
+     * its guards are the exporter's to check */
+    {
+        std::lock_guard<std::mutex> l(emu::alloc_mu);
+        emu::allocations[q] = emu::allocation{e.bytes, e.device, false};
+    }
+    *p = q;
+    return cudaSuccess;
 }
 cudaError_t cudaIpcCloseMemHandle(void *p)
 {
-    (void)p;
-    return cudaErrorInvalidValue;
+    size_t len = 0;
+    {
+        std::lock_guard<std::mutex> l(shared_mu);
+        const auto it = peer_maps.find((const unsigned char *)p);
+        if (it == peer_maps.end())
+            return cudaErrorInvalidValue;
+        len = it->second;
+        peer_maps.erase(it);
+    }
+    emu::alloc_remove(p);
+    munmap((unsigned char *)p - emu::guard_bytes, len);
+    return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize(void)
 {
@@ -1019,7 +1121,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
-    unsigned char *m = (unsigned char *)std::malloc(bytes + 2 * emu::guard_bytes);
+    unsigned char *m = device_alloc(bytes + 2 * emu::guard_bytes);
     if (!m)
         return cudaErrorMemoryAllocation;
     unsigned char *q = m + emu::guard_bytes; /* malloc's alignment kept: guard_bytes is 256 */
@@ -1033,8 +1135,9 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 cudaError_t cudaFree(void *p)
 {
     if (p && emu::alloc_remove(p))
-        p = (unsigned char *)p - emu::guard_bytes;
-    std::free(p);
+        device_free((unsigned char *)p - emu::guard_bytes);
+    else
+        std::free(p);
     return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void **p, size_t bytes)

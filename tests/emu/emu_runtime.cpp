@@ -227,10 +227,10 @@ static void slow_hold(block_ctx *c, const thread_vars &v)
  * threads on condition variables) and grids whose blocks run at once keep host threads. */
 /* The switch between fibers: on x86-64 the callee-saved registers and the stack pointer (what
  * a function call may not change; the kernels change neither rounding modes nor the signal
- * mask), elsewhere ucontext, whose swapcontext saves the floating-point state and makes a
- * system call for the signal mask every time (on x86-64 that was ~90 % of an emulated test's
- * time). */
-#if defined(__x86_64__)
+ * mask), elsewhere ucontext (also under AddressSanitizer, which knows swapcontext but not this
+ * switch), whose swapcontext saves the floating-point state and makes a system call for the
+ * signal mask every time (on x86-64 that was ~90 % of an emulated test's time). */
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define EMU_FAST_SWITCH 1
 extern "C" void emu_fiber_switch(void **save_sp, void *to_sp);
 asm(".text\n"
@@ -370,10 +370,10 @@ static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3
     s.b = b;
     s.nblocks = (long long)g.x * g.y * g.z;
     c.fs = &s;
-    const int n = c.nthreads;
-    s.f.resize((size_t)n);
-    s.ready.reserve((size_t)n * 2);
-    for (int t = 0; t < n; t++) {
+    /* (c.nthreads, not a local copy: getcontext returns twice, for -Wclobbered) */
+    s.f.resize((size_t)c.nthreads);
+    s.ready.reserve((size_t)c.nthreads * 2);
+    for (int t = 0; t < c.nthreads; t++) {
         fiber &f = s.f[(size_t)t];
         thread_vars &v = f.vars;
         v = thread_vars{};
@@ -405,7 +405,7 @@ static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3
     fiber_sched *outer = t_sched;
     thread_vars *outer_vars = t_fiber_vars;
     t_sched = &s;
-    int left = n;
+    int left = c.nthreads;
     while (left > 0) {
         if (s.head == s.ready.size()) {
             std::fprintf(stderr,
@@ -413,7 +413,7 @@ static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3
                          "threads) cannot go on: %d of its block's %d threads wait at "
                          "__syncthreads or a warp operation that the others never reach (code "
                          "that is undefined on a GPU too)\n",
-                         g.x, g.y, g.z, b.x, b.y, b.z, left, n);
+                         g.x, g.y, g.z, b.x, b.y, b.z, left, c.nthreads);
             std::abort();
         }
         /* every runnable fiber polled once with nothing else happening: give the cores to

@@ -88,15 +88,15 @@ endforeach()
 # backend: NVSHMEM emulated over POSIX shared memory between the ranks (tests/emu/nvshmem.h),
 # every block of its kernels running at once, blocks of 64 threads; gpu-direct's IPC handles
 # mapped from the exporter's memfd (tests/emu/emu_runtime.cpp). Every backend on 2 ranks (one
-# emulated GPU: GPU-scope ordering) and on 4 ranks (2x2x1, two emulated GPUs: system scope, peer
-# access, pulses that forward atoms); the nvshmem configurations (automatic path, forced P2P,
-# forced network with put-with-signal, P2P through the bulk-copy path) once more on 4 ranks with
-# PE 0 slow (HALOX_EMU_SLOW_PE: it pauses after every signal it publishes, its blocks held),
-# which a correct protocol must not notice;
-# the same run with HALOX_TEST_INJECT=x-early (blocks publish coordinates before packing their
-# forwarded atoms) and f-early (forces counted accumulated before they are added) must fail,
-# every time, with a mismatch that names rank, step, atom and pulse: the slow PE's pause turns
-# the race each fault opens into a certainty (tests/emu/emu_device.h).
+# emulated GPU: GPU-scope ordering), gpu-mpi and gpu-direct on 4 ranks (2x2x1, two emulated
+# GPUs: peer access, pulses that forward atoms); the nvshmem configurations (automatic path,
+# forced P2P, forced network with put-with-signal, P2P through the bulk-copy path) on 4 ranks
+# (system scope) with PE 0 slow (HALOX_EMU_SLOW_PE: it pauses after every signal it publishes,
+# its blocks held), which a correct protocol must not notice; the same run with
+# HALOX_TEST_INJECT=x-early (blocks publish coordinates before packing their forwarded atoms) and
+# f-early (forces counted accumulated before they are added) must fail, every time, with a
+# mismatch that names rank, step, atom and pulse: the slow PE's pause turns the race each fault
+# opens into a certainty (tests/emu/emu_device.h).
 if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
   add_executable(test_gpu_halo test_gpu_halo.c)
   target_link_libraries(test_gpu_halo PRIVATE halox_gpu_halo_fixture halox_testutil)
@@ -117,9 +117,11 @@ if(HALOX_GPU_EMULATE AND TARGET halox_nvshmem_hooks)
                          TIMEOUT ${ctest_timeout} ENVIRONMENT "HALOX_ALLOW_NO_MPS=1;${T_ENV}")
   endfunction()
   # every backend (gpu-mpi, gpu-direct through the peer's mapped memory, nvshmem) on one emulated
-  # GPU (2 ranks) and on two (4 ranks: 2x2x1, peer access across devices)
+  # GPU (2 ranks); gpu-mpi and gpu-direct on two (4 ranks: 2x2x1, peer access across devices;
+  # nvshmem's 4 ranks are the slow-PE run below, ~60 s in the emulation)
   halox_emu_halo_test(test_gpu_halo_np2 2 ARGS --small ENV HALOX_EMU_DEVICES=1)
-  halox_emu_halo_test(test_gpu_halo_np4 4 ARGS --small ENV HALOX_EMU_DEVICES=2)
+  halox_emu_halo_test(test_gpu_halo_np4 4 ARGS --small --only gpu-mpi,gpu-direct
+                      ENV HALOX_EMU_DEVICES=2)
   set(_slow HALOX_EMU_DEVICES=2 HALOX_EMU_SLOW_PE=0:${HALOX_EMU_SLOW_MS})
   halox_emu_halo_test(test_gpu_halo_nvshmem_np4 4 ARGS --only nvshmem --grid 2x2x1 --small
                       ENV ${_slow})

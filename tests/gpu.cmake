@@ -307,3 +307,44 @@ if(HALOX_GPU_EMULATE)
     endif()
   endif()
 endif()
+
+# The CPU emulation once more with the threads of each block run last-ready-first
+# (HALOX_EMU_SCHEDULE=lifo, tests/emu/emu_runtime.cpp): the default order runs every thread of a
+# lower index first, so a kernel that reads another thread's write without a barrier between
+# them passes there when the writer's index is lower; in this order it is higher. A race of that
+# kind fails one of the two runs (test_emu_sched_race below).
+if(HALOX_GPU_EMULATE)
+  foreach(t test_gpu_update test_gpu_md test_gpu_decomp test_gpu_dd_search test_gpu_nb)
+    if(TARGET ${t})
+      if(t STREQUAL "test_gpu_update")
+        add_test(NAME ${t}_lifo COMMAND ${t})
+      else()
+        add_test(NAME ${t}_lifo COMMAND ${t} --quick)
+      endif()
+      set_tests_properties(${t}_lifo PROPERTIES LABELS "gpu;emulation" TIMEOUT 900
+                           SKIP_RETURN_CODE 77 ENVIRONMENT "HALOX_EMU_SCHEDULE=lifo")
+    endif()
+  endforeach()
+endif()
+# The scheduler itself (tests/emu/test_emu_sched.cpp): barriers, shuffles, counts and ballots
+# against the host's sums under both orders; the race above caught with lifo, and a barrier that
+# half a block skips ending the process with the emulation's message
+if(HALOX_GPU_EMULATE)
+  add_executable(test_emu_sched emu/test_emu_sched.cpp)
+  target_link_libraries(test_emu_sched PRIVATE halox)
+  target_compile_options(test_emu_sched PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  add_test(NAME test_emu_sched COMMAND test_emu_sched)
+  add_test(NAME test_emu_sched_lifo COMMAND test_emu_sched)
+  add_test(NAME test_emu_sched_race
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
+                   "k_race: thread [0-9]+ read [0-9]+, want" $<TARGET_FILE:test_emu_sched> --race)
+  add_test(NAME test_emu_sched_partial_barrier
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/expect_failure.sh
+                   "cannot go on: .* wait at __syncthreads or a warp operation"
+                   $<TARGET_FILE:test_emu_sched> --partial-barrier)
+  set_tests_properties(test_emu_sched test_emu_sched_lifo test_emu_sched_race
+                       test_emu_sched_partial_barrier PROPERTIES LABELS "gpu;emulation"
+                       TIMEOUT 60)
+  set_tests_properties(test_emu_sched_lifo test_emu_sched_race PROPERTIES
+                       ENVIRONMENT "HALOX_EMU_SCHEDULE=lifo")
+endif()

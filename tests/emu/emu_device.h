@@ -7,8 +7,10 @@
  * fibers run. A warp intrinsic reached by only part of a warp (or __syncthreads by part of a
  * block), undefined on the GPU too, leaves no fiber runnable: the process ends with a message.
  * __shared__ variables become function-static (one block runs at a time) and dynamic shared
- * memory is refilled with 0xFF bytes before every block. With a slow PE (below) the threads are
- * host threads instead, the barriers std::barrier.
+ * memory is refilled with 0xFF bytes before every block. The order in which ready fibers run
+ * (HALOX_EMU_SCHEDULE: fifo, lifo, random[:SEED]) is any a GPU may run; a kernel whose result
+ * depends on it has a race. With a slow PE (below) the threads are host threads instead, the
+ * barriers std::barrier.
  *
  * Blocks at once: a kernel launched with cudaLaunchKernelEx runs every block of its grid at the
  * same time, every thread a host thread and every block with its own dynamic shared memory, as

@@ -361,6 +361,37 @@ static void fiber_entry()
     /* (ucontext) returning resumes uc_link: the scheduler */
 }
 
+/* The order in which runnable fibers run (HALOX_EMU_SCHEDULE): "fifo" (the default: thread 0 to
+ * its first barrier, then thread 1, ...), "lifo" (the last made runnable first: the block's last
+ * thread first) or "random[:SEED]" (any runnable fiber next, drawn from a generator seeded with
+ * SEED, default 1). A GPU runs the threads of a block, and since Volta those of a warp, in no
+ * fixed order between barriers and warp operations: a kernel whose result depends on the order
+ * (a thread reading shared or global memory that another writes without a barrier between them)
+ * passes under one order and fails under another; fifo runs every writer of a lower index
+ * first, lifo every writer of a higher one. Returns 0 fifo, 1 random, 2 lifo. */
+static int sched_order()
+{
+    static const int r = [] {
+        const char *e = std::getenv("HALOX_EMU_SCHEDULE");
+        return !e ? 0 : std::strncmp(e, "random", 6) == 0 ? 1 : std::strcmp(e, "lifo") == 0 ? 2 : 0;
+    }();
+    return r;
+}
+static unsigned long long sched_next()
+{
+    static thread_local unsigned long long x = [] {
+        const char *e = std::getenv("HALOX_EMU_SCHEDULE");
+        const char *c = e ? std::strchr(e, ':') : nullptr;
+        const unsigned long long seed = c ? std::strtoull(c + 1, nullptr, 10) : 1;
+        return seed * 0x9e3779b97f4a7c15ull + 1;
+    }();
+    /* splitmix64 */
+    unsigned long long z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* Runs every block of the grid on the calling host thread. */
 static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3 g, dim3 b)
 {
@@ -423,7 +454,17 @@ static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3
             std::this_thread::sleep_for(std::chrono::microseconds(s.backoff));
             s.polls = 0;
         }
-        const int i = s.ready[s.head++];
+        int i;
+        if (sched_order() == 2) { /* the last made runnable first */
+            i = s.ready.back();
+            s.ready.pop_back();
+        } else {
+            if (sched_order() == 1) { /* any runnable fiber next */
+                const size_t k = s.head + (size_t)(sched_next() % (s.ready.size() - s.head));
+                std::swap(s.ready[s.head], s.ready[k]);
+            }
+            i = s.ready[s.head++];
+        }
         if (s.head > 4096 && 2 * s.head > s.ready.size()) { /* keep the ring short */
             s.ready.erase(s.ready.begin(), s.ready.begin() + (long)s.head);
             s.head = 0;

@@ -306,12 +306,17 @@ static unsigned char *fiber_stack(size_t k)
     return t_stacks[k];
 }
 
+static int sched_order();
+
 /* The running fiber gives the host thread back to the scheduler; `runnable`: it stays in the
- * ring (a poll), else something (a barrier) puts it back. */
+ * ring (a poll: behind every other runnable fiber, in either order), else something (a
+ * barrier) puts it back. */
 static void fiber_switch_out(fiber_sched *s, bool runnable)
 {
     const int me = s->cur;
-    if (runnable)
+    if (runnable && sched_order() == 2)
+        s->ready.insert(s->ready.begin() + (long)s->head, me);
+    else if (runnable)
         s->ready.push_back(me);
 #if EMU_FAST_SWITCH
     emu_fiber_switch(&s->f[(size_t)me].sp, s->main_sp);

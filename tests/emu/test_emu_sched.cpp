@@ -3,7 +3,8 @@
  *  - barriers and warp operations: a block-wide sum through shared memory with __syncthreads,
  *    a warp's shuffles, __syncthreads_count, ballots, and several blocks of one grid, each
  *    result against the host's;
- *  - the schedule's order: a kernel without a race gives the same result under every order.
+ *  - the schedule's order: a kernel without a race gives the same result under every order;
+ *  - polls: two threads of a block, each waiting (__nanosleep) for a flag the other sets, end.
  * Modes that must fail (registered with tests/expect_failure.sh):
  *   --race             thread t reads what thread t - 1 wrote, with only a __syncwarp between
  *                      (no barrier across warps): run with HALOX_EMU_SCHEDULE=lifo, the first
@@ -52,6 +53,26 @@ __global__ void k_sums(const int *in, int *block_sum, int *warp_sum, int *odd, u
     const unsigned b = __ballot_sync(0xffffffffu, in[g] & 1);
     if ((t & 31) == 0)
         ballot[g / 32] = b;
+}
+
+/* the block's first and last threads each wait (__nanosleep) for a flag the other sets: legal on
+ * a GPU with independent thread scheduling, and in the emulation only if a polling fiber lets
+ * the others run, in either order */
+__global__ void k_flags(volatile int *flag, int *out)
+{
+    const int t = threadIdx.x, last = blockDim.x - 1;
+    if (t == last) {
+        flag[1] = 1;
+        while (flag[0] == 0)
+            __nanosleep(100);
+        out[1] = 1;
+    }
+    if (t == 0) {
+        flag[0] = 1;
+        while (flag[1] == 0)
+            __nanosleep(100);
+        out[0] = 1;
+    }
 }
 
 /* thread t reads s[t - 1] after a __syncwarp only: right when thread t - 1 ran first */
@@ -121,6 +142,12 @@ int main(int argc, char **argv)
             CHECK(hb[b] == s, "k_sums: block %d sum %d, want %d", b, hb[b], s);
             CHECK(ho[b] == c, "k_sums: block %d __syncthreads_count %d, want %d", b, ho[b], c);
         }
+        int *fl = dev<int>(2), *fo = dev<int>(2), hf[2] = {0, 0};
+        cudaMemcpy(fl, hf, sizeof hf, cudaMemcpyHostToDevice);
+        emu_launch(k_flags, dim3(1), dim3(nt), 0, (cudaStream_t)0, (volatile int *)fl, fo);
+        cudaMemcpy(hf, fo, sizeof hf, cudaMemcpyDeviceToHost);
+        CHECK(hf[0] == 1 && hf[1] == 1, "k_flags: threads 0 and %d ended with %d and %d, want 1",
+              nt - 1, hf[0], hf[1]);
         for (int w = 0; w < n / 32; w++) {
             int s = 0;
             unsigned m = 0;

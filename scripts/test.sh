@@ -17,14 +17,15 @@
 #    the GPU update, the ethanol mixture's bonded terms and SHAKE (test_gpu_ethanol --quick),
 #    no rank left waiting on the GPU halo backends (test_gpu_waits), the engine's one-GPU step
 #    against the CPU engine (test_gpu_md --quick: graph replay, step timing, thermostat), the
-#    decomposed GPU step on 2 ranks against one GPU (test_gpu_dd_md --quick: gpu-mpi and
-#    nvshmem; test_gpu_ethanol_dd), the device search step against the host decomposition
+#    decomposed GPU step on 2 ranks against one GPU (test_gpu_dd_md --quick: every halo
+#    backend; test_gpu_ethanol_dd), the device search step against the host decomposition
 #    (test_gpu_decomp) and the engine searching on the device against searching on the host
 #    (test_gpu_dd_search --quick in one process, and on 2 ranks with gpu-mpi's, gpu-direct's
 #    and nvshmem's messages), every halo backend on 2 and 4 ranks (test_gpu_halo --small), the
-#    emulation's own scheduler (test_emu_sched), the single-process ones again with the threads of a block in the opposite order
-#    (HALOX_EMU_SCHEDULE=lifo: a race between threads fails one of the two runs) (about 6
-#    minutes on 2 cores; the halo tests' full sizes and the long physics runs need the GPU);
+#    emulation's own scheduler (test_emu_sched), and the single-process tests again with the
+#    threads of a block in the opposite order (HALOX_EMU_SCHEDULE=lifo: a race between threads
+#    fails one of the two runs) (about 6 minutes on 2 cores; the halo tests' full sizes and the
+#    long physics runs need the GPU);
 # 5. the Release build (warnings as errors) runs the whole CTest suite: CPU, MPI with several
 #    ranks, install, GROMACS comparisons. GPU tests are compiled where nvcc exists and report
 #    SKIPPED without a GPU.

@@ -191,7 +191,8 @@ halox_gpu_test(test_gpu_ethanol SOURCES test_gpu_ethanol.c ARGS ${HALOX_GPU_TEST
 if(TARGET test_gpu_ethanol)
   target_link_libraries(test_gpu_ethanol PRIVATE halox_gputest)
 endif()
-halox_gpu_mpi_test(test_gpu_ethanol_dd SOURCES test_gpu_ethanol_dd.c RANKS 2 LABELS ethanol dd)
+halox_gpu_mpi_test(test_gpu_ethanol_dd SOURCES test_gpu_ethanol_dd.c RANKS 2
+                   ARGS ${HALOX_GPU_TEST_ARGS} LABELS ethanol dd)
 if(TARGET test_gpu_ethanol_dd)
   target_link_libraries(test_gpu_ethanol_dd PRIVATE halox_gputest)
 endif()

@@ -10,7 +10,8 @@
  *     energy every 10 steps within 2e-4 kJ/mol per atom (tests/test_gpu_dd_md.c's bar: the
  *     same float forces added in other orders part the trajectories slowly; a lost or doubled
  *     halo or bonded contribution gives far more), the largest constraint deviation <= 2e-10.
- * Runs where a GPU halo backend is compiled (CUDA + MPI), in the CPU emulation (CI) too. */
+ * Runs where a GPU halo backend is compiled (CUDA + MPI), in the CPU emulation (CI) too, there
+ * with --quick: 40 steps. */
 #include "halox/gpu.h"
 #include "halox/build.h"
 #include "halox/log.h"
@@ -61,7 +62,9 @@ int main(int argc, char **argv)
     hx_comm *self = NULL;
     T_OK(hx_comm_create_serial(1, &self));
     const int grid[3] = {size, 1, 1};
-    const int nsteps = 100, ne = nsteps / 10 + 1;
+    /* --quick (the CPU emulation): 40 steps, four repartitions */
+    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const int nsteps = quick ? 40 : 100, ne = nsteps / 10 + 1;
     hx_md *one = s && self ? make(s, self, NULL) : NULL;
     hx_md *dd = s ? make(s, world, grid) : NULL;
     if (one && dd) {

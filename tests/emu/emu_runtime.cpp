@@ -214,6 +214,27 @@ static void slow_hold(block_ctx *c, const thread_vars &v)
                         [&] { return c->released.load(std::memory_order_acquire) >= v.bar_gen; });
 }
 
+/* An emulated thread's built-in variables: thread t of blocks of shape b in grid g */
+static void thread_vars_init(thread_vars &v, block_ctx *c, int t, dim3 g, dim3 b, int concurrent)
+{
+    v = thread_vars{};
+    v.ctx = c;
+    v.tid = t;
+    v.bdim = b;
+    v.gdim = g;
+    v.thread.x = (unsigned)t % b.x;
+    v.thread.y = ((unsigned)t / b.x) % b.y;
+    v.thread.z = (unsigned)t / (b.x * b.y);
+    v.concurrent = concurrent;
+}
+/* ... and its block index, block k of grid g in x-fastest order */
+static void thread_vars_block(thread_vars &v, long long k, dim3 g)
+{
+    v.block.x = (unsigned)(k % g.x);
+    v.block.y = (unsigned)((k / g.x) % g.y);
+    v.block.z = (unsigned)(k / ((long long)g.x * g.y));
+}
+
 /* ---- the threads of a block as fibers (run_grid) ------------------------------------------
  *
  * A grid whose blocks run one after the other has its block's threads run as fibers of the
@@ -347,9 +368,7 @@ static void fiber_entry()
     thread_vars &v = me.vars;
     block_ctx *c = v.ctx;
     for (long long k = 0; k < s->nblocks; k++) {
-        v.block.x = (unsigned)(k % s->g.x);
-        v.block.y = (unsigned)((k / s->g.x) % s->g.y);
-        v.block.z = (unsigned)(k / ((long long)s->g.x * s->g.y));
+        thread_vars_block(v, k, s->g);
         (*s->body)();
         fiber_barrier_wait(s, c->fbar);
         if (v.tid == 0)
@@ -411,15 +430,7 @@ static void fiber_run_grid(block_ctx &c, const std::function<void()> &body, dim3
     s.ready.reserve((size_t)c.nthreads * 2);
     for (int t = 0; t < c.nthreads; t++) {
         fiber &f = s.f[(size_t)t];
-        thread_vars &v = f.vars;
-        v = thread_vars{};
-        v.ctx = &c;
-        v.tid = t;
-        v.bdim = b;
-        v.gdim = g;
-        v.thread.x = (unsigned)t % b.x;
-        v.thread.y = ((unsigned)t / b.x) % b.y;
-        v.thread.z = (unsigned)t / (b.x * b.y);
+        thread_vars_init(f.vars, &c, t, g, b, 0);
 #if EMU_FAST_SWITCH
         /* the first switch "returns" into fiber_entry with the stack aligned as after a call;
          * above its return address a null one, below it the six registers the switch pops */
@@ -680,19 +691,9 @@ void run_grid(const std::function<void()> &body, dim3 g, dim3 b, size_t smem)
     for (int t = 0; t < c.nthreads; t++) {
         th.emplace_back([&, t]() {
             thread_vars &v = tv();
-            v.ctx = &c;
-            v.tid = t;
-            v.bdim = b;
-            v.gdim = g;
-            v.thread.x = (unsigned)t % b.x;
-            v.thread.y = ((unsigned)t / b.x) % b.y;
-            v.thread.z = (unsigned)t / (b.x * b.y);
-            v.concurrent = 0;
-            v.bar_gen = 0;
+            thread_vars_init(v, &c, t, g, b, 0);
             for (long long k = 0; k < nblocks; k++) {
-                v.block.x = (unsigned)(k % g.x);
-                v.block.y = (unsigned)((k / g.x) % g.y);
-                v.block.z = (unsigned)(k / ((long long)g.x * g.y));
+                thread_vars_block(v, k, g);
                 body();
                 if (slow_ns && t == 0)
                     slow_release();
@@ -748,18 +749,8 @@ void run_grid_concurrent(const std::function<void()> &body, dim3 g, dim3 b, size
             for (int t = 0; t < nt; t++)
                 th.emplace_back([&, k, t]() {
                     thread_vars &v = tv();
-                    v.ctx = ctx[(size_t)k].get();
-                    v.tid = t;
-                    v.bdim = b;
-                    v.gdim = g;
-                    v.thread.x = (unsigned)t % b.x;
-                    v.thread.y = ((unsigned)t / b.x) % b.y;
-                    v.thread.z = (unsigned)t / (b.x * b.y);
-                    v.block.x = (unsigned)(k % g.x);
-                    v.block.y = (unsigned)((k / g.x) % g.y);
-                    v.block.z = (unsigned)(k / ((long long)g.x * g.y));
-                    v.concurrent = 1;
-                    v.bar_gen = 0;
+                    thread_vars_init(v, ctx[(size_t)k].get(), t, g, b, 1);
+                    thread_vars_block(v, k, g);
                     body();
                     if (slow_ns && t == 0)
                         slow_release();

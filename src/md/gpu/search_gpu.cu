@@ -859,6 +859,7 @@ __global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
  * one per warp (lb_flush): 55 us (bench/results/h200-2026-12-04d). */
 #define LB_NW 4
 #define LB_NT (32 * LB_NW)
+#define LB_WBUF (GNB_ITEMBUF / LB_NW) /* items buffered per warp */
 
 /* Shared state of one list-build block. */
 typedef struct lb_smem {
@@ -866,11 +867,13 @@ typedef struct lb_smem {
     float4 sbb[2];
     int iperm[GNB_SCA], ifirst[GNB_SCA];
     unsigned imask[GNB_SCA];
-    int ncand, nitem, wcount[LB_NW], base, ebase, xcount[LB_NW], xbase[LB_NW];
+    int ncand, base, ebase, wn[LB_NW], xcount[LB_NW], xbase[LB_NW];
+    /* the buffered items: warp w's wn[w] from w * LB_WBUF (each warp appends to its own part,
+     * with no block barrier between its passes) */
     int it_cj[GNB_ITEMBUF], it_excl[GNB_ITEMBUF];
     unsigned char it_mask[GNB_ITEMBUF], it_flag[GNB_ITEMBUF];
     unsigned char it_maski[GNB_ITEMBUF]; /* the i clusters whose box is within rlist_inner */
-    /* flagged items, compacted: warp w's from w * BUF / LB_NW */
+    /* flagged items, compacted: warp w's from w * LB_WBUF */
     unsigned short it_list[GNB_ITEMBUF];
 } lb_smem;
 
@@ -992,39 +995,50 @@ static __device__ __forceinline__ int lb_excl_pass(const gnb_dev &d, lb_smem *S,
 }
 
 /* Exclusion masks of the buffered items that need one, then the items and their entries to
- * global memory (entries of at most max_cj items). Called by all threads.
+ * global memory (entries of at most max_cj items): warp 0's items first, then warp 1's, and so
+ * on. Called by all threads, each warp with its own item count wn.
  * The masks take two warp passes with one reservation between them (not a block barrier and a
  * global atomic per item, which made this the list build's critical path): the first finds
- * which items need a mask, the second stores them at the reserved indices. */
+ * which items need a mask, the second stores them at the reserved indices. A warp reads and
+ * stores only its own items, so the block meets only at the two barriers around the
+ * reservation (the flush had five, and each of the passes that fill the buffer three). */
 static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, int sci, int sidx,
-                                                int cls)
+                                                int cls, int wn)
 {
     const int t = threadIdx.x, lane = t & 31, w = t >> 5;
-    __syncthreads();
-    const int cnt = S->nitem;
-    if (cnt == 0)
-        return;
-    /* warp w takes the flagged items k with k % LB_NW == w (neighbours are alike, so the
-     * warps get about as many), compacted into its share of it_list */
-    unsigned short *list = S->it_list + w * (GNB_ITEMBUF / LB_NW);
+    /* this warp's flagged items, compacted into its share of it_list */
+    const int k0 = w * LB_WBUF;
+    unsigned short *list = S->it_list + k0;
     int n = 0;
-    for (int k0 = 0; k0 < cnt; k0 += LB_NT) {
-        const int k = k0 + LB_NW * lane + w;
-        const int fl = k < cnt && S->it_flag[k];
+    for (int i0 = 0; i0 < wn; i0 += 32) {
+        const int k = k0 + i0 + lane;
+        const bool in = i0 + lane < wn;
+        const int fl = in && S->it_flag[k];
         const unsigned bal = __ballot_sync(HX_FULL_MASK, fl);
         if (fl)
             list[n + __popc(bal & ((1u << lane) - 1u))] = (unsigned short)k;
-        else if (k < cnt)
+        else if (in)
             S->it_excl[k] = 0;
         n += __popc(bal);
     }
     __syncwarp();
     const int nneed =
         n ? lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, false, 0) : 0;
-    if (lane == 0)
+    if (lane == 0) {
+        S->wn[w] = wn;
         S->xcount[w] = nneed;
-    const int np = (cnt + d.max_cj - 1) / d.max_cj;
+    }
     __syncthreads();
+    int cnt = 0, pre = 0; /* all the block's items; the warps' before this one's */
+#pragma unroll
+    for (int v = 0; v < LB_NW; v++) {
+        const int c = S->wn[v];
+        pre += v < w ? c : 0;
+        cnt += c;
+    }
+    if (cnt == 0)
+        return;
+    const int np = (cnt + d.max_cj - 1) / d.max_cj;
     if (t == 0) {
         S->base = atomicAdd(&d.st->nitems[cls], cnt);
         S->ebase = atomicAdd(&d.st->nent[cls], np);
@@ -1040,18 +1054,20 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
         }
     }
     __syncthreads();
-    const int base = S->base, ebase = S->ebase;
+    /* read before any warp can reach the next flush's reservation, which needs every warp at
+     * that flush's first barrier */
+    const int base = S->base, ebase = S->ebase, xb = S->xbase[w];
     if (nneed)
-        lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, true, S->xbase[w]);
+        lb_excl_pass(d, S, lb_iload(S, lane), list, n, sci, sidx, lane, true, xb);
     unsigned ncp = 0, ncpi = 0;
-    for (int k = t; k < cnt; k += LB_NT) {
+    for (int i = lane; i < wn; i += 32) {
+        const int k = k0 + i, g = base + pre + i;
         const unsigned m = S->it_mask[k], mi = S->it_maski[k];
-        if (base + k < d.cap_items[cls]) {
+        if (g < d.cap_items[cls]) {
             const int x = S->it_excl[k];
-            const int e = x ? S->xbase[k % LB_NW] + x : 0; /* item k is warp k % LB_NW's */
-            d.items[cls][base + k] = make_uint2((unsigned)S->it_cj[k], (unsigned)e);
-            d.masko[cls][base + k] = (unsigned short)(m | (m << 8));
-            d.mask[cls][base + k] = (unsigned short)(mi | (mi << 8));
+            d.items[cls][g] = make_uint2((unsigned)S->it_cj[k], (unsigned)(x ? xb + x : 0));
+            d.masko[cls][g] = (unsigned short)(m | (m << 8));
+            d.mask[cls][g] = (unsigned short)(mi | (mi << 8));
         }
         ncp += 2u * (unsigned)__popc(m);
         ncpi += 2u * (unsigned)__popc(mi);
@@ -1072,10 +1088,8 @@ static __device__ __forceinline__ void lb_flush(const gnb_dev &d, lb_smem *S, in
         atomicAdd(&d.st->ncp_outer[cls], (unsigned long long)ncp);
     if (lane == 0 && ncpi && d.rolling) /* else the prune at the search counts them */
         atomicAdd(&d.st->ncp_inner[cls], (unsigned long long)ncpi);
-    __syncthreads();
-    if (t == 0)
-        S->nitem = 0;
-    __syncthreads();
+    /* no barrier at the end: a warp's next items go to its own part of the buffer, which only
+     * it reads here, and the next flush begins with one */
 }
 
 /* The list of one work item: i super-cluster sci against the j super-clusters of image want in
@@ -1093,8 +1107,6 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
         S.ifirst[t] = d.sfirst[sci * GNB_SCA + t];
         S.imask[t] = d.smask[sci * GNB_SCA + t];
     }
-    if (t == 0)
-        S.nitem = 0;
     const int iz = lb_izone(d, sci);
     __syncthreads();
     const float4 slo = S.sbb[0], shi = S.sbb[1];
@@ -1203,18 +1215,44 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                         __syncthreads();
                     }
             }
-            /* stages 2 and 3: LB_NT / 8 candidates x 8 clusters per pass */
+            /* stages 2 and 3: LB_NT / 8 candidates x 8 clusters per pass. Each warp appends
+             * its items to its own part of the buffer (at most 32 per pass), so the passes
+             * need no block barrier: the block meets only once some warp's part may not hold
+             * another pass (here: never before the fifth pass since the last flush), to see
+             * whether one is full, and at the flushes. The passes had three barriers each. */
+            const int lane = t & 31, w = t >> 5;
+            int wn = 0, since = 0;
+            /* the next pass's candidate cluster and its box, loaded while this pass computes
+             * (a pass waited for them first: the loads were half of its chain) */
+            int cjn = -1;
+            float4 jln = make_float4(0.0f, 0.0f, 0.0f, 0.0f), jhn = jln;
+            if ((t >> 3) < ncand) {
+                cjn = cand[t >> 3] * GNB_SCC + (t & 7);
+                jln = d.cl_bb[2 * cjn];
+                jhn = d.cl_bb[2 * cjn + 1];
+            }
             for (int b0 = 0; b0 < ncand; b0 += LB_NT / GNB_CL) {
-                if (S.nitem > GNB_ITEMBUF - LB_NT)
-                    lb_flush(d, &S, sci, sidx, cls);
+                if (since >= LB_WBUF / 32 && __syncthreads_or(wn > LB_WBUF - 32)) {
+                    lb_flush(d, &S, sci, sidx, cls, wn);
+                    wn = 0;
+                    since = 0;
+                }
+                since++;
                 const int ci0 = sci * GNB_SCC;
-                const int c = b0 + (t >> 3);
-                int cj = -1;
+                const int cj = cjn; /* -1: no candidate for this thread in this pass */
+                const float4 jl = jln, jh = jhn;
+                {
+                    const int cn = b0 + LB_NT / GNB_CL + (t >> 3);
+                    cjn = -1;
+                    if (cn < ncand) {
+                        cjn = cand[cn] * GNB_SCC + (t & 7);
+                        jln = d.cl_bb[2 * cjn];
+                        jhn = d.cl_bb[2 * cjn + 1];
+                    }
+                }
                 unsigned im = 0, imi = 0;
                 int flag = 0;
-                if (c < ncand) {
-                    cj = cand[c] * GNB_SCC + (t & 7);
-                    const float4 jl = d.cl_bb[2 * cj], jh = d.cl_bb[2 * cj + 1];
+                if (cj >= 0) {
                     const int jn = (int)jl.w;
                     for (int ic = 0; ic < GNB_SCC && jn > 0; ic++) {
                         const float4 il = S.ibb[2 * ic], ih = S.ibb[2 * ic + 1];
@@ -1240,29 +1278,17 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
                 }
                 const int pred = im != 0;
                 const unsigned bal = __ballot_sync(HX_FULL_MASK, pred);
-                const int lane = t & 31, w = t >> 5;
-                if (lane == 0)
-                    S.wcount[w] = __popc(bal);
-                __syncthreads();
                 if (pred) {
-                    int at = S.nitem + __popc(bal & ((1u << lane) - 1u));
-                    for (int v = 0; v < w; v++)
-                        at += S.wcount[v];
+                    const int at = w * LB_WBUF + wn + __popc(bal & ((1u << lane) - 1u));
                     S.it_cj[at] = cj;
                     S.it_mask[at] = (unsigned char)im;
                     S.it_maski[at] = (unsigned char)imi;
                     S.it_flag[at] = (unsigned char)flag;
                 }
-                __syncthreads();
-                if (t == 0) {
-                    int tot = 0;
-                    for (int v = 0; v < LB_NW; v++)
-                        tot += S.wcount[v];
-                    S.nitem += tot;
-                }
-                __syncthreads();
+                wn += __popc(bal);
             }
-            lb_flush(d, &S, sci, sidx, cls);
+            __syncwarp(); /* the warp's items, for lb_flush's compaction */
+            lb_flush(d, &S, sci, sidx, cls, wn);
         }
     }
 }

@@ -270,13 +270,23 @@ static hx_status repartition_device(hx_md *md, double t0)
     md->graph_valid = 0;
     const double t3 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
-        st = md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
-    const double ta = hx_wtime();
-    HX_TRY(hx_comm_agree(md->comm, st));
+        st =
+            hx_fault_hit("md.dd_set_local")
+                ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                               "domain %d: the modules could not be set up for the new local "
+                               "set (fault injected by a test)",
+                               hx_comm_local_domain(md->comm, i))
+                : md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
     const double t4 = hx_wtime();
-    agree += t4 - ta;
-    /* as on the host path: a failure of the coordinate halo is agreed with the search's */
-    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
+    /* A failure of the modules' set-up is agreed with the pair search's, after it (it had an
+     * agreement of its own here, where every process waited for the slowest before its
+     * exchange). The failing process still sends its coordinate halo, which comes from the
+     * device step's local set and the halo's plan, not from the modules, so that no neighbour
+     * waits for it; it leaves its pair search out. As on the host path, a failure of the
+     * coordinate halo is agreed with the search's too. */
+    const hx_status sx = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
+    if (st == HX_OK)
+        st = sx;
     md->halo_x_fresh = 1;
     const double t5 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)

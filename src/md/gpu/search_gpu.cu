@@ -1295,11 +1295,11 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
 
 /* One block per ~SM slot, taking work items (k_lb_work) in turn until none is left.
  * LB_BLOCKS_PER_SM: the blocks launched per multiprocessor (HALOX_GPU_LB_BLOCKS overrides it).
- * ptxas is left its register choice: 72, with 20 bytes spilled, so 7 blocks fit. The same code
- * compiled for 8 resident blocks (64 registers) and launched 8 per multiprocessor was no faster
- * on an H100, on one GPU or on 4 ranks (docs/design/gpu-search.md, "The list build's resident
- * blocks"): an item's chain of barriers and dependent loads, not the items in flight, sets the
- * kernel's time. */
+ * ptxas is left its register choice: 80 (4 bytes spilled, in the prologue), so 6 blocks fit.
+ * An earlier form of the kernel compiled for 8 resident blocks (64 registers) and launched 8 per
+ * multiprocessor was no faster on an H100, on one GPU or on 4 ranks (docs/design/gpu-search.md,
+ * "The list build's resident blocks"): an item's chain of barriers and dependent loads, not the
+ * items in flight, sets the kernel's time. */
 #define LB_BLOCKS_PER_SM 6
 static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &S, int &s_w,
                                                      int *cand)

@@ -38,8 +38,7 @@
  * "md.dd_counts", "md.dd_set_local" and "md.dd_pairs", armed on the last rank only, fail_case):
  * every rank ends that step with an error naming the failing rank, within the step; with the
  * counts' failure returned before the plan's messages (an injected fault: the failure markers
- * that stand for them left out), or the failing process's coordinate halo left out after its
- * modules' set-up failed, the other rank waits out its deadline and the case fails. */
+ * that stand for them left out) the other rank waits out its deadline and the case fails. */
 #include "halox/gpu.h"
 #include "halox/halo.h"
 #include "halox/build.h"
@@ -206,8 +205,8 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
 
 /* the fault sites of fail_case: a failure noted before the step (agreed in the device step's
  * reduction), the counts (the plan's failure markers, then the agreement after it), the modules'
- * set-up (the failing process still sends its coordinate halo, then the statistics' sum) and the
- * pair search (in the statistics' sum) */
+ * set-up (the agreement after it, before the coordinate halo) and the pair search (in the
+ * statistics' sum) */
 static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd_set_local",
                                          "md.dd_pairs"};
 #define NFAIL_SITES 4

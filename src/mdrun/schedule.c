@@ -277,16 +277,16 @@ static hx_status repartition_device(hx_md *md, double t0)
                                "set (fault injected by a test)",
                                hx_comm_local_domain(md->comm, i))
                 : md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    const double ta = hx_wtime();
+    /* Agreed here, before the coordinate halo. Agreed instead with the pair search's statistics
+     * (the failing process still sending its halo), the wait for the slowest process moved into
+     * that agreement and the search step was no shorter (H100, 4 ranks of one GPU:
+     * bench/results/h100-2026-12-07f-lbwarp). */
+    HX_TRY(hx_comm_agree(md->comm, st));
     const double t4 = hx_wtime();
-    /* A failure of the modules' set-up is agreed with the pair search's, after it (it had an
-     * agreement of its own here, where every process waited for the slowest before its
-     * exchange). The failing process still sends its coordinate halo, which comes from the
-     * device step's local set and the halo's plan, not from the modules, so that no neighbour
-     * waits for it; it leaves its pair search out. As on the host path, a failure of the
-     * coordinate halo is agreed with the search's too. */
-    const hx_status sx = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
-    if (st == HX_OK)
-        st = sx;
+    agree += t4 - ta;
+    /* as on the host path: a failure of the coordinate halo is agreed with the search's */
+    st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
     const double t5 = hx_wtime();
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)

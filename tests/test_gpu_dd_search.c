@@ -212,10 +212,11 @@ static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd
 #define NFAIL_SITES 4
 
 /* A failure on one process inside the device search step (fault site `site`, armed on the last
- * rank only: before the step, the counts, or the pair search) must end that step on every process
- * with an error, the failing rank's message on the others (HX_ERR_REMOTE), none left waiting in a
- * collective (the launcher's timeout would kill a hang): these failures are agreed inside the
- * plan's and the list statistics' collectives, not by agreements of their own. */
+ * rank only: before the step, the counts, the modules' set-up or the pair search) must end that
+ * step on every process with an error, the failing rank's message on the others (HX_ERR_REMOTE),
+ * none left waiting in a collective (the launcher's timeout would kill a hang). All but the
+ * modules' set-up are agreed inside the device step's reduction, the plan's and the list
+ * statistics' collectives, not by agreements of their own. */
 static int fail_case(const hx_system *s, const char *halo, hx_comm *comm, int size,
                      const int grid[3], const char *site)
 {

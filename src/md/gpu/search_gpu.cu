@@ -1223,7 +1223,7 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
             const int lane = t & 31, w = t >> 5;
             int wn = 0, since = 0;
             /* the next pass's candidate cluster and its box, loaded while this pass computes
-             * (a pass waited for them first: the loads were half of its chain) */
+             * (each pass began by waiting for its own) */
             int cjn = -1;
             float4 jln = make_float4(0.0f, 0.0f, 0.0f, 0.0f), jhn = jln;
             if ((t >> 3) < ncand) {

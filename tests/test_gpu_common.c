@@ -45,6 +45,12 @@ void tg_gpu_end(void)
     hx_comm_destroy(&g_tg_comm);
 }
 
+int tg_quick(int argc, char **argv)
+{
+    const char *e = getenv("HALOX_GPU_TEST_QUICK");
+    return (argc > 1 && strcmp(argv[1], "--quick") == 0) || (e && atoi(e) > 0);
+}
+
 float *tg_upload_x(const double *x, int n, int cap)
 {
     if (cap < n)

@@ -17,6 +17,10 @@ hx_gpu_context *tg_gpu_begin(hx_comm *comm);
 hx_gpu_context *tg_gpu(void);
 void tg_gpu_end(void);
 
+/* The short form of a GPU test (the CPU emulation's, and compute-sanitizer's): "--quick" as its
+ * first argument, or HALOX_GPU_TEST_QUICK set to a positive number. */
+int tg_quick(int argc, char **argv);
+
 /* Device float [cap][3] with x (double [3n]) converted; entries beyond n are NaN (a read of
  * them shows in the results). cudaFree it. */
 float *tg_upload_x(const double *x, int n, int cap);

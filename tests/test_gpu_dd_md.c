@@ -71,7 +71,7 @@ int main(int argc, char **argv)
     hx_comm *world = NULL;
     int size = 1;
     t_mpi_begin(&argc, &argv, &world, &g_rank, &size);
-    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const int quick = tg_quick(argc, argv);
     int ncases = 0;
     if (!t_gpu_require("test_gpu_dd_md")) {
         t_mpi_end(&world, "test_gpu_dd_md", 0);

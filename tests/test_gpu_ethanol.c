@@ -324,8 +324,7 @@ static void engine(const hx_system *s, int nsteps)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    const int quick =
-        (argc > 1 && strcmp(argv[1], "--quick") == 0) || getenv("HALOX_GPU_TEST_QUICK");
+    const int quick = tg_quick(argc, argv);
     if (!t_gpu_require("test_gpu_ethanol"))
         return T_SKIP_CODE;
     hx_log_set_level(HX_LOG_WARN);

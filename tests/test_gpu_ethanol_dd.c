@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     T_OK(hx_comm_create_serial(1, &self));
     const int grid[3] = {size, 1, 1};
     /* --quick (the CPU emulation): 40 steps, four repartitions */
-    const int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    const int quick = tg_quick(argc, argv);
     const int nsteps = quick ? 40 : 100, ne = nsteps / 10 + 1;
     hx_md *one = s && self ? make(s, self, NULL) : NULL;
     hx_md *dd = s ? make(s, world, grid) : NULL;

@@ -484,8 +484,7 @@ int main(int argc, char **argv)
     if (!t_gpu_require("test_gpu_md"))
         return T_SKIP_CODE;
     /* --quick or HALOX_GPU_TEST_QUICK=1 (compute-sanitizer runs): small systems, few steps */
-    const char *qenv = getenv("HALOX_GPU_TEST_QUICK");
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) || (qenv && atoi(qenv) > 0);
+    const int quick = tg_quick(argc, argv);
     const int natoms = quick ? 648 : 3000;
     const double rc = quick ? 0.7 : 1.0;
     /* thermalised start: the protocol of test_md_nve */

@@ -408,8 +408,7 @@ int main(int argc, char **argv)
     if (!t_gpu_require("test_gpu_nb"))
         return T_SKIP_CODE;
     /* --quick or HALOX_GPU_TEST_QUICK=1 (compute-sanitizer runs): small systems, few steps */
-    const char *qenv = getenv("HALOX_GPU_TEST_QUICK");
-    const int quick = (argc > 1 && !strcmp(argv[1], "--quick")) || (qenv && atoi(qenv) > 0);
+    const int quick = tg_quick(argc, argv);
     const case_opts base = {1.0, 1.1, 0.0, 0.0, 0, 0.04};
     const int small = quick ? 1500 : 3000; /* the emulation runs every thread on the CPU */
     case_opts o = base;

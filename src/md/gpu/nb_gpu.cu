@@ -1526,24 +1526,14 @@ done:
     return st;
 }
 
-/* The search's last kernel. The slots' geometric-rule factors (k_nb_2h with SC), from their
- * types, for the super-clusters of the search (their count read here, on the device, as k_prune
- * reads the list's size; combg NULL: no factors); then its last block writes the status record
- * into the host's pinned copy h_st, which the host reads once it has waited for the stream. A
- * copy node of its own after this kernel, and the two counter resets before it (now k_prep's),
- * were three more nodes in the search's graph, each a few us under MPS. */
-__global__ __launch_bounds__(256) void k_search_tail(gnb_dev d, const float2 *__restrict__ combg,
-                                                     gnb_status *h_st)
+/* The search's last kernel where a prune of the whole list follows the list build (without the
+ * rolling prune; with it the list build's last block does this): one block writes the status
+ * record into the host's pinned copy h_st, which the host reads once it has waited for the
+ * stream. A copy node instead, and two counter resets before it (now k_prep's), were three
+ * more nodes in the search's graph, each a few us under MPS. */
+__global__ __launch_bounds__(256) void k_search_tail(gnb_dev d, gnb_status *h_st)
 {
-    __shared__ int s_last;
-    const int s = blockIdx.x * blockDim.x + threadIdx.x;
-    const gnb_status *st = d.st;
-    if (combg && !st->overflow && st->nsc <= d.cap_sc && s < st->nsc * GNB_SCA) {
-        const int ty = d.stype[s];
-        d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
-    }
-    if (hx_last_block(&d.st->tick, &s_last))
-        hx_block_to_host(h_st, d.st, sizeof(gnb_status));
+    hx_block_to_host(h_st, d.st, sizeof(gnb_status));
 }
 
 /* ---- ops --------------------------------------------------------------------------------- */
@@ -1574,10 +1564,7 @@ hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s)
 
 hx_status gnb_search_tail(hx_gpu_nb *nb, cudaStream_t s)
 {
-    const gnb_dev *d = &nb->d;
-    const int comb = nb->lj_geometric && d->cap_sc > 0;
-    HX_LAUNCH(k_search_tail, comb ? hx_div_up(d->cap_sc * GNB_SCA, 256) : 1, 256, 0, s, *d,
-              comb ? (const float2 *)(nb->d_lj + nb->lj_comb_off) : NULL, nb->h_st_d);
+    HX_LAUNCH(k_search_tail, 1, 256, 0, s, nb->d, nb->h_st_d);
     HX_CUDA_LAUNCH("k_search_tail");
     return HX_OK;
 }

@@ -108,7 +108,7 @@ typedef struct gnb_dev {
     float4 *xq, *swq;
     double *sqd;   /* charges in double (energy kernel) */
     float2 *scomb; /* geometric-rule factors (sqrt(6 c6), sqrt(12 c12)) of the slot's type,
-                      written with the search's prune (gnb_prune_search; k_nb_2h) */
+                      written by the search's k_sc_build; read by k_nb_2h */
     float *fcl;
     /* lists */
     int4 *ent[2];
@@ -116,7 +116,7 @@ typedef struct gnb_dev {
     unsigned short *mask[2], *masko[2];
     uint8_t *excl;
     /* list-build work items (GNB_LB_ITEM): the central image of every i super-cluster against
-     * its first j zone at [sci], then its other images and zones (k_lb_work); 27 per
+     * its first j zone at [sci], then its other images and zones (lb_work_items); 27 per
      * super-cluster at most (3^(3-k) images times at most 2^k j zones with k decomposed
      * dimensions) */
     int *lb_work;
@@ -168,7 +168,8 @@ struct hx_gpu_nb {
     int have_set, have_list;
     /* host-known results of the last search */
     gnb_status *h_st;   /* pinned */
-    gnb_status *h_st_d; /* the same memory as the device addresses it (k_search_tail writes it) */
+    gnb_status *h_st_d; /* the same memory as the device addresses it (the list
+                           build's last block or k_search_tail writes it) */
     double *h_energy;   /* pinned [2] */
     unsigned long long *h_npairs;
     int nsc, ncols, zsc[GNB_MAXZ + 1], nent[2], nitems[2], nexcl;
@@ -214,7 +215,8 @@ struct hx_gpu_nb {
 
 /* nb_gpu.cu: the full prune of both lists, enqueued by the search behind its kernels */
 hx_status gnb_prune_search(hx_gpu_nb *nb, cudaStream_t s);
-/* the search's last kernel: the slots' factors and the status record into nb->h_st */
+/* the search's last kernel after gnb_prune_search's prunes: the status record into nb->h_st
+ * (with the rolling prune the list build's last block writes it instead) */
 hx_status gnb_search_tail(hx_gpu_nb *nb, cudaStream_t s);
 
 #endif

@@ -592,7 +592,12 @@ static __device__ void rank64(int *idx, unsigned long long *key, const int *seg,
     __syncthreads();
 }
 
-__global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
+static __device__ void lb_work_items(const gnb_dev &d, int sci, float4 slo, float4 shi);
+
+/* A block per super-cluster: its atoms split into 2 x 2 x 2 clusters, their slots' data and
+ * boxes; with combg (the types' geometric-rule factors; NULL: none) each slot's factors for
+ * k_nb_2h; then, for an i super-cluster, its list-build work items (lb_work_items). */
+__global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__restrict__ combg)
 {
     __shared__ int s_idx[GNB_SCA], s_seg[GNB_SCA], s_atom[GNB_SCA], s_perm[GNB_SCA];
     __shared__ unsigned long long s_key[GNB_SCA];
@@ -672,7 +677,10 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
         d.xq[s] = make_float4(w.x, w.y, w.z, q);
         d.swq[s] = make_float4(wr.x, wr.y, wr.z, q);
         d.sqd[s] = d.aqd[at];
-        d.stype[s] = d.atype[at];
+        const int ty = d.atype[at];
+        d.stype[s] = ty;
+        if (combg)
+            d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
         d.sfirst[s] = d.afirst[at];
         d.smask[s] = d.amask[at];
         blo = make_float4(w.x, w.y, w.z, 0.0f);
@@ -682,6 +690,8 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
         d.swq[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         d.sqd[s] = 0.0;
         d.stype[s] = 0;
+        if (combg)
+            d.scomb[s] = d.ntypes > 0 ? combg[0] : make_float2(0.0f, 0.0f);
         d.sfirst[s] = -1;
         d.smask[s] = 0u;
         blo = make_float4(GNB_BIG, GNB_BIG, GNB_BIG, 0.0f);
@@ -714,10 +724,14 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d)
     __syncthreads();
     if (t == 0) {
         const float4 l0 = s_red[0][0], l1 = s_red[1][0], h0 = s_red[0][1], h1 = s_red[1][1];
-        d.sc_bb[2 * sc] =
+        const float4 slo =
             make_float4(fminf(l0.x, l1.x), fminf(l0.y, l1.y), fminf(l0.z, l1.z), (float)m);
-        d.sc_bb[2 * sc + 1] =
+        const float4 shi =
             make_float4(fmaxf(h0.x, h1.x), fmaxf(h0.y, h1.y), fmaxf(h0.z, h1.z), 0.0f);
+        d.sc_bb[2 * sc] = slo;
+        d.sc_bb[2 * sc + 1] = shi;
+        if (sc < d.st->zsc[d.nzi])
+            lb_work_items(d, sc, slo, shi);
     }
 }
 
@@ -782,71 +796,55 @@ static __device__ __forceinline__ int lb_izone(const gnb_dev &d, int sci)
     return iz;
 }
 
-/* The list build's work items (gnb_dev.lb_work): one per i super-cluster, periodic image and
- * j zone with candidate columns (GNB_LB_ITEM). Near the box's faces, edges and corners a
- * super-cluster reaches 2, 4 or 8 images, and in a decomposed domain 2 to 8 j zones; each pair
- * has the fixed cost of a candidate search, sort and flush, and in one block per super-cluster
- * they ran in sequence. As separate items, taken by the resident blocks in turn, they spread
- * over the GPU. The central image of every super-cluster against its first j zone comes first
- * (index sci: the heaviest items start first), the others after them in any order. With
- * d.lb_zones 0 (HALOX_GPU_LB_ZONES=0) an item takes every j zone of its image in turn, as
- * before the zones were split. */
-__global__ __launch_bounds__(256) void k_lb_work(gnb_dev d)
+/* The list build's work items (gnb_dev.lb_work) of i super-cluster sci, whose box is slo, shi:
+ * one per periodic image and j zone with candidate columns (GNB_LB_ITEM). Near the box's faces,
+ * edges and corners a super-cluster reaches 2, 4 or 8 images, and in a decomposed domain 2 to 8
+ * j zones; each pair has the fixed cost of a candidate search, sort and flush, and in one block
+ * per super-cluster they ran in sequence. As separate items, taken by the resident blocks in
+ * turn, they spread over the GPU. The central image of every super-cluster against its first j
+ * zone comes first (index sci: the heaviest items start first), the others after them in any
+ * order. With d.lb_zones 0 (HALOX_GPU_LB_ZONES=0) an item takes every j zone of its image in
+ * turn, as before the zones were split. Run by one thread of k_sc_build's block of sci, once
+ * the block has its box: a kernel of its own after k_sc_build was one more kernel boundary per
+ * search (a few us each with several processes on the GPU). */
+static __device__ void lb_work_items(const gnb_dev &d, int sci, float4 slo, float4 shi)
 {
-    if (d.st->overflow & GNB_OVF_EARLY)
-        return;
-    const int sci = blockIdx.x * blockDim.x + threadIdx.x;
-    const int nsci = d.st->zsc[d.nzi];
     /* per j zone (relative to the i zone's first; all in [0] without the split) */
     unsigned mask[GNB_MAXZ];
-    int jzf = 0, nj = 0, n = 0;
-    if (sci < nsci) {
-        const int iz = lb_izone(d, sci);
-        const float4 slo = d.sc_bb[2 * sci], shi = d.sc_bb[2 * sci + 1];
-        const int kx0 = d.periodic[0] ? -1 : 0, ky0 = d.periodic[1] ? -1 : 0;
-        jzf = d.jz0[iz];
-        nj = d.jz1[iz] - jzf;
-        for (int k = 0; k < GNB_MAXZ; k++)
-            mask[k] = 0;
-        for (int jz = jzf; jz < jzf + nj; jz++) {
-            const gnb_zone_grid g = d.grid[jz];
-            if (g.nc[0] == 0)
-                continue;
-            lb_range R;
-            lb_columns(d, g, slo, shi, R);
-            unsigned m = 0;
-            for (int kz = R.kz0; kz <= R.kz1; kz++)
-                for (int ky = ky0; ky <= -ky0; ky++)
-                    for (int kx = kx0; kx <= -kx0; kx++) {
-                        int vx0, vx1, vy0, vy1;
-                        if (lb_image_columns(g, R, kx, ky, kz, vx0, vx1, vy0, vy1))
-                            m |= 1u << ((kx + 1) + 3 * (ky + 1) + 9 * (kz + 1));
-                    }
-            mask[d.lb_zones ? jz - jzf : 0] |= m;
-        }
-        /* the central image against the first j zone always runs (the super-cluster's own
-         * column when that zone is its own): at [sci] */
-        d.lb_work[sci] = GNB_LB_ITEM(sci, d.lb_zones ? 0 : GNB_LB_ALLZ, GNB_CENTER);
-        mask[0] &= ~(1u << GNB_CENTER);
-        if (!d.lb_zones)
-            nj = 1;
-        for (int k = 0; k < nj; k++)
-            n += __popc(mask[k]);
+    const int iz = lb_izone(d, sci);
+    const int kx0 = d.periodic[0] ? -1 : 0, ky0 = d.periodic[1] ? -1 : 0;
+    const int jzf = d.jz0[iz];
+    int nj = d.jz1[iz] - jzf, n = 0;
+    for (int k = 0; k < GNB_MAXZ; k++)
+        mask[k] = 0;
+    for (int jz = jzf; jz < jzf + nj; jz++) {
+        const gnb_zone_grid g = d.grid[jz];
+        if (g.nc[0] == 0)
+            continue;
+        lb_range R;
+        lb_columns(d, g, slo, shi, R);
+        unsigned m = 0;
+        for (int kz = R.kz0; kz <= R.kz1; kz++)
+            for (int ky = ky0; ky <= -ky0; ky++)
+                for (int kx = kx0; kx <= -kx0; kx++) {
+                    int vx0, vx1, vy0, vy1;
+                    if (lb_image_columns(g, R, kx, ky, kz, vx0, vx1, vy0, vy1))
+                        m |= 1u << ((kx + 1) + 3 * (ky + 1) + 9 * (kz + 1));
+                }
+        mask[d.lb_zones ? jz - jzf : 0] |= m;
     }
-    /* the other items: one atomic per warp */
-    const int lane = threadIdx.x & 31;
-    int excl = n;
-    for (int o = 1; o < 32; o <<= 1) {
-        const int v = __shfl_up_sync(HX_FULL_MASK, excl, o);
-        if (lane >= o)
-            excl += v;
-    }
-    const int total = __shfl_sync(HX_FULL_MASK, excl, 31);
-    excl -= n;
-    int base = 0;
-    if (lane == 0 && total)
-        base = atomicAdd(&d.st->nwork_extra, total);
-    base = __shfl_sync(HX_FULL_MASK, base, 0) + nsci + excl;
+    /* the central image against the first j zone always runs (the super-cluster's own column
+     * when that zone is its own): at [sci] */
+    d.lb_work[sci] = GNB_LB_ITEM(sci, d.lb_zones ? 0 : GNB_LB_ALLZ, GNB_CENTER);
+    mask[0] &= ~(1u << GNB_CENTER);
+    if (!d.lb_zones)
+        nj = 1;
+    for (int k = 0; k < nj; k++)
+        n += __popc(mask[k]);
+    if (n == 0)
+        return;
+    /* the other items after every super-cluster's central one */
+    int base = d.st->zsc[d.nzi] + atomicAdd(&d.st->nwork_extra, n);
     for (int k = 0; k < nj; k++)
         for (unsigned m = mask[k]; m; m &= m - 1u)
             d.lb_work[base++] = GNB_LB_ITEM(sci, d.lb_zones ? k : GNB_LB_ALLZ, __ffs((int)m) - 1);
@@ -1320,12 +1318,17 @@ static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &
     }
 }
 
-__global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d)
+/* h_st (the status record's pinned host copy, its device address; NULL: a prune of the whole
+ * list follows at this search, and gnb_search_tail writes it): written by the last block to
+ * finish, so that the search's graph needs no kernel after this one. */
+__global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d, gnb_status *h_st)
 {
     __shared__ lb_smem S;
-    __shared__ int s_w;
+    __shared__ int s_w, s_last;
     HX_DYN_SMEM(smem);
     lb_blocks_run(d, S, s_w, (int *)smem);
+    if (h_st && hx_last_block(&d.st->tick, &s_last))
+        hx_block_to_host(h_st, d.st, sizeof(gnb_status));
 }
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -1536,23 +1539,27 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
               sort_smem_bytes(d), s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     STAGE(3);
-    HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d);
+    /* the slots' geometric-rule factors for k_nb_2h, and the list build's work items */
+    HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d,
+              nb->lj_geometric ? (const float2 *)(nb->d_lj + nb->lj_comb_off) : NULL);
     HX_CUDA_LAUNCH("k_sc_build");
     STAGE(4);
     const size_t cand_smem = (size_t)d->cand_cap * sizeof(int);
-    HX_LAUNCH(k_lb_work, hx_div_up(d->cap_sc, 256), 256, 0, s, *d);
-    HX_CUDA_LAUNCH("k_lb_work");
     {
         const int per_sm = nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM;
         const unsigned slots = (unsigned)(per_sm * (nb->sm_count > 0 ? nb->sm_count : 132));
         const unsigned most = 27u * (unsigned)d->cap_sc;
-        HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d);
+        /* with the rolling prune nothing follows the list build at a search: its last block
+         * writes the status (the host's copy, no copy node, no kernel of its own) */
+        HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d,
+                  d->rolling ? nb->h_st_d : NULL);
     }
     HX_CUDA_LAUNCH("k_list_build");
     STAGE(5);
     HX_TRY(gnb_prune_search(nb, s));
     STAGE(6);
-    HX_TRY(gnb_search_tail(nb, s)); /* the status into nb->h_st, no copy node */
+    if (!d->rolling)
+        HX_TRY(gnb_search_tail(nb, s)); /* the status into nb->h_st, no copy node */
     STAGE(7);
 #undef STAGE
     return HX_OK;

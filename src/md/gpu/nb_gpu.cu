@@ -1236,6 +1236,12 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
     HX_TRY_GOTO(st, choose_kernel(nb), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->grid, sizeof(gnb_zone_grid) * GNB_MAXZ), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->st, sizeof(gnb_status)), fail);
+    {
+        /* the first search's record; each search leaves the next one's (gnb_status_out) */
+        gnb_status fresh;
+        gnb_status_fresh(&fresh, 0);
+        HX_CUDA_GOTO(st, cudaMemcpy(d->st, &fresh, sizeof fresh, cudaMemcpyHostToDevice), fail);
+    }
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->energy, 2 * sizeof(double)), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->npairs, sizeof(unsigned long long)), fail);
     HX_CUDA_GOTO(st, cudaMalloc((void **)&d->prune_ctr, 2 * sizeof(unsigned)), fail);
@@ -1385,6 +1391,8 @@ __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_
         g.natoms = a < d.nz ? set.zone_count[a] : 0;
         d.grid[a] = g;
     }
+    if (a == 0)
+        d.st->n = set.n; /* the next search's atoms (its record is otherwise fresh) */
     if (a >= set.n)
         return;
     const int m = set.mol[a], z = set.zone[a];
@@ -1517,6 +1525,8 @@ extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
                      done);
     }
     HX_TRY_GOTO(st, nb_set_geometry(nb, n, set->ndim, set->periodic, set->box, zcount, s), done);
+    /* the next search's atoms (its record is otherwise fresh) */
+    HX_CUDA_GOTO(st, cudaMemcpy(&d->st->n, &n, sizeof n, cudaMemcpyHostToDevice), done);
     HX_CUDA_GOTO(st, cudaStreamSynchronize(s), done);
 done:
     free(zone);
@@ -1533,7 +1543,7 @@ done:
  * more nodes in the search's graph, each a few us under MPS. */
 __global__ __launch_bounds__(256) void k_search_tail(gnb_dev d, gnb_status *h_st)
 {
-    hx_block_to_host(h_st, d.st, sizeof(gnb_status));
+    gnb_status_out(h_st, d.st);
 }
 
 /* ---- ops --------------------------------------------------------------------------------- */

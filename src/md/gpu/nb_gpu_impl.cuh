@@ -29,6 +29,9 @@
 #include "gpu/gpu_util.cuh"
 #include "md/gpu/nb_gpu.h"
 
+#include <limits.h>
+#include <string.h>
+
 #define GNB_CL 8   /* atoms per cluster */
 #define GNB_SCC 8  /* clusters per super-cluster */
 #define GNB_SCA 64 /* atoms per super-cluster */
@@ -69,7 +72,7 @@ typedef struct gnb_zone_grid {
 
 /* Written by the search kernels, read by the host after the search. */
 typedef struct gnb_status {
-    int n; /* atoms of the search (written by the host before it: the kernels' count) */
+    int n; /* atoms of the next search (the kernels' count): written where the atoms are set */
     int overflow;
     int ncols, nsc;
     int zsc[GNB_MAXZ + 1];  /* first super-cluster of each zone, zsc[nzones] = nsc */
@@ -85,6 +88,41 @@ typedef struct gnb_status {
     int wnext;       /* the next work item a list-build block takes */
     unsigned tick;   /* blocks finished of the running kernel (hx_last_block; 0 between) */
 } gnb_status;
+
+/* The status record as a search finds it: nothing counted, no bad atom, empty extents; n atoms.
+ * On the host for the record's first value; on the device by the block that copies a search's
+ * record out (gnb_status_out), so that the next search needs no upload of it. */
+static __host__ __device__ inline void gnb_status_fresh(gnb_status *s, int n)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->bad_atom = INT_MAX;
+    s->bad_excl = INT_MAX;
+    const float big = GNB_BIG, nbig = -GNB_BIG;
+    int kb, knb;
+    memcpy(&kb, &big, 4);
+    memcpy(&knb, &nbig, 4);
+    knb ^= 0x7fffffff; /* hx_float_key of a negative float */
+    for (int z = 0; z < GNB_MAXZ; z++)
+        for (int k = 0; k < 3; k++) {
+            s->zext[z][k] = kb;
+            s->zext[z][3 + k] = knb;
+        }
+}
+
+/* A search's status record st into the host's pinned copy h_st (its device address), then st
+ * made fresh for the next search, its atom count kept. Called by every thread of the one block
+ * that writes it (the last to finish of the search's last kernel). */
+static __device__ __forceinline__ void gnb_status_out(gnb_status *h_st, gnb_status *st)
+{
+    hx_block_to_host(h_st, st, sizeof(gnb_status));
+    __syncthreads(); /* every thread has read its words of st */
+    if (threadIdx.x == 0) {
+        gnb_status r;
+        gnb_status_fresh(&r, hx_ldv(&st->n));
+        *st = r;
+    }
+}
 
 /* Device pointers and constants, passed by value to the kernels. */
 typedef struct gnb_dev {

@@ -17,8 +17,11 @@
  *     clusters' boxes (the 8-bit masks), and the per-thread exclusion masks where padding,
  *     the half-list diagonal or a shared molecule require one.
  * The host then reads one status record (the only synchronisation): list sizes, overflow flags
- * and errors. On overflow the buffers grow and the search runs again. The outer list is then
- * pruned by atom distances (nb_gpu.cu) to the inner list the force kernels use.
+ * and errors, written into pinned host memory by the search's last block, which leaves the
+ * device's record fresh for the next search (no upload before it; the atom count is written
+ * where the atoms are set, so that a decomposed run's search graph replays although its count
+ * changes at every search). On overflow the buffers grow and the search runs again. The outer list
+ * is then pruned by atom distances (nb_gpu.cu) to the inner list the force kernels use.
  *
  * Every result is deterministic except the order of list entries and items between search
  * blocks (atomic reservations), which changes only the order of floating-point sums. */
@@ -1328,7 +1331,7 @@ __global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d, gnb_status *h_s
     HX_DYN_SMEM(smem);
     lb_blocks_run(d, S, s_w, (int *)smem);
     if (h_st && hx_last_block(&d.st->tick, &s_last))
-        hx_block_to_host(h_st, d.st, sizeof(gnb_status));
+        gnb_status_out(h_st, d.st);
 }
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -1429,28 +1432,6 @@ static size_t sort_smem_bytes(const gnb_dev *d)
 static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
-    /* status record: zeros, no bad atoms, empty extents */
-    gnb_status init;
-    memset(&init, 0, sizeof init);
-    init.bad_atom = INT_MAX;
-    init.bad_excl = INT_MAX;
-    {
-        float big = GNB_BIG, nbig = -GNB_BIG;
-        int kb, knb;
-        memcpy(&kb, &big, 4);
-        memcpy(&knb, &nbig, 4);
-        knb ^= 0x7fffffff; /* hx_float_key of a negative float */
-        for (int z = 0; z < GNB_MAXZ; z++)
-            for (int k = 0; k < 3; k++) {
-                init.zext[z][k] = kb;
-                init.zext[z][3 + k] = knb;
-            }
-    }
-    /* the atoms of this search: read by the kernels from the status record the search uploads
-     * first, not from the launch arguments, so that a decomposed run's search graph (its atom
-     * count changes at every search) replays instead of being captured again */
-    init.n = d->n;
-    *nb->h_st = init;
     /* the shared-memory limits, set outside any capture */
     const size_t sort_smem = sort_smem_bytes(d);
     if (sort_smem > 48 * 1024)
@@ -1510,10 +1491,11 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     return HX_OK;
 }
 
-/* The search's work on stream s, from the status upload to its download: launched directly or
- * captured once into a graph (run_search). With direct launches the device waited on the host's
- * launch calls between the short kernels of the first stages: 20 us for the upload and k_prep
- * (5 us of kernel), 28 us for the binning (16 us of kernels) at 45k atoms on the H200. */
+/* The search's work on stream s, from k_prep to the status record in pinned host memory:
+ * launched directly or captured once into a graph (run_search). With direct launches the device
+ * waited on the host's launch calls between the short kernels of the first stages: 20 us for the
+ * status record's upload (gone since) and k_prep (5 us of kernel), 28 us for the binning (16 us
+ * of kernels) at 45k atoms on the H200. */
 static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
@@ -1524,8 +1506,7 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
             HX_CUDA(cudaEventRecord(nb->ev_stage[k], s));                                          \
     } while (0)
     STAGE(0);
-    HX_CUDA(cudaMemcpyAsync(d->st, nb->h_st, sizeof(gnb_status), cudaMemcpyHostToDevice, s));
-    /* sized for the capacity: the atom count is the status record's (run_search) */
+    /* sized for the capacity: the atom count is the status record's (gnb_status.n) */
     const unsigned ga = hx_div_up(nb->cap_atoms > d->n ? nb->cap_atoms : d->n, 256);
     HX_LAUNCH(k_prep, ga, 256, 0, s, x, *d);
     HX_CUDA_LAUNCH("k_prep");

@@ -969,9 +969,7 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     FREE_DEV(d->aqd);
     FREE_DEV(d->wpos);
     FREE_DEV(d->awrap);
-    FREE_DEV(d->acol);
     FREE_DEV(d->aslot);
-    FREE_DEV(d->apos);
     FREE_DEV(d->colatoms);
     FREE_DEV(d->colfill);
     FREE_DEV(d->col_count);
@@ -1315,15 +1313,13 @@ static hx_status ensure_atoms(hx_gpu_nb *nb, int n)
         return HX_OK;
     gnb_dev *d = &nb->d;
     const size_t N = (size_t)n + (size_t)n / 4 + 64;
-    void **ptrs[] = {(void **)&d->azone,  (void **)&d->atype,    (void **)&d->afirst,
-                     (void **)&d->amask,  (void **)&d->aq,       (void **)&d->aqd,
-                     (void **)&d->wpos,   (void **)&d->awrap,    (void **)&d->acol,
-                     (void **)&d->apos,   (void **)&d->colatoms, (void **)&d->aslot,
-                     (void **)&d->colfill};
+    void **ptrs[] = {(void **)&d->azone, (void **)&d->atype, (void **)&d->afirst,
+                     (void **)&d->amask, (void **)&d->aq,    (void **)&d->aqd,
+                     (void **)&d->wpos,  (void **)&d->awrap, (void **)&d->colatoms,
+                     (void **)&d->aslot};
     const size_t sz[] = {sizeof(int),   sizeof(int),    sizeof(int),    sizeof(unsigned),
                          sizeof(float), sizeof(double), sizeof(float4), sizeof(float4),
-                         sizeof(int),   sizeof(int),    sizeof(int),    sizeof(int),
-                         sizeof(int)};
+                         sizeof(int),   sizeof(int)};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;

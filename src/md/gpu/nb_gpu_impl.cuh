@@ -133,9 +133,10 @@ typedef struct gnb_dev {
     double *aqd;   /* charges in double (self and excluded-pair terms) */
     float4 *wpos;  /* wrapped position at the search */
     float4 *awrap; /* wrap offset at the search */
-    int *acol, *apos, *colatoms;
-    int *colfill; /* the columns' atoms as binned (k_fill), before k_col_sort orders them */
-    int *aslot;   /* slot of each atom in the cluster layout (the search's) */
+    int *colatoms; /* the atoms by column, each column's in z order (k_col_sort) */
+    /* per column: a bucket of sort_cap atoms as binned (k_bin), before k_col_sort orders them */
+    int *colfill;
+    int *aslot; /* slot of each atom in the cluster layout (the search's) */
     /* per column */
     int *col_count, *col_start, *col_sc;
     float4 *col_bb; /* x lo, x hi, y lo, y hi */

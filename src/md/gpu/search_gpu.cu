@@ -2,26 +2,29 @@
  * list construction. Layouts are described in nb_gpu_impl.cuh; the reasoning behind them in
  * docs/design/gpu-engine.md.
  *
- * Stages, one kernel each, all on the caller's stream:
+ * Stages, on the caller's stream, in six kernels (the grid and the scan are run by the last block
+ * of the kernel before them, the work items by the super-clusters' blocks):
  *  1. prep: wrap periodic coordinates into the box (the wrap offset is kept per atom and
  *     added to the positions until the next search), extents of open (decomposed) dimensions
  *     per zone, and checks (finite coordinates, excluded pairs close enough).
  *  2. grid: per zone a grid of x-y columns whose cross-section holds about one super-cluster
  *     (64 atoms) per column edge of height.
- *  3. bin, 4. scan, 5. fill: counting sort of the atoms by column.
+ *  3-5. bin and scan: each atom into its column's bucket (counts by atomics), then the
+ *     columns' starts (the scan of the counts).
  *  6. column sort: atoms of each column sorted by z (ranked within z-bins in shared memory).
  *  7. super-clusters: every 64 consecutive atoms of a column form a super-cluster, split
- *     2 x 2 x 2 (by x, then y, then z) into clusters of 8; slots, bounding boxes.
- *  8. list build: one block per i super-cluster finds the j super-clusters within rlist of its
- *     bounding box (per image shift), then the j clusters within rlist of each of its 8
- *     clusters' boxes (the 8-bit masks), and the per-thread exclusion masks where padding,
- *     the half-list diagonal or a shared molecule require one.
- * The host then reads one status record (the only synchronisation): list sizes, overflow flags
- * and errors, written into pinned host memory by the search's last block, which leaves the
- * device's record fresh for the next search (no upload before it; the atom count is written
- * where the atoms are set, so that a decomposed run's search graph replays although its count
- * changes at every search). On overflow the buffers grow and the search runs again. The outer list
- * is then pruned by atom distances (nb_gpu.cu) to the inner list the force kernels use.
+ *     2 x 2 x 2 (by x, then y, then z) into clusters of 8; slots, bounding boxes, and the list
+ *     build's work items (an i super-cluster, a periodic image, a j zone).
+ *  8. list build: resident blocks take the work items in turn; an item's block finds the j
+ *     super-clusters within rlist of its bounding box, then the j clusters within rlist of each of
+ * its 8 clusters' boxes (the 8-bit masks), and the per-thread exclusion masks where padding, the
+ * half-list diagonal or a shared molecule require one. The host then reads one status record (the
+ * only synchronisation): list sizes, overflow flags and errors, written into pinned host memory by
+ * the search's last block, which leaves the device's record fresh for the next search (no upload
+ * before it; the atom count is written where the atoms are set, so that a decomposed run's search
+ * graph replays although its count changes at every search). On overflow the buffers grow and the
+ * search runs again. The outer list is then pruned by atom distances (nb_gpu.cu) to the inner list
+ * the force kernels use.
  *
  * Every result is deterministic except the order of list entries and items between search
  * blocks (atomic reservations), which changes only the order of floating-point sums. */
@@ -229,8 +232,10 @@ static __device__ int block_excl_scan(int v, int *s_warp, int *total)
     return inc - v + (w > 0 ? s_warp[w - 1] : 0);
 }
 
-/* Per atom its column and place in it (the columns' counts by atomics); then the last block
- * scans the columns (column_starts): one kernel, not two (hx_last_block). */
+/* Per atom its column and place in it (the columns' counts by atomics), the atom written into
+ * its column's bucket (colfill: sort_cap atoms per column, so that no scan of the columns is
+ * needed before it); then the last block scans the columns (column_starts): one kernel, where
+ * there were three (the scan's, and a fill of the atoms at the scanned starts). */
 static __device__ void column_starts(gnb_dev &d);
 
 __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
@@ -249,7 +254,6 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
         cx = hx_imin(hx_imax(cx, 0), g.nc[0] - 1);
         cy = hx_imin(hx_imax(cy, 0), g.nc[1] - 1);
         col = g.col0 + cy * g.nc[0] + cx;
-        d.acol[a] = col;
     }
     /* one atomic per column a warp touches, not per atom: atoms of a molecule and of
      * neighbouring molecules share columns (45k water: 64 columns of ~700 atoms, and
@@ -260,8 +264,11 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
     if (lane == leader && col >= 0)
         base = atomicAdd(&d.col_count[col], __popc(peers));
     base = __shfl_sync(HX_FULL_MASK, base, leader);
-    if (col >= 0)
-        d.apos[a] = base + __popc(peers & ((1u << lane) - 1u));
+    /* into the column's bucket (sort_cap atoms, k_col_sort's limit: a longer column overflows
+     * there, and the host grows both) */
+    const int pos = base + __popc(peers & ((1u << lane) - 1u));
+    if (col >= 0 && pos < d.sort_cap)
+        d.colfill[(size_t)col * d.sort_cap + pos] = a;
     if (hx_last_block(&d.st->tick, &s_last))
         column_starts(d);
 }
@@ -307,15 +314,6 @@ static __device__ void column_starts(gnb_dev &d)
         d.st->zsc[threadIdx.x] = d.col_sc[d.grid[threadIdx.x].col0];
     if ((int)threadIdx.x == d.nz)
         d.st->zsc[d.nz] = carry_s;
-}
-
-__global__ __launch_bounds__(256) void k_fill(gnb_dev d)
-{
-    if (d.st->overflow & GNB_OVF_EARLY)
-        return;
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a < d.st->n)
-        d.colfill[d.col_start[d.acol[a]] + d.apos[a]] = a;
 }
 
 /* ---- 6. column sort ------------------------------------------------------------------------ */
@@ -470,8 +468,9 @@ static __device__ int pow2_at_least(int m)
 
 /* Sort of each column's atoms by z (ties by atom), and the column's x-y bounding box.
  * col_sort_split blocks per column (the ranking's share of each; 1 with the binned ranking, whose
- * work is small); k_fill wrote the atoms to colfill, so the blocks read there while they write
- * colatoms. Shared memory: the keys, and with the binned ranking as many again (sort_smem). */
+ * work is small); k_bin wrote the atoms to the column's bucket in colfill, so the blocks read
+ * there while they write colatoms. Shared memory: the keys, and with the binned ranking as many
+ * again (sort_smem). */
 __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
 {
     HX_DYN_SMEM(smem);
@@ -502,7 +501,7 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
           zhi = -GNB_BIG;
     for (int i = threadIdx.x; i < npad; i += blockDim.x) {
         if (i < m) {
-            const int a = d.colfill[start + i];
+            const int a = d.colfill[(size_t)c * d.sort_cap + i];
             const float4 w = d.wpos[a];
             if (rank) {
                 key64[i] = (unsigned long long)float_order(w.z) << 32 | (unsigned)a;
@@ -1356,7 +1355,7 @@ static hx_status alloc_search(hx_gpu_nb *nb, cudaStream_t s)
         (void **)&d->sqd,       (void **)&d->fcl,       (void **)&d->ent[0],  (void **)&d->ent[1],
         (void **)&d->items[0],  (void **)&d->items[1],  (void **)&d->mask[0], (void **)&d->mask[1],
         (void **)&d->masko[0],  (void **)&d->masko[1],  (void **)&d->excl,    (void **)&d->lb_work,
-        (void **)&d->scomb};
+        (void **)&d->scomb,     (void **)&d->colfill};
     for (size_t k = 0; k < sizeof ptrs / sizeof ptrs[0]; k++) {
         HX_CUDA(cudaFree(*ptrs[k]));
         *ptrs[k] = NULL;
@@ -1372,6 +1371,7 @@ static hx_status alloc_search(hx_gpu_nb *nb, cudaStream_t s)
     HX_TRY(dev_alloc((void **)&d->col_start, cols * sizeof(int)));
     HX_TRY(dev_alloc((void **)&d->col_sc, cols * sizeof(int)));
     HX_TRY(dev_alloc((void **)&d->col_bb, cols * sizeof(float4)));
+    HX_TRY(dev_alloc((void **)&d->colfill, (size_t)d->cap_cols * d->sort_cap * sizeof(int)));
     HX_TRY(dev_alloc((void **)&d->sc_bb, 2 * sc * sizeof(float4)));
     HX_TRY(dev_alloc((void **)&d->cl_bb, 2 * sc * GNB_SCC * sizeof(float4)));
     HX_TRY(dev_alloc((void **)&d->perm, slots * sizeof(int)));
@@ -1513,8 +1513,6 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     STAGE(1);
     HX_LAUNCH(k_bin, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_bin");
-    HX_LAUNCH(k_fill, ga, 256, 0, s, *d);
-    HX_CUDA_LAUNCH("k_fill");
     STAGE(2);
     HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)col_sort_split(*d), 256,
               sort_smem_bytes(d), s, *d);

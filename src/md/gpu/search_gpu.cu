@@ -2,8 +2,8 @@
  * list construction. Layouts are described in nb_gpu_impl.cuh; the reasoning behind them in
  * docs/design/gpu-engine.md.
  *
- * Stages, on the caller's stream, in six kernels (the grid and the scan are run by the last block
- * of the kernel before them, the work items by the super-clusters' blocks):
+ * Stages, on the caller's stream, in five kernels (the grid and the scan are run by the last
+ * block of the kernel before them, the work items by the super-clusters' blocks):
  *  1. prep: wrap periodic coordinates into the box (the wrap offset is kept per atom and
  *     added to the positions until the next search), extents of open (decomposed) dimensions
  *     per zone, and checks (finite coordinates, excluded pairs close enough).
@@ -16,15 +16,16 @@
  *     2 x 2 x 2 (by x, then y, then z) into clusters of 8; slots, bounding boxes, and the list
  *     build's work items (an i super-cluster, a periodic image, a j zone).
  *  8. list build: resident blocks take the work items in turn; an item's block finds the j
- *     super-clusters within rlist of its bounding box, then the j clusters within rlist of each of
- * its 8 clusters' boxes (the 8-bit masks), and the per-thread exclusion masks where padding, the
- * half-list diagonal or a shared molecule require one. The host then reads one status record (the
- * only synchronisation): list sizes, overflow flags and errors, written into pinned host memory by
- * the search's last block, which leaves the device's record fresh for the next search (no upload
- * before it; the atom count is written where the atoms are set, so that a decomposed run's search
- * graph replays although its count changes at every search). On overflow the buffers grow and the
- * search runs again. The outer list is then pruned by atom distances (nb_gpu.cu) to the inner list
- * the force kernels use.
+ *     super-clusters within rlist of its box, then the j clusters within rlist of each of its
+ *     8 clusters' boxes (the 8-bit masks), and the per-thread exclusion masks where padding,
+ *     the half-list diagonal or a shared molecule require one.
+ *
+ * The host then reads one status record (the only synchronisation): list sizes, overflow flags
+ * and errors, written into pinned host memory by the search's last block, which leaves the
+ * device's record fresh for the next search (no upload before it; the atom count is written
+ * where the atoms are set, so that a decomposed run's search graph replays although its count
+ * changes at every search). On overflow the buffers grow and the search runs again. The outer
+ * list is then pruned by atom distances (nb_gpu.cu) to the inner list the force kernels use.
  *
  * Every result is deterministic except the order of list entries and items between search
  * blocks (atomic reservations), which changes only the order of floating-point sums. */

@@ -202,7 +202,7 @@ static __device__ void zone_grids(gnb_dev &d)
     }
 }
 
-/* ---- 3. bin and scan, 4. fill -------------------------------------------------------------- */
+/* ---- 3-5. bin and scan ------------------------------------------------------------------- */
 
 /* Exclusive scan of v over the block (a multiple of 32 threads, at most 1024); *total receives
  * the block's sum. */

@@ -671,6 +671,11 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__rest
     const int at = e >= 0 ? s_atom[e] : -1;
     const size_t s = (size_t)sc * GNB_SCA + t;
     d.perm[s] = at;
+    /* the slot's type (padding: type 0, as every kernel reads it) and, with combg, its factors */
+    const int ty = at >= 0 ? d.atype[at] : 0;
+    d.stype[s] = ty;
+    if (combg)
+        d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
     float4 blo, bhi;
     if (at >= 0) {
         d.aslot[at] = (int)s;
@@ -680,10 +685,6 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__rest
         d.xq[s] = make_float4(w.x, w.y, w.z, q);
         d.swq[s] = make_float4(wr.x, wr.y, wr.z, q);
         d.sqd[s] = d.aqd[at];
-        const int ty = d.atype[at];
-        d.stype[s] = ty;
-        if (combg)
-            d.scomb[s] = ty >= 0 && ty < d.ntypes ? combg[ty] : make_float2(0.0f, 0.0f);
         d.sfirst[s] = d.afirst[at];
         d.smask[s] = d.amask[at];
         blo = make_float4(w.x, w.y, w.z, 0.0f);
@@ -692,9 +693,6 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__rest
         d.xq[s] = make_float4(GNB_FAR, GNB_FAR, GNB_FAR, 0.0f);
         d.swq[s] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         d.sqd[s] = 0.0;
-        d.stype[s] = 0;
-        if (combg)
-            d.scomb[s] = d.ntypes > 0 ? combg[0] : make_float2(0.0f, 0.0f);
         d.sfirst[s] = -1;
         d.smask[s] = 0u;
         blo = make_float4(GNB_BIG, GNB_BIG, GNB_BIG, 0.0f);

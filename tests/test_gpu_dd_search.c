@@ -35,7 +35,8 @@
  * 0, dd_halo_updates > 0). Fault injection: the device bonded list not rebuilt at the search step
  * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed).
  * Failures inside the search step (fault sites "md.dd_pending", a failure noted before the step,
- * "md.dd_counts", "md.dd_set_local" and "md.dd_pairs", armed on the last rank only, fail_case):
+ * "md.dd_counts", "md.dd_set_home", "md.dd_set_local" and "md.dd_pairs", armed on the last rank
+ * only, fail_case):
  * every rank ends that step with an error naming the failing rank, within the step; with the
  * counts' failure returned before the plan's messages (an injected fault: the failure markers
  * that stand for them left out) the other rank waits out its deadline and the case fails. */
@@ -60,6 +61,8 @@ typedef struct run {
     double *etot, *elj, *ecoul;
     hx_system *x; /* gathered at the end (rank 0) */
     hx_md_timings tm;
+    /* domain 0's pair module: searches, those split (home part first), buffer growths */
+    int searches, home_parts, regrows;
     int ok;
 } run;
 
@@ -168,6 +171,14 @@ static void do_run(const hx_system *s, const char *model, const char *halo, hx_c
     if (st == HX_OK && g_rank == 0)
         T_OK(hx_system_copy(hx_md_system(md), &r->x));
     hx_md_get_timings(md, &r->tm);
+    hx_gpu_nb *nb = tg_md_nb(md);
+    if (nb) {
+        hx_gpu_nb_stats ns;
+        hx_gpu_nb_get_stats(nb, &ns);
+        r->searches = ns.searches;
+        r->home_parts = ns.home_parts;
+        r->regrows = ns.regrows;
+    }
     r->ok = st == HX_OK;
     hx_md_destroy(&md);
 }
@@ -204,12 +215,13 @@ static void compare(const char *tag, const run *a, const run *b, int nsteps, int
 }
 
 /* the fault sites of fail_case: a failure noted before the step (agreed in the device step's
- * reduction), the counts (the plan's failure markers, then the agreement after it), the modules'
+ * reduction), the counts and the home atoms' set-up (the plan's failure markers, then the
+ * agreement after it), the modules'
  * set-up (the agreement after it, before the coordinate halo) and the pair search (in the
  * statistics' sum) */
-static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd_set_local",
-                                         "md.dd_pairs"};
-#define NFAIL_SITES 4
+static const char *const fail_sites[] = {"md.dd_pending", "md.dd_counts", "md.dd_set_home",
+                                         "md.dd_set_local", "md.dd_pairs"};
+#define NFAIL_SITES 5
 
 /* A failure on one process inside the device search step (fault site `site`, armed on the last
  * rank only: before the step, the counts, the modules' set-up or the pair search) must end that
@@ -283,6 +295,19 @@ static int one_case(const char *name, const hx_system *s, const char *model, con
             "%s %s: the device run made %lld search steps on the device (%lld slow-path runs, "
             "%lld halo updates), want %d and none",
             name, halo, dev.tm.dd_searches, dev.tm.dd_retries, dev.tm.dd_halo_updates, nsteps / 10);
+    /* the pair search of each device search step split: its home part launched before the
+     * plan (counted where it served: a search redone after a buffer growth runs whole) */
+    const char *split = getenv("HALOX_GPU_SEARCH_HOME");
+    const int want_split = !(split && split[0] == '0');
+    T_CHECK(!dev.ok || !want_split ||
+                (dev.home_parts <= dev.tm.dd_searches &&
+                 dev.home_parts + dev.regrows >= dev.tm.dd_searches),
+            "%s %s: %d of %lld device search steps' pair searches ran their home part first "
+            "(%d buffer growths)",
+            name, halo, dev.home_parts, dev.tm.dd_searches, dev.regrows);
+    if (g_rank == 0)
+        printf("    %s %s: rank 0's pair searches %d, %d with the home part first, %d growths\n",
+               name, halo, dev.searches, dev.home_parts, dev.regrows);
     T_CHECK(!slow || (shrunk.tm.dd_searches == nsteps / 10 && shrunk.tm.dd_retries > 0 &&
                       shrunk.tm.dd_halo_updates > 0),
             "%s %s: shrunk buffers and a forced plan growth, but %lld slow-path runs and %lld "

@@ -227,12 +227,19 @@ hx_status hx_halo_update(hx_halo *h)
     return HX_OK;
 }
 
+int hx_halo_refresh_grows(const hx_halo *h)
+{
+    if (!h)
+        return 0;
+    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
+    /* capacities are global maxima: every process takes the same branch */
+    return !h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf;
+}
+
 hx_status hx_halo_refresh(hx_halo *h, hx_stream stream, int *updated)
 {
     HX_CHECK(h, HX_ERR_INVALID_ARG, "hx_halo_refresh: NULL handle");
-    const hx_domain_plan *p = hx_plan_domain(h->plan, 0);
-    /* capacities are global maxima: every process takes the same branch */
-    const int update = !h->ops->refresh || p->cap_local > h->cap_local || p->cap_buf > h->cap_buf;
+    const int update = hx_halo_refresh_grows(h);
     if (updated)
         *updated = update;
     if (update)
@@ -248,7 +255,7 @@ hx_status hx_halo_refresh(hx_halo *h, hx_stream stream, int *updated)
         st = default_stream_done(h, st);
     hx_gpu_leave(&g);
     HX_TRY(st);
-    h->generation = p->generation;
+    h->generation = hx_plan_domain(h->plan, 0)->generation;
     return HX_OK;
 }
 

@@ -36,6 +36,9 @@ hx_status hx_halo_msg(hx_halo *h, int chan, const int *dest, const int *src, hx_
  * exchange of the old plan still runs on another stream (the search step starts once its device
  * is idle). NULL: the uploads are done on return, as the update's always are. */
 hx_status hx_halo_refresh(hx_halo *h, hx_stream stream, int *updated);
+/* 1 when the next hx_halo_refresh will be the update (its buffers, x and f included, are made
+ * again): the caller first waits for any work of its own that still reads them. */
+int hx_halo_refresh_grows(const hx_halo *h);
 
 #ifdef __cplusplus
 }

@@ -136,12 +136,18 @@ typedef struct hx_md_backend_ops {
      *   dd_counts    local domain i's counts, for hx_plan_set_counts
      *   dd_set_local as set_local, from the device arrays of the last dd_search (after the
      *                plan was set from the counts and the halo refreshed)
+     *   dd_set_home  optional (NULL: dd_set_local does it all): right after dd_search and
+     *                dd_counts, before the plan, the modules' set-up for the home atoms and
+     *                whatever of the next search needs no halo (the pair search's home zone),
+     *                enqueued while the host makes the plan; x, f as the halo has them now
+     *                (dd_set_local redoes it when the halo's refresh moved them)
      * From dd_start on, download also brings the home molecule lists to the host store. */
     hx_status (*dd_start)(void *impl, hx_decomp *dec, hx_halo *halo);
     hx_status (*dd_search)(void *impl, long long step, hx_status local, long long *gmax,
                            hx_md_dd_times *t);
     hx_status (*dd_counts)(void *impl, int i, hx_plan_domain_counts *c);
     hx_status (*dd_set_local)(void *impl, int i, void *x, void *f);
+    hx_status (*dd_set_home)(void *impl, int i, void *x, void *f);
 } hx_md_backend_ops;
 
 #ifdef __cplusplus

@@ -239,8 +239,19 @@ static hx_status repartition_device(hx_md *md, double t0)
                                 "(fault injected by a test)",
                                 hx_comm_local_domain(md->comm, i))
                  : md->B->dd_counts(md->bimpl, i, &pcp[i]);
-    /* a failure to get the counts goes to the neighbours as hx_plan_set_counts's failure
-     * markers and to every process in the agreement below */
+    /* the home atoms' set-up and the home zone's pair search, enqueued now: the device works
+     * on them while this process makes the plan and waits in its agreements */
+    const double th0 = hx_wtime();
+    for (int i = 0; i < md->nlocal && st == HX_OK && md->B->dd_set_home; i++)
+        st = hx_fault_hit("md.dd_set_home")
+                 ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                "domain %d: the modules could not be set up for the new home "
+                                "atoms (fault injected by a test)",
+                                hx_comm_local_domain(md->comm, i))
+                 : md->B->dd_set_home(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    const double th = hx_wtime() - th0;
+    /* a failure to get the counts (or to set the home atoms up) goes to the neighbours as
+     * hx_plan_set_counts's failure markers and to every process in the agreement below */
     const double tp0 = hx_wtime();
     st = hx_plan_set_counts(hx_decomp_plan(md->dec), st, st == HX_OK ? pcp : NULL, gmax);
     const double tp1 = hx_wtime();
@@ -256,14 +267,22 @@ static hx_status repartition_device(hx_md *md, double t0)
      * capacities are global maxima with headroom, so this is rare) */
     int halo_updated = 0;
     /* the uploads on the coordinate halo's stream, before its exchange below: no wait for the
-     * device here (it was idle when the search step began) */
-    st = hx_halo_refresh(md->halo, md->B->halo_stream(md->bimpl, 0), &halo_updated);
+     * device here (it has only the home set-up to do), except before the rare update, which
+     * makes the buffers that work reads again (dd_set_local then sets everything up anew) */
+    if (hx_halo_refresh_grows(md->halo) && md->B->sync)
+        st = md->B->sync(md->bimpl);
+    if (st == HX_OK)
+        st = hx_halo_refresh(md->halo, md->B->halo_stream(md->bimpl, 0), &halo_updated);
     if (halo_updated) {
         md->tm.dd_halo_updates++;
         hx_log(HX_LOG_INFO,
                "step %lld: the halo plan's capacities grew (%d local atoms per domain): the halo "
                "exchange was updated on every process (its one collective allocation path)",
                md->step, hx_plan_domain(hx_decomp_plan(md->dec), 0)->cap_local);
+        /* the home set-up again, on the new buffers (the old ones' content is gone, even where
+         * an address came back the same) */
+        for (int i = 0; i < md->nlocal && st == HX_OK && md->B->dd_set_home; i++)
+            st = md->B->dd_set_home(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
     }
     if (md->graph_valid && md->B->invalidate_graph)
         md->B->invalidate_graph(md->bimpl);
@@ -304,15 +323,16 @@ static hx_status repartition_device(hx_md *md, double t0)
     const double wall1 = t1 - t0;
     md->tm.search_download += 0.0;
     md->tm.search_migrate += dt.migrate;
-    md->tm.search_plan += (wall1 > dev ? wall1 - dt.migrate - dt.local_set : dt.plan) + (t2 - t1);
+    md->tm.search_plan +=
+        (wall1 > dev ? wall1 - dt.migrate - dt.local_set : dt.plan) + (t2 - t1) - th;
     md->tm.search_halo += t3 - t2;
-    md->tm.search_set_local += dt.local_set + (t4 - t3);
+    md->tm.search_set_local += dt.local_set + (t4 - t3) + th;
     md->tm.search_halo_x += t5 - t4;
     md->tm.search_pairs += t6 - t4;
     md->tm.search_dev_migrate += dt.migrate;
     md->tm.search_dev_local_set += dt.local_set;
     md->tm.search_dev_plan += dt.plan;
-    md->tm.search_counts += dt.counts + (t2 - t1);
+    md->tm.search_counts += dt.counts + (t2 - t1) - th;
     md->tm.search_plan_counts += tp1 - tp0;
     md->tm.search_agree += agree;
     md->tm.dd_searches++;

@@ -58,6 +58,9 @@ typedef struct gb_dom {
     int want_e, commit; /* of the last update */
     long long step;     /* of the last update (messages) */
     cudaEvent_t marks[HX_MARK_N];
+    /* the device search step's home set-up (dd_set_home) ran for these x, f since the last
+     * dd_set_local */
+    int home_set;
 } gb_dom;
 
 typedef struct gb_impl {
@@ -82,6 +85,7 @@ typedef struct gb_impl {
     hx_gpu_decomp *gdec;
     hx_decomp *dec;
     cudaEvent_t ev_dd;
+    int dd_search_wait; /* the next search waits for ev_dd (gb_dd_set_local_on) */
 } gb_impl;
 
 /* HALOX_GPU_SEARCH_TIMING=1: the pair search's device time by stage, per local domain, into the
@@ -395,7 +399,12 @@ static hx_status gb_search_on(void *vimpl, int i, double rlist, int check_missed
              "gpu backend: search with rlist %g, created for %g", rlist, g->p.rlist);
     if (missed)
         *missed = 0; /* not counted on the GPU */
-    /* after the coordinate halo, which ran on the halo stream */
+    /* after the coordinate halo, which ran on the halo stream, and the atoms' set-up of a
+     * device search step (local stream) */
+    if (g->dd_search_wait) {
+        HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_dd, 0));
+        g->dd_search_wait = 0;
+    }
     return hx_gpu_nb_search(g->dom[i].nb, g->dom[i].x, g->s_nl);
 }
 
@@ -763,22 +772,49 @@ static hx_status gb_dd_counts(void *vimpl, int i, hx_plan_domain_counts *c)
     return HX_OK;
 }
 
-/* set_local from the device arrays of the last dd_search: no host data but counts. */
-static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
+/* The pair module's atom set from the device arrays: n atoms from first on (zone counts left
+ * to the caller). */
+static void gb_nb_set(const gb_impl *g, int i, int n, int first, hx_gpu_nb_dev_set *set)
 {
-    gb_impl *g = (gb_impl *)vimpl;
-    gb_dom *d = &g->dom[i];
     const hx_gpu_dd_local *V = hx_gpu_decomp_local(g->gdec, i);
-    const hx_gpu_dd_counts *c = V->c;
     const hx_dd *dd = hx_decomp_dd(g->dec);
-    const hx_domain_plan *pl = hx_plan_domain(hx_decomp_plan(g->dec), i);
     int grid[3];
     double box[3];
     hx_dd_grid(dd, grid);
     hx_dd_box(dd, box);
-    d->x = (float *)x;
-    d->f = (float *)f;
-    d->n_local = c->n_local;
+    memset(set, 0, sizeof *set);
+    set->n = n;
+    set->first = first;
+    set->ndim = hx_plan_domain(hx_decomp_plan(g->dec), i)->ndim;
+    for (int k = 0; k < 3; k++) {
+        set->periodic[k] = grid[k] == 1;
+        set->box[k] = box[k];
+    }
+    set->zone = V->zone;
+    set->type = V->type;
+    set->mol = V->mol;
+    set->q = V->q;
+    set->excl = V->excl;
+    set->mol_pos = V->mol_pos;
+}
+
+/* The home atoms' modules from the device arrays of the last dd_search (no host data but
+ * counts): the update module, the bonded terms, the pair module's home atoms (zone 0 alone);
+ * then the home part of the pair search, all on the local stream, while the host makes the
+ * plan from the counts. The coordinate halo (halo stream) waits for the home positions written
+ * here, not for the search. */
+static hx_status gb_home_setup(gb_impl *g, int i, float *x, float *f)
+{
+    gb_dom *d = &g->dom[i];
+    const hx_gpu_dd_local *V = hx_gpu_decomp_local(g->gdec, i);
+    const hx_gpu_dd_counts *c = V->c;
+    const hx_dd *dd = hx_decomp_dd(g->dec);
+    int grid[3];
+    double box[3];
+    hx_dd_grid(dd, grid);
+    hx_dd_box(dd, box);
+    d->x = x;
+    d->f = f;
     hx_gpu_update_params up;
     memset(&up, 0, sizeof up);
     up.n = c->n_home;
@@ -816,29 +852,53 @@ static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
         HX_TRY(hx_gpu_bonded_set_molecules_device(d->bd, c->nbonded, V->bonded_start,
                                                   V->bonded_type, V->bonded_gid, V->bonded_off,
                                                   c->bonded_count, g->s_local));
+    /* the coordinate halo reads the home positions just written */
+    HX_CUDA(cudaEventRecord(g->ev_dd, g->s_local));
+    HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_dd, 0));
     hx_gpu_nb_dev_set set;
-    memset(&set, 0, sizeof set);
-    set.n = c->n_local;
-    set.ndim = pl->ndim;
-    for (int k = 0; k < 3; k++) {
-        set.periodic[k] = grid[k] == 1;
-        set.box[k] = box[k];
-    }
+    gb_nb_set(g, i, c->n_home, 0, &set);
+    set.zone_count[0] = c->n_home;
+    HX_TRY(hx_gpu_nb_set_atoms_device(d->nb, &set, g->s_local));
+    HX_TRY(hx_gpu_nb_search_home(d->nb, d->x, g->s_local));
+    d->home_set = 1;
+    return HX_OK;
+}
+
+static hx_status gb_dd_set_home_on(void *vimpl, int i, void *x, void *f)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    g->dom[i].home_set = 0;
+    return gb_home_setup(g, i, (float *)x, (float *)f);
+}
+
+/* set_local from the device arrays of the last dd_search, after the plan: the halo atoms'
+ * part of the pair module where dd_set_home set the home atoms for the same x and f, else
+ * everything (the halo's buffers moved when its capacities grew). */
+static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
+{
+    gb_impl *g = (gb_impl *)vimpl;
+    gb_dom *d = &g->dom[i];
+    const hx_gpu_dd_counts *c = hx_gpu_decomp_local(g->gdec, i)->c;
+    const hx_domain_plan *pl = hx_plan_domain(hx_decomp_plan(g->dec), i);
+    const int kept = d->home_set && d->x == (float *)x && d->f == (float *)f;
+    d->home_set = 0;
+    if (!kept)
+        HX_TRY(gb_home_setup(g, i, (float *)x, (float *)f));
+    d->home_set = 0;
+    d->n_local = c->n_local;
+    hx_gpu_nb_dev_set set;
+    gb_nb_set(g, i, c->n_local, c->n_home, &set);
     for (int r = 0; r < pl->nranges; r++)
         set.zone_count[pl->ranges[r].zone] += pl->ranges[r].end - pl->ranges[r].begin;
-    set.zone = V->zone;
-    set.type = V->type;
-    set.mol = V->mol;
-    set.q = V->q;
-    set.excl = V->excl;
-    set.mol_pos = V->mol_pos;
     HX_TRY(hx_gpu_nb_set_atoms_device(d->nb, &set, g->s_local));
     if (c->n_local > 0)
         HX_CUDA(cudaMemsetAsync(d->f, 0, sizeof(float) * 3 * (size_t)c->n_local, g->s_local));
-    /* the halo exchange and the search (halo stream) read the positions written here */
+    /* the search (halo stream, gb_search_on) and the update read what was set here; the
+     * coordinate halo, enqueued on the halo stream before the search, waits only for the
+     * home positions (gb_home_setup) */
     HX_CUDA(cudaEventRecord(g->ev_dd, g->s_local));
-    HX_CUDA(cudaStreamWaitEvent(g->s_nl, g->ev_dd, 0));
     HX_CUDA(cudaStreamWaitEvent(g->s_update, g->ev_dd, 0));
+    g->dd_search_wait = 1;
     d->f_clean = 1;
     return HX_OK;
 }
@@ -971,6 +1031,11 @@ static hx_status gb_dd_set_local(void *vimpl, int i, void *x, void *f)
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_set_local_on(vimpl, i, x, f));
 }
 
+static hx_status gb_dd_set_home(void *vimpl, int i, void *x, void *f)
+{
+    HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_dd_set_home_on(vimpl, i, x, f));
+}
+
 static hx_status gb_clock_reserve(void *vimpl, int n)
 {
     HX_GPU_ON(((gb_impl *)vimpl)->ctx, gb_clock_reserve_on(vimpl, n));
@@ -1003,9 +1068,9 @@ static void gb_mark(void *vimpl, int i, int which)
 
 /* positional: the order of hx_md_backend_ops (C++ has no designated initialisers here) */
 extern "C" const hx_md_backend_ops hx_md_backend_gpu = {
-    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,      gb_destroy,
-    gb_set_local,   gb_search,     gb_npairs,           gb_forces,      gb_halo_stream,
-    gb_kinetic,     gb_update,     gb_energies,         gb_download,    gb_capture_begin,
-    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,        gb_read_marks,
-    gb_sync,        gb_describe,   gb_clock_reserve,    gb_clock,       gb_clock_elapsed,
-    gb_dd_start,    gb_dd_search,  gb_dd_counts,        gb_dd_set_local};
+    "gpu",          HX_MEM_DEVICE, HX_REAL_F32,         gb_create,       gb_destroy,
+    gb_set_local,   gb_search,     gb_npairs,           gb_forces,       gb_halo_stream,
+    gb_kinetic,     gb_update,     gb_energies,         gb_download,     gb_capture_begin,
+    gb_capture_end, gb_replay,     gb_invalidate_graph, gb_mark,         gb_read_marks,
+    gb_sync,        gb_describe,   gb_clock_reserve,    gb_clock,        gb_clock_elapsed,
+    gb_dd_start,    gb_dd_search,  gb_dd_counts,        gb_dd_set_local, gb_dd_set_home};

@@ -1025,8 +1025,9 @@ extern "C" void hx_gpu_nb_destroy(hx_gpu_nb **nbp)
     for (int k = 0; k <= HX_GPU_SEARCH_STAGES; k++)
         if (nb->ev_stage[k])
             cudaEventDestroy(nb->ev_stage[k]);
-    if (nb->search_exec)
-        cudaGraphExecDestroy(nb->search_exec);
+    for (int k = 0; k < GNB_NPARTS; k++)
+        if (nb->search_exec[k])
+            cudaGraphExecDestroy(nb->search_exec[k]);
     if (nb->s_capture)
         cudaStreamDestroy(nb->s_capture);
     if (nb->s_prune_nl)
@@ -1122,6 +1123,9 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
     HX_TRY(env_switch("HALOX_GPU_COL_SORT", "bin",
                       "each atom ranked within its z-bin of the column, the default", "rank",
                       "against the whole column", &nb->d.sort_bins));
+    HX_TRY(env_switch("HALOX_GPU_SEARCH_HOME", "1",
+                      "a decomposed domain's home zone searched as soon as it is set, the default",
+                      "0", "the whole search after the halo", &nb->home_split));
     return HX_OK;
 }
 
@@ -1337,6 +1341,8 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
 {
     gnb_dev *d = &nb->d;
     const int nz = hx_zone_count(ndim);
+    for (int z = 0; z < GNB_MAXZ; z++)
+        nb->zcount_set[z] = 0; /* the callers set them */
     d->n = n;
     d->nz = nz;
     d->nzi = hx_izone_count(ndim);
@@ -1362,7 +1368,7 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
         gnb_zone_grid g[GNB_MAXZ];
         memset(g, 0, sizeof g);
         for (int z = 0; z < GNB_MAXZ; z++)
-            g[z].natoms = z < nz ? zcount[z] : 0;
+            g[z].natoms = nb->zcount_set[z] = z < nz ? zcount[z] : 0;
         /* from pageable memory: staged before the call returns */
         HX_CUDA(cudaMemcpyAsync(d->grid, g, sizeof g, cudaMemcpyHostToDevice, s));
     }
@@ -1378,7 +1384,9 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
 __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_set set)
 {
     const int a = blockIdx.x * blockDim.x + threadIdx.x;
-    if (a < GNB_MAXZ) {
+    /* with set.first > 0 the home atoms and zone 0's record (its grid, by the home part of the
+     * search) stay as the call before set them */
+    if (a < GNB_MAXZ && (set.first == 0 || a > 0)) {
         /* the zones' grid records, as nb_set_geometry's upload would write them: a pageable
          * copy at a search step may wait for the stream, i.e. behind the kernels just enqueued
          * and, on a GPU shared under MPS, the other processes' */
@@ -1389,7 +1397,7 @@ __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_
     }
     if (a == 0)
         d.st->n = set.n; /* the next search's atoms (its record is otherwise fresh) */
-    if (a >= set.n)
+    if (a < set.first || a >= set.n)
         return;
     const int m = set.mol[a], z = set.zone[a];
     int f0 = a;
@@ -1411,6 +1419,27 @@ __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_
     d.aqd[a] = set.q[a];
 }
 
+/* A fresh status record where the home part of a search was launched and the rest will not
+ * run (hx_gpu_nb_set_atoms_device's fallback to a whole set). */
+__global__ void k_status_reset(gnb_dev d)
+{
+    if (threadIdx.x == 0)
+        gnb_status_fresh(d.st, 0);
+}
+
+/* The home part of a search was launched but its rest will not run: once it has finished, a
+ * fresh status record for the whole search that will. */
+static hx_status home_cancel(hx_gpu_nb *nb, cudaStream_t s)
+{
+    if (!nb->home_pending)
+        return HX_OK;
+    nb->home_pending = 0;
+    HX_CUDA(cudaStreamSynchronize(nb->home_stream));
+    HX_LAUNCH(k_status_reset, 1, 32, 0, s, nb->d);
+    HX_CUDA_LAUNCH("k_status_reset");
+    return HX_OK;
+}
+
 extern "C" hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n)
 {
     HX_CHECK(nb && n >= 0, HX_ERR_INVALID_ARG, "hx_gpu_nb_reserve: bad argument");
@@ -1425,11 +1454,25 @@ extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_d
     HX_CHECK(
         set->n == 0 || (set->zone && set->type && set->q && set->mol && set->excl && set->mol_pos),
         HX_ERR_INVALID_ARG, "hx_gpu_nb_set_atoms_device: %d atoms without their arrays", set->n);
-    HX_TRY(ensure_atoms(nb, set->n));
+    HX_CHECK(set->first >= 0 && set->first <= set->n, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_set_atoms_device: first atom %d of %d", set->first, set->n);
+    hx_gpu_nb_dev_set v = *set;
+    /* not the rest of the home atoms the search's home part took, or room must be made: every
+     * atom is set, and the search runs whole */
+    if (v.first > 0 && !(nb->home_pending && v.first == nb->d.n && v.n <= nb->cap_atoms &&
+                         v.ndim == nb->d.ndim && v.zone_count[0] == v.first))
+        v.first = 0;
+    if (v.first == 0)
+        HX_TRY(home_cancel(nb, s));
+    const int pending = nb->home_pending;
+    HX_TRY(ensure_atoms(nb, v.n));
     /* the geometry first: the kernel reads the zone count from nb->d */
-    HX_TRY(nb_set_geometry(nb, set->n, set->ndim, set->periodic, set->box, NULL, s));
-    const int blocks = (int)hx_div_up(set->n > GNB_MAXZ ? set->n : GNB_MAXZ, 128);
-    HX_LAUNCH(k_set_atoms_dev, blocks, 128, 0, s, nb->d, *set);
+    HX_TRY(nb_set_geometry(nb, v.n, v.ndim, v.periodic, v.box, NULL, s));
+    for (int z = 0; z < GNB_MAXZ; z++)
+        nb->zcount_set[z] = z < nb->d.nz ? v.zone_count[z] : 0;
+    nb->home_pending = pending;
+    const int blocks = (int)hx_div_up(v.n > GNB_MAXZ ? v.n : GNB_MAXZ, 128);
+    HX_LAUNCH(k_set_atoms_dev, blocks, 128, 0, s, nb->d, v);
     HX_CUDA_LAUNCH("k_set_atoms_dev");
     return HX_OK;
 }
@@ -1444,6 +1487,7 @@ extern "C" hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set,
     HX_CHECK(set->ndim >= 0 && set->ndim <= 3, HX_ERR_INVALID_ARG, "ndim = %d", set->ndim);
     cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
+    HX_TRY(home_cancel(nb, s)); /* a whole new set: the search runs whole */
     const int nz = hx_zone_count(set->ndim);
     int *zone = (int *)malloc(sizeof(int) * (size_t)(n + 1));
     int *first = (int *)malloc(sizeof(int) * (size_t)(n + 1));
@@ -1920,6 +1964,7 @@ extern "C" void hx_gpu_nb_get_stats(const hx_gpu_nb *nb, hx_gpu_nb_stats *s)
     s->searches = nb->searches;
     s->regrows = nb->regrows;
     s->search_captures = nb->search_captures;
+    s->home_parts = nb->home_parts;
     s->pdl_links = nb->pdl_links;
     for (int k = 0; k < HX_GPU_SEARCH_STAGES; k++)
         s->search_stage_ms[k] = nb->stage_ms[k];

@@ -97,6 +97,11 @@ hx_status hx_gpu_nb_set_atoms(hx_gpu_nb *nb, const hx_local_set *set, const uint
  * are allocated only when n exceeds the capacity (hx_gpu_nb_reserve ahead avoids it). */
 typedef struct hx_gpu_nb_dev_set {
     int n, ndim;
+    /* 0: every atom. Else the home atoms (zone 0), as many as first, were set by the call
+     * before (with no other zone) and the home part of the search launched on them
+     * (hx_gpu_nb_search_home): they stay, and the next hx_gpu_nb_search runs the rest of it.
+     * Where that does not hold every atom is set, and the search runs whole. */
+    int first;
     int periodic[3];
     double box[3];
     int zone_count[8];
@@ -113,6 +118,13 @@ hx_status hx_gpu_nb_reserve(hx_gpu_nb *nb, int n);
  * prunes them. Synchronises the stream once; on buffer overflow it grows and searches again. A
  * non-finite coordinate or an excluded pair farther than max_excl_dist is HX_ERR_PHYSICS. */
 hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream);
+/* The home part of the next search of a decomposed domain, enqueued on the stream with no
+ * synchronisation, once the home atoms alone are set (hx_gpu_nb_set_atoms_device with only
+ * zone 0): zone 0's grid, super-clusters and the local list, while the host still prepares the
+ * halo. Then hx_gpu_nb_set_atoms_device with first = the home atoms sets the halo's, and
+ * hx_gpu_nb_search (on a stream ordered after both) builds the rest. A no-op with one zone,
+ * with HALOX_GPU_SEARCH_HOME=0 or with the stage timing (the search then runs whole). */
+hx_status hx_gpu_nb_search_home(hx_gpu_nb *nb, const float *x, hx_stream stream);
 
 enum {
     HX_GPU_NB_ENERGY = 1 /* compute energies (double sums); fetch them with the calls below */
@@ -176,6 +188,7 @@ typedef struct hx_gpu_nb_stats {
     int prune_parts;
     int searches, regrows; /* searches done, buffer growths (a search is redone after one) */
     int search_captures;   /* captures of the search's graph (first, then after changes) */
+    int home_parts; /* searches whose home part ran ahead (hx_gpu_nb_search_home) and served */
     /* HALOX_GPU_PDL=1: captured steps whose update was handed the local pair kernel's graph
      * node, for its programmatic edge (hx_gpu_nb_update_link) */
     int pdl_links;

@@ -44,6 +44,8 @@
 #define GNB_LB_SCI(item) ((item) >> 9)
 #define GNB_LB_JZ(item) (((item) >> 5) & 15)
 #define GNB_LB_IMG(item) ((item)&31)
+/* no item: a home super-cluster's central slot in the rest of a split search (GNB_PART_REST) */
+#define GNB_LB_NONE (-1)
 #define GNB_MAXZ 8
 #define GNB_MAXTYPES 16 /* LJ types (static shared tables of the pair kernels) */
 #define GNB_BIG 1.0e30f /* empty bounding boxes: [BIG, -BIG] */
@@ -124,6 +126,15 @@ static __device__ __forceinline__ void gnb_status_out(gnb_status *h_st, gnb_stat
     }
 }
 
+/* Parts of a search (gnb_dev.part). A decomposed domain's home zone is known before its halo:
+ * its grid, columns, super-clusters and the local list (zone 0 x zone 0) are built by
+ * GNB_PART_HOME while the host still makes the halo's plan; GNB_PART_REST then runs the same
+ * kernels on the other zones only (zone 0's atoms, columns, super-clusters and column counts
+ * are kept) and builds every other list entry. The status record carries the home part's results
+ * (the local list's sizes, the exclusion masks used, overflows, the zone's extents) into the
+ * rest, whose last block writes it for the host. */
+enum { GNB_PART_ALL = 0, GNB_PART_HOME = 1, GNB_PART_REST = 2, GNB_NPARTS = 3 };
+
 /* Device pointers and constants, passed by value to the kernels. */
 typedef struct gnb_dev {
     /* per local atom */
@@ -176,6 +187,9 @@ typedef struct gnb_dev {
     float rlist2, rinner2, rc2, excl2;
     int rolling;  /* the rolling prune is on (prune_parts > 0) */
     int lb_zones; /* one list-build item per j zone (HALOX_GPU_LB_ZONES, default 1) */
+    /* which part of a search the kernels run (GNB_PART_*): the whole search, or the home zone's
+     * part alone (launched as soon as the home atoms are known) and later the rest */
+    int part;
     /* the column sort: ranked within z-bins (1, HALOX_GPU_COL_SORT=bin, the default) or
      * against the whole column (0, rank; col_sort_split blocks per column) */
     int sort_bins;
@@ -239,9 +253,15 @@ struct hx_gpu_nb {
     int search_graph;
     cudaStream_t s_capture;
     int search_captures;
-    cudaGraphExec_t search_exec;
-    gnb_dev search_d;
-    const float *search_x;
+    cudaGraphExec_t search_exec[GNB_NPARTS]; /* per part (gnb_dev.part) */
+    gnb_dev search_d[GNB_NPARTS];
+    const float *search_x[GNB_NPARTS];
+    /* the home zone's part of the next search was launched (hx_gpu_nb_search_home): the next
+     * hx_gpu_nb_search runs the rest; HALOX_GPU_SEARCH_HOME=0 (read at create): never */
+    int home_pending, home_split;
+    int home_parts;           /* searches whose home part served (hx_gpu_nb_stats.home_parts) */
+    cudaStream_t home_stream; /* where the home part ran */
+    int zcount_set[GNB_MAXZ]; /* atoms per zone of the last set */
     /* the last update wrote the home slots' positions (hx_gpu_nb_update_link): the next local
      * step's gather is skipped */
     int home_x_ready;

@@ -47,15 +47,20 @@ static __device__ void zone_grids(gnb_dev &d);
 __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_dev d)
 {
     __shared__ int s_last;
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    const int t = blockIdx.x * blockDim.x + threadIdx.x;
+    /* the rest of a split search keeps the home zone's atoms, and its columns with their counts
+     * (zone 0's columns come first) */
+    const bool rest = d.part == GNB_PART_REST;
+    const int a = (rest ? d.grid[0].natoms : 0) + t;
+    const int c0 = rest ? d.grid[0].nc[0] * d.grid[0].nc[1] : 0;
     const int n = d.st->n;
-    for (int c = a; c <= d.cap_cols; c += gridDim.x * blockDim.x)
+    for (int c = c0 + t; c <= d.cap_cols; c += gridDim.x * blockDim.x)
         d.col_count[c] = 0;
-    if (a < 2) {
+    if (t < 2) {
         /* the rolling prune starts again from part 0 with the new list (kernels, not two memset
          * nodes in the search's graph) */
-        d.prune_ctr[a] = 0u;
-        d.prune_done[a] = 0u;
+        d.prune_ctr[t] = 0u;
+        d.prune_done[t] = 0u;
     }
     const bool valid = a < n;
     const int z = valid ? d.azone[a] : 0;
@@ -244,7 +249,9 @@ __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
     __shared__ int s_last;
     if (d.st->overflow & GNB_OVF_EARLY)
         return; /* every block: k_prep's last block set it */
-    const int a = blockIdx.x * blockDim.x + threadIdx.x;
+    /* the rest of a split search: zone 0's atoms are in their columns already */
+    const int a =
+        (d.part == GNB_PART_REST ? d.grid[0].natoms : 0) + blockIdx.x * blockDim.x + threadIdx.x;
     /* every lane of the warp takes part in the column match below: past the atoms as -1 */
     int col = -1;
     if (a < d.st->n) {
@@ -483,6 +490,8 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
     const int c = blockIdx.x / split, part = blockIdx.x % split;
     if (c >= d.st->ncols)
         return;
+    if (d.part == GNB_PART_REST && c < d.grid[1].col0)
+        return; /* zone 0's column: sorted by the home part */
     const int start = d.col_start[c];
     const int m = d.col_start[c + 1] - start;
     if (m > d.sort_cap) {
@@ -612,6 +621,12 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__rest
     if (sc >= d.st->nsc)
         return;
     const int t = threadIdx.x;
+    if (d.part == GNB_PART_REST && sc < d.st->zsc[1]) {
+        /* built by the home part: only its work items against the other zones */
+        if (t == 0)
+            lb_work_items(d, sc, d.sc_bb[2 * sc], d.sc_bb[2 * sc + 1]);
+        return;
+    }
     /* the column holding this super-cluster: the last one starting at or before it */
     int lo = 0, hi = d.st->ncols - 1;
     while (lo < hi) {
@@ -835,9 +850,16 @@ static __device__ void lb_work_items(const gnb_dev &d, int sci, float4 slo, floa
         mask[d.lb_zones ? jz - jzf : 0] |= m;
     }
     /* the central image against the first j zone always runs (the super-cluster's own column
-     * when that zone is its own): at [sci] */
-    d.lb_work[sci] = GNB_LB_ITEM(sci, d.lb_zones ? 0 : GNB_LB_ALLZ, GNB_CENTER);
-    mask[0] &= ~(1u << GNB_CENTER);
+     * when that zone is its own): at [sci]; but in the rest of a split search a home
+     * super-cluster's items against zone 0 were the home part's (with one item for all zones,
+     * lb_item_list leaves zone 0 out instead) */
+    if (d.part == GNB_PART_REST && iz == 0 && d.lb_zones) {
+        d.lb_work[sci] = GNB_LB_NONE;
+        mask[0] = 0u;
+    } else {
+        d.lb_work[sci] = GNB_LB_ITEM(sci, d.lb_zones ? 0 : GNB_LB_ALLZ, GNB_CENTER);
+        mask[0] &= ~(1u << GNB_CENTER);
+    }
     if (!d.lb_zones)
         nj = 1;
     for (int k = 0; k < nj; k++)
@@ -1116,6 +1138,8 @@ static __device__ __forceinline__ void lb_item_list(const gnb_dev &d, lb_smem &S
         if (g.nc[0] == 0)
             continue;
         const bool half = iz == 0 && jz == 0;
+        if (half && d.part == GNB_PART_REST)
+            continue; /* the local list: built by the home part */
         const int cls = half ? 0 : 1;
         lb_range R;
         lb_columns(d, g, slo, shi, R);
@@ -1315,6 +1339,8 @@ static __device__ __forceinline__ void lb_blocks_run(const gnb_dev &d, lb_smem &
         if (w >= nwork)
             return;
         const int item = d.lb_work[w];
+        if (item == GNB_LB_NONE)
+            continue;
         lb_item_list(d, S, cand, GNB_LB_SCI(item), GNB_LB_JZ(item), GNB_LB_IMG(item));
     }
 }
@@ -1328,8 +1354,16 @@ __global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d, gnb_status *h_s
     __shared__ int s_w, s_last;
     HX_DYN_SMEM(smem);
     lb_blocks_run(d, S, s_w, (int *)smem);
-    if (h_st && hx_last_block(&d.st->tick, &s_last))
+    if (d.part == GNB_PART_HOME) {
+        /* the record goes on into the rest of the search: only the work items' counters start
+         * again (the rest's items are its own) */
+        if (hx_last_block(&d.st->tick, &s_last) && threadIdx.x == 0) {
+            d.st->wnext = 0;
+            d.st->nwork_extra = 0;
+        }
+    } else if (h_st && hx_last_block(&d.st->tick, &s_last)) {
         gnb_status_out(h_st, d.st);
+    }
 }
 
 /* ---- host side ----------------------------------------------------------------------------- */
@@ -1426,11 +1460,13 @@ static size_t sort_smem_bytes(const gnb_dev *d)
     return (size_t)d->sort_cap * (d->sort_bins ? 16 : 8);
 }
 
-/* One search: its work launched (or its graph replayed) on s, then the host waits for the
- * status (the list's sizes, overflows, errors). */
-static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
+/* One search, or one part of it (gnb_dev.part): its work launched (or its graph replayed) on s;
+ * then, unless it was the home part, the host waits for the status (the list's sizes,
+ * overflows, errors). */
+static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s, int part)
 {
     gnb_dev *d = &nb->d;
+    d->part = part;
     /* the shared-memory limits, set outside any capture */
     const size_t sort_smem = sort_smem_bytes(d);
     if (sort_smem > 48 * 1024)
@@ -1447,8 +1483,9 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
          * after a growth, the entry length, the atoms, the positions' address; on a stream of
          * its own (the caller's may be the legacy default stream, which cannot capture) */
         gnb_dev cmp = *d;
-        cmp.n = nb->search_d.n; /* the kernels take n from the status record */
-        if (!nb->search_exec || nb->search_x != x || memcmp(&nb->search_d, &cmp, sizeof cmp) != 0) {
+        cmp.n = nb->search_d[part].n; /* the kernels take n from the status record */
+        if (!nb->search_exec[part] || nb->search_x[part] != x ||
+            memcmp(&nb->search_d[part], &cmp, sizeof cmp) != 0) {
             cudaGraph_t graph = NULL;
             HX_CUDA(cudaStreamBeginCapture(nb->s_capture, cudaStreamCaptureModeThreadLocal));
             const hx_status est = enqueue_search(nb, x, nb->s_capture);
@@ -1459,28 +1496,31 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
                 return est;
             }
             HX_CUDA(ce);
-            if (nb->search_exec) {
+            cudaGraphExec_t *exec = &nb->search_exec[part];
+            if (*exec) {
                 cudaGraphExecUpdateResultInfo info;
-                if (cudaGraphExecUpdate(nb->search_exec, graph, &info) != cudaSuccess) {
+                if (cudaGraphExecUpdate(*exec, graph, &info) != cudaSuccess) {
                     (void)cudaGetLastError();
-                    cudaGraphExecDestroy(nb->search_exec);
-                    nb->search_exec = NULL;
+                    cudaGraphExecDestroy(*exec);
+                    *exec = NULL;
                 }
             }
             hx_status ist = HX_OK;
-            if (!nb->search_exec)
-                HX_CUDA_GOTO(ist, cudaGraphInstantiate(&nb->search_exec, graph, 0), captured);
+            if (!*exec)
+                HX_CUDA_GOTO(ist, cudaGraphInstantiate(exec, graph, 0), captured);
         captured:
             cudaGraphDestroy(graph);
             HX_TRY(ist);
-            nb->search_d = *d;
-            nb->search_x = x;
+            nb->search_d[part] = *d;
+            nb->search_x[part] = x;
             nb->search_captures++;
         }
-        HX_CUDA(cudaGraphLaunch(nb->search_exec, s));
+        HX_CUDA(cudaGraphLaunch(nb->search_exec[part], s));
     } else {
         HX_TRY(enqueue_search(nb, x, s));
     }
+    if (part == GNB_PART_HOME)
+        return HX_OK; /* the rest of the search follows on the device; its end is waited for */
     HX_CUDA(cudaStreamSynchronize(s));
     for (int k = 0; nb->time_stages && k < HX_GPU_SEARCH_STAGES; k++) {
         float ms = 0.0f;
@@ -1530,13 +1570,15 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         /* with the rolling prune nothing follows the list build at a search: its last block
          * writes the status (the host's copy, no copy node, no kernel of its own) */
         HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d,
-                  d->rolling ? nb->h_st_d : NULL);
+                  d->rolling && d->part != GNB_PART_HOME ? nb->h_st_d : NULL);
     }
     HX_CUDA_LAUNCH("k_list_build");
     STAGE(5);
-    HX_TRY(gnb_prune_search(nb, s));
+    /* the home part's list is pruned, and the status written, by the rest of the search */
+    if (d->part != GNB_PART_HOME)
+        HX_TRY(gnb_prune_search(nb, s));
     STAGE(6);
-    if (!d->rolling)
+    if (!d->rolling && d->part != GNB_PART_HOME)
         HX_TRY(gnb_search_tail(nb, s)); /* the status into nb->h_st, no copy node */
     STAGE(7);
 #undef STAGE
@@ -1551,32 +1593,16 @@ static int pow2_ceil(int v)
     return p;
 }
 
-extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream)
+/* What every search (or its home part) checks and sets up before its launches: the geometry,
+ * the buffers at the first search, the entry length. */
+static hx_status search_prepare(hx_gpu_nb *nb, cudaStream_t s)
 {
-    HX_CHECK(nb && (x || nb->d.n == 0), HX_ERR_INVALID_ARG, "hx_gpu_nb_search: NULL argument");
-    HX_CHECK(nb->have_set, HX_ERR_INVALID_ARG,
-             "hx_gpu_nb_search: call hx_gpu_nb_set_atoms before the first search");
-    cudaStream_t s = stream;
     gnb_dev *d = &nb->d;
     for (int k = 0; k < 3; k++)
         HX_CHECK(!d->periodic[k] || nb->p.rlist < 0.5 * d->box[k], HX_ERR_GEOMETRY,
                  "pair-list radius %g nm is not below half the box (%g nm) along %c: use a "
                  "shorter cut-off/rlist or a larger box",
                  nb->p.rlist, (double)d->box[k], "xyz"[k]);
-    nb->have_list = 0;
-    nb->nonlocal_pending = 0;
-    if (d->n == 0) {
-        nb->nsc = nb->ncols = nb->nexcl = 0;
-        for (int z = 0; z <= GNB_MAXZ; z++)
-            nb->zsc[z] = 0;
-        for (int c = 0; c < 2; c++) {
-            nb->nent[c] = nb->nitems[c] = 0;
-            nb->ncp_outer[c] = nb->ncp_inner[c] = 0;
-        }
-        nb->have_list = 1;
-        nb->searches++;
-        return HX_OK;
-    }
     if (!d->perm) {
         initial_caps(nb);
         HX_TRY(alloc_search(nb, s));
@@ -1596,10 +1622,62 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
         if (d->max_cj <= 0 || llabs(mc - d->max_cj) > d->max_cj / 8)
             d->max_cj = (int)mc;
     }
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_search_home(hx_gpu_nb *nb, const float *x, hx_stream stream)
+{
+    HX_CHECK(nb && (x || nb->d.n == 0), HX_ERR_INVALID_ARG, "hx_gpu_nb_search_home: NULL argument");
+    HX_CHECK(nb->have_set, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_search_home: call hx_gpu_nb_set_atoms_device before the search");
+    nb->home_pending = 0;
+    /* with the stage timing the search runs whole, so that its stages are timed as one */
+    const gnb_dev *d = &nb->d;
+    if (!nb->home_split || nb->time_stages || d->nz <= 1 || d->n == 0)
+        return HX_OK;
+    for (int z = 1; z < d->nz; z++)
+        HX_CHECK(nb->zcount_set[z] == 0, HX_ERR_INVALID_ARG,
+                 "hx_gpu_nb_search_home: zone %d has %d atoms; set the home atoms alone first", z,
+                 nb->zcount_set[z]);
+    HX_TRY(search_prepare(nb, stream));
+    nb->have_list = 0;
+    nb->nonlocal_pending = 0;
+    HX_TRY(run_search(nb, x, stream, GNB_PART_HOME));
+    nb->home_pending = 1;
+    nb->home_stream = stream;
+    return HX_OK;
+}
+
+extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream stream)
+{
+    HX_CHECK(nb && (x || nb->d.n == 0), HX_ERR_INVALID_ARG, "hx_gpu_nb_search: NULL argument");
+    HX_CHECK(nb->have_set, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_search: call hx_gpu_nb_set_atoms before the first search");
+    cudaStream_t s = stream;
+    gnb_dev *d = &nb->d;
+    /* the rest of a search whose home part ran (hx_gpu_nb_search_home), else all of it */
+    int part = nb->home_pending ? GNB_PART_REST : GNB_PART_ALL;
+    nb->home_pending = 0;
+    nb->have_list = 0;
+    nb->nonlocal_pending = 0;
+    if (d->n == 0) {
+        nb->nsc = nb->ncols = nb->nexcl = 0;
+        for (int z = 0; z <= GNB_MAXZ; z++)
+            nb->zsc[z] = 0;
+        for (int c = 0; c < 2; c++) {
+            nb->nent[c] = nb->nitems[c] = 0;
+            nb->ncp_outer[c] = nb->ncp_inner[c] = 0;
+        }
+        nb->have_list = 1;
+        nb->searches++;
+        return HX_OK;
+    }
+    if (part == GNB_PART_ALL)
+        HX_TRY(search_prepare(nb, s)); /* else done for the home part, kept for its list */
     const gnb_status *st = nb->h_st;
     int attempt = 0;
     for (;; attempt++) {
-        HX_TRY(run_search(nb, x, s));
+        HX_TRY(run_search(nb, x, s, part));
         HX_CHECK(st->bad_atom == INT_MAX, HX_ERR_PHYSICS,
                  "pair search: atom %d (local index %d) has a non-finite coordinate: the system "
                  "blew up; use a smaller time step or check the input",
@@ -1670,6 +1748,7 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
                d->cap_cols, d->cap_sc, d->cap_items[0], d->cap_items[1], d->cap_ent[0],
                d->cap_ent[1], d->cap_excl, d->sort_cap, d->cand_cap);
         HX_TRY(alloc_search(nb, s));
+        part = GNB_PART_ALL; /* the home part's results went with the buffers */
     }
     nb->nsc = st->nsc;
     nb->ncols = st->ncols;
@@ -1685,5 +1764,6 @@ extern "C" hx_status hx_gpu_nb_search(hx_gpu_nb *nb, const float *x, hx_stream s
     nb->items_est = (long long)st->nitems[0] + st->nitems[1];
     nb->have_list = 1;
     nb->searches++;
+    nb->home_parts += part == GNB_PART_REST;
     return HX_OK;
 }

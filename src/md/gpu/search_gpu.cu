@@ -1630,7 +1630,8 @@ extern "C" hx_status hx_gpu_nb_search_home(hx_gpu_nb *nb, const float *x, hx_str
     HX_CHECK(nb && (x || nb->d.n == 0), HX_ERR_INVALID_ARG, "hx_gpu_nb_search_home: NULL argument");
     HX_CHECK(nb->have_set, HX_ERR_INVALID_ARG,
              "hx_gpu_nb_search_home: call hx_gpu_nb_set_atoms_device before the search");
-    nb->home_pending = 0;
+    HX_CHECK(!nb->home_pending, HX_ERR_INVALID_ARG,
+             "hx_gpu_nb_search_home: the home part was launched already; set the atoms first");
     /* with the stage timing the search runs whole, so that its stages are timed as one */
     const gnb_dev *d = &nb->d;
     if (!nb->home_split || nb->time_stages || d->nz <= 1 || d->n == 0)

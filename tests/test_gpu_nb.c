@@ -15,8 +15,9 @@
  *  - after the atoms moved (less than half the buffer) without a new search, and after the
  *    rolling prune went through all its parts at the moved positions: the same tolerances;
  *  - domain-decomposition local sets (1, 2 and 3 decomposed dimensions): local then non-local
- *    work gives the CPU's forces on home and halo atoms and its energies; the local work gives
- *    finite results with the halo positions NaN (it must not read them); every atom beyond the
+ *    work gives the CPU's forces on home and halo atoms and its energies; the same list when the
+ *    search is split as a device search step does it (the home zone's part first); the local work
+ * gives finite results with the halo positions NaN (it must not read them); every atom beyond the
  *    set is NaN in the position array (nothing may read it).
  * Systems: shipped equilibrated boxes (SPC/E, SPC, TIP3P; 1500 to 45k atoms), argon, eps_rf
  * finite and infinite. Argument --quick: small systems only (the CPU emulation build).
@@ -161,6 +162,107 @@ static void resized_search(const char *what, hx_gpu_nb *nb, const hx_local_set *
     printf("%-46s %6d atoms: list missing %lld+%lld; search graph captures %d -> %d\n", w, sub.n,
            rep.missing_outer, rep.missing_inner, s0.search_captures, s1.search_captures);
     free(rg);
+}
+
+/* A decomposed set searched as a decomposed run's device search step does it: the home atoms
+ * alone set from device arrays and the home part of the search launched (the local list), then
+ * the halo atoms set and the rest searched (hx_gpu_nb_search_home; gpu-search.md). The list must
+ * pass the same check as a whole search's: every pair once, in its zone, with its image. */
+static void split_search(const char *what, hx_gpu_nb *nb, const hx_local_set *set, float *d_x,
+                         const case_opts *o)
+{
+    const int n = set->n;
+    if (set->ndim == 0 || set->nranges < 2 || n == 0)
+        return;
+    const int nhome = set->ranges[0].end;
+    int *zone = malloc(sizeof(int) * (size_t)n);
+    uint32_t *excl = malloc(sizeof(uint32_t) * (size_t)n);
+    unsigned char *pos = malloc((size_t)n);
+    int *d_zone = NULL, *d_type = NULL, *d_mol = NULL;
+    double *d_q = NULL;
+    uint32_t *d_excl = NULL;
+    unsigned char *d_pos = NULL;
+    if (!zone || !excl || !pos)
+        goto done;
+    for (int r = 0; r < set->nranges; r++)
+        for (int a = set->ranges[r].begin; a < set->ranges[r].end; a++)
+            zone[a] = set->ranges[r].zone;
+    for (int a = 0; a < n; a++) {
+        /* no exclusion arrays: every pair of a molecule is excluded (any positions will do) */
+        const int run = a > 0 && set->mol[a] == set->mol[a - 1] && zone[a] == zone[a - 1];
+        pos[a] = set->mol_pos ? set->mol_pos[a] : (unsigned char)(run ? pos[a - 1] + 1 : 0);
+        excl[a] = set->excl ? set->excl[a] : 0xffffffffu;
+    }
+    cudaMalloc((void **)&d_zone, sizeof(int) * (size_t)n);
+    cudaMalloc((void **)&d_type, sizeof(int) * (size_t)n);
+    cudaMalloc((void **)&d_mol, sizeof(int) * (size_t)n);
+    cudaMalloc((void **)&d_q, sizeof(double) * (size_t)n);
+    cudaMalloc((void **)&d_excl, sizeof(uint32_t) * (size_t)n);
+    cudaMalloc((void **)&d_pos, (size_t)n);
+    if (!d_zone || !d_type || !d_mol || !d_q || !d_excl || !d_pos) {
+        T_CHECK(0, "%s: out of device memory for the split search's arrays", what);
+        goto done;
+    }
+    cudaMemcpy(d_zone, zone, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_type, set->type, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_mol, set->mol, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_q, set->q, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_excl, excl, sizeof(uint32_t) * (size_t)n, cudaMemcpyHostToDevice);
+    cudaMemcpy(d_pos, pos, (size_t)n, cudaMemcpyHostToDevice);
+    tg_copy_x(d_x, set->x, 0, n);
+    hx_gpu_nb_dev_set ds;
+    memset(&ds, 0, sizeof ds);
+    ds.ndim = set->ndim;
+    for (int k = 0; k < 3; k++) {
+        ds.periodic[k] = set->periodic[k];
+        ds.box[k] = set->box[k];
+    }
+    ds.zone = d_zone;
+    ds.type = d_type;
+    ds.mol = d_mol;
+    ds.q = d_q;
+    ds.excl = d_excl;
+    ds.mol_pos = d_pos;
+    hx_gpu_nb_stats s0, s1;
+    hx_gpu_nb_get_stats(nb, &s0);
+    /* the home atoms alone, and the home part of the search on them */
+    ds.n = nhome;
+    ds.zone_count[0] = nhome;
+    T_OK(hx_gpu_nb_set_atoms_device(nb, &ds, NULL));
+    T_OK(hx_gpu_nb_search_home(nb, d_x, NULL));
+    /* then the halo atoms, and the rest */
+    ds.n = n;
+    ds.first = nhome;
+    for (int r = 1; r < set->nranges; r++)
+        ds.zone_count[set->ranges[r].zone] += set->ranges[r].end - set->ranges[r].begin;
+    T_OK(hx_gpu_nb_set_atoms_device(nb, &ds, NULL));
+    T_OK(hx_gpu_nb_search(nb, d_x, NULL));
+    hx_gpu_nb_get_stats(nb, &s1);
+    char w[256];
+    snprintf(w, sizeof w, "%s, split search", what);
+    tg_list_report rep;
+    tg_check_list(nb, set, NULL, o->rlist, o->rinner, w, &rep);
+    ncases++;
+    /* the home part served unless switched off, or the search grew and ran whole */
+    const char *e = getenv("HALOX_GPU_SEARCH_HOME");
+    const int want = !(e && e[0] == '0') && !getenv("HALOX_GPU_SEARCH_TIMING");
+    const int split = s1.home_parts - s0.home_parts, grew = s1.regrows - s0.regrows;
+    T_CHECK(!want || split == 1 || grew > 0,
+            "%s: the search ran %d home parts ahead (%d buffer growths), want 1", w, split, grew);
+    printf("%-46s %6d atoms (%d home): list missing %lld+%lld, dup %lld, zone %lld, image %lld; "
+           "home part %s\n",
+           w, n, nhome, rep.missing_outer, rep.missing_inner, rep.duplicates, rep.wrong_zone,
+           rep.wrong_image, split ? "ahead" : "not split");
+done:
+    cudaFree(d_zone);
+    cudaFree(d_type);
+    cudaFree(d_mol);
+    cudaFree(d_q);
+    cudaFree(d_excl);
+    cudaFree(d_pos);
+    free(zone);
+    free(excl);
+    free(pos);
 }
 
 /* One local set: search, list check, forces and energies against the CPU, then moved. */
@@ -335,6 +437,7 @@ static void run_set(const char *what, const hx_forcefield *ff, hx_local_set *set
         set->x = x0;
     }
     resized_search(what, nb, set, d_x, o);
+    split_search(what, nb, set, d_x, o);
     cudaFree(d_x);
     cudaFree(d_f);
     free(fc);

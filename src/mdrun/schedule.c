@@ -269,10 +269,12 @@ static hx_status repartition_device(hx_md *md, double t0)
     /* the uploads on the coordinate halo's stream, before its exchange below: no wait for the
      * device here (it has only the home set-up to do), except before the rare update, which
      * makes the buffers that work reads again (dd_set_local then sets everything up anew) */
-    if (hx_halo_refresh_grows(md->halo) && md->B->sync)
-        st = md->B->sync(md->bimpl);
+    const hx_status sst =
+        hx_halo_refresh_grows(md->halo) && md->B->sync ? md->B->sync(md->bimpl) : HX_OK;
+    /* entered by every process alike (the update is collective), a failed wait or not */
+    st = hx_halo_refresh(md->halo, md->B->halo_stream(md->bimpl, 0), &halo_updated);
     if (st == HX_OK)
-        st = hx_halo_refresh(md->halo, md->B->halo_stream(md->bimpl, 0), &halo_updated);
+        st = sst;
     if (halo_updated) {
         md->tm.dd_halo_updates++;
         hx_log(HX_LOG_INFO,

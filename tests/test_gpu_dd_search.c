@@ -32,8 +32,12 @@
  * atom was below that). A molecule on the wrong domain or a halo atom missing changes energies
  * by 1e-3 kJ/mol per atom and more, 5e-5 relative. Also checked: the device run did search on the
  * device (dd_searches), the host run did not, the slow-path run took both slow paths (dd_retries >
- * 0, dd_halo_updates > 0). Fault injection: the device bonded list not rebuilt at the search step
- * fails the mixture (SETTLE cannot constrain a water that the stale bonded terms pushed).
+ * 0, dd_halo_updates > 0), the device run's pair searches ran their home zone's part ahead of the
+ * plan (hx_gpu_nb_search_home; unless HALOX_GPU_SEARCH_HOME=0). Fault injection: the device
+ * bonded list not rebuilt at the search step fails the mixture (SETTLE cannot constrain a water
+ * that the stale bonded terms pushed); the rest of a split pair search building the local list
+ * again (energies 0.44 relative off) or clearing the home zone's column counts (a physics
+ * error).
  * Failures inside the search step (fault sites "md.dd_pending", a failure noted before the step,
  * "md.dd_counts", "md.dd_set_home", "md.dd_set_local" and "md.dd_pairs", armed on the last rank
  * only, fail_case):

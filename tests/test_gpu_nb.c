@@ -164,6 +164,19 @@ static void resized_search(const char *what, hx_gpu_nb *nb, const hx_local_set *
     free(rg);
 }
 
+/* A device copy of bytes of host memory (NULL if it could not be made). */
+static void *dev_copy(const void *h, size_t bytes)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, bytes) != cudaSuccess)
+        return NULL;
+    if (cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) != cudaSuccess) {
+        cudaFree(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* A decomposed set searched as a decomposed run's device search step does it: the home atoms
  * alone set from device arrays and the home part of the search launched (the local list), then
  * the halo atoms set and the rest searched (hx_gpu_nb_search_home; gpu-search.md). The list must
@@ -193,22 +206,16 @@ static void split_search(const char *what, hx_gpu_nb *nb, const hx_local_set *se
         pos[a] = set->mol_pos ? set->mol_pos[a] : (unsigned char)(run ? pos[a - 1] + 1 : 0);
         excl[a] = set->excl ? set->excl[a] : 0xffffffffu;
     }
-    cudaMalloc((void **)&d_zone, sizeof(int) * (size_t)n);
-    cudaMalloc((void **)&d_type, sizeof(int) * (size_t)n);
-    cudaMalloc((void **)&d_mol, sizeof(int) * (size_t)n);
-    cudaMalloc((void **)&d_q, sizeof(double) * (size_t)n);
-    cudaMalloc((void **)&d_excl, sizeof(uint32_t) * (size_t)n);
-    cudaMalloc((void **)&d_pos, (size_t)n);
+    d_zone = dev_copy(zone, sizeof(int) * (size_t)n);
+    d_type = dev_copy(set->type, sizeof(int) * (size_t)n);
+    d_mol = dev_copy(set->mol, sizeof(int) * (size_t)n);
+    d_q = dev_copy(set->q, sizeof(double) * (size_t)n);
+    d_excl = dev_copy(excl, sizeof(uint32_t) * (size_t)n);
+    d_pos = dev_copy(pos, (size_t)n);
     if (!d_zone || !d_type || !d_mol || !d_q || !d_excl || !d_pos) {
         T_CHECK(0, "%s: out of device memory for the split search's arrays", what);
         goto done;
     }
-    cudaMemcpy(d_zone, zone, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_type, set->type, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_mol, set->mol, sizeof(int) * (size_t)n, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_q, set->q, sizeof(double) * (size_t)n, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_excl, excl, sizeof(uint32_t) * (size_t)n, cudaMemcpyHostToDevice);
-    cudaMemcpy(d_pos, pos, (size_t)n, cudaMemcpyHostToDevice);
     tg_copy_x(d_x, set->x, 0, n);
     hx_gpu_nb_dev_set ds;
     memset(&ds, 0, sizeof ds);

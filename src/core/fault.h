@@ -17,6 +17,8 @@
  *   "md.dd_counts" the device search step's counts on one process (src/mdrun/schedule.c): the
  *                  failure must reach the neighbours through hx_plan_set_counts's failure
  *                  markers and every process through the agreement after it
+ *   "md.dd_set_home" the home atoms' set-up of the device search step on one process (before
+ *                  the plan): passed on as hx_plan_set_counts's failure markers, then agreed
  *   "md.dd_pairs"  the pair search of the device search step on one process: agreed with the
  *                  list statistics' sum
  *   "mpi.create"   hx_comm_create_mpi's allocations (src/comm/mpi.c)

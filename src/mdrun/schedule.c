@@ -207,6 +207,21 @@ static int want_device_search(const hx_md *md)
            hx_halo_msg_kind(md->halo) > 0;
 }
 
+/* The home atoms' set-up of every local domain on the halo's x and f as they are now (a backend
+ * without dd_set_home does it all in dd_set_local). */
+static hx_status set_home(hx_md *md)
+{
+    hx_status st = HX_OK;
+    for (int i = 0; i < md->nlocal && st == HX_OK && md->B->dd_set_home; i++)
+        st = hx_fault_hit("md.dd_set_home")
+                 ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
+                                "domain %d: the modules could not be set up for the new home "
+                                "atoms (fault injected by a test)",
+                                hx_comm_local_domain(md->comm, i))
+                 : md->B->dd_set_home(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    return st;
+}
+
 /* The search step on the device (docs/design/gpu-search.md): migration, the new local set and
  * the plan's maps in kernels; the host gets counts, makes the plan from them and refreshes the
  * halo (no collective allocation unless a capacity grew), the backend sets its modules up from
@@ -242,13 +257,8 @@ static hx_status repartition_device(hx_md *md, double t0)
     /* the home atoms' set-up and the home zone's pair search, enqueued now: the device works
      * on them while this process makes the plan and waits in its agreements */
     const double th0 = hx_wtime();
-    for (int i = 0; i < md->nlocal && st == HX_OK && md->B->dd_set_home; i++)
-        st = hx_fault_hit("md.dd_set_home")
-                 ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
-                                "domain %d: the modules could not be set up for the new home "
-                                "atoms (fault injected by a test)",
-                                hx_comm_local_domain(md->comm, i))
-                 : md->B->dd_set_home(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+    if (st == HX_OK)
+        st = set_home(md);
     const double th = hx_wtime() - th0;
     /* a failure to get the counts (or to set the home atoms up) goes to the neighbours as
      * hx_plan_set_counts's failure markers and to every process in the agreement below */
@@ -283,8 +293,8 @@ static hx_status repartition_device(hx_md *md, double t0)
                md->step, hx_plan_domain(hx_decomp_plan(md->dec), 0)->cap_local);
         /* the home set-up again, on the new buffers (the old ones' content is gone, even where
          * an address came back the same) */
-        for (int i = 0; i < md->nlocal && st == HX_OK && md->B->dd_set_home; i++)
-            st = md->B->dd_set_home(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
+        if (st == HX_OK)
+            st = set_home(md);
     }
     if (md->graph_valid && md->B->invalidate_graph)
         md->B->invalidate_graph(md->bimpl);

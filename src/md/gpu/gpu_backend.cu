@@ -859,16 +859,16 @@ static hx_status gb_home_setup(gb_impl *g, int i, float *x, float *f)
     gb_nb_set(g, i, c->n_home, 0, &set);
     set.zone_count[0] = c->n_home;
     HX_TRY(hx_gpu_nb_set_atoms_device(d->nb, &set, g->s_local));
-    HX_TRY(hx_gpu_nb_search_home(d->nb, d->x, g->s_local));
-    d->home_set = 1;
-    return HX_OK;
+    return hx_gpu_nb_search_home(d->nb, d->x, g->s_local);
 }
 
 static hx_status gb_dd_set_home_on(void *vimpl, int i, void *x, void *f)
 {
     gb_impl *g = (gb_impl *)vimpl;
     g->dom[i].home_set = 0;
-    return gb_home_setup(g, i, (float *)x, (float *)f);
+    HX_TRY(gb_home_setup(g, i, (float *)x, (float *)f));
+    g->dom[i].home_set = 1;
+    return HX_OK;
 }
 
 /* set_local from the device arrays of the last dd_search, after the plan: the halo atoms'
@@ -884,7 +884,6 @@ static hx_status gb_dd_set_local_on(void *vimpl, int i, void *x, void *f)
     d->home_set = 0;
     if (!kept)
         HX_TRY(gb_home_setup(g, i, (float *)x, (float *)f));
-    d->home_set = 0;
     d->n_local = c->n_local;
     hx_gpu_nb_dev_set set;
     gb_nb_set(g, i, c->n_local, c->n_home, &set);

@@ -1343,8 +1343,6 @@ static hx_status nb_set_geometry(hx_gpu_nb *nb, int n, int ndim, const int perio
 {
     gnb_dev *d = &nb->d;
     const int nz = hx_zone_count(ndim);
-    for (int z = 0; z < GNB_MAXZ; z++)
-        nb->zcount_set[z] = 0; /* the callers set them */
     d->n = n;
     d->nz = nz;
     d->nzi = hx_izone_count(ndim);
@@ -1425,8 +1423,7 @@ __global__ __launch_bounds__(128) void k_set_atoms_dev(gnb_dev d, hx_gpu_nb_dev_
  * run (hx_gpu_nb_set_atoms_device's fallback to a whole set). */
 __global__ void k_status_reset(gnb_dev d)
 {
-    if (threadIdx.x == 0)
-        gnb_status_fresh(d.st, 0);
+    gnb_status_fresh(d.st, 0);
 }
 
 /* The home part of a search was launched but its rest will not run: once it has finished, a
@@ -1437,7 +1434,7 @@ static hx_status home_cancel(hx_gpu_nb *nb, cudaStream_t s)
         return HX_OK;
     nb->home_pending = 0;
     HX_CUDA(cudaStreamSynchronize(nb->home_stream));
-    HX_LAUNCH(k_status_reset, 1, 32, 0, s, nb->d);
+    HX_LAUNCH(k_status_reset, 1, 1, 0, s, nb->d);
     HX_CUDA_LAUNCH("k_status_reset");
     return HX_OK;
 }
@@ -1466,13 +1463,11 @@ extern "C" hx_status hx_gpu_nb_set_atoms_device(hx_gpu_nb *nb, const hx_gpu_nb_d
         v.first = 0;
     if (v.first == 0)
         HX_TRY(home_cancel(nb, s));
-    const int pending = nb->home_pending;
     HX_TRY(ensure_atoms(nb, v.n));
     /* the geometry first: the kernel reads the zone count from nb->d */
     HX_TRY(nb_set_geometry(nb, v.n, v.ndim, v.periodic, v.box, NULL, s));
     for (int z = 0; z < GNB_MAXZ; z++)
         nb->zcount_set[z] = z < nb->d.nz ? v.zone_count[z] : 0;
-    nb->home_pending = pending;
     const int blocks = (int)hx_div_up(v.n > GNB_MAXZ ? v.n : GNB_MAXZ, 128);
     HX_LAUNCH(k_set_atoms_dev, blocks, 128, 0, s, nb->d, v);
     HX_CUDA_LAUNCH("k_set_atoms_dev");

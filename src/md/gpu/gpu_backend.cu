@@ -86,11 +86,6 @@ typedef struct gb_impl {
     hx_decomp *dec;
     cudaEvent_t ev_dd;
     int dd_search_wait; /* the next search waits for ev_dd (gb_dd_set_local_on) */
-    /* where the device search step runs: the local stream (lowest priority), or with
-     * HALOX_GPU_DD_PRIORITY=high the non-local one (highest), so that where processes share a
-     * GPU the step's chain of small kernels is dispatched before the other processes' home parts
-     * of the pair search (an experiment: docs/design/gpu-search.md) */
-    cudaStream_t s_dd;
 } gb_impl;
 
 /* HALOX_GPU_SEARCH_TIMING=1: the pair search's device time by stage, per local domain, into the
@@ -728,13 +723,6 @@ static hx_status gb_dd_start_on(void *vimpl, hx_decomp *dec, hx_halo *halo)
     hx_status st = HX_OK;
     if (!g->ev_dd && cudaEventCreateWithFlags(&g->ev_dd, cudaEventDisableTiming) != cudaSuccess)
         st = hx_error_set(HX_ERR_CUDA, __FILE__, __LINE__, __func__, "cudaEventCreate failed");
-    const char *prio = getenv("HALOX_GPU_DD_PRIORITY");
-    if (st == HX_OK && prio && strcmp(prio, "high") != 0 && strcmp(prio, "low") != 0)
-        st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
-                          "HALOX_GPU_DD_PRIORITY='%s': give 'low' (the default: the device "
-                          "search step on the local stream) or 'high' (on the non-local stream)",
-                          prio);
-    g->s_dd = prio && strcmp(prio, "high") == 0 ? g->s_nl : g->s_local;
     HX_TRY(hx_comm_agree(hx_decomp_comm(dec), st));
     HX_TRY(hx_gpu_decomp_create(dec, g->sys, g->ff, &t, &g->gdec));
     return hx_comm_agree(hx_decomp_comm(dec), gb_register_images(g));
@@ -755,10 +743,9 @@ static hx_status gb_dd_search_on(void *vimpl, long long step, hx_status local, l
     }
     hx_gpu_dd_times tm;
     memset(&tm, 0, sizeof tm);
-    hx_status st = hx_gpu_decomp_run(g->gdec, step, local, inp, g->s_dd, gmax, &tm);
+    hx_status st = hx_gpu_decomp_run(g->gdec, step, local, inp, g->s_local, gmax, &tm);
     if (inp != in)
         free(inp);
-
     if (t) {
         t->migrate = tm.migrate;
         t->local_set = tm.local_set;
@@ -828,11 +815,6 @@ static hx_status gb_home_setup(gb_impl *g, int i, float *x, float *f)
     hx_dd_box(dd, box);
     d->x = x;
     d->f = f;
-    /* the device step's commit (its last launch) before the set-up, where it ran elsewhere */
-    if (g->s_dd && g->s_dd != g->s_local) {
-        HX_CUDA(cudaEventRecord(g->ev_dd, g->s_dd));
-        HX_CUDA(cudaStreamWaitEvent(g->s_local, g->ev_dd, 0));
-    }
     hx_gpu_update_params up;
     memset(&up, 0, sizeof up);
     up.n = c->n_home;

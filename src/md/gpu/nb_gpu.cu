@@ -1118,8 +1118,6 @@ static hx_status choose_kernel(hx_gpu_nb *nb)
     }
     HX_TRY(env_blocks("HALOX_GPU_NB_ENTRY_BLOCKS", 1024, "blocks", &nb->entry_blocks));
     HX_TRY(env_blocks("HALOX_GPU_LB_BLOCKS", 7, "list-build blocks", &nb->lb_blocks));
-    HX_TRY(env_blocks("HALOX_GPU_LB_HOME_BLOCKS", 7, "list-build blocks of a search's home part",
-                      &nb->lb_home_blocks));
     HX_TRY(env_switch("HALOX_GPU_LB_ZONES", "1", "a list-build work item per j zone, the default",
                       "0", "an item takes every j zone of its image in turn", &nb->d.lb_zones));
     HX_TRY(env_switch("HALOX_GPU_COL_SORT", "bin",

@@ -213,9 +213,8 @@ struct hx_gpu_nb {
     int lj_geometric; /* every c6_ij, c12_ij is the geometric mean of the types' own */
     int kernel;       /* HX_GPU_NB_KERNEL_* in use (never AUTO) */
     int resident; /* comb-2hs(n): resident blocks per multiprocessor compiled for (16, 14, 12) */
-    int entry_blocks;   /* HALOX_GPU_NB_ENTRY_BLOCKS (0: 48 per multiprocessor) */
-    int lb_blocks;      /* HALOX_GPU_LB_BLOCKS (0: LB_BLOCKS_PER_SM) */
-    int lb_home_blocks; /* HALOX_GPU_LB_HOME_BLOCKS: the home part's (0: as lb_blocks) */
+    int entry_blocks; /* HALOX_GPU_NB_ENTRY_BLOCKS (0: 48 per multiprocessor) */
+    int lb_blocks;    /* HALOX_GPU_LB_BLOCKS (0: LB_BLOCKS_PER_SM) */
     gnb_dev d;
     /* set */
     int cap_atoms;

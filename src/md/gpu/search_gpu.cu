@@ -1564,11 +1564,7 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     STAGE(4);
     const size_t cand_smem = (size_t)d->cand_cap * sizeof(int);
     {
-        /* the home part runs beside the other processes' device steps on a shared GPU: its
-         * resident blocks may be fewer (HALOX_GPU_LB_HOME_BLOCKS) */
-        const int per_sm = d->part == GNB_PART_HOME && nb->lb_home_blocks > 0 ? nb->lb_home_blocks
-                           : nb->lb_blocks > 0                                ? nb->lb_blocks
-                                                                              : LB_BLOCKS_PER_SM;
+        const int per_sm = nb->lb_blocks > 0 ? nb->lb_blocks : LB_BLOCKS_PER_SM;
         const unsigned slots = (unsigned)(per_sm * (nb->sm_count > 0 ? nb->sm_count : 132));
         const unsigned most = 27u * (unsigned)d->cap_sc;
         /* with the rolling prune nothing follows the list build at a search: its last block

@@ -586,6 +586,12 @@ void tg_energy_terms(const hx_md_energies *e, double v[7])
     v[6] = e->coulomb14;
 }
 
+int tg_split_search_expected(void)
+{
+    const char *home = getenv("HALOX_GPU_SEARCH_HOME"), *stages = getenv("HALOX_GPU_SEARCH_TIMING");
+    return !(home && home[0] == '0') && !(stages && stages[0] == '1');
+}
+
 hx_gpu_nb *tg_md_nb(hx_md *md)
 {
     return md && md->B == &hx_md_backend_gpu ? hx_md_backend_gpu_nb(md->bimpl, 0) : NULL;

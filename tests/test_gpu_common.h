@@ -61,6 +61,11 @@ typedef struct tg_list_report {
 int tg_check_list(const hx_gpu_nb *nb, const hx_local_set *set, const double *moved, double rlist,
                   double rinner, const char *what, tg_list_report *rep);
 
+/* Whether a decomposed domain's pair search is expected to run split (its home zone's part
+ * first, hx_gpu_nb_search_home): the default, unless HALOX_GPU_SEARCH_HOME=0 or the stage
+ * timing (HALOX_GPU_SEARCH_TIMING=1, which runs every search whole) is set. */
+int tg_split_search_expected(void);
+
 /* The engine's own GPU pair module and local set of its first local domain (the gpu backend's;
  * NULL for another backend): tests check the lists the engine's schedule built, benchmarks time
  * its kernels alone. */

@@ -301,10 +301,7 @@ static int one_case(const char *name, const hx_system *s, const char *model, con
             name, halo, dev.tm.dd_searches, dev.tm.dd_retries, dev.tm.dd_halo_updates, nsteps / 10);
     /* the pair search of each device search step split: its home part launched before the
      * plan (counted where it served: a search redone after a buffer growth runs whole) */
-    const char *split = getenv("HALOX_GPU_SEARCH_HOME"),
-               *stages = getenv("HALOX_GPU_SEARCH_TIMING");
-    /* the stage timing runs every search whole */
-    const int want_split = !(split && split[0] == '0') && !(stages && stages[0] == '1');
+    const int want_split = tg_split_search_expected();
     T_CHECK(!dev.ok || !want_split ||
                 (dev.home_parts <= dev.tm.dd_searches &&
                  dev.home_parts + dev.regrows >= dev.tm.dd_searches),

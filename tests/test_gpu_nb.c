@@ -16,9 +16,9 @@
  *    rolling prune went through all its parts at the moved positions: the same tolerances;
  *  - domain-decomposition local sets (1, 2 and 3 decomposed dimensions): local then non-local
  *    work gives the CPU's forces on home and halo atoms and its energies; the same list when the
- *    search is split as a device search step does it (the home zone's part first); the local work
- * gives finite results with the halo positions NaN (it must not read them); every atom beyond the
- *    set is NaN in the position array (nothing may read it).
+ *    search is split as a device search step does it (the home zone's part first); the local
+ *    work gives finite results with the halo positions NaN (it must not read them); every atom
+ *    beyond the set is NaN in the position array (nothing may read it).
  * Systems: shipped equilibrated boxes (SPC/E, SPC, TIP3P; 1500 to 45k atoms), argon, eps_rf
  * finite and infinite. Argument --quick: small systems only (the CPU emulation build).
  * Each case prints one line: what, measured errors, pass/fail. */
@@ -251,9 +251,7 @@ static void split_search(const char *what, hx_gpu_nb *nb, const hx_local_set *se
     tg_check_list(nb, set, NULL, o->rlist, o->rinner, w, &rep);
     ncases++;
     /* the home part served unless switched off, or the search grew and ran whole */
-    const char *e = getenv("HALOX_GPU_SEARCH_HOME");
-    const char *stages = getenv("HALOX_GPU_SEARCH_TIMING");
-    const int want = !(e && e[0] == '0') && !(stages && stages[0] == '1');
+    const int want = tg_split_search_expected();
     const int split = s1.home_parts - s0.home_parts, grew = s1.regrows - s0.regrows;
     T_CHECK(!want || split == 1 || grew > 0,
             "%s: the search ran %d home parts ahead (%d buffer growths), want 1", w, split, grew);

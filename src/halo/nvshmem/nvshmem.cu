@@ -153,7 +153,6 @@ static hx_status nv_setup(hx_halo *h)
             st, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, m->place.device),
             placed);
         m->pdl = m->cfg.pdl && major >= 9;
-        m->msg_pdl = m->cfg.msg_pdl && major >= 9;
     }
 placed:;
     long long no_pdl = m->pdl ? 0 : 1, any_no_pdl = 1;

@@ -47,13 +47,6 @@ static hx_status resolve(const hx_halo_config *cfg, hx_nv_config *c)
     HX_CHECK(!pd || !strcmp(pd, "0") || !strcmp(pd, "1"), HX_ERR_INVALID_ARG,
              "HALOX_NVSHMEM_PDL='%s': give 0 or 1", pd);
     c->pdl = !(pd && !strcmp(pd, "0"));
-    /* the message kernels are part of the device search step: its switch (src/md/gpu) */
-    const char *dp = getenv("HALOX_GPU_DD_PDL");
-    HX_CHECK(!dp || !strcmp(dp, "0") || !strcmp(dp, "1"), HX_ERR_INVALID_ARG,
-             "HALOX_GPU_DD_PDL='%s': give 1 (the default: the device search step's kernels with "
-             "programmatic dependent launch) or 0 (plain launches)",
-             dp);
-    c->msg_pdl = !(dp && !strcmp(dp, "0"));
     const char *ce = getenv("HALOX_NVSHMEM_CHUNK");
     if (ce && ce[0]) {
         char *end = NULL;

@@ -50,7 +50,6 @@ typedef struct hx_nv_config {
     int fence_mode;   /* HX_NV_FENCE_* */
     int scope_sys;    /* 1: system scope always; 0: GPU scope where every peer is on our GPU */
     int pdl;          /* programmatic dependent launch asked for (the GPUs may not have it) */
-    int msg_pdl;      /* the same for the device search step's messages (HALOX_GPU_DD_PDL) */
     int chunk;        /* atoms per block; 0: the smallest that fits */
     int allow_no_mps; /* several PEs on one GPU without MPS */
     unsigned long long stress_seed; /* test hook: random delays (0: off) */

@@ -187,7 +187,6 @@ typedef struct nv_impl {
     int phase;    /* 1 after exchange_x until exchange_f */
     int sys;      /* ordering scope in effect: 1 system, 0 GPU */
     int pdl;      /* programmatic dependent launch of the two kernels (every rank's GPU has it) */
-    int msg_pdl;  /* and of the search step's message kernel (this GPU has it) */
     char error[512]; /* the deadline report, once seen (sticky) */
     /* messages of the device search step: per channel a send and a receive buffer (symmetric,
      * one region each), a signal word (symmetric), the messages received so far (device) */

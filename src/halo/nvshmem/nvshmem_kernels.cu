@@ -602,11 +602,6 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
 
 __global__ void __launch_bounds__(HX_HALO_THREADS) nv_msg_kernel(nv_args args, nv_msg M)
 {
-    /* with m->msg_pdl launched while the device step's kernel before it runs: nothing is read
-     * before that kernel has completed (the next one, e.g. the unpack, may launch at once and
-     * waits for this one's end in the same way) */
-    nv_pdl_launch_next();
-    nv_pdl_wait();
     const nv_args *a = &args;
     const long long b = *(const long long *)M.src;
     const long long bytes = b < M.cap ? b : M.cap;
@@ -637,15 +632,10 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_msg_kernel(nv_args args, n
  * launch deadlocked both PEs: each block 0 waited for the other's last blocks). */
 hx_status hx_nv_msg_launch(const nv_impl *m, const nv_msg *M, int nb, hx_stream s)
 {
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)nb, 1, 1);
     cfg.blockDim = dim3(HX_HALO_THREADS, 1, 1);
     cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = m->msg_pdl ? 1 : 0;
     HX_CUDA(cudaLaunchKernelEx(&cfg, nv_msg_kernel, m->args, *M));
     return HX_OK;
 }

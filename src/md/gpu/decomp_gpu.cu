@@ -154,21 +154,6 @@ static __device__ __forceinline__ bool gdd_last(gdd_ctl *C)
     return hx_last_block(&C->tick, &s_last);
 }
 
-/* Every kernel of the step begins here. With programmatic dependent launch (HALOX_GPU_DD_PDL,
- * on by default from sm_90) a kernel is launched while the one before it in the stream still
- * runs: its blocks become resident as that kernel's blocks end and wait in hx_pdl_wait until it
- * has completed and its writes are visible, instead of being launched only then. The step is a
- * chain of short kernels on a GPU that 4-8 processes may share, where the launch between two of
- * them is a good part of each one's time. Nothing may be read or written before the wait; the
- * trigger lets the next kernel launch as soon as every block of this one has started (its place
- * never matters for correctness, only for how early the next kernel's blocks are there). Both are
- * no-ops without the launch attribute, below sm_90 and in the CPU emulation. */
-static __device__ __forceinline__ void gdd_pdl_begin(void)
-{
-    hx_pdl_trigger();
-    hx_pdl_wait();
-}
-
 static __device__ __forceinline__ void need(gdd_ctl *C, int cap, long long n)
 {
     atomicMax(&C->need[cap], n > INT_MAX ? INT_MAX : (int)n);
@@ -201,7 +186,6 @@ static __device__ __forceinline__ int tgt_coord(int tgt, int d)
 __global__ void __launch_bounds__(GDD_MT) k_mig_init(gdd_dev D)
 {
     __shared__ int s_last;
-    gdd_pdl_begin();
     const int m = blockIdx.x * blockDim.x + threadIdx.x;
     gdd_ctl *C = D.ctl;
     if (m < D.cur[0]) {
@@ -330,7 +314,6 @@ __global__ void __launch_bounds__(GDD_BT)
     k_mig_mark_scan(gdd_dev D, int k, mig_bufs sbuf, long long cap_bytes)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
-    gdd_pdl_begin();
     gdd_ctl *C = D.ctl;
     const int na = C->nmol_a, n = na + C->pool_nmol;
     {
@@ -366,7 +349,6 @@ __global__ void __launch_bounds__(GDD_BT)
 
 __global__ void __launch_bounds__(GDD_MT) k_mig_pack(gdd_dev D, mig_bufs sbuf)
 {
-    gdd_pdl_begin();
     const gdd_ctl *C = D.ctl;
     const int na = C->nmol_a, n = na + C->pool_nmol;
     const int w = blockIdx.x * blockDim.x + threadIdx.x;
@@ -410,7 +392,6 @@ static __device__ void fin_a(const gdd_dev &D, int pool_nmol);
  * (fin_a): a kernel boundary fewer. */
 __global__ void __launch_bounds__(GDD_BT) k_mig_unpack(gdd_dev D, mig_bufs rbuf, int fin)
 {
-    gdd_pdl_begin();
     gdd_ctl *C = D.ctl;
     const int pm0 = C->pool_nmol, pa0 = C->pool_natoms;
     gdd_msg_head h[2];
@@ -548,7 +529,6 @@ static __device__ __forceinline__ void home_mol(const gdd_dev &D, int m, int *g,
 __global__ void __launch_bounds__(GDD_BT) k_fin_b(gdd_dev D)
 {
     __shared__ int4 s_scan[GDD_NW + 1];
-    gdd_pdl_begin();
     gdd_ctl *C = D.ctl;
     const int nH = C->nH, nP = C->nP, nm = nH + nP;
     const int room = nm <= D.cap[GDD_CAP_HMOL];
@@ -646,7 +626,6 @@ static __device__ __forceinline__ void local_topo(const gdd_dev &D, int a, int m
  * the atoms' topology. */
 __global__ void __launch_bounds__(GDD_MT) k_fin_d(gdd_dev D)
 {
-    gdd_pdl_begin();
     const int f = blockIdx.x * blockDim.x + threadIdx.x;
     gdd_ctl *C = D.ctl;
     if (f >= C->nmol)
@@ -756,7 +735,6 @@ __global__ void __launch_bounds__(GDD_BT)
 {
     __shared__ unsigned long long s_deps;
     __shared__ int4 s_scan[GDD_NW + 1];
-    gdd_pdl_begin();
     gdd_ctl *C = D.ctl;
     int c0, n;
     pulse_cands(C, P, p, &c0, &n);
@@ -840,7 +818,6 @@ __global__ void __launch_bounds__(GDD_BT)
 
 __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, int p, char *sbuf)
 {
-    gdd_pdl_begin();
     const gdd_ctl *C = D.ctl;
     int c0, n;
     pulse_cands(C, P, p, &c0, &n);
@@ -874,7 +851,6 @@ __global__ void __launch_bounds__(GDD_MT) k_pulse_pack(gdd_dev D, gdd_pulse P, i
 __global__ void __launch_bounds__(GDD_MT)
     k_pulse_recv(gdd_dev D, gdd_pulse P, int p, const char *rbuf, gdd_ctl *hout)
 {
-    gdd_pdl_begin();
     gdd_ctl *C = D.ctl;
     const gdd_pmsg_head h = *(const gdd_pmsg_head *)rbuf;
     const int base = C->atom_offset[p];
@@ -911,7 +887,6 @@ __global__ void __launch_bounds__(GDD_MT)
  * the same from one search step to the next: a captured graph replays). */
 __global__ void __launch_bounds__(GDD_MT) k_commit(gdd_dev D)
 {
-    gdd_pdl_begin();
     const gdd_ctl *C = D.ctl;
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t < C->n_home) {
@@ -932,7 +907,6 @@ __global__ void __launch_bounds__(GDD_MT) k_commit(gdd_dev D)
 
 __global__ void __launch_bounds__(GDD_MT) k_copy_msg(const int4 *src, int4 *dst, long long cap)
 {
-    gdd_pdl_begin();
     const long long bytes = *(const long long *)src;
     const long long words = ((bytes < cap ? bytes : cap) + 15) / 16;
     for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < words;
@@ -1090,7 +1064,6 @@ struct hx_gpu_decomp {
     uint32_t *ca_excl;
     /* the graph of a search step (device-only transports) */
     int use_graph, timing;
-    int pdl;              /* programmatic dependent launch of the step's kernels (gdd_pdl_begin) */
     cudaGraphExec_t exec; /* the three parts, events between them recorded at each replay */
     const double *graph_x[64], *graph_v[64]; /* the inputs it was captured with (first 64) */
     cudaEvent_t ev[4];
@@ -1720,28 +1693,7 @@ extern "C" hx_status hx_gpu_decomp_create(const hx_decomp *dec, const hx_system 
     g->kt = env_int("HALOX_GPU_DD_KTIMES", 0) == 1;
     if (g->kt)
         g->use_graph = 0;
-    /* HALOX_GPU_DD_PDL=0: each kernel launched when the one before it has ended. The emulation
-     * completes every launch as it is made (and would run a kernel launched with attributes as
-     * one grid of concurrent blocks): plain launches there. */
     hx_status st = HX_OK;
-    {
-        const char *e = getenv("HALOX_GPU_DD_PDL");
-        if (e && strcmp(e, "0") != 0 && strcmp(e, "1") != 0)
-            st = hx_error_set(HX_ERR_INVALID_ARG, __FILE__, __LINE__, __func__,
-                              "HALOX_GPU_DD_PDL='%s': give 1 (the default: the device search "
-                              "step's kernels with programmatic dependent launch) or 0 (plain "
-                              "launches)",
-                              e);
-#ifdef HX_CUDA_EMULATION
-        g->pdl = 0;
-#else
-        int dev = 0, major = 0;
-        if (cudaGetDevice(&dev) != cudaSuccess ||
-            cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-            major = 0;
-        g->pdl = major >= 9 && !(e && e[0] == '0');
-#endif
-    }
     for (int k = 0; k < 3; k++)
         if (g->grid[k] >= 1024)
             st = hx_error_set(HX_ERR_UNSUPPORTED, __FILE__, __LINE__, __func__,
@@ -1904,24 +1856,9 @@ static void kt_collect(hx_gpu_decomp *g)
     g->kruns++;
 }
 
-/* A kernel of the step on s: with the programmatic launch attribute when g->pdl (each kernel
- * waits for the one before it in gdd_pdl_begin), else a plain launch. */
 #define LAUNCH(k, grid, block, ...)                                                                \
     do {                                                                                           \
-        if (g->pdl) {                                                                              \
-            cudaLaunchAttribute at_[1];                                                            \
-            at_[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;                        \
-            at_[0].val.programmaticStreamSerializationAllowed = 1;                                 \
-            cudaLaunchConfig_t cfg_ = {};                                                          \
-            cfg_.gridDim = dim3((unsigned)(grid), 1, 1);                                           \
-            cfg_.blockDim = dim3((unsigned)(block), 1, 1);                                         \
-            cfg_.stream = s;                                                                       \
-            cfg_.attrs = at_;                                                                      \
-            cfg_.numAttrs = 1;                                                                     \
-            HX_CUDA(cudaLaunchKernelEx(&cfg_, k, __VA_ARGS__));                                    \
-        } else {                                                                                   \
-            HX_LAUNCH(k, grid, block, 0, s, __VA_ARGS__);                                          \
-        }                                                                                          \
+        HX_LAUNCH(k, grid, block, 0, s, __VA_ARGS__);                                              \
         HX_CUDA_LAUNCH(#k);                                                                        \
         HX_TRY(kt_mark(g, #k, s));                                                                 \
     } while (0)

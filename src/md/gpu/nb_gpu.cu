@@ -1292,20 +1292,6 @@ extern "C" hx_status hx_gpu_nb_create(const hx_forcefield *ff, const hx_gpu_nb_p
         HX_CUDA_GOTO(st, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev),
                      fail);
         nb->pdl = e && e[0] == '1' && major >= 9 && HX_PDL_CAPTURE;
-        /* HALOX_GPU_SEARCH_PDL=0: the search's kernels launched when the one before has ended
-         * (search_gpu.cu, gnb_pdl_begin). The emulation completes every launch as it is made:
-         * plain launches there. */
-        const char *sp = getenv("HALOX_GPU_SEARCH_PDL");
-        if (sp && strcmp(sp, "0") != 0 && strcmp(sp, "1") != 0)
-            HX_FAIL_GOTO(st, HX_ERR_INVALID_ARG, fail,
-                         "HALOX_GPU_SEARCH_PDL='%s': give 1 (the default: the pair search's "
-                         "kernels with programmatic dependent launch) or 0 (plain launches)",
-                         sp);
-#ifdef HX_CUDA_EMULATION
-        nb->search_pdl = 0;
-#else
-        nb->search_pdl = major >= 9 && !(sp && sp[0] == '0');
-#endif
     }
     {
         const char *e = getenv("HALOX_GPU_SEARCH_TIMING");

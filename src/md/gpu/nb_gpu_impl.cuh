@@ -251,7 +251,6 @@ struct hx_gpu_nb {
     /* the search's launches as a graph (HALOX_GPU_SEARCH_GRAPH=0 at create: direct launches),
      * with what it was captured for */
     int search_graph;
-    int search_pdl; /* programmatic launch of the search's kernels (HALOX_GPU_SEARCH_PDL) */
     cudaStream_t s_capture;
     int search_captures;
     cudaGraphExec_t search_exec[GNB_NPARTS]; /* per part (gnb_dev.part) */

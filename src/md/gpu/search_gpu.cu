@@ -37,22 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every kernel of the search begins here. With programmatic dependent launch
- * (HALOX_GPU_SEARCH_PDL, on by default from sm_90) k_bin, k_col_sort, k_sc_build and
- * k_list_build are launched while the kernel before them still runs: their blocks become
- * resident as its blocks end and wait in hx_pdl_wait until it has completed and its writes are
- * visible, instead of being launched only then (the search is a chain of five kernels, a few
- * microseconds each on small domains, on a GPU that several processes may share). Nothing is read
- * or written before the wait. k_prep is launched plainly: the kernel before it may be the
- * coordinate halo's, whose blocks wait for other processes and must all be resident at once (the
- * search's blocks waiting beside them could take their places). No-ops without the attribute,
- * below sm_90 and in the CPU emulation. */
-static __device__ __forceinline__ void gnb_pdl_begin(void)
-{
-    hx_pdl_trigger();
-    hx_pdl_wait();
-}
-
 /* ---- 1. prep ----------------------------------------------------------------------------- */
 
 static __device__ void zone_grids(gnb_dev &d);
@@ -63,7 +47,6 @@ static __device__ void zone_grids(gnb_dev &d);
 __global__ __launch_bounds__(256) void k_prep(const float *__restrict__ x, gnb_dev d)
 {
     __shared__ int s_last;
-    gnb_pdl_begin();
     const int t = blockIdx.x * blockDim.x + threadIdx.x;
     /* the rest of a split search keeps the home zone's atoms, and its columns with their counts
      * (zone 0's columns come first) */
@@ -264,7 +247,6 @@ static __device__ void column_starts(gnb_dev &d);
 __global__ __launch_bounds__(256) void k_bin(gnb_dev d)
 {
     __shared__ int s_last;
-    gnb_pdl_begin();
     if (d.st->overflow & GNB_OVF_EARLY)
         return; /* every block: k_prep's last block set it */
     /* the rest of a split search: zone 0's atoms are in their columns already */
@@ -502,7 +484,6 @@ __global__ __launch_bounds__(256) void k_col_sort(gnb_dev d)
     HX_DYN_SMEM(smem);
     __shared__ float s_bb[6][8];
     __shared__ int s_cnt[2 * (GNB_SORT_BINS + 1)];
-    gnb_pdl_begin();
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int split = col_sort_split(d);
@@ -634,7 +615,6 @@ __global__ __launch_bounds__(64) void k_sc_build(gnb_dev d, const float2 *__rest
     __shared__ unsigned long long s_key[GNB_SCA];
     __shared__ float4 s_w[GNB_SCA];
     __shared__ float4 s_red[2][2];
-    gnb_pdl_begin();
     if (d.st->overflow & GNB_OVF_EARLY)
         return;
     const int sc = blockIdx.x;
@@ -1373,7 +1353,6 @@ __global__ __launch_bounds__(LB_NT) void k_list_build(gnb_dev d, gnb_status *h_s
     __shared__ lb_smem S;
     __shared__ int s_w, s_last;
     HX_DYN_SMEM(smem);
-    gnb_pdl_begin();
     lb_blocks_run(d, S, s_w, (int *)smem);
     if (d.part == GNB_PART_HOME) {
         /* the record goes on into the rest of the search: only the work items' counters start
@@ -1559,26 +1538,6 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s, int p
 static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
-/* a kernel after the search's own kernel: with the programmatic launch attribute when
- * nb->search_pdl (gnb_pdl_begin) */
-#define SLAUNCH(k, grid, block, smem, ...)                                                         \
-    do {                                                                                           \
-        if (nb->search_pdl) {                                                                      \
-            cudaLaunchAttribute at_[1];                                                            \
-            at_[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;                        \
-            at_[0].val.programmaticStreamSerializationAllowed = 1;                                 \
-            cudaLaunchConfig_t cfg_ = {};                                                          \
-            cfg_.gridDim = dim3((unsigned)(grid), 1, 1);                                           \
-            cfg_.blockDim = dim3((unsigned)(block), 1, 1);                                         \
-            cfg_.dynamicSmemBytes = (smem);                                                        \
-            cfg_.stream = s;                                                                       \
-            cfg_.attrs = at_;                                                                      \
-            cfg_.numAttrs = 1;                                                                     \
-            HX_CUDA(cudaLaunchKernelEx(&cfg_, k, __VA_ARGS__));                                    \
-        } else {                                                                                   \
-            HX_LAUNCH(k, grid, block, smem, s, __VA_ARGS__);                                       \
-        }                                                                                          \
-    } while (0)
 /* an event at the end of stage k (HALOX_GPU_SEARCH_TIMING) */
 #define STAGE(k)                                                                                   \
     do {                                                                                           \
@@ -1591,16 +1550,16 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
     HX_LAUNCH(k_prep, ga, 256, 0, s, x, *d);
     HX_CUDA_LAUNCH("k_prep");
     STAGE(1);
-    SLAUNCH(k_bin, ga, 256, 0, *d);
+    HX_LAUNCH(k_bin, ga, 256, 0, s, *d);
     HX_CUDA_LAUNCH("k_bin");
     STAGE(2);
-    SLAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)col_sort_split(*d), 256,
-            sort_smem_bytes(d), *d);
+    HX_LAUNCH(k_col_sort, (unsigned)d->cap_cols * (unsigned)col_sort_split(*d), 256,
+              sort_smem_bytes(d), s, *d);
     HX_CUDA_LAUNCH("k_col_sort");
     STAGE(3);
     /* the slots' geometric-rule factors for k_nb_2h, and the list build's work items */
-    SLAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, *d,
-            nb->lj_geometric ? (const float2 *)(nb->d_lj + nb->lj_comb_off) : NULL);
+    HX_LAUNCH(k_sc_build, (unsigned)d->cap_sc, GNB_SCA, 0, s, *d,
+              nb->lj_geometric ? (const float2 *)(nb->d_lj + nb->lj_comb_off) : NULL);
     HX_CUDA_LAUNCH("k_sc_build");
     STAGE(4);
     const size_t cand_smem = (size_t)d->cand_cap * sizeof(int);
@@ -1610,8 +1569,8 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         const unsigned most = 27u * (unsigned)d->cap_sc;
         /* with the rolling prune nothing follows the list build at a search: its last block
          * writes the status (the host's copy, no copy node, no kernel of its own) */
-        SLAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, *d,
-                d->rolling && d->part != GNB_PART_HOME ? nb->h_st_d : NULL);
+        HX_LAUNCH(k_list_build, slots < most ? slots : most, LB_NT, cand_smem, s, *d,
+                  d->rolling && d->part != GNB_PART_HOME ? nb->h_st_d : NULL);
     }
     HX_CUDA_LAUNCH("k_list_build");
     STAGE(5);
@@ -1623,7 +1582,6 @@ static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
         HX_TRY(gnb_search_tail(nb, s)); /* the status into nb->h_st, no copy node */
     STAGE(7);
 #undef STAGE
-#undef SLAUNCH
     return HX_OK;
 }
 

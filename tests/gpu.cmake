@@ -303,6 +303,20 @@ if(HALOX_GPU_EMULATE)
   endif()
 endif()
 
+# The search step's timeline traced for real (HALOX_SEARCH_TRACE, src/gpu/trace.h): halox md on
+# 2 processes sharing the GPU (in the CPU emulation, emulated GPU 0), the trace read by
+# scripts/search_trace.py and its aligned clocks checked for causality
+if(HALOX_HAVE_CUDA AND HALOX_HAVE_MPI AND HALOX_TIMEOUT_PROGRAM)
+  add_test(NAME test_gpu_search_trace_np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_search_trace.sh ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:halox_app> ${MPIEXEC_EXECUTABLE} ${HALOX_MPIEXEC_FLAGS}
+                   -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x NVSHMEM_DISABLE_NVLS
+                   -x HALOX_SEARCH_TRACE -x HALOX_ALLOW_NO_MPS)
+  set_tests_properties(test_gpu_search_trace_np2 PROPERTIES LABELS "gpu;mpi;dd;emulation"
+                       TIMEOUT 900 SKIP_RETURN_CODE 77 PROCESSORS 1
+                       ENVIRONMENT "HALOX_ALLOW_NO_MPS=1")
+endif()
+
 # The CPU emulation once more with the threads of each block run last-ready-first
 # (HALOX_EMU_SCHEDULE=lifo, tests/emu/emu_runtime.cpp): the default order runs every thread of a
 # lower index first, so a kernel that reads another thread's write without a barrier between

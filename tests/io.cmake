@@ -30,6 +30,11 @@ set_tests_properties(test_plot PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300 SKIP_R
 add_test(NAME test_nvshmem_trace COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_nvshmem_trace.sh
                                          ${PROJECT_SOURCE_DIR})
 set_tests_properties(test_nvshmem_trace PROPERTIES LABELS "cpu;io" TIMEOUT 120)
+# scripts/search_trace.py (the search step's per-process timelines lined up) on synthetic
+# traces with known times, and its bad-input messages (the traced run: test_gpu_search_trace)
+add_test(NAME test_search_trace COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_search_trace.sh
+                                        ${PROJECT_SOURCE_DIR})
+set_tests_properties(test_search_trace PROPERTIES LABELS "cpu;io" TIMEOUT 120)
 add_test(NAME test_bench_report
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/test_bench_report.sh $<TARGET_FILE:halox_app>)
 set_tests_properties(test_bench_report PROPERTIES LABELS "cpu;io;cli" TIMEOUT 300)

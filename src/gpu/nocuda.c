@@ -1,5 +1,6 @@
 /* Builds without CUDA: the device API of include/halox/gpu.h answers "not compiled". */
 #include "gpu/context.h"
+#include "gpu/trace.h"
 #include "halox/gpu.h"
 #include "core/error.h"
 
@@ -196,4 +197,47 @@ const char *hx_gpu_context_describe(const hx_gpu_context *ctx)
 {
     (void)ctx;
     return "no GPU (built without CUDA)";
+}
+
+/* The search trace (gpu/trace.h) marks device work: without CUDA there is none to trace. */
+hx_status hx_gpu_trace_open(int rank, int nranks)
+{
+    (void)rank;
+    (void)nranks;
+    return HX_OK;
+}
+
+void hx_gpu_trace_close(void) {}
+
+int hx_gpu_trace_on(void)
+{
+    return 0;
+}
+
+hx_status hx_gpu_trace_prepare(hx_stream s)
+{
+    (void)s;
+    return HX_OK;
+}
+
+void hx_gpu_trace_search_begin(long long step)
+{
+    (void)step;
+}
+
+void hx_gpu_trace_search_end(void) {}
+
+void hx_gpu_trace_host(const char *label)
+{
+    (void)label;
+}
+
+hx_status hx_gpu_trace_mark(const void *who, int sub, int idx, const char *label, hx_stream s)
+{
+    (void)who;
+    (void)sub;
+    (void)idx;
+    (void)label;
+    (void)s;
+    return HX_OK;
 }

@@ -17,6 +17,7 @@
 #include "halox/version.h"
 #include "core/error.h"
 #include "core/timer.h"
+#include "gpu/trace.h"
 #include "halox/json.h"
 
 #include <limits.h>
@@ -140,6 +141,8 @@ static void md_free(hx_md *md)
 {
     if (!md)
         return;
+    if (md->trace_own)
+        hx_gpu_trace_close();
     if (md->B && md->bimpl)
         md->B->destroy(md->bimpl);
     hx_halo_destroy(&md->halo);
@@ -332,6 +335,11 @@ hx_status hx_md_create_dd(const hx_system *sys, const hx_md_params *p, hx_comm *
     st = md->red && md->ke_old && md->dev
              ? HX_OK
              : hx_error_set(HX_ERR_NOMEM, __FILE__, __LINE__, __func__, "out of memory");
+    /* the search steps' timeline (HALOX_SEARCH_TRACE, a diagnosis of the GPU runs) */
+    if (st == HX_OK && B->mem != HX_MEM_HOST && !hx_gpu_trace_on()) {
+        st = hx_gpu_trace_open(hx_comm_rank(comm), hx_comm_nranks(comm));
+        md->trace_own = hx_gpu_trace_on();
+    }
     if (st == HX_OK)
         st = B->create(md->sys, md->ff, &md->p, md->nlocal, &md->bimpl);
     HX_TRY_GOTO(st, hx_comm_agree(comm, st), fail);

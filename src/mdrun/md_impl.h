@@ -54,6 +54,7 @@ struct hx_md {
     /* CUDA graph of a plain step (backend and halo permitting) */
     int graph_ok;     /* both can capture */
     int graph_valid;  /* captured for the current partition */
+    int trace_own;    /* this engine opened the search trace (gpu/trace.h) */
     int halo_x_fresh; /* the repartition exchanged this step's halo coordinates already */
     /* step timing (hx_md_params.step_timing, src/mdrun/step_timing.c): the records of the latest
      * run; record r ends at clock point r + 1 (point 0: the run's start), st_read of them have

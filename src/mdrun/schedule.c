@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/timer.h"
+#include "gpu/trace.h"
 #include "halox/log.h"
 
 #include <math.h>
@@ -235,6 +236,7 @@ static hx_status repartition_device(hx_md *md, double t0)
     /* A failure noted since the last collective goes into the device step's one reduction,
      * which every process enters anyway: no agreement of its own before the step (the host path
      * has one), so a process that arrives first launches its step instead of waiting. */
+    hx_gpu_trace_search_begin(md->step);
     hx_status local = take_pending(md);
     if (local == HX_OK && hx_fault_hit("md.dd_pending"))
         local = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
@@ -243,6 +245,7 @@ static hx_status repartition_device(hx_md *md, double t0)
                              md->step);
     HX_TRY(md->B->dd_search(md->bimpl, md->step, local, gmax, &dt)); /* collective, agreed */
     const double t1 = hx_wtime();
+    hx_gpu_trace_host("dd_search");
     hx_plan_domain_counts pc[64];
     hx_plan_domain_counts *pcp = md->nlocal <= 64 ? pc : malloc(sizeof *pcp * (size_t)md->nlocal);
     if (!pcp)
@@ -256,15 +259,18 @@ static hx_status repartition_device(hx_md *md, double t0)
                  : md->B->dd_counts(md->bimpl, i, &pcp[i]);
     /* the home atoms' set-up and the home zone's pair search, enqueued now: the device works
      * on them while this process makes the plan and waits in its agreements */
+    hx_gpu_trace_host("counts");
     const double th0 = hx_wtime();
     if (st == HX_OK)
         st = set_home(md);
     const double th = hx_wtime() - th0;
+    hx_gpu_trace_host("set_home");
     /* a failure to get the counts (or to set the home atoms up) goes to the neighbours as
      * hx_plan_set_counts's failure markers and to every process in the agreement below */
     const double tp0 = hx_wtime();
     st = hx_plan_set_counts(hx_decomp_plan(md->dec), st, st == HX_OK ? pcp : NULL, gmax);
     const double tp1 = hx_wtime();
+    hx_gpu_trace_host("plan");
     if (pcp != pc)
         free(pcp);
     /* hx_plan_set_counts's failures (the counts', passed on as failure markers; its last part,
@@ -272,6 +278,7 @@ static hx_status repartition_device(hx_md *md, double t0)
      * without the others */
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t2 = hx_wtime();
+    hx_gpu_trace_host("agree_plan");
     double agree = t2 - tp1;
     /* local unless a capacity grew (then collective on every process alike: the plan's
      * capacities are global maxima with headroom, so this is rare) */
@@ -300,6 +307,7 @@ static hx_status repartition_device(hx_md *md, double t0)
         md->B->invalidate_graph(md->bimpl);
     md->graph_valid = 0;
     const double t3 = hx_wtime();
+    hx_gpu_trace_host("halo_refresh");
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
         st =
             hx_fault_hit("md.dd_set_local")
@@ -309,17 +317,20 @@ static hx_status repartition_device(hx_md *md, double t0)
                                hx_comm_local_domain(md->comm, i))
                 : md->B->dd_set_local(md->bimpl, i, hx_halo_x(md->halo, i), hx_halo_f(md->halo, i));
     const double ta = hx_wtime();
+    hx_gpu_trace_host("set_local");
     /* Agreed here, before the coordinate halo. Agreed instead with the pair search's statistics
      * (the failing process still sending its halo), the wait for the slowest process moved into
      * that agreement and the search step was no shorter (H100, 4 ranks of one GPU:
      * bench/results/h100-2026-12-07f-lbwarp). */
     HX_TRY(hx_comm_agree(md->comm, st));
     const double t4 = hx_wtime();
+    hx_gpu_trace_host("agree_set_local");
     agree += t4 - ta;
     /* as on the host path: a failure of the coordinate halo is agreed with the search's */
     st = hx_halo_exchange_x(md->halo, md->B->halo_stream(md->bimpl, 0));
     md->halo_x_fresh = 1;
     const double t5 = hx_wtime();
+    hx_gpu_trace_host("x_halo");
     for (int i = 0; i < md->nlocal && st == HX_OK; i++)
         st = hx_fault_hit("md.dd_pairs")
                  ? hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,
@@ -327,8 +338,10 @@ static hx_status repartition_device(hx_md *md, double t0)
                                 hx_comm_local_domain(md->comm, i))
                  : md->B->search(md->bimpl, i, md->p.rlist, 0, NULL);
     const double tb = hx_wtime();
+    hx_gpu_trace_host("pair_search");
     HX_TRY(update_dd_info(md, st, dt.stats)); /* agrees st */
     const double t6 = hx_wtime();
+    hx_gpu_trace_search_end();
     agree += t6 - tb;
     /* device parts are sub-intervals of [t0, t1]; the columns keep tiling [t0, t6] */
     const double dev = dt.migrate + dt.local_set + dt.plan;

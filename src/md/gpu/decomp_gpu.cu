@@ -44,6 +44,7 @@
 #include "core/wait.h"
 #include "dd/home.h"
 #include "gpu/context.h"
+#include "gpu/trace.h"
 #include "dd/plan_image.h"
 #include "halox/log.h"
 
@@ -1075,6 +1076,7 @@ struct hx_gpu_decomp {
     long long kruns, kdropped;
     cudaEvent_t *kev;             /* [GDD_KT_EV] */
     const char *kname[GDD_KT_EV]; /* the launch behind each event of the run (literals) */
+    int tr_idx;                   /* the next search-trace point's number (gpu/trace.h) */
     const char *kt_name[GDD_KT_NAMES];
     double kt_ms[GDD_KT_NAMES];
     long long kt_calls[GDD_KT_NAMES];
@@ -1861,12 +1863,14 @@ static void kt_collect(hx_gpu_decomp *g)
         HX_LAUNCH(k, grid, block, 0, s, __VA_ARGS__);                                              \
         HX_CUDA_LAUNCH(#k);                                                                        \
         HX_TRY(kt_mark(g, #k, s));                                                                 \
+        HX_TRY(hx_gpu_trace_mark(g, 0, g->tr_idx++, #k, s));                                       \
     } while (0)
 
 static hx_status msg(hx_gpu_decomp *g, int chan, hx_stream s)
 {
     HX_TRY(g->tr.msg(g->tr.ctx, chan, g->cdest + (size_t)chan * g->nlocal,
                      g->csrc + (size_t)chan * g->nlocal, s));
+    HX_TRY(hx_gpu_trace_mark(g, 0, g->tr_idx++, "message", s));
     return kt_mark(g, "message", s);
 }
 
@@ -1875,6 +1879,8 @@ static hx_status msg(hx_gpu_decomp *g, int chan, hx_stream s)
 static hx_status enqueue_part(hx_gpu_decomp *g, int part, hx_stream s)
 {
     const int nl = g->nlocal;
+    static const char *const part_label[3] = {"dd.migration", "dd.local_set", "dd.plan"};
+    HX_TRY(hx_gpu_trace_mark(g, 0, g->tr_idx++, part_label[part], s));
     if (part == 0) {
         for (int i = 0; i < nl; i++) {
             gdd_dom *d = &g->dom[i];
@@ -1946,6 +1952,7 @@ static hx_status launch(hx_gpu_decomp *g, hx_stream s)
 #endif
     /* the legacy default stream (NULL) cannot be captured: direct launches there */
     const int graph = g->use_graph && s != NULL;
+    g->tr_idx = 0; /* the trace's points, numbered in launch order (gpu/trace.h) */
     int same = g->exec != NULL;
     for (int i = 0; same && i < g->nlocal && i < 64; i++)
         same = g->graph_x[i] == g->dom[i].D.ax && g->graph_v[i] == g->dom[i].D.av;
@@ -2070,12 +2077,14 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, hx_stat
             g->dom[i].D.av = in[i].v;
         }
         st = launch(g, s);
+        hx_gpu_trace_host("dd.launched");
         /* bounded (the step deadline; NVSHMEM's message waits have their device deadline
          * inside it): a stuck GPU becomes a failure every process agrees on below */
         if (st == HX_OK)
             st = hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), hx_comm_rank(g->comm),
                                     "the device search step of step %lld", step);
         const double t1 = hx_wtime();
+        hx_gpu_trace_host("dd.waited");
         tm.device += t1 - t0;
         if (st == HX_OK) {
             float ms[3] = {0, 0, 0};
@@ -2118,6 +2127,7 @@ extern "C" hx_status hx_gpu_decomp_run(hx_gpu_decomp *g, long long step, hx_stat
         if (rst == HX_OK && red[0])
             rst = hx_comm_agree(g->comm, st); /* someone failed: its message everywhere */
         tm.counts += hx_wtime() - t1;
+        hx_gpu_trace_host("dd.reduced");
         if (rst != HX_OK) {
             free(vec);
             return rst;

@@ -31,6 +31,7 @@
 #include "md/gpu/bonded_gpu.h"
 #include "core/wait.h"
 #include "gpu/context.h"
+#include "gpu/trace.h"
 #include "gpu/cuda_check.h"
 #include "md/gpu/decomp_gpu.h"
 #include "md/gpu/nb_gpu.h"
@@ -732,6 +733,8 @@ static hx_status gb_dd_search_on(void *vimpl, long long step, hx_status local, l
                                  hx_md_dd_times *t)
 {
     gb_impl *g = (gb_impl *)vimpl;
+    /* the search trace's clocks, before anything of this step is enqueued (gpu/trace.h) */
+    HX_TRY(hx_gpu_trace_prepare(g->s_local));
     hx_gpu_dd_state in[64];
     memset(in, 0, sizeof in);
     hx_gpu_dd_state *inp =

@@ -30,6 +30,7 @@
  * Every result is deterministic except the order of list entries and items between search
  * blocks (atomic reservations), which changes only the order of floating-point sums. */
 #include "md/gpu/nb_gpu_impl.cuh"
+#include "gpu/trace.h"
 #include "halox/log.h"
 
 #include <limits.h>
@@ -1538,11 +1539,16 @@ static hx_status run_search(hx_gpu_nb *nb, const float *x, cudaStream_t s, int p
 static hx_status enqueue_search(hx_gpu_nb *nb, const float *x, cudaStream_t s)
 {
     gnb_dev *d = &nb->d;
-/* an event at the end of stage k (HALOX_GPU_SEARCH_TIMING) */
+    /* the search trace's names of the stages' ends (gpu/trace.h) */
+    static const char *const stage_label[HX_GPU_SEARCH_STAGES + 1] = {
+        "nb.start",      "nb.k_prep",       "nb.k_bin", "nb.k_col_sort",
+        "nb.k_sc_build", "nb.k_list_build", "nb.prune", "nb.status"};
+/* an event at the end of stage k (HALOX_GPU_SEARCH_TIMING), and the trace's point */
 #define STAGE(k)                                                                                   \
     do {                                                                                           \
         if (nb->time_stages)                                                                       \
             HX_CUDA(cudaEventRecord(nb->ev_stage[k], s));                                          \
+        HX_TRY(hx_gpu_trace_mark(nb, d->part, k, stage_label[k], s));                              \
     } while (0)
     STAGE(0);
     /* sized for the capacity: the atom count is the status record's (gnb_status.n) */

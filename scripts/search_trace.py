@@ -71,6 +71,12 @@ def read_rank(path):
                         fail(f"{path}:{ln}: a device point outside a search step or not "
                              f"'d WHO SUB IDX LABEL NS'")
                     cur["dev"].append(((int(w[1]), int(w[2]), int(w[3]), w[4]), int(w[5])))
+                elif w[0] == "a":
+                    # the CPU emulation's count of CUDA runtime calls at the host point before
+                    if cur is None or len(w) != 6:
+                        fail(f"{path}:{ln}: runtime calls outside a search step or not "
+                             f"'a LABEL N N N N'")
+                    cur.setdefault("calls", []).append((w[1], [int(x) for x in w[2:]]))
                 elif w[0] == "dropped":
                     r["dropped"] = int(w[1])
                 else:
@@ -145,6 +151,18 @@ def analyse(ranks, skip):
                 if lab not in dev_order:
                     dev_order.append(lab)
                 dev.setdefault(lab, [[] for _ in ranks])[k].append(g - r["offset"] - t0)
+    # the emulation's CUDA runtime calls per host span (medians over search steps)
+    calls = {}
+    for n in ns:
+        for k, r in enumerate(ranks):
+            c = r["searches"][n].get("calls", [])
+            for (a, ca), (b, cb) in zip(c, c[1:]):
+                d = [y - x for x, y in zip(ca, cb)]
+                calls.setdefault(f"{a} -> {b}", [[] for _ in ranks])[k].append(d)
+    if calls:
+        res["emulated_runtime_calls"] = {
+            sp: [[statistics.median(col) for col in zip(*v)] if v else None for v in vals]
+            for sp, vals in calls.items()}
     res["length_us"] = median_us(length)
     res["length_us_min_max"] = [round(min(length) / 1e3, 2), round(max(length) / 1e3, 2)]
     res["host_points_us"] = {lab: [median_us(v) for v in host[lab]] for lab in host_order}
@@ -246,6 +264,13 @@ def main():
     table("host spans (median us from one point to the next)", res["host_spans_us"], nr)
     table("device points (median us from the search step's start; a kernel's end)",
           res["device_points_us"], nr)
+    if "emulated_runtime_calls" in res:
+        print("CUDA runtime calls per host span, counted by the CPU emulation (median per "
+              "process: kernel launches / graph launches / synchronisations / other calls)")
+        for sp, vals in res["emulated_runtime_calls"].items():
+            cells = "".join(f"{'-' if v is None else '/'.join(format(x, 'g') for x in v):>14}"
+                            for v in vals)
+            print(f"  {sp:<34}{cells}")
     if out:
         with open(out, "w") as f:
             json.dump(res, f, indent=1)

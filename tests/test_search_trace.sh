@@ -4,14 +4,16 @@
 # Always: the script on traces with known times: two processes whose device clocks are 7 and 9
 # ms ahead of the host's (each with a wide calibration and a narrow one, of which the narrow one
 # must be taken), search steps of known lengths; the medians of lengths, points and spans are
-# known numbers, a repeated device label is numbered, the calibrated search step and the first
+# known numbers (the emulation's runtime calls per span too), a repeated device label is numbered, the calibrated search step and the first
 # --skip ones are left out. Bad input (a missing rank, a malformed line, no files) fails with
 # the file and line.
 # With <halox> (a GPU or the CPU emulation; exit 77 without a device): a decomposed run of 2
 # processes traced for real, and what must hold whatever the machine: every host point in the
 # schedule's order, every device point of the decomposition before the host saw the device
 # step end (dd.waited) and the pair search's last stage before the host saw the search end
-# (pair_search): causality, which a wrong clock alignment or a misplaced point breaks.
+# (pair_search): causality, which a wrong clock alignment or a misplaced point breaks; in the
+# CPU emulation, which counts the host's CUDA runtime calls per span, no synchronisation with
+# the device outside the two spans that wait for its results.
 set -u
 src=$1
 halox=${2:-}
@@ -33,8 +35,11 @@ for r in range(2):
                 # wide and off-centre, then narrow and exact
                 f.write(f"c 100 {OFF[r] + 260} 300\n")
                 f.write(f"c 1000 {OFF[r] + 1001} 1002\n")
+            f.write(f"a begin {100 * n} 0 {n} 7\n")
             f.write(f"h dd.launched {B + 10000}\n")
+            f.write(f"a dd.launched {100 * n + 3} 1 {n} {9 + n}\n")
             f.write(f"h dd.waited {B + 50000 + 10000 * r}\n")
+            f.write(f"a dd.waited {100 * n + 3} 1 {n + 1} {9 + n}\n")
             f.write(f"h dd.reduced {B + 62000}\n")
             f.write(f"h end {B + 100000 + 1000 * n + 500 * r}\n")
             f.write(f"d 0 0 0 dd.migration {OFF[r] + B + 12000}\n")
@@ -65,6 +70,10 @@ want("dd.migration", d["device_points_us"]["dd.migration"], [12.0, 12.0])
 want("message#2", d["device_points_us"]["message#2"], [40.0, 40.0])
 want("nb.start[rest]", d["device_points_us"]["nb.start[rest]"], [70.0, 70.0])
 want("calibration", d["calibration_half_width_us"], [0.001, 0.001])
+# runtime calls per span (the emulation's counts): launches / graphs / syncs / other
+calls = d["emulated_runtime_calls"]
+want("calls begin->launched", calls["begin -> dd.launched"], [[3, 1, 0, 5.5], [3, 1, 0, 5.5]])
+want("calls launched->waited", calls["dd.launched -> dd.waited"], [[0, 0, 1, 0], [0, 0, 1, 0]])
 if bad:
     print("\n".join(bad))
     sys.exit(1)
@@ -139,6 +148,18 @@ for r in range(d["ranks"]):
     if dv["nb.status[rest]"][r] > h["pair_search"][r] + slack:
         bad.append(f"rank {r}: the pair search's status at {dv['nb.status[rest]'][r]} us, after "
                    f"the host saw it ({h['pair_search'][r]})")
+# In the CPU emulation the trace also counts the host's CUDA runtime calls per span: the
+# search step synchronises with the device only where it waits for its results (the device
+# step's counts, the pair search's status); a synchronisation anywhere else drains the GPU
+# between the host's decisions.
+calls = d.get("emulated_runtime_calls")
+if calls is not None:
+    allowed = {"dd.launched -> dd.waited", "x_halo -> pair_search"}
+    for sp, vals in calls.items():
+        for r, v in enumerate(vals):
+            if v and v[2] > 0 and sp not in allowed:
+                bad.append(f"rank {r}: {v[2]:g} synchronisations with the device in the span "
+                           f"{sp} (only {sorted(allowed)} wait for the device)")
 if bad:
     print("\n".join(bad))
     sys.exit(1)

@@ -188,8 +188,17 @@ extern "C" hx_status hx_gpu_trace_prepare(hx_stream s)
 
 extern "C" void hx_gpu_trace_host(const char *label)
 {
-    if (T.on && T.in_search)
-        fprintf(T.f, "h %s %lld\n", label, host_ns());
+    if (!T.on || !T.in_search)
+        return;
+    fprintf(T.f, "h %s %lld\n", label, host_ns());
+#ifdef HX_CUDA_EMULATION
+    /* the emulation's times say nothing of a GPU's, but its count of CUDA runtime calls is the
+     * program's own: how many launches, graph launches, synchronisations and other calls the
+     * host made up to this point (a GPU run pays a driver round trip for each) */
+    unsigned long long c[EMU_CALL_KINDS];
+    emu_call_counts(c);
+    fprintf(T.f, "a %s %llu %llu %llu %llu\n", label, c[0], c[1], c[2], c[3]);
+#endif
 }
 
 extern "C" void hx_gpu_trace_search_begin(long long step)

@@ -346,6 +346,12 @@ int emu_capturing(void);
 /* emulation only: cudaSuccess when a kernel may be launched into s now (s on the current
  * device), cudaErrorInvalidResourceHandle otherwise */
 cudaError_t emu_launch_check(cudaStream_t s);
+/* CUDA runtime calls of this process so far, by kind: kernel launches, graph launches,
+ * synchronisations (a stream, an event, the device, a synchronous copy or set), and the other
+ * stream, event, graph and memory calls */
+#define EMU_CALL_KINDS 4
+void emu_count_call(int kind);
+void emu_call_counts(unsigned long long out[EMU_CALL_KINDS]);
 
 #ifdef __cplusplus
 }

@@ -817,8 +817,26 @@ int emu_capturing(void)
     return emu::capture_target != nullptr;
 }
 
+/* The host's CUDA runtime calls so far, by kind (emu_call_counts): what a GPU run pays a driver
+ * round trip for, as HALOX_SEARCH_TRACE counts them per span of the search step in the
+ * emulation (the error queries, device queries and selections are left out: they stay in the
+ * runtime's own state). */
+static std::atomic<unsigned long long> g_calls[EMU_CALL_KINDS];
+
+void emu_count_call(int kind)
+{
+    g_calls[kind].fetch_add(1, std::memory_order_relaxed);
+}
+
+void emu_call_counts(unsigned long long out[EMU_CALL_KINDS])
+{
+    for (int k = 0; k < EMU_CALL_KINDS; k++)
+        out[k] = g_calls[k].load(std::memory_order_relaxed);
+}
+
 cudaError_t emu_launch_check(cudaStream_t s)
 {
+    emu_count_call(0);
     return s && s->device != emu::t_device ? cudaErrorInvalidResourceHandle : cudaSuccess;
 }
 
@@ -1143,6 +1161,7 @@ cudaError_t cudaIpcCloseMemHandle(void *p)
 }
 cudaError_t cudaDeviceSynchronize(void)
 {
+    emu_count_call(2);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     wait_idle(all_busy);
@@ -1156,6 +1175,7 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
 }
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
+    emu_count_call(3);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     unsigned char *m = device_alloc(bytes + 2 * emu::guard_bytes);
@@ -1171,6 +1191,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
 }
 cudaError_t cudaFree(void *p)
 {
+    emu_count_call(3);
     if (p && emu::alloc_remove(p))
         device_free((unsigned char *)p - emu::guard_bytes);
     else
@@ -1179,6 +1200,7 @@ cudaError_t cudaFree(void *p)
 }
 cudaError_t cudaMallocHost(void **p, size_t bytes)
 {
+    emu_count_call(3);
     void *q = std::malloc(bytes ? bytes : 1);
     if (!q)
         return cudaErrorMemoryAllocation;
@@ -1188,11 +1210,13 @@ cudaError_t cudaMallocHost(void **p, size_t bytes)
 }
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
 {
+    emu_count_call(3);
     (void)flags;
     return cudaMallocHost(p, bytes);
 }
 cudaError_t cudaFreeHost(void *p)
 {
+    emu_count_call(3);
     std::free(p);
     return cudaSuccess;
 }
@@ -1216,6 +1240,7 @@ void emu_set_slow(long long pause_ns)
 }
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind k)
 {
+    emu_count_call(2);
     (void)k;
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
@@ -1227,6 +1252,7 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind k,
                             cudaStream_t s)
 {
+    emu_count_call(3);
     (void)k;
     (void)s;
     emu::record_or_run([dst, src, bytes]() {
@@ -1238,6 +1264,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
 }
 cudaError_t cudaMemset(void *p, int v, size_t bytes)
 {
+    emu_count_call(2);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     std::memset(p, v, bytes);
@@ -1246,6 +1273,7 @@ cudaError_t cudaMemset(void *p, int v, size_t bytes)
 }
 cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 {
+    emu_count_call(3);
     (void)s;
     emu::record_or_run([p, v, bytes]() {
         std::memset(p, v, bytes);
@@ -1255,22 +1283,26 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t bytes, cudaStream_t s)
 }
 cudaError_t cudaStreamCreate(cudaStream_t *s)
 {
+    emu_count_call(3);
     *s = new CUstream_st{0, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
+    emu_count_call(3);
     (void)flags;
     return cudaStreamCreate(s);
 }
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int prio)
 {
+    emu_count_call(3);
     (void)flags;
     *s = new CUstream_st{prio, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
+    emu_count_call(3);
     delete s;
     return cudaSuccess;
 }
@@ -1281,6 +1313,7 @@ cudaError_t cudaStreamGetDevice(cudaStream_t s, int *dev)
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
+    emu_count_call(2);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     wait_idle(*busy_of(s));
@@ -1288,12 +1321,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 }
 cudaError_t cudaStreamQuery(cudaStream_t s)
 {
+    emu_count_call(3);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     return busy_of(s)->load() > 0 ? cudaErrorNotReady : cudaSuccess;
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *user)
 {
+    emu_count_call(3);
     if (emu::capture_target)
         return cudaErrorStreamCaptureUnsupported;
     std::shared_ptr<std::atomic<int>> b = busy_of(s);
@@ -1308,6 +1343,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *user)
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
+    emu_count_call(3);
     (void)s;
     (void)e;
     (void)flags;
@@ -1315,6 +1351,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
 }
 cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
 {
+    emu_count_call(3);
     (void)mode;
     /* as CUDA: the legacy default stream cannot be captured (it synchronises with every
      * blocking stream); code that capturing on it worked here failed on the GPU */
@@ -1327,6 +1364,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
 }
 cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 {
+    emu_count_call(3);
     (void)s;
     if (!emu::capture_target)
         return cudaErrorInvalidValue;
@@ -1388,21 +1426,25 @@ cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t s, cudaGraphNode_t 
 }
 cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
+    emu_count_call(3);
     *e = new emu_event{0.0, emu::t_device};
     return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
+    emu_count_call(3);
     (void)flags;
     return cudaEventCreate(e);
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
+    emu_count_call(3);
     delete e;
     return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    emu_count_call(3);
     if (e->device != (s ? s->device : emu::t_device))
         return cudaErrorInvalidResourceHandle; /* event and stream of different devices */
     emu::record_or_run([e]() { e->t = now_s(); });
@@ -1410,26 +1452,31 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 }
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int flags)
 {
+    emu_count_call(3);
     (void)flags;
     return cudaEventRecord(e, s);
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
+    emu_count_call(2);
     (void)e;
     return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e)
 {
+    emu_count_call(3);
     (void)e;
     return cudaSuccess;
 }
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
+    emu_count_call(3);
     *ms = (float)((b->t - a->t) * 1e3);
     return cudaSuccess;
 }
 cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned long long flags)
 {
+    emu_count_call(3);
     (void)flags;
     *exec = new emu_graph(*g);
     return cudaSuccess;
@@ -1437,6 +1484,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t g, unsigned 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t g,
                                 cudaGraphExecUpdateResultInfo *info)
 {
+    emu_count_call(3);
     if (info)
         std::memset(info, 0, sizeof *info);
     exec->ops = g->ops;
@@ -1444,6 +1492,7 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t exec, cudaGraph_t g,
 }
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
 {
+    emu_count_call(1);
     (void)s;
     for (auto &op : exec->ops)
         op();
@@ -1451,16 +1500,19 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s)
 }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
 {
+    emu_count_call(3);
     delete exec;
     return cudaSuccess;
 }
 cudaError_t cudaGraphDestroy(cudaGraph_t g)
 {
+    emu_count_call(3);
     delete g;
     return cudaSuccess;
 }
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
 {
+    emu_count_call(3);
     (void)func;
     (void)attr;
     (void)value;

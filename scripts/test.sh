@@ -100,9 +100,13 @@ if [[ $quick -eq 0 ]]; then
     # against the host backend on 2 and 4 ranks, its ordering faults (HALOX_TEST_INJECT) as
     # tests that must fail, and the emulation's own model and deadlines: about 30 s of build and
     # 60 s of tests more on 2 cores (docs/design/gpu-halo.md).
-    # The programs the tests run (several tests may run one program with other options):
+    # The programs the tests run (several tests may run one program with other options), and
+    # the halox program where a test runs it (test_gpu_search_trace: a traced run):
     emu_targets=$(cd "$eb" && ctest -N -V -L emulation | grep -oE "$eb/tests/test_[A-Za-z0-9_]+" |
         sed 's|.*/||' | sort -u)
+    if (cd "$eb" && ctest -N -V -L emulation | grep -q "\"$eb/halox\""); then
+        emu_targets="$emu_targets halox_app"
+    fi
     # shellcheck disable=SC2086 # one target per word
     cmake --build "$eb" -j "$jobs" --target $emu_targets > "$eb.build.log" 2>&1 ||
         { tail -30 "$eb.build.log"; exit 1; }

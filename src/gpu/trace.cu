@@ -44,7 +44,6 @@ static struct {
     int ncal;
     long long searches;
     int in_search;
-    int failed; /* a write failed: the file is not renamed into place */
 } T;
 
 static long long host_ns(void)
@@ -123,7 +122,8 @@ extern "C" void hx_gpu_trace_close(void)
     if (T.h)
         cudaFreeHost(T.h);
     fprintf(T.f, "dropped %lld\n", T.dropped);
-    const int bad = ferror(T.f) | (fclose(T.f) != 0) | T.failed;
+    /* a write that failed leaves no file in place (and no earlier trace overwritten) */
+    const int bad = ferror(T.f) | (fclose(T.f) != 0);
     if (bad || rename(T.tmp, T.path) != 0) {
         hx_log(HX_LOG_WARN, "HALOX_SEARCH_TRACE: %s could not be written (%s)", T.path,
                strerror(errno));

@@ -233,10 +233,10 @@ static hx_status repartition_device(hx_md *md, double t0)
     long long gmax[HX_MAX_PULSES + 1];
     hx_md_dd_times dt;
     memset(&dt, 0, sizeof dt);
+    hx_gpu_trace_search_begin(md->step); /* HALOX_SEARCH_TRACE's points (gpu/trace.h) */
     /* A failure noted since the last collective goes into the device step's one reduction,
      * which every process enters anyway: no agreement of its own before the step (the host path
      * has one), so a process that arrives first launches its step instead of waiting. */
-    hx_gpu_trace_search_begin(md->step);
     hx_status local = take_pending(md);
     if (local == HX_OK && hx_fault_hit("md.dd_pending"))
         local = hx_error_set(HX_ERR_INTERNAL, __FILE__, __LINE__, __func__,

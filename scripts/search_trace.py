@@ -24,6 +24,10 @@ are printed:
                 processes or the device) is where this process waited
   device points per process, when each kernel or message ended on the device (a stage name:
                 when that stage ended; dd.migration, dd.local_set, dd.plan: when the part began)
+  by kind       per process, its host spans summed by what they are (SPAN_KIND): its own host
+                work (runtime calls, bookkeeping), waits for its device, MPI (the plan's
+                messages and the collectives, with the waits for the slowest process); and how
+                often each process was the last to end
 Exit status 1 with the file and line for a trace that cannot be read.
 """
 import glob
@@ -104,6 +108,18 @@ def dev_label(key):
     return f"{label}[{ {0: 'all', 1: 'home', 2: 'rest'}.get(sub, sub)}]"
 
 
+# What each host span of src/mdrun/schedule.c is, by the point it ends at: the process's own
+# work (its CUDA runtime calls and bookkeeping), a wait for its device, or MPI (messages and
+# collectives, which include the wait for the slowest process).
+SPAN_KIND = {
+    "dd.launched": "host", "dd.waited": "device", "dd.reduced": "mpi", "dd_search": "host",
+    "counts": "host", "set_home": "host", "plan": "mpi", "agree_plan": "mpi",
+    "halo_refresh": "host", "set_local": "host", "agree_set_local": "mpi", "x_halo": "host",
+    "pair_search": "device", "end": "mpi",
+}
+KIND_NAME = {"host": "own host work", "device": "waits for its device", "mpi": "MPI and the others"}
+
+
 def median_us(xs):
     xs = [x for x in xs if x is not None]
     return round(statistics.median(xs) / 1e3, 2) if xs else None
@@ -121,7 +137,7 @@ def analyse(ranks, skip):
              f"(--skip {skip}): run more search steps")
     res = {"searches": len(ns), "ranks": len(ranks), "calibration_half_width_us":
            [round(r["half"] / 1e3, 3) for r in ranks]}
-    length, host, dev, spans = [], {}, {}, {}
+    length, host, dev, spans, kinds, slowest = [], {}, {}, {}, {}, []
     host_order, dev_order = [], []
     per_search = {}
     for n in ns:
@@ -132,6 +148,7 @@ def analyse(ranks, skip):
         for k, r in enumerate(ranks):
             s = r["searches"][n]
             prev = None
+            tot = {kind: 0 for kind in KIND_NAME}
             for lab, t in s["host"]:
                 if lab not in host_order:
                     host_order.append(lab)
@@ -139,7 +156,14 @@ def analyse(ranks, skip):
                 if prev is not None:
                     sp = f"{prev[0]} -> {lab}"
                     spans.setdefault(sp, [[] for _ in ranks])[k].append(t - prev[1])
+                    tot[SPAN_KIND.get(lab, "host")] += t - prev[1]
                 prev = (lab, t)
+            for kind, v in tot.items():
+                kinds.setdefault(kind, [[] for _ in ranks])[k].append(v)
+            last = max(range(len(ranks)),
+                       key=lambda q: dict(ranks[q]["searches"][n]["host"])["end"])
+            if k == 0:
+                slowest.append(last)
             seen = {}
             for key, g in sorted(s["dev"], key=lambda e: e[1]):
                 lab = dev_label(key)
@@ -167,6 +191,10 @@ def analyse(ranks, skip):
     res["length_us_min_max"] = [round(min(length) / 1e3, 2), round(max(length) / 1e3, 2)]
     res["host_points_us"] = {lab: [median_us(v) for v in host[lab]] for lab in host_order}
     res["host_spans_us"] = {sp: [median_us(v) for v in vals] for sp, vals in spans.items()}
+    # from each process's begin to its end, by what the spans are (medians per process)
+    res["by_kind_us"] = {KIND_NAME[kd]: [median_us(v) for v in kinds[kd]] for kd in KIND_NAME
+                         if kd in kinds}
+    res["last_to_end"] = [slowest.count(k) for k in range(len(ranks))]
     res["device_points_us"] = {lab: [median_us(v) for v in dev[lab]] for lab in dev_order}
     # the median search step itself, for the plot
     mid = sorted(ns, key=lambda n: per_search[n])[len(ns) // 2]
@@ -260,6 +288,10 @@ def main():
           f"{res['length_us_min_max'][1]}")
     print("clock alignment (device to host), half-width per process (us): " +
           ", ".join(f"{w:.2f}" for w in res["calibration_half_width_us"]))
+    table("each process's search step by kind of span (median us; the spans below, summed)",
+          res["by_kind_us"], nr)
+    print("  " + f"{'last to end (search steps)':<34}" +
+          "".join(f"{v:>10}" for v in res["last_to_end"]))
     table("host points (median us from the search step's start)", res["host_points_us"], nr)
     table("host spans (median us from one point to the next)", res["host_spans_us"], nr)
     table("device points (median us from the search step's start; a kernel's end)",

@@ -4,7 +4,8 @@
 # Always: the script on traces with known times: two processes whose device clocks are 7 and 9
 # ms ahead of the host's (each with a wide calibration and a narrow one, of which the narrow one
 # must be taken), search steps of known lengths; the medians of lengths, points and spans are
-# known numbers (the emulation's runtime calls per span too), a repeated device label is numbered, the calibrated search step and the first
+# known numbers (the spans summed by kind and the emulation's runtime calls per span too), a
+# repeated device label is numbered, the calibrated search step and the first
 # --skip ones are left out. Bad input (a missing rank, a malformed line, no files) fails with
 # the file and line.
 # With <halox> (a GPU or the CPU emulation; exit 77 without a device): a decomposed run of 2
@@ -70,6 +71,11 @@ want("dd.migration", d["device_points_us"]["dd.migration"], [12.0, 12.0])
 want("message#2", d["device_points_us"]["message#2"], [40.0, 40.0])
 want("nb.start[rest]", d["device_points_us"]["nb.start[rest]"], [70.0, 70.0])
 want("calibration", d["calibration_half_width_us"], [0.001, 0.001])
+# the spans summed by kind (own host work, device waits, MPI with the others) and who ended last
+want("by kind", d["by_kind_us"], {"own host work": [10.0, 9.0],
+                                  "waits for its device": [40.0, 50.0],
+                                  "MPI and the others": [53.5, 44.0]})
+want("last to end", d["last_to_end"], [0, 4])
 # runtime calls per span (the emulation's counts): launches / graphs / syncs / other
 calls = d["emulated_runtime_calls"]
 want("calls begin->launched", calls["begin -> dd.launched"], [[3, 1, 0, 5.5], [3, 1, 0, 5.5]])

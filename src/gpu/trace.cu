@@ -1,10 +1,12 @@
 /* The search step's timeline (gpu/trace.h): host stamps, device stamps by one-thread kernels,
  * the clocks' calibration, the per-process file. */
 #include "gpu/trace.h"
+#include "gpu/context.h"
 #include "gpu/cuda_check.h"
 #include "gpu/gpu_util.cuh"
 #include "halox/log.h"
 #include "core/error.h"
+#include "core/wait.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -134,11 +136,18 @@ extern "C" void hx_gpu_trace_close(void)
     memset(&T, 0, sizeof T);
 }
 
-/* One calibration: the kernel waits for the host's go, stamps, answers; both waits bounded. */
+/* The stream's work done, within the step deadline (a stuck GPU is an error, not a hang). */
+static hx_status drain(hx_stream s)
+{
+    return hx_gpu_stream_wait(s, hx_wait_timeout_gpu(HX_WAIT_STEP), T.rank,
+                              "the search trace's clock calibration");
+}
+
+/* One calibration: the kernel waits for the host's go, stamps, answers; every wait bounded. */
 static hx_status calibrate(hx_stream s)
 {
     volatile unsigned long long *w = T.h + TR_SLOTS;
-    HX_CUDA(cudaStreamSynchronize(s));
+    HX_TRY(drain(s));
     for (int k = 0; k < 4; k++)
         w[k] = 0;
     __sync_synchronize();
@@ -153,7 +162,7 @@ static hx_status calibrate(hx_stream s)
     while (w[3] == 0 && host_ns() < limit) {
     }
     long long h1 = host_ns();
-    HX_CUDA(cudaStreamSynchronize(s));
+    HX_TRY(drain(s));
     if (w[3] == 1) {
         fprintf(T.f, "c %lld %llu %lld\n", h0, (unsigned long long)w[2], h1);
     } else {
@@ -163,7 +172,7 @@ static hx_status calibrate(hx_stream s)
         const long long g0 = host_ns();
         HX_LAUNCH(k_trace_mark, 1, 1, 0, s, T.d + TR_SLOTS + 2);
         HX_CUDA_LAUNCH("k_trace_mark");
-        HX_CUDA(cudaStreamSynchronize(s));
+        HX_TRY(drain(s));
         h1 = host_ns();
         fprintf(T.f, "c %lld %llu %lld\n", g0, (unsigned long long)w[2], h1);
     }

@@ -104,7 +104,8 @@ if [[ $quick -eq 0 ]]; then
     # the halox program where a test runs it (test_gpu_search_trace: a traced run):
     emu_targets=$(cd "$eb" && ctest -N -V -L emulation | grep -oE "$eb/tests/test_[A-Za-z0-9_]+" |
         sed 's|.*/||' | sort -u)
-    if (cd "$eb" && ctest -N -V -L emulation | grep -q "\"$eb/halox\""); then
+    # (grep reads everything: grep -q would end the pipe early and, under pipefail, fail it)
+    if (cd "$eb" && ctest -N -V -L emulation | grep -F "\"$eb/halox\"" > /dev/null); then
         emu_targets="$emu_targets halox_app"
     fi
     # shellcheck disable=SC2086 # one target per word

@@ -105,7 +105,8 @@ if [[ $quick -eq 0 ]]; then
     emu_targets=$(cd "$eb" && ctest -N -V -L emulation | grep -oE "$eb/tests/test_[A-Za-z0-9_]+" |
         sed 's|.*/||' | sort -u)
     # (grep reads everything: grep -q would end the pipe early and, under pipefail, fail it)
-    if (cd "$eb" && ctest -N -V -L emulation | grep -F "\"$eb/halox\"" > /dev/null); then
+    # ($eb may be relative: ctest prints absolute paths, which end in it)
+    if (cd "$eb" && ctest -N -V -L emulation | grep -F "$eb/halox\"" > /dev/null); then
         emu_targets="$emu_targets halox_app"
     fi
     # shellcheck disable=SC2086 # one target per word

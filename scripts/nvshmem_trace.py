@@ -26,12 +26,13 @@ every PE holds, the medians over steps (and the max over PEs or pulses where sai
   f hop         receiver's f_recv - sender's f_sent
   f accumulate  f_done - f_recv: a pulse's forces added in
 """
-import glob
 import json
 import os
-import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_files import rank_files  # noqa: E402
 
 
 def fail(msg):
@@ -146,10 +147,7 @@ def main():
         else:
             fail("usage: nvshmem_trace.py PREFIX.INSTANCE [--json OUT] [--plot OUT.png]")
         rest = rest[2:]
-    files = sorted(glob.glob(prefix + ".rank*.txt"),
-                   key=lambda p: int(re.search(r"rank(\d+)\.txt$", p).group(1)))
-    if not files:
-        fail(f"no trace files {prefix}.rank*.txt (set HALOX_NVSHMEM_TRACE to the prefix)")
+    files = rank_files(prefix, "HALOX_NVSHMEM_TRACE", fail)
     pes = {}
     for p in files:
         d = read(p)

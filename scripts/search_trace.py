@@ -30,12 +30,14 @@ are printed:
                 often each process was the last to end
 Exit status 1 with the file and line for a trace that cannot be read.
 """
-import glob
+import argparse
 import json
 import os
-import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trace_files import rank_files  # noqa: E402
 
 
 def fail(msg):
@@ -213,7 +215,6 @@ def table(title, rows, nranks):
 def plot(ranks, n, out):
     """One search step (the median one): per process a host row (its spans) and a device row
     (each point's interval from the point before on that process)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import tempfile
     from plot import PlotError, gp_quote, run_gnuplot, terminal_for
     t0 = min(dict(r["searches"][n]["host"])["begin"] for r in ranks)
@@ -253,26 +254,18 @@ plot {gp_quote(fh)} using (($1+$2)/2):3:(($2-$1)/2):(0.18):($4 > 0 ? 0x888888 : 
 
 
 def main():
-    args = sys.argv[1:]
-    if not args or args[0] in ("-h", "--help"):
-        print(__doc__)
-        return 0 if args else 2
-    prefix, out, png, skip = args[0], None, None, 2
-    rest = args[1:]
-    while rest:
-        if len(rest) >= 2 and rest[0] == "--json":
-            out = rest[1]
-        elif len(rest) >= 2 and rest[0] == "--plot":
-            png = rest[1]
-        elif len(rest) >= 2 and rest[0] == "--skip" and rest[1].isdigit():
-            skip = int(rest[1])
-        else:
-            fail("usage: search_trace.py PREFIX [--json OUT] [--plot OUT.png] [--skip N]")
-        rest = rest[2:]
-    files = sorted(glob.glob(prefix + ".rank*.txt"),
-                   key=lambda p: int(re.search(r"rank(\d+)\.txt$", p).group(1)))
-    if not files:
-        fail(f"no trace files {prefix}.rank*.txt (set HALOX_SEARCH_TRACE to the prefix)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("prefix", help="HALOX_SEARCH_TRACE's prefix (PREFIX.rank<R>.txt)")
+    ap.add_argument("--json", metavar="OUT", help="the figures as JSON")
+    ap.add_argument("--plot", metavar="OUT.png", help="the median search step as a timeline")
+    ap.add_argument("--skip", type=int, default=2, metavar="N",
+                    help="search steps left out after the calibrated ones (default 2)")
+    a = ap.parse_args()
+    prefix, out, png, skip = a.prefix, a.json, a.plot, a.skip
+    if skip < 0:
+        fail(f"--skip {skip}: give 0 or more")
+    files = rank_files(prefix, "HALOX_SEARCH_TRACE", fail)
     ranks = []
     for p in files:
         r = read_rank(p)

@@ -22,6 +22,20 @@
 
 #define HX_FULL_MASK 0xffffffffu
 
+/* %globaltimer in ns: one clock for every process on a GPU (the NVSHMEM exchange's deadlines and
+ * traces, the search trace); in the CPU emulation the host's monotonic clock, which every
+ * process shares too. */
+static __device__ __forceinline__ uint64_t hx_globaltimer_ns(void)
+{
+#ifdef HX_CUDA_EMULATION
+    return emu_globaltimer_ns();
+#else
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#endif
+}
+
 /* Programmatic dependent launch (sm_90; HALOX_GPU_PDL=1, src/md/gpu/update_gpu.cu): a kernel
  * whose incoming graph edge is programmatic (cudaGraphDependencyTypeProgrammatic) may start once
  * every block of the kernel before it has called hx_pdl_trigger (or ended). hx_pdl_wait blocks

@@ -55,20 +55,9 @@ static long long host_ns(void)
     return (long long)ts.tv_sec * 1000000000ll + (long long)ts.tv_nsec;
 }
 
-static __device__ __forceinline__ unsigned long long gt_ns(void)
-{
-#ifdef HX_CUDA_EMULATION
-    return emu_globaltimer_ns();
-#else
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#endif
-}
-
 __global__ void k_trace_mark(unsigned long long *slot)
 {
-    *slot = gt_ns();
+    *slot = hx_globaltimer_ns();
 }
 
 /* w: started, go, stamp, done. The host stamps its clock just before it sets go and just after
@@ -77,13 +66,13 @@ __global__ void k_trace_mark(unsigned long long *slot)
  * answer): that stamp bounds nothing. */
 __global__ void k_trace_ping(volatile unsigned long long *w)
 {
-    const unsigned long long t0 = gt_ns();
+    const unsigned long long t0 = hx_globaltimer_ns();
     w[0] = 1;
     __threadfence_system();
-    while (w[1] == 0 && gt_ns() - t0 < TR_PING_NS) {
+    while (w[1] == 0 && hx_globaltimer_ns() - t0 < TR_PING_NS) {
     }
     const unsigned long long go = w[1];
-    w[2] = gt_ns();
+    w[2] = hx_globaltimer_ns();
     __threadfence_system();
     w[3] = go ? 1 : 2;
 }

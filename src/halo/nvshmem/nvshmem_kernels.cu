@@ -102,17 +102,6 @@ static __device__ __forceinline__ void nv_pdl_launch_next(void)
 #endif
 }
 
-static __device__ __forceinline__ uint64_t globaltimer_ns(void)
-{
-#ifdef HX_CUDA_EMULATION
-    return emu_globaltimer_ns();
-#else
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-#endif
-}
-
 #if HX_NVSHMEM_HOOKS
 static __device__ __forceinline__ uint64_t nv_mix(uint64_t z)
 {
@@ -134,8 +123,8 @@ static __device__ void nv_stress(const nv_args *a, uint64_t s, int p, int b, int
             nv_mix(a->stress ^ nv_mix(s * 0x100000001b3ull + (uint64_t)a->rank * 7919u +
                                       (uint64_t)p * 104729u + (uint64_t)b * 31u + (uint64_t)site));
         if ((h & 3u) == 0) {
-            const uint64_t ns = (h >> 8) % 20000u, t0 = globaltimer_ns();
-            while (globaltimer_ns() - t0 < ns) {
+            const uint64_t ns = (h >> 8) % 20000u, t0 = hx_globaltimer_ns();
+            while (hx_globaltimer_ns() - t0 < ns) {
             }
         }
     }
@@ -203,7 +192,7 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n
     uint64_t v = ld_acquire(sig, sys);
     if (v >= want)
         return true;
-    const uint64_t t0 = globaltimer_ns();
+    const uint64_t t0 = hx_globaltimer_ns();
     unsigned nap = 32;
     for (unsigned it = 1;; it++) {
         if (a->backoff_ns) {
@@ -224,7 +213,7 @@ static __device__ bool nv_wait(const nv_args *a, const uint64_t *sig, uint64_t n
         if ((it & 15) == 0) {
             if (*(volatile int *)&a->st->abort)
                 return false;
-            if (a->timeout_ns && globaltimer_ns() - t0 > a->timeout_ns) {
+            if (a->timeout_ns && hx_globaltimer_ns() - t0 > a->timeout_ns) {
                 nv_report(a, kind, pulse, peer, n, v);
                 return false;
             }
@@ -375,7 +364,7 @@ static __device__ uint64_t nv_publish(uint64_t *sig, uint64_t share, int mode, i
             __threadfence();
     }
     red_add_u64(sig, share, mode == HX_NV_FENCE_RELEASE, sys);
-    return stamp ? globaltimer_ns() : 0;
+    return stamp ? hx_globaltimer_ns() : 0;
 }
 
 /* ---- the coordinate kernel ---------------------------------------------------------------- */
@@ -394,7 +383,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
         return;
     const nv_step st = nv_begin(a, false);
     const bool stamp = NV_TRACED(a) && threadIdx.x == 0;
-    const uint64_t t_start = stamp ? globaltimer_ns() : 0;
+    const uint64_t t_start = stamp ? hx_globaltimer_ns() : 0;
     uint64_t t_dep = 0, t_sent = 0, t_recv = 0;
     NV_STRESS(a, nv_s(&st), p, b, 0);
     const int C = a->chunk;
@@ -416,7 +405,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
         NV_STRESS(a, nv_s(&st), p, b, 1);
         ok = nv_bcast(threadIdx.x == 0 ? !st.abort && nv_wait_x_mask(a, P.deps, nv_s(&st)) : 0);
         if (stamp)
-            t_dep = globaltimer_ns();
+            t_dep = hx_globaltimer_ns();
         if (ok)
             hx_block_pack_x(P.map, P.sx, P.sy, P.sz, a->x, dst, e0, e1, smem, &parity, &pre);
     }
@@ -460,14 +449,14 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_x_kernel(nv_args args)
             }
         }
         if (stamp)
-            t_sent = globaltimer_ns();
+            t_sent = hx_globaltimer_ns();
     }
     /* the stream passes this kernel only when the pulse we receive is here */
     if (b == 0 && threadIdx.x == 0) {
         if (!st.abort)
             (void)nv_wait(a, a->xsig + p, nv_s(&st), a->sys, NV_WAIT_X, p, P.recv_pe);
         if (stamp)
-            t_recv = globaltimer_ns();
+            t_recv = hx_globaltimer_ns();
         if (p == 0)
             *(volatile uint64_t *)&a->st->fstep = nv_s(&st); /* the force kernel's step */
     }
@@ -508,7 +497,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         return;
     const nv_step st = nv_begin(a, true);
     const bool stamp = NV_TRACED(a) && threadIdx.x == 0;
-    const uint64_t t_start = stamp ? globaltimer_ns() : 0;
+    const uint64_t t_start = stamp ? hx_globaltimer_ns() : 0;
     uint64_t t_sent = 0, t_recv = 0, t_done = 0;
     const int C = a->chunk;
     bool ok;
@@ -538,13 +527,13 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
             if (threadIdx.x == 0)
                 hx_shmem_signal_add(a->fsig + p, NV_SIG_UNIT, P.recv_pe);
             if (stamp)
-                t_sent = globaltimer_ns();
+                t_sent = hx_globaltimer_ns();
         } else if (!withhold) {
             /* one block, blocking: f may be overwritten as soon as this kernel has ended */
             hx_shmem_put_signal_block(a->fbuf + 3 * (size_t)P.buf_offset, src, 3 * (size_t)P.r,
                                       a->fsig + p, NV_SIG_UNIT, P.recv_pe);
             if (stamp)
-                t_sent = globaltimer_ns();
+                t_sent = hx_globaltimer_ns();
         }
     } else {
         /* B: forces on the atoms we sent in pulse p, from send_pe, into f[map[e]]; the map
@@ -560,7 +549,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
         if (!ok)
             return;
         if (stamp && bb == 0)
-            t_recv = globaltimer_ns();
+            t_recv = hx_globaltimer_ns();
         const bool inject_early = NV_INJECT(a) == HX_NV_INJECT_F_EARLY;
         if (inject_early)
             nv_publish(&a->st->fdone[p], nv_share(bb, P.nb_fb), a->fence_mode, a->sys, false);
@@ -578,7 +567,7 @@ __global__ void __launch_bounds__(HX_HALO_THREADS) nv_f_kernel(nv_args args)
     if (stamp) {
         nv_trace *tr = nv_tr(a, nv_s(&st), p);
         nv_trace *te = nv_tr(a, nv_s(&st), -1);
-        atomicMax((unsigned long long *)&te->f_end, (unsigned long long)globaltimer_ns());
+        atomicMax((unsigned long long *)&te->f_end, (unsigned long long)hx_globaltimer_ns());
         if (blockIdx.y == 0 && b == 0)
             te->f_start = t_start;
         if (tr) {
@@ -644,8 +633,8 @@ hx_status hx_nv_msg_launch(const nv_impl *m, const nv_msg *M, int nb, hx_stream 
 /* Stress mode: this PE's stream starts its exchange late by `ns`. */
 __global__ void nv_delay_kernel(unsigned long long ns)
 {
-    const uint64_t t0 = globaltimer_ns();
-    while (globaltimer_ns() - t0 < ns) {
+    const uint64_t t0 = hx_globaltimer_ns();
+    while (hx_globaltimer_ns() - t0 < ns) {
     }
 }
 
